@@ -1,0 +1,1 @@
+//! The on-disk cache of extracted documents (SRD 3.6).

@@ -1,0 +1,1 @@
+//! Token-bounded chunking of Markdown (SRD 3.5.3).

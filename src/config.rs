@@ -1,0 +1,869 @@
+//! Configuration: the SRD's `[tools.webfetch]` TOML table (5.1, 5.3), its defaults and
+//! clamping (5.4) and the start-up checks that refuse an unsafe or invalid setting
+//! (FR-WF-SEC-OVR-01, FR-WF-05g, FR-WF-BLOCKRES-02).
+//!
+//! [`RawConfig`] mirrors the file; [`Settings`] is what the tool runs with: every value
+//! present, clamped and validated. Loading is pure: warnings (FR-WF-05b, clamps) are
+//! returned for the caller to log.
+//!
+//! Unknown keys inside `[tools.webfetch]` are errors that name the key: a typo in a
+//! security setting must never pass silently. Keys outside `[tools]` belong to the
+//! host agent and are ignored, so one file serves a host and the CLI alike.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ipnet::IpNet;
+use serde::Deserialize;
+
+/// A configuration error that stops start-up. `Display` is the full message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Configuration error: {0}")]
+pub struct ConfigError(String);
+
+impl ConfigError {
+    fn new(message: impl Into<String>) -> Self {
+        ConfigError(message.into())
+    }
+}
+
+/// The whole file, as far as webfetch reads it.
+#[derive(Debug, Default, Deserialize)]
+pub struct RawFile {
+    /// The `[tools]` table.
+    #[serde(default)]
+    pub tools: RawTools,
+}
+
+/// `[tools]`: the global tool settings of the host (5.2) and our table.
+#[derive(Debug, Default, Deserialize)]
+pub struct RawTools {
+    /// `tools.mode`: `enabled` (default), `disabled` or `parse_only`.
+    #[serde(default)]
+    pub mode: ToolsMode,
+    /// `[tools.approval]`.
+    #[serde(default)]
+    pub approval: RawApproval,
+    /// `[[tools.definitions]]`: tools advertised in `parse_only` mode.
+    #[serde(default)]
+    pub definitions: Vec<RawToolDefinition>,
+    /// `[tools.webfetch]`.
+    #[serde(default)]
+    pub webfetch: RawConfig,
+}
+
+/// `tools.mode` (FR-WF-CFG-PREC-01..03).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolsMode {
+    /// Tools are registered and run.
+    #[default]
+    Enabled,
+    /// No tool runs.
+    Disabled,
+    /// Tools come from `[[tools.definitions]]` and never execute.
+    ParseOnly,
+}
+
+/// `[tools.approval]`.
+#[derive(Debug, Default, Deserialize)]
+pub struct RawApproval {
+    /// `tools.approval.mode`; `deny` overrides `allow_auto_execution` (FR-WF-OP-02).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Tools that need no approval.
+    #[serde(default)]
+    pub allowlist: Vec<String>,
+}
+
+/// One `[[tools.definitions]]` entry; only its name matters here.
+#[derive(Debug, Default, Deserialize)]
+pub struct RawToolDefinition {
+    /// The tool name.
+    pub name: String,
+}
+
+/// `[tools.webfetch]` exactly as written (FR-WF-CFG-01).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawConfig {
+    pub enabled: Option<bool>,
+    pub user_agent: Option<String>,
+    pub timeout_seconds: Option<u32>,
+    pub max_redirects: Option<u32>,
+    pub default_max_chunk_tokens: Option<u32>,
+    pub cache_dir: Option<String>,
+    pub cache_ttl_days: Option<u32>,
+    pub max_cache_entries: Option<u32>,
+    pub max_cache_bytes: Option<u64>,
+    pub max_download_bytes: Option<u64>,
+    pub robots_cache_entries: Option<u32>,
+    pub robots_cache_ttl_hours: Option<u32>,
+    pub allow_auto_execution: Option<bool>,
+    pub browser: Option<RawBrowser>,
+    pub security: Option<RawSecurity>,
+    pub http: Option<RawHttp>,
+    pub rendering: Option<RawRendering>,
+    pub robots: Option<RawRobots>,
+}
+
+/// `[tools.webfetch.security]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawSecurity {
+    pub block_private_ips: Option<bool>,
+    pub block_loopback: Option<bool>,
+    pub block_link_local: Option<bool>,
+    pub block_reserved: Option<bool>,
+    pub allowed_ports: Option<Vec<u16>>,
+    pub additional_blocked_cidrs: Option<Vec<String>>,
+    pub allow_insecure_overrides: Option<bool>,
+    pub max_dns_attempts: Option<u32>,
+}
+
+/// `[tools.webfetch.browser]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawBrowser {
+    pub enabled: Option<bool>,
+    pub chromium_path: Option<String>,
+    pub network_idle_ms: Option<u32>,
+    pub max_rendered_dom_bytes: Option<u64>,
+    pub max_total_subresource_bytes: Option<u64>,
+    pub block_resources: Option<Vec<String>>,
+}
+
+/// `[tools.webfetch.http]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawHttp {
+    pub use_system_proxy: Option<bool>,
+}
+
+/// `[tools.webfetch.rendering]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawRendering {
+    pub js_heavy_domains: Option<Vec<String>>,
+    pub spa_fallback_enabled: Option<bool>,
+    pub min_extracted_chars: Option<u32>,
+}
+
+/// `[tools.webfetch.robots]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawRobots {
+    pub fail_open: Option<bool>,
+    pub user_agent_token: Option<String>,
+    pub max_robots_bytes: Option<u64>,
+}
+
+/// The CDP ResourceType values accepted in `block_resources` (FR-WF-BLOCKRES-01).
+pub const RESOURCE_TYPES: [&str; 18] = [
+    "Document",
+    "Stylesheet",
+    "Image",
+    "Media",
+    "Font",
+    "Script",
+    "TextTrack",
+    "XHR",
+    "Fetch",
+    "Prefetch",
+    "EventSource",
+    "WebSocket",
+    "Manifest",
+    "SignedExchange",
+    "Ping",
+    "CSPViolationReport",
+    "Preflight",
+    "Other",
+];
+
+/// Default User-Agent (FR-WF-10).
+pub const DEFAULT_USER_AGENT: &str = "forge-webfetch/1.0";
+
+/// Which SSRF range families are blocked (FR-WF-05 toggles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockToggles {
+    /// `block_private_ips`.
+    pub private_ips: bool,
+    /// `block_loopback`.
+    pub loopback: bool,
+    /// `block_link_local`.
+    pub link_local: bool,
+    /// `block_reserved`.
+    pub reserved: bool,
+}
+
+impl Default for BlockToggles {
+    fn default() -> Self {
+        BlockToggles {
+            private_ips: true,
+            loopback: true,
+            link_local: true,
+            reserved: true,
+        }
+    }
+}
+
+impl BlockToggles {
+    /// The config names of the toggles that are off, in declaration order.
+    pub fn disabled_names(&self) -> Vec<&'static str> {
+        [
+            ("block_private_ips", self.private_ips),
+            ("block_loopback", self.loopback),
+            ("block_link_local", self.link_local),
+            ("block_reserved", self.reserved),
+        ]
+        .into_iter()
+        .filter(|(_, on)| !on)
+        .map(|(name, _)| name)
+        .collect()
+    }
+}
+
+/// `[tools.webfetch.security]`, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecuritySettings {
+    /// Range toggles.
+    pub block: BlockToggles,
+    /// The complete port allowlist (FR-WF-PORT-01); never empty.
+    pub allowed_ports: Vec<u16>,
+    /// Always-blocked extra ranges (FR-WF-05g).
+    pub additional_blocked_cidrs: Vec<IpNet>,
+    /// The gate for disabling toggles (FR-WF-05b).
+    pub allow_insecure_overrides: bool,
+    /// Connection attempts per fetch, 1..=10 (FR-WF-DNS-02).
+    pub max_dns_attempts: u32,
+}
+
+impl Default for SecuritySettings {
+    fn default() -> Self {
+        SecuritySettings {
+            block: BlockToggles::default(),
+            allowed_ports: vec![80, 443],
+            additional_blocked_cidrs: Vec::new(),
+            allow_insecure_overrides: false,
+            max_dns_attempts: 2,
+        }
+    }
+}
+
+/// The on-disk cache settings (3.6). `dir` is `None` when caching is disabled by
+/// configuration (empty `cache_dir` or `max_cache_entries = 0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheSettings {
+    /// Absolute cache directory, or `None` when disabled.
+    pub dir: Option<PathBuf>,
+    /// Entry TTL in days, 1..=365.
+    pub ttl_days: u32,
+    /// Entry limit, 0..=1_000_000 (0 disables caching).
+    pub max_entries: u32,
+    /// Size budget in bytes.
+    pub max_bytes: u64,
+}
+
+/// `[tools.webfetch.robots]` plus the robots cache limits, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RobotsSettings {
+    /// Allow-all with a note when robots.txt is unavailable.
+    pub fail_open: bool,
+    /// Token for group matching (FR-WF-ROBOTS-UA-TOKEN-01), derived when absent.
+    pub user_agent_token: String,
+    /// Size cap on decompressed robots.txt bytes; at least 1 (SRD-READINGS 15).
+    pub max_robots_bytes: u64,
+    /// Origin cache capacity; 0 disables the cache.
+    pub cache_entries: u32,
+    /// Origin cache TTL.
+    pub cache_ttl: Duration,
+}
+
+/// `[tools.webfetch.browser]`, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowserSettings {
+    /// Browser mode and fallback allowed.
+    pub enabled: bool,
+    /// Absolute path of Chromium, or `None` to search PATH.
+    pub chromium_path: Option<PathBuf>,
+    /// Cap on the network-idle wait, ms.
+    pub network_idle_ms: u32,
+    /// Cap on `outerHTML` bytes.
+    pub max_rendered_dom_bytes: u64,
+    /// Total subresource budget.
+    pub max_total_subresource_bytes: u64,
+    /// Blocked CDP resource types, in canonical spelling.
+    pub block_resources: Vec<&'static str>,
+}
+
+impl Default for BrowserSettings {
+    fn default() -> Self {
+        BrowserSettings {
+            enabled: true,
+            chromium_path: None,
+            network_idle_ms: 20_000,
+            max_rendered_dom_bytes: 5 * 1024 * 1024,
+            max_total_subresource_bytes: 20 * 1024 * 1024,
+            block_resources: vec!["Image", "Font", "Media"],
+        }
+    }
+}
+
+/// `[tools.webfetch.rendering]`, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderingSettings {
+    /// Normalised `js_heavy_domains` entries (FR-WF-RENDER-JS-01): a leading `.`
+    /// means "subdomains of".
+    pub js_heavy_domains: Vec<String>,
+    /// SPA fallback enabled (FR-WF-12e).
+    pub spa_fallback_enabled: bool,
+    /// Threshold in chars (FR-WF-12c-UNIT).
+    pub min_extracted_chars: u32,
+}
+
+impl Default for RenderingSettings {
+    fn default() -> Self {
+        RenderingSettings {
+            js_heavy_domains: Vec::new(),
+            spa_fallback_enabled: true,
+            min_extracted_chars: 400,
+        }
+    }
+}
+
+/// Everything the tool runs with: every field present, clamped and validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// `tools.webfetch.enabled` as written (`None` when absent).
+    pub enabled: Option<bool>,
+    /// User-Agent header (FR-WF-10).
+    pub user_agent: String,
+    /// Whole-fetch budget, 1..=300 s (FR-WF-10a).
+    pub timeout_seconds: u32,
+    /// Redirect hops, 0..=20 (FR-WF-07).
+    pub max_redirects: u32,
+    /// Default chunk budget, 128..=2048.
+    pub default_max_chunk_tokens: u32,
+    /// Disk cache.
+    pub cache: CacheSettings,
+    /// Cap on decompressed bytes per response (FR-WF-10e).
+    pub max_download_bytes: u64,
+    /// robots.txt.
+    pub robots: RobotsSettings,
+    /// Skip approval (FR-WF-OP-02).
+    pub allow_auto_execution: bool,
+    /// Browser mode.
+    pub browser: BrowserSettings,
+    /// SSRF policy.
+    pub security: SecuritySettings,
+    /// Use HTTP_PROXY / HTTPS_PROXY (FR-WF-10d).
+    pub use_system_proxy: bool,
+    /// Rendering selection.
+    pub rendering: RenderingSettings,
+}
+
+impl Default for Settings {
+    /// The 5.4 defaults, with `cache_dir` resolved from `${TEMP}/forge-webfetch`.
+    fn default() -> Self {
+        Settings::from_raw(&RawConfig::default(), &std_env)
+            .expect("the default configuration is valid")
+            .settings
+    }
+}
+
+impl Settings {
+    /// The whole-fetch budget as a duration.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(u64::from(self.timeout_seconds))
+    }
+}
+
+/// A loaded configuration: the host's tool settings, our settings and the warnings
+/// to log at start-up.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// `tools.mode`.
+    pub mode: ToolsMode,
+    /// `tools.approval.mode` is `deny`.
+    pub approval_deny: bool,
+    /// `web_fetch` is in `tools.approval.allowlist`.
+    pub approval_allowlisted: bool,
+    /// `web_fetch` is in `[[tools.definitions]]`.
+    pub defined_for_parse_only: bool,
+    /// The resolved `[tools.webfetch]`.
+    pub settings: Settings,
+    /// Start-up warnings (FR-WF-05b, clamped values).
+    pub warnings: Vec<String>,
+}
+
+/// Settings plus the warnings produced while resolving them.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The settings.
+    pub settings: Settings,
+    /// Warnings to log at start-up.
+    pub warnings: Vec<String>,
+}
+
+/// Looks up an environment variable; a seam so tests need not touch the process env.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn std_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Parses a whole TOML file (FR-WF-CFG-01) with the process environment.
+pub fn load_str(text: &str) -> Result<Loaded, ConfigError> {
+    load_str_with_env(text, &std_env)
+}
+
+/// Reads and parses a config file.
+pub fn load_file(path: &Path) -> Result<Loaded, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(format!("cannot read {}: {e}", path.display())))?;
+    load_str(&text)
+}
+
+/// Parses a whole TOML file with an explicit environment.
+pub fn load_str_with_env(text: &str, env: EnvLookup<'_>) -> Result<Loaded, ConfigError> {
+    let file: RawFile = toml::from_str(text).map_err(|e| ConfigError::new(toml_message(&e)))?;
+    let resolved = Settings::from_raw(&file.tools.webfetch, env)?;
+    let tools = &file.tools;
+    Ok(Loaded {
+        mode: tools.mode,
+        approval_deny: tools.approval.mode.as_deref() == Some("deny"),
+        approval_allowlisted: tools.approval.allowlist.iter().any(|t| t == "web_fetch"),
+        defined_for_parse_only: tools.definitions.iter().any(|d| d.name == "web_fetch"),
+        settings: resolved.settings,
+        warnings: resolved.warnings,
+    })
+}
+
+fn toml_message(error: &toml::de::Error) -> String {
+    // toml's message already names the unknown field and its table; keep it on
+    // one line so it reads well after "Configuration error: ".
+    let mut message = error.message().trim().to_owned();
+    if let Some(span) = error.span() {
+        message.push_str(&format!(" (at byte {})", span.start));
+    }
+    message
+}
+
+/// Clamps `value` into `range`, recording a warning when it moved (5.4).
+fn clamp<T>(
+    name: &str,
+    value: Option<T>,
+    default: T,
+    min: T,
+    max: T,
+    warnings: &mut Vec<String>,
+) -> T
+where
+    T: PartialOrd + Copy + std::fmt::Display,
+{
+    let Some(value) = value else { return default };
+    let clamped = if value < min {
+        min
+    } else if value > max {
+        max
+    } else {
+        value
+    };
+    if clamped != value {
+        warnings.push(format!(
+            "{name} = {value} is out of range [{min}, {max}]; using {clamped}"
+        ));
+    }
+    clamped
+}
+
+impl Settings {
+    /// Resolves a `[tools.webfetch]` table: defaults, clamping, env expansion and the
+    /// start-up checks.
+    pub fn from_raw(raw: &RawConfig, env: EnvLookup<'_>) -> Result<Resolved, ConfigError> {
+        let mut warnings = Vec::new();
+        let w = &mut warnings;
+        let security = resolve_security(raw.security.clone().unwrap_or_default(), w)?;
+        let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, w)?;
+        let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
+        let user_agent = raw
+            .user_agent
+            .clone()
+            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned());
+        if user_agent.chars().any(|c| c.is_control()) {
+            return Err(ConfigError::new(
+                "user_agent must not contain control characters",
+            ));
+        }
+        let raw_robots = raw.robots.clone().unwrap_or_default();
+        let robots = RobotsSettings {
+            fail_open: raw_robots.fail_open.unwrap_or(false),
+            user_agent_token: match raw_robots.user_agent_token {
+                Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
+                _ => derive_robots_token(&user_agent),
+            },
+            max_robots_bytes: clamp(
+                "max_robots_bytes",
+                raw_robots.max_robots_bytes,
+                524_288,
+                1,
+                u64::MAX,
+                w,
+            ),
+            cache_entries: clamp(
+                "robots_cache_entries",
+                raw.robots_cache_entries,
+                1024,
+                0,
+                100_000,
+                w,
+            ),
+            cache_ttl: Duration::from_secs(
+                3600 * u64::from(clamp(
+                    "robots_cache_ttl_hours",
+                    raw.robots_cache_ttl_hours,
+                    24,
+                    1,
+                    720,
+                    w,
+                )),
+            ),
+        };
+        let max_entries = clamp(
+            "max_cache_entries",
+            raw.max_cache_entries,
+            10_000,
+            0,
+            1_000_000,
+            w,
+        );
+        let cache_dir_text = raw.cache_dir.as_deref().unwrap_or("${TEMP}/forge-webfetch");
+        let cache_dir = expand_env_vars(cache_dir_text, env)?;
+        let cache = CacheSettings {
+            dir: if cache_dir.trim().is_empty() || max_entries == 0 {
+                None
+            } else {
+                Some(absolute(&cache_dir))
+            },
+            ttl_days: clamp("cache_ttl_days", raw.cache_ttl_days, 7, 1, 365, w),
+            max_entries,
+            max_bytes: clamp(
+                "max_cache_bytes",
+                raw.max_cache_bytes,
+                1 << 30,
+                1 << 20,
+                1 << 40,
+                w,
+            ),
+        };
+        if !security.block.disabled_names().is_empty() {
+            w.push(format!(
+                "SSRF protection disabled for: {}",
+                security.block.disabled_names().join(", ")
+            ));
+        }
+        let settings = Settings {
+            enabled: raw.enabled,
+            user_agent,
+            timeout_seconds: clamp("timeout_seconds", raw.timeout_seconds, 20, 1, 300, w),
+            max_redirects: clamp("max_redirects", raw.max_redirects, 5, 0, 20, w),
+            default_max_chunk_tokens: clamp(
+                "default_max_chunk_tokens",
+                raw.default_max_chunk_tokens,
+                600,
+                128,
+                2048,
+                w,
+            ),
+            cache,
+            max_download_bytes: clamp(
+                "max_download_bytes",
+                raw.max_download_bytes,
+                5 << 20,
+                1024,
+                100 << 20,
+                w,
+            ),
+            robots,
+            allow_auto_execution: raw.allow_auto_execution.unwrap_or(false),
+            browser,
+            security,
+            use_system_proxy: raw
+                .http
+                .as_ref()
+                .and_then(|h| h.use_system_proxy)
+                .unwrap_or(false),
+            rendering,
+        };
+        Ok(Resolved { settings, warnings })
+    }
+}
+
+fn resolve_security(
+    raw: RawSecurity,
+    w: &mut Vec<String>,
+) -> Result<SecuritySettings, ConfigError> {
+    let block = BlockToggles {
+        private_ips: raw.block_private_ips.unwrap_or(true),
+        loopback: raw.block_loopback.unwrap_or(true),
+        link_local: raw.block_link_local.unwrap_or(true),
+        reserved: raw.block_reserved.unwrap_or(true),
+    };
+    let allow_insecure_overrides = raw.allow_insecure_overrides.unwrap_or(false);
+    let disabled = block.disabled_names();
+    if !disabled.is_empty() && !allow_insecure_overrides {
+        let affected: Vec<String> = disabled
+            .iter()
+            .map(|name| format!("{name}=false"))
+            .collect();
+        return Err(ConfigError::new(format!(
+            "SSRF protection cannot be disabled without allow_insecure_overrides=true\nAffected settings: {}",
+            affected.join(", ")
+        )));
+    }
+    let mut allowed_ports = raw.allowed_ports.unwrap_or_default();
+    if allowed_ports.contains(&0) {
+        return Err(ConfigError::new("allowed_ports: 0 is not a valid port"));
+    }
+    if allowed_ports.is_empty() {
+        allowed_ports = vec![80, 443];
+    }
+    let additional_blocked_cidrs = raw
+        .additional_blocked_cidrs
+        .unwrap_or_default()
+        .iter()
+        .map(|text| parse_cidr(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SecuritySettings {
+        block,
+        allowed_ports,
+        additional_blocked_cidrs,
+        allow_insecure_overrides,
+        max_dns_attempts: clamp("max_dns_attempts", raw.max_dns_attempts, 2, 1, 10, w),
+    })
+}
+
+/// Parses one `additional_blocked_cidrs` entry (FR-WF-05g). A bare address is a
+/// single-host range; host bits set below the prefix are an error, since `10.0.0.1/8`
+/// is more likely a typo than a wish to block 10.0.0.0/8.
+fn parse_cidr(text: &str) -> Result<IpNet, ConfigError> {
+    let invalid = || {
+        ConfigError::new(format!(
+            "Invalid CIDR in additional_blocked_cidrs: \"{text}\""
+        ))
+    };
+    let trimmed = text.trim();
+    let net = match trimmed.parse::<IpNet>() {
+        Ok(net) => net,
+        Err(_) => trimmed
+            .parse::<std::net::IpAddr>()
+            .map(IpNet::from)
+            .map_err(|_| invalid())?,
+    };
+    if net.trunc() != net {
+        return Err(invalid());
+    }
+    Ok(net)
+}
+
+fn resolve_browser(
+    raw: RawBrowser,
+    env: EnvLookup<'_>,
+    w: &mut Vec<String>,
+) -> Result<BrowserSettings, ConfigError> {
+    let defaults = BrowserSettings::default();
+    let block_resources = match raw.block_resources {
+        None => defaults.block_resources,
+        Some(entries) => entries
+            .iter()
+            .map(|entry| {
+                RESOURCE_TYPES
+                    .iter()
+                    .copied()
+                    .find(|known| known.eq_ignore_ascii_case(entry.trim()))
+                    .ok_or_else(|| {
+                        ConfigError::new(format!(
+                            "Unknown block_resources value: \"{entry}\"\nValid values: {}",
+                            RESOURCE_TYPES.join(", ")
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let chromium_path = match raw.chromium_path {
+        None => None,
+        Some(text) => {
+            let expanded = expand_env_vars(&text, env)?;
+            (!expanded.trim().is_empty()).then(|| absolute(&expanded))
+        }
+    };
+    Ok(BrowserSettings {
+        enabled: raw.enabled.unwrap_or(true),
+        chromium_path,
+        network_idle_ms: clamp(
+            "network_idle_ms",
+            raw.network_idle_ms,
+            20_000,
+            1_000,
+            120_000,
+            w,
+        ),
+        max_rendered_dom_bytes: clamp(
+            "max_rendered_dom_bytes",
+            raw.max_rendered_dom_bytes,
+            5 << 20,
+            1024,
+            100 << 20,
+            w,
+        ),
+        max_total_subresource_bytes: clamp(
+            "max_total_subresource_bytes",
+            raw.max_total_subresource_bytes,
+            20 << 20,
+            1 << 20,
+            500 << 20,
+            w,
+        ),
+        block_resources,
+    })
+}
+
+fn resolve_rendering(
+    raw: RawRendering,
+    w: &mut Vec<String>,
+) -> Result<RenderingSettings, ConfigError> {
+    let js_heavy_domains = raw
+        .js_heavy_domains
+        .unwrap_or_default()
+        .iter()
+        .map(|entry| normalize_domain_entry(entry))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RenderingSettings {
+        js_heavy_domains,
+        spa_fallback_enabled: raw.spa_fallback_enabled.unwrap_or(true),
+        min_extracted_chars: clamp(
+            "min_extracted_chars",
+            raw.min_extracted_chars,
+            400,
+            0,
+            10_000,
+            w,
+        ),
+    })
+}
+
+/// Normalises a `js_heavy_domains` entry with Appendix A host rules (lowercase, IDNA
+/// to ASCII), keeping a leading `.` (FR-WF-RENDER-JS-01).
+fn normalize_domain_entry(entry: &str) -> Result<String, ConfigError> {
+    let entry = entry.trim();
+    let (dot, host) = match entry.strip_prefix('.') {
+        Some(rest) => (".", rest),
+        None => ("", entry),
+    };
+    let ascii = url::Host::parse(host).map_err(|e| {
+        ConfigError::new(format!("invalid js_heavy_domains entry \"{entry}\": {e}"))
+    })?;
+    Ok(format!("{dot}{ascii}"))
+}
+
+/// Derives the robots.txt token from the User-Agent (FR-WF-ROBOTS-UA-TOKEN-01): the
+/// product name before the first `/`, filtered to `[A-Za-z0-9_-]`, or
+/// `forge-webfetch` when nothing is left.
+pub fn derive_robots_token(user_agent: &str) -> String {
+    let product = user_agent.split('/').next().unwrap_or("");
+    let token: String = product
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    if token.is_empty() {
+        "forge-webfetch".to_owned()
+    } else {
+        token
+    }
+}
+
+/// Expands `${VAR}` references (FR-WF-CFG-03). `${TEMP}` falls back to the OS temp
+/// directory when unset; any other unset variable is an error, because silently
+/// expanding it to nothing could put a cache somewhere unexpected.
+pub fn expand_env_vars(text: &str, env: EnvLookup<'_>) -> Result<String, ConfigError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| ConfigError::new(format!("unterminated ${{ in \"{text}\"")))?;
+        let name = &after[..end];
+        let value = match env(name) {
+            Some(value) => value,
+            None if name == "TEMP" => std::env::temp_dir().to_string_lossy().into_owned(),
+            None => {
+                return Err(ConfigError::new(format!(
+                    "environment variable {name} in \"{text}\" is not set"
+                )));
+            }
+        };
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Resolves a relative path against the working directory (FR-WF-CFG-03a).
+fn absolute(path: &str) -> PathBuf {
+    let path = PathBuf::from(path);
+    if path.is_absolute() {
+        path
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(&path))
+            .unwrap_or(path)
+    }
+}
+
+/// How a host registers `web_fetch` (5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// Registered and executable.
+    Registered,
+    /// `parse_only`: never executes; advertised only when listed in
+    /// `[[tools.definitions]]` (FR-WF-CFG-PREC-03).
+    ParseOnly {
+        /// Whether the definition is advertised to the model.
+        advertised: bool,
+    },
+    /// Not registered.
+    NotRegistered,
+}
+
+impl Loaded {
+    /// The registration rule of 5.2 (FR-WF-CFG-PREC-01..03). `enabled` defaults to
+    /// false, as in the SRD.
+    pub fn registration(&self) -> Registration {
+        match self.mode {
+            ToolsMode::Disabled => Registration::NotRegistered,
+            ToolsMode::ParseOnly => Registration::ParseOnly {
+                advertised: self.defined_for_parse_only,
+            },
+            ToolsMode::Enabled if self.settings.enabled == Some(true) => Registration::Registered,
+            ToolsMode::Enabled => Registration::NotRegistered,
+        }
+    }
+
+    /// `requires_approval()` per FR-WF-OP-02: auto-execution or the allowlist skip the
+    /// prompt, but a global deny mode always wins.
+    pub fn requires_approval(&self) -> bool {
+        if self.approval_deny {
+            return true;
+        }
+        !(self.settings.allow_auto_execution || self.approval_allowlisted)
+    }
+}

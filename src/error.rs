@@ -1,0 +1,504 @@
+//! The error-code registry of SRD 3.7.2 and its JSON envelope (FR-WF-18, 18a, 18b).
+//!
+//! Every failure of a fetch is a [`FetchError`]: a stable [`ErrorCode`], a human
+//! message, a `retryable` flag derived from the code (FR-WF-ERR-HTTP-01 for the 4xx
+//! exceptions, FR-WF-OUT-02 for `tool_output_limit`) and a `details` object whose
+//! fields follow the registry. Each code has one constructor here, so every path that
+//! produces a code produces it the same way.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// The stable error codes of the SRD 3.7.2 registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorCode {
+    /// Invalid request parameters.
+    BadArgs,
+    /// URL parsing failed.
+    InvalidUrl,
+    /// Non-http(s) scheme.
+    InvalidScheme,
+    /// Invalid host, e.g. a non-canonical numeric IP form.
+    InvalidHost,
+    /// Port not in the allowlist.
+    PortBlocked,
+    /// SSRF protection triggered.
+    SsrfBlocked,
+    /// DNS resolution failed.
+    DnsFailed,
+    /// robots.txt disallows the path.
+    RobotsDisallowed,
+    /// robots.txt could not be fetched.
+    RobotsUnavailable,
+    /// `max_redirects` exceeded.
+    RedirectLimit,
+    /// A time budget ran out.
+    Timeout,
+    /// Network or connection error.
+    Network,
+    /// The response exceeds a size limit.
+    ResponseTooLarge,
+    /// The Content-Type is not supported.
+    UnsupportedContentType,
+    /// HTTP 4xx client error.
+    Http4xx,
+    /// HTTP 5xx server error.
+    Http5xx,
+    /// Chromium not found, disabled or not runnable.
+    BrowserUnavailable,
+    /// The browser process crashed.
+    BrowserCrashed,
+    /// HTML extraction failed.
+    ExtractionFailed,
+    /// Unexpected internal error.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code of the registry, in registry order.
+    pub const ALL: [ErrorCode; 20] = [
+        ErrorCode::BadArgs,
+        ErrorCode::InvalidUrl,
+        ErrorCode::InvalidScheme,
+        ErrorCode::InvalidHost,
+        ErrorCode::PortBlocked,
+        ErrorCode::SsrfBlocked,
+        ErrorCode::DnsFailed,
+        ErrorCode::RobotsDisallowed,
+        ErrorCode::RobotsUnavailable,
+        ErrorCode::RedirectLimit,
+        ErrorCode::Timeout,
+        ErrorCode::Network,
+        ErrorCode::ResponseTooLarge,
+        ErrorCode::UnsupportedContentType,
+        ErrorCode::Http4xx,
+        ErrorCode::Http5xx,
+        ErrorCode::BrowserUnavailable,
+        ErrorCode::BrowserCrashed,
+        ErrorCode::ExtractionFailed,
+        ErrorCode::Internal,
+    ];
+
+    /// The wire string of the code, exactly as in the registry.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadArgs => "bad_args",
+            ErrorCode::InvalidUrl => "invalid_url",
+            ErrorCode::InvalidScheme => "invalid_scheme",
+            ErrorCode::InvalidHost => "invalid_host",
+            ErrorCode::PortBlocked => "port_blocked",
+            ErrorCode::SsrfBlocked => "ssrf_blocked",
+            ErrorCode::DnsFailed => "dns_failed",
+            ErrorCode::RobotsDisallowed => "robots_disallowed",
+            ErrorCode::RobotsUnavailable => "robots_unavailable",
+            ErrorCode::RedirectLimit => "redirect_limit",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::Network => "network",
+            ErrorCode::ResponseTooLarge => "response_too_large",
+            ErrorCode::UnsupportedContentType => "unsupported_content_type",
+            ErrorCode::Http4xx => "http_4xx",
+            ErrorCode::Http5xx => "http_5xx",
+            ErrorCode::BrowserUnavailable => "browser_unavailable",
+            ErrorCode::BrowserCrashed => "browser_crashed",
+            ErrorCode::ExtractionFailed => "extraction_failed",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The registry's default `retryable` value for the code. The two exceptions
+    /// (408/429 and `tool_output_limit`) are applied by their constructors.
+    pub fn default_retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::DnsFailed
+                | ErrorCode::RobotsUnavailable
+                | ErrorCode::Timeout
+                | ErrorCode::Network
+                | ErrorCode::Http5xx
+                | ErrorCode::BrowserCrashed
+                | ErrorCode::Internal
+        )
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Where a time budget ran out (FR-WF-ERR-TIMEOUT-PHASE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeoutPhase {
+    /// DNS resolution.
+    Dns,
+    /// TCP connection establishment.
+    Connect,
+    /// TLS handshake.
+    Tls,
+    /// Waiting for response headers after sending the request.
+    Request,
+    /// Reading the response body; also the fallback when the phase is unknown
+    /// (FR-WF-ERR-TIMEOUT-PHASE-02).
+    Response,
+    /// Between redirect hops (FR-WF-ERR-TIMEOUT-PHASE-03).
+    Redirect,
+    /// Browser: DOMContentLoaded never fired.
+    BrowserNavigation,
+    /// Browser: network idle never reached.
+    BrowserNetworkIdle,
+    /// The robots.txt fetch.
+    Robots,
+}
+
+impl TimeoutPhase {
+    /// The wire string of the phase.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeoutPhase::Dns => "dns",
+            TimeoutPhase::Connect => "connect",
+            TimeoutPhase::Tls => "tls",
+            TimeoutPhase::Request => "request",
+            TimeoutPhase::Response => "response",
+            TimeoutPhase::Redirect => "redirect",
+            TimeoutPhase::BrowserNavigation => "browser_navigation",
+            TimeoutPhase::BrowserNetworkIdle => "browser_network_idle",
+            TimeoutPhase::Robots => "robots",
+        }
+    }
+
+    /// The phase to report when an implementation cannot tell where the budget ran
+    /// out (FR-WF-ERR-TIMEOUT-PHASE-02).
+    pub fn unknown() -> TimeoutPhase {
+        TimeoutPhase::Response
+    }
+}
+
+impl fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A structured tool error: the envelope `{code, message, retryable, details}`.
+///
+/// Serialises with exactly that field order; `details` is always an object (empty
+/// when the code has nothing to add).
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct FetchError {
+    /// The registry code.
+    pub code: ErrorCode,
+    /// Human-readable description.
+    pub message: String,
+    /// Whether a retry may succeed.
+    pub retryable: bool,
+    /// Code-specific context; field names follow the registry.
+    pub details: Map<String, Value>,
+}
+
+/// Builds a details object from `key => value` pairs.
+macro_rules! details {
+    ($($key:literal => $value:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut map = Map::new();
+        $(map.insert($key.to_owned(), json!($value));)*
+        map
+    }};
+}
+
+impl FetchError {
+    /// Builds an error with the code's default `retryable`.
+    pub fn new(code: ErrorCode, message: impl Into<String>, details: Map<String, Value>) -> Self {
+        FetchError {
+            code,
+            message: message.into(),
+            retryable: code.default_retryable(),
+            details,
+        }
+    }
+
+    /// The envelope as compact JSON (FR-WF-18).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a FetchError always serialises")
+    }
+
+    /// Adds or replaces one details field.
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// `bad_args` for a request field (FR-WF-02a, 02b, ERR-BADARGS-01).
+    pub fn bad_args(field: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        FetchError::new(
+            ErrorCode::BadArgs,
+            format!("invalid argument `{field}`: {reason}"),
+            details! {"field" => field, "reason" => reason},
+        )
+    }
+
+    /// `bad_args` from schema validation (FR-ERR-JSON-02): `details.validation`.
+    pub fn schema_violation(description: impl Into<String>) -> Self {
+        let description = description.into();
+        FetchError::new(
+            ErrorCode::BadArgs,
+            description.clone(),
+            details! {"validation" => description},
+        )
+    }
+
+    /// `invalid_url`; `url` must already be free of userinfo (SRD-READINGS 7).
+    pub fn invalid_url(url: &str, reason: impl fmt::Display) -> Self {
+        FetchError::new(
+            ErrorCode::InvalidUrl,
+            format!("invalid URL: {reason}"),
+            details! {"url" => url},
+        )
+    }
+
+    /// `invalid_scheme` (FR-WF-04).
+    pub fn invalid_scheme(scheme: &str) -> Self {
+        FetchError::new(
+            ErrorCode::InvalidScheme,
+            format!("scheme `{scheme}` is not allowed; only http and https are"),
+            details! {"scheme" => scheme},
+        )
+    }
+
+    /// `invalid_host` with the raw host substring (FR-WF-04b1, 04b3).
+    pub fn invalid_host(host: &str, reason: impl fmt::Display) -> Self {
+        FetchError::new(
+            ErrorCode::InvalidHost,
+            format!("invalid host `{host}`: {reason}"),
+            details! {"host" => host},
+        )
+    }
+
+    /// `port_blocked` (FR-WF-05e).
+    pub fn port_blocked(port: u16, allowed_ports: &[u16]) -> Self {
+        FetchError::new(
+            ErrorCode::PortBlocked,
+            format!("port {port} is not in the allowed ports {allowed_ports:?}"),
+            details! {"port" => port, "allowed_ports" => allowed_ports},
+        )
+    }
+
+    /// `ssrf_blocked` with the address, the range that matched and its toggle
+    /// (SRD-READINGS 6).
+    pub fn ssrf_blocked(ip: IpAddr, cidr: &str, toggle: &str) -> Self {
+        FetchError::new(
+            ErrorCode::SsrfBlocked,
+            format!("connection to {ip} is blocked: it is in {cidr} ({toggle})"),
+            details! {"blocked_ip" => ip.to_string(), "cidr" => cidr, "toggle" => toggle},
+        )
+    }
+
+    /// `dns_failed` (FR-WF-06c).
+    pub fn dns_failed(host: &str, error: impl fmt::Display) -> Self {
+        let error = error.to_string();
+        FetchError::new(
+            ErrorCode::DnsFailed,
+            format!("DNS resolution of `{host}` failed: {error}"),
+            details! {"host" => host, "error" => error},
+        )
+    }
+
+    /// `robots_disallowed`.
+    pub fn robots_disallowed(path: &str, origin: &str) -> Self {
+        FetchError::new(
+            ErrorCode::RobotsDisallowed,
+            format!("robots.txt of {origin} disallows `{path}`"),
+            details! {"path" => path, "origin" => origin},
+        )
+    }
+
+    /// `robots_unavailable` (FR-WF-09a, ROBOTS-REDIR-02).
+    pub fn robots_unavailable(origin: &str, error: impl fmt::Display) -> Self {
+        let error = error.to_string();
+        FetchError::new(
+            ErrorCode::RobotsUnavailable,
+            format!("robots.txt of {origin} is unavailable: {error}"),
+            details! {"origin" => origin, "error" => error},
+        )
+    }
+
+    /// `redirect_limit` with the hops attempted, the failing one included (FR-WF-07f1).
+    pub fn redirect_limit(count: u32, max: u32) -> Self {
+        FetchError::new(
+            ErrorCode::RedirectLimit,
+            format!("too many redirects: hop {count} exceeds the limit of {max}"),
+            details! {"count" => count, "max" => max},
+        )
+    }
+
+    /// `timeout` with the budget in milliseconds and the phase (SRD-READINGS 10).
+    pub fn timeout(timeout_ms: u64, phase: TimeoutPhase) -> Self {
+        FetchError::new(
+            ErrorCode::Timeout,
+            format!("timed out after {timeout_ms} ms during {phase}"),
+            details! {"timeout_ms" => timeout_ms, "phase" => phase.as_str()},
+        )
+    }
+
+    /// `network` with `details.error`.
+    pub fn network(error: impl fmt::Display) -> Self {
+        let error = error.to_string();
+        FetchError::new(
+            ErrorCode::Network,
+            format!("network error: {error}"),
+            details! {"error" => error},
+        )
+    }
+
+    /// `network` / `unexpected_status` (FR-WF-07a1, 07a2).
+    pub fn unexpected_status(status: u16) -> Self {
+        FetchError::new(
+            ErrorCode::Network,
+            format!("unexpected HTTP status {status}"),
+            details! {"error" => "unexpected_status", "status" => status},
+        )
+    }
+
+    /// `network` / `tls_validation_failed` (FR-WF-ERR-TLS-01).
+    pub fn tls_validation_failed(reason: impl fmt::Display) -> Self {
+        FetchError::new(
+            ErrorCode::Network,
+            format!("TLS certificate validation failed: {reason}"),
+            details! {"error" => "tls_validation_failed"},
+        )
+    }
+
+    /// `response_too_large` (FR-WF-10e; SRD-READINGS 10 for `size`).
+    pub fn response_too_large(size: u64, max_bytes: u64) -> Self {
+        FetchError::new(
+            ErrorCode::ResponseTooLarge,
+            format!("response exceeds the limit of {max_bytes} bytes"),
+            details! {"size" => size, "max_bytes" => max_bytes},
+        )
+    }
+
+    /// `unsupported_content_type` (FR-WF-ERR-CT-01).
+    pub fn unsupported_content_type(content_type: &str) -> Self {
+        FetchError::new(
+            ErrorCode::UnsupportedContentType,
+            format!("content type `{content_type}` is not supported"),
+            details! {"content_type" => content_type},
+        )
+    }
+
+    /// `http_4xx` or `http_5xx` for an error status; 408 and 429 are retryable
+    /// (FR-WF-ERR-HTTP-01). `status_text` is empty when the protocol has none
+    /// (FR-WF-ERR-HTTP-02).
+    pub fn http_status(status: u16, status_text: &str) -> Self {
+        let code = if status >= 500 {
+            ErrorCode::Http5xx
+        } else {
+            ErrorCode::Http4xx
+        };
+        let mut error = FetchError::new(
+            code,
+            format!("HTTP {status} {status_text}").trim_end().to_owned(),
+            details! {"status" => status, "status_text" => status_text},
+        );
+        if code == ErrorCode::Http4xx {
+            error.retryable = matches!(status, 408 | 429);
+        }
+        error
+    }
+
+    /// `browser_unavailable` (FR-WF-11a).
+    pub fn browser_unavailable(chromium_path: &str, error: impl fmt::Display) -> Self {
+        let error = error.to_string();
+        FetchError::new(
+            ErrorCode::BrowserUnavailable,
+            format!("browser unavailable: {error}"),
+            details! {"chromium_path" => chromium_path, "error" => error},
+        )
+    }
+
+    /// `browser_crashed`.
+    pub fn browser_crashed(error: impl fmt::Display) -> Self {
+        let error = error.to_string();
+        FetchError::new(
+            ErrorCode::BrowserCrashed,
+            format!("browser crashed: {error}"),
+            details! {"error" => error},
+        )
+    }
+
+    /// `extraction_failed` / `no_extractable_content` (FR-WF-EXT-EMPTY-02).
+    pub fn no_extractable_content() -> Self {
+        FetchError::new(
+            ErrorCode::ExtractionFailed,
+            "the page has no extractable text content",
+            details! {"error" => "no_extractable_content"},
+        )
+    }
+
+    /// `internal` with `details.error`.
+    pub fn internal(error: impl fmt::Display) -> Self {
+        let error = error.to_string();
+        FetchError::new(
+            ErrorCode::Internal,
+            format!("internal error: {error}"),
+            details! {"error" => error},
+        )
+    }
+
+    /// `internal` / `tool_output_limit`: not even an empty chunk fits
+    /// (FR-WF-OUT-02, 02a). Not retryable.
+    pub fn tool_output_limit(effective_max_bytes: u64) -> Self {
+        let mut error = FetchError::new(
+            ErrorCode::Internal,
+            "tool_output_limit",
+            details! {"error" => "tool_output_limit", "effective_max_bytes" => effective_max_bytes},
+        );
+        error.retryable = false;
+        error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_field_order_and_shape() {
+        let json = FetchError::redirect_limit(1, 0).to_json();
+        assert!(json.starts_with(r#"{"code":"redirect_limit","message":"#));
+        assert!(json.ends_with(r#""retryable":false,"details":{"count":1,"max":0}}"#));
+    }
+
+    #[test]
+    fn retryable_rules_follow_the_registry() {
+        assert!(FetchError::http_status(408, "Request Timeout").retryable);
+        assert!(FetchError::http_status(429, "Too Many Requests").retryable);
+        assert!(!FetchError::http_status(404, "Not Found").retryable);
+        assert!(FetchError::http_status(503, "").retryable);
+        assert_eq!(FetchError::http_status(503, "").code, ErrorCode::Http5xx);
+        assert!(FetchError::internal("boom").retryable);
+        let limit = FetchError::tool_output_limit(10);
+        assert!(!limit.retryable);
+        assert_eq!(limit.message, "tool_output_limit");
+        assert_eq!(limit.details["effective_max_bytes"], 10);
+    }
+
+    #[test]
+    fn every_code_has_a_distinct_wire_string() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "{code:?}");
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! HTML to Markdown extraction (SRD 3.5.1).

@@ -1,0 +1,111 @@
+//! The note tokens of FR-WF-03c and their canonical order (FR-WF-NOTES-ORDER-01).
+//!
+//! Stages add notes in any order; [`Notes`] keeps each token once and always lists
+//! them in pipeline-stage order, so the same conditions give byte-identical output.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+/// A note token. The declaration order is the canonical pipeline-stage order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Note {
+    /// Response served from cache.
+    CacheHit,
+    /// robots.txt unavailable but `fail_open = true`.
+    RobotsUnavailableFailOpen,
+    /// Browser fallback requested but unavailable.
+    BrowserUnavailableUsedHttp,
+    /// DOM exceeded `max_rendered_dom_bytes`.
+    BrowserDomTruncated,
+    /// The browser blocked non-GET/HEAD subrequests.
+    BrowserBlockedNonGet,
+    /// No supported charset declared; decoded as UTF-8 with replacement.
+    CharsetFallback,
+    /// Cache write failed (the fetch still succeeded).
+    CacheWriteFailed,
+    /// Output truncated to fit the byte budget.
+    ToolOutputLimit,
+}
+
+impl Note {
+    /// The wire token.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Note::CacheHit => "cache_hit",
+            Note::RobotsUnavailableFailOpen => "robots_unavailable_fail_open",
+            Note::BrowserUnavailableUsedHttp => "browser_unavailable_used_http",
+            Note::BrowserDomTruncated => "browser_dom_truncated",
+            Note::BrowserBlockedNonGet => "browser_blocked_non_get",
+            Note::CharsetFallback => "charset_fallback",
+            Note::CacheWriteFailed => "cache_write_failed",
+            Note::ToolOutputLimit => "tool_output_limit",
+        }
+    }
+}
+
+impl Serialize for Note {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// The set of notes of one response, serialised in canonical order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Notes(BTreeSet<Note>);
+
+impl Notes {
+    /// No notes.
+    pub fn new() -> Self {
+        Notes::default()
+    }
+
+    /// Adds a note; adding it twice keeps one.
+    pub fn add(&mut self, note: Note) {
+        self.0.insert(note);
+    }
+
+    /// Adds every note of `other`.
+    pub fn extend(&mut self, other: &Notes) {
+        self.0.extend(other.0.iter().copied());
+    }
+
+    /// Whether `note` is present.
+    pub fn contains(&self, note: Note) -> bool {
+        self.0.contains(&note)
+    }
+
+    /// The notes in canonical order.
+    pub fn iter(&self) -> impl Iterator<Item = Note> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<Note> for Notes {
+    fn from_iter<I: IntoIterator<Item = Note>>(iter: I) -> Self {
+        Notes(iter.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_in_stage_order_whatever_the_insertion_order() {
+        let notes: Notes = [Note::ToolOutputLimit, Note::CharsetFallback, Note::CacheHit]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            serde_json::to_string(&notes).unwrap(),
+            r#"["cache_hit","charset_fallback","tool_output_limit"]"#
+        );
+        assert_eq!(serde_json::to_string(&Notes::new()).unwrap(), "[]");
+    }
+}

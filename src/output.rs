@@ -1,0 +1,1 @@
+//! The response, its canonical JSON and output fitting (SRD 3.1, FR-WF-OUT-01).

@@ -1,0 +1,1 @@
+//! Rendering selection and browser mode (SRD 3.4.3 .. 3.4.6).

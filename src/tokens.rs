@@ -1,0 +1,1 @@
+//! Token counting with cl100k_base (FR-WF-14).
