@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod args;
 pub mod cache;
 pub mod chunk;
 pub mod config;
@@ -25,6 +26,7 @@ pub mod render;
 pub mod robots;
 pub mod ssrf;
 pub mod tokens;
+pub mod tool;
 pub mod url;
 
 pub use error::{ErrorCode, FetchError};
