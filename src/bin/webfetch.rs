@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 
 use webfetch::config::{self, Loaded, ToolsMode};
+use webfetch::mcp::WebFetchServer;
 use webfetch::tool::WebFetchTool;
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -49,6 +50,15 @@ enum Command {
         /// Indent the JSON for humans (same fields, same order).
         #[arg(long)]
         pretty: bool,
+    },
+    /// Serve the web_fetch tool over MCP on stdin/stdout.
+    Mcp {
+        /// A TOML file with a [tools.webfetch] table (SRD 5.3).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Byte budget for each tool result.
+        #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
+        max_output_bytes: usize,
     },
 }
 
@@ -112,6 +122,42 @@ fn main() -> ExitCode {
             };
             println!("{}", if pretty { prettify(&text) } else { text });
             code
+        }
+        Command::Mcp {
+            config,
+            max_output_bytes,
+        } => {
+            let loaded = match load_config(config.as_deref()) {
+                Ok(loaded) => loaded,
+                Err(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(1);
+                }
+            };
+            let server = WebFetchServer::new(WebFetchTool::new(loaded.settings), max_output_bytes);
+            let Some(runtime) = runtime() else {
+                return ExitCode::from(1);
+            };
+            match runtime.block_on(server.serve_stdio()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    tracing::error!(event = "mcp_failed", "MCP server stopped: {error}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => Some(runtime),
+        Err(error) => {
+            eprintln!("cannot start the async runtime: {error}");
+            None
         }
     }
 }
