@@ -30,7 +30,11 @@ const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// security table.
 fn settings(ports: &[u16], top: &str, security: &str) -> Arc<Settings> {
     let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    let timeout = if top.contains("timeout_seconds") { "" } else { "timeout_seconds = 5" };
+    let timeout = if top.contains("timeout_seconds") {
+        ""
+    } else {
+        "timeout_seconds = 5"
+    };
     let text = format!(
         "[tools.webfetch]\n{timeout}\n{top}\n\
          [tools.webfetch.security]\nallow_insecure_overrides = true\nblock_loopback = false\n\
@@ -61,7 +65,10 @@ fn deadline(settings: &Settings) -> Instant {
     Instant::now() + settings.timeout()
 }
 
-async fn document(settings: &Arc<Settings>, target: &str) -> Result<webfetch::http::FetchedDocument, FetchError> {
+async fn document(
+    settings: &Arc<Settings>,
+    target: &str,
+) -> Result<webfetch::http::FetchedDocument, FetchError> {
     fetch_document(&client(settings), &url(target), deadline(settings), None).await
 }
 
@@ -77,10 +84,10 @@ async fn html_server() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/page"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(b"<html><body><p>final</p></body></html>".to_vec(), "text/html; charset=utf-8"),
-        )
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            b"<html><body><p>final</p></body></html>".to_vec(),
+            "text/html; charset=utf-8",
+        ))
         .mount(&server)
         .await;
     server
@@ -99,7 +106,11 @@ async fn redirect(server: &MockServer, from: &str, status: u16, location: &str) 
 struct HopLog(Mutex<Vec<(String, String)>>);
 
 impl RedirectHook for HopLog {
-    fn before_hop<'a>(&'a self, from: &'a CanonicalUrl, to: &'a CanonicalUrl) -> BoxFuture<'a, Result<(), FetchError>> {
+    fn before_hop<'a>(
+        &'a self,
+        from: &'a CanonicalUrl,
+        to: &'a CanonicalUrl,
+    ) -> BoxFuture<'a, Result<(), FetchError>> {
         self.0
             .lock()
             .unwrap()
@@ -166,21 +177,33 @@ async fn fr_wf_10b_fixed_headers_and_no_cookies() {
         .mount(&server)
         .await;
     Mock::given(path("/page"))
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/plain").set_body_string("ok"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/plain")
+                .set_body_string("ok"),
+        )
         .mount(&server)
         .await;
     let port = server.address().port();
     let settings = settings(&[port], "user_agent = \"test-agent/2.0\"", "");
-    let fetched = document(&settings, &format!("http://site.test:{port}/a")).await.unwrap();
+    let fetched = document(&settings, &format!("http://site.test:{port}/a"))
+        .await
+        .unwrap();
     assert_eq!(&fetched.body[..], b"ok");
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 2);
     for request in &requests {
         assert_eq!(request.method.as_str(), "GET");
         assert_eq!(request.headers["user-agent"], "test-agent/2.0");
-        assert_eq!(request.headers["accept"], "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1");
+        assert_eq!(
+            request.headers["accept"],
+            "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1"
+        );
         assert_eq!(request.headers["accept-encoding"], "gzip, deflate, br");
-        assert_eq!(request.headers["host"], format!("site.test:{port}").as_str());
+        assert_eq!(
+            request.headers["host"],
+            format!("site.test:{port}").as_str()
+        );
         assert!(request.headers.get("cookie").is_none());
         assert!(request.body.is_empty());
     }
@@ -191,14 +214,21 @@ async fn head_requests_return_headers_only() {
     let server = MockServer::start().await;
     Mock::given(method("HEAD"))
         .and(path("/h"))
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/plain").set_body_string("body"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/plain")
+                .set_body_string("body"),
+        )
         .mount(&server)
         .await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     let mut opts = options(&settings);
     opts.method = http::Method::HEAD;
-    let response = client(&settings).get(&url(&format!("http://site.test:{port}/h")), &opts).await.unwrap();
+    let response = client(&settings)
+        .get(&url(&format!("http://site.test:{port}/h")), &opts)
+        .await
+        .unwrap();
     assert_eq!(response.status, 200);
     assert!(response.body.is_empty());
 }
@@ -217,8 +247,13 @@ async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
     let settings = settings(&[port], "", "");
     let hops = HopLog::default();
     let start = url(&format!("http://site.test:{port}/r1"));
-    let fetched = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops)).await.unwrap();
-    assert_eq!(fetched.final_url.as_str(), format!("http://site.test:{port}/page"));
+    let fetched = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops))
+        .await
+        .unwrap();
+    assert_eq!(
+        fetched.final_url.as_str(),
+        format!("http://site.test:{port}/page")
+    );
     assert_eq!(fetched.redirects, 5);
     assert_eq!(fetched.kind, MediaKind::Html);
     let base = format!("http://site.test:{port}");
@@ -235,7 +270,10 @@ async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
     );
     let requests = server.received_requests().await.unwrap();
     assert!(requests.iter().all(|r| r.method.as_str() == "GET"));
-    assert_eq!(requests[2].headers["host"], format!("other.test:{port}").as_str());
+    assert_eq!(
+        requests[2].headers["host"],
+        format!("other.test:{port}").as_str()
+    );
 }
 
 #[tokio::test]
@@ -250,7 +288,9 @@ async fn fr_wf_07a_other_3xx_are_not_followed() {
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     for status in [300u16, 304, 305] {
-        let error = document(&settings, &format!("http://site.test:{port}/s{status}")).await.unwrap_err();
+        let error = document(&settings, &format!("http://site.test:{port}/s{status}"))
+            .await
+            .unwrap_err();
         assert_code(&error, ErrorCode::Network);
         assert_eq!(error.details["error"], "unexpected_status");
         assert_eq!(error.details["status"], status);
@@ -263,9 +303,14 @@ async fn fr_wf_07f1_redirect_limit_counts_the_refused_hop() {
     let port = server.address().port();
     redirect(&server, "/loop", 302, "/loop").await;
     let capped = settings(&[port], "max_redirects = 2", "");
-    let error = document(&capped, &format!("http://site.test:{port}/loop")).await.unwrap_err();
+    let error = document(&capped, &format!("http://site.test:{port}/loop"))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::RedirectLimit);
-    assert_eq!(error.details, *json!({"count": 3, "max": 2}).as_object().unwrap());
+    assert_eq!(
+        error.details,
+        *json!({"count": 3, "max": 2}).as_object().unwrap()
+    );
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
@@ -275,22 +320,34 @@ async fn fr_wf_07g_zero_redirects() {
     let port = server.address().port();
     redirect(&server, "/once", 301, "/page").await;
     let none = settings(&[port], "max_redirects = 0", "");
-    let error = document(&none, &format!("http://site.test:{port}/once")).await.unwrap_err();
+    let error = document(&none, &format!("http://site.test:{port}/once"))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::RedirectLimit);
-    assert_eq!(error.details, *json!({"count": 1, "max": 0}).as_object().unwrap());
+    assert_eq!(
+        error.details,
+        *json!({"count": 1, "max": 0}).as_object().unwrap()
+    );
 }
 
 #[tokio::test]
 async fn fr_wf_07b1_missing_or_unparsable_location() {
     let server = MockServer::start().await;
-    Mock::given(path("/none")).respond_with(ResponseTemplate::new(302)).mount(&server).await;
+    Mock::given(path("/none"))
+        .respond_with(ResponseTemplate::new(302))
+        .mount(&server)
+        .await;
     redirect(&server, "/bad", 302, "http://[::1").await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let missing = document(&settings, &format!("http://site.test:{port}/none")).await.unwrap_err();
+    let missing = document(&settings, &format!("http://site.test:{port}/none"))
+        .await
+        .unwrap_err();
     assert_code(&missing, ErrorCode::InvalidUrl);
     assert_eq!(missing.details["url"], "");
-    let bad = document(&settings, &format!("http://site.test:{port}/bad")).await.unwrap_err();
+    let bad = document(&settings, &format!("http://site.test:{port}/bad"))
+        .await
+        .unwrap_err();
     assert_code(&bad, ErrorCode::InvalidUrl);
     assert_eq!(bad.details["url"], "http://[::1");
 }
@@ -299,8 +356,17 @@ async fn fr_wf_07b1_missing_or_unparsable_location() {
 async fn redirect_hook_error_aborts_the_fetch() {
     struct Deny;
     impl RedirectHook for Deny {
-        fn before_hop<'a>(&'a self, _: &'a CanonicalUrl, to: &'a CanonicalUrl) -> BoxFuture<'a, Result<(), FetchError>> {
-            Box::pin(async move { Err(FetchError::robots_disallowed(&to.path_and_query(), &to.origin().to_string())) })
+        fn before_hop<'a>(
+            &'a self,
+            _: &'a CanonicalUrl,
+            to: &'a CanonicalUrl,
+        ) -> BoxFuture<'a, Result<(), FetchError>> {
+            Box::pin(async move {
+                Err(FetchError::robots_disallowed(
+                    &to.path_and_query(),
+                    &to.origin().to_string(),
+                ))
+            })
         }
     }
     let server = html_server().await;
@@ -308,7 +374,9 @@ async fn redirect_hook_error_aborts_the_fetch() {
     redirect(&server, "/r", 302, "/page").await;
     let settings = settings(&[port], "", "");
     let start = url(&format!("http://site.test:{port}/r"));
-    let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&Deny)).await.unwrap_err();
+    let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&Deny))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::RobotsDisallowed);
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
@@ -320,10 +388,30 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
     let server = html_server().await;
     let port = server.address().port();
     let cases = [
-        ("/literal", format!("http://10.0.0.1:{port}/"), "10.0.0.1", "10.0.0.0/8"),
-        ("/metadata", "http://169.254.169.254/latest/meta-data/".to_owned(), "169.254.169.254", "169.254.0.0/16"),
-        ("/name", format!("http://internal.test:{port}/"), "10.0.0.5", "10.0.0.0/8"),
-        ("/mapped", format!("http://[::ffff:10.0.0.1]:{port}/"), "::ffff:10.0.0.1", "10.0.0.0/8"),
+        (
+            "/literal",
+            format!("http://10.0.0.1:{port}/"),
+            "10.0.0.1",
+            "10.0.0.0/8",
+        ),
+        (
+            "/metadata",
+            "http://169.254.169.254/latest/meta-data/".to_owned(),
+            "169.254.169.254",
+            "169.254.0.0/16",
+        ),
+        (
+            "/name",
+            format!("http://internal.test:{port}/"),
+            "10.0.0.5",
+            "10.0.0.0/8",
+        ),
+        (
+            "/mapped",
+            format!("http://[::ffff:10.0.0.1]:{port}/"),
+            "::ffff:10.0.0.1",
+            "10.0.0.0/8",
+        ),
     ];
     for (from, location, _, _) in &cases {
         redirect(&server, from, 302, location).await;
@@ -332,11 +420,16 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
     for (from, _, blocked_ip, cidr) in &cases {
         let hops = HopLog::default();
         let start = url(&format!("http://site.test:{port}{from}"));
-        let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops)).await.unwrap_err();
+        let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops))
+            .await
+            .unwrap_err();
         assert_code(&error, ErrorCode::SsrfBlocked);
         assert_eq!(error.details["blocked_ip"], *blocked_ip, "{from}");
         assert_eq!(error.details["cidr"], *cidr, "{from}");
-        assert!(hops.0.lock().unwrap().is_empty(), "robots hook must not run for a blocked hop");
+        assert!(
+            hops.0.lock().unwrap().is_empty(),
+            "robots hook must not run for a blocked hop"
+        );
     }
 }
 
@@ -344,22 +437,36 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
 async fn fr_wf_07e_redirect_to_blocked_port_or_scheme() {
     let server = html_server().await;
     let port = server.address().port();
-    redirect(&server, "/port", 302, &format!("http://site.test:{}/", port.wrapping_add(1))).await;
+    redirect(
+        &server,
+        "/port",
+        302,
+        &format!("http://site.test:{}/", port.wrapping_add(1)),
+    )
+    .await;
     redirect(&server, "/file", 302, "file:///etc/passwd").await;
     redirect(&server, "/octal", 302, "http://0177.0.0.1/").await;
     let settings = settings(&[port], "", "");
-    let blocked_port = document(&settings, &format!("http://site.test:{port}/port")).await.unwrap_err();
+    let blocked_port = document(&settings, &format!("http://site.test:{port}/port"))
+        .await
+        .unwrap_err();
     assert_code(&blocked_port, ErrorCode::PortBlocked);
-    let scheme = document(&settings, &format!("http://site.test:{port}/file")).await.unwrap_err();
+    let scheme = document(&settings, &format!("http://site.test:{port}/file"))
+        .await
+        .unwrap_err();
     assert_code(&scheme, ErrorCode::InvalidScheme);
-    let host = document(&settings, &format!("http://site.test:{port}/octal")).await.unwrap_err();
+    let host = document(&settings, &format!("http://site.test:{port}/octal"))
+        .await
+        .unwrap_err();
     assert_code(&host, ErrorCode::InvalidHost);
 }
 
 #[tokio::test]
 async fn t_wf_ssrf_10_rebinding_name_is_blocked_before_connecting() {
     let settings = settings(&[80], "", "");
-    let error = document(&settings, "http://internal.test/").await.unwrap_err();
+    let error = document(&settings, "http://internal.test/")
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::SsrfBlocked);
     assert_eq!(error.details["blocked_ip"], "10.0.0.5");
     assert_eq!(error.details["toggle"], "block_private_ips");
@@ -372,19 +479,30 @@ async fn t_wf_ssrf_17_mixed_answer_connects_only_to_allowed_addresses() {
     let settings = settings(&[port], "", "max_dns_attempts = 10");
     let validator = StubValidator::new(&settings.security).with_host(
         "mixed.test",
-        &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)), LOCALHOST, "fd00::1".parse().unwrap()],
+        &[
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)),
+            LOCALHOST,
+            "fd00::1".parse().unwrap(),
+        ],
     );
     let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
-    let fetched = fetch_document(&client, &url(&format!("http://mixed.test:{port}/page")), deadline(&settings), None)
-        .await
-        .unwrap();
+    let fetched = fetch_document(
+        &client,
+        &url(&format!("http://mixed.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(fetched.kind, MediaKind::Html);
 }
 
 #[tokio::test]
 async fn fr_wf_06c_unknown_name_is_dns_failed() {
     let settings = settings(&[80], "", "");
-    let error = document(&settings, "http://nowhere.test/").await.unwrap_err();
+    let error = document(&settings, "http://nowhere.test/")
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::DnsFailed);
     assert_eq!(error.details["host"], "nowhere.test");
 }
@@ -395,7 +513,9 @@ fn three_addresses() -> (std::net::TcpListener, u16) {
         let third = std::net::TcpListener::bind((Ipv4Addr::new(127, 0, 0, 3), 0)).unwrap();
         let port = third.local_addr().unwrap().port();
         // Nobody may listen on .1/.2 at that port: binding proves it is free.
-        let free = [1u8, 2].iter().all(|last| std::net::TcpListener::bind((Ipv4Addr::new(127, 0, 0, *last), port)).is_ok());
+        let free = [1u8, 2].iter().all(|last| {
+            std::net::TcpListener::bind((Ipv4Addr::new(127, 0, 0, *last), port)).is_ok()
+        });
         if free {
             return (third, port);
         }
@@ -407,16 +527,30 @@ async fn t_wf_ssrf_13_only_max_dns_attempts_addresses_are_tried() {
     let (third, port) = three_addresses();
     let settings = settings(&[port], "", "");
     assert_eq!(settings.security.max_dns_attempts, 2);
-    let ips: Vec<IpAddr> = [3u8, 1, 2].iter().map(|last| IpAddr::V4(Ipv4Addr::new(127, 0, 0, *last))).collect();
+    let ips: Vec<IpAddr> = [3u8, 1, 2]
+        .iter()
+        .map(|last| IpAddr::V4(Ipv4Addr::new(127, 0, 0, *last)))
+        .collect();
     let validator = StubValidator::new(&settings.security).with_host("multi.test", &ips);
     let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
-    let error = fetch_document(&client, &url(&format!("http://multi.test:{port}/")), deadline(&settings), None)
-        .await
-        .unwrap_err();
+    let error = fetch_document(
+        &client,
+        &url(&format!("http://multi.test:{port}/")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap_err();
     assert_code(&error, ErrorCode::Network);
     assert_eq!(error.details["error"], "connection_refused");
-    assert_eq!(error.details["attempted_ips"], json!(["127.0.0.1", "127.0.0.2"]));
-    assert!(never_contacted(&third), "the third address must never be tried");
+    assert_eq!(
+        error.details["attempted_ips"],
+        json!(["127.0.0.1", "127.0.0.2"])
+    );
+    assert!(
+        never_contacted(&third),
+        "the third address must never be tried"
+    );
 }
 
 #[tokio::test]
@@ -428,9 +562,14 @@ async fn fr_wf_dns_01_failed_address_falls_through_to_the_next() {
     let validator = StubValidator::new(&settings.security)
         .with_host("dual.test", &[LOCALHOST, IpAddr::V6(Ipv6Addr::LOCALHOST)]);
     let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
-    let fetched = fetch_document(&client, &url(&format!("http://dual.test:{port}/page")), deadline(&settings), None)
-        .await
-        .unwrap();
+    let fetched = fetch_document(
+        &client,
+        &url(&format!("http://dual.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(fetched.kind, MediaKind::Html);
 }
 
@@ -445,12 +584,23 @@ async fn t_wf_ssrf_19_proxy_does_not_bypass_target_validation() {
     let text = "[tools.webfetch]\n[tools.webfetch.http]\nuse_system_proxy = true\n";
     let settings = Arc::new(load_str(text).unwrap().settings);
     let env = move |name: &str| (name == "HTTP_PROXY").then(|| proxy_url.clone());
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
-    for target in ["http://10.0.0.1/", "http://internal.test/", "http://[::ffff:10.0.0.1]/", "http://site.test/"] {
-        let error = fetch_document(&client, &url(target), deadline(&settings), None).await.unwrap_err();
+    let client =
+        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    for target in [
+        "http://10.0.0.1/",
+        "http://internal.test/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://site.test/",
+    ] {
+        let error = fetch_document(&client, &url(target), deadline(&settings), None)
+            .await
+            .unwrap_err();
         assert_code(&error, ErrorCode::SsrfBlocked);
     }
-    assert!(never_contacted(&proxy), "a blocked target must not reach the proxy");
+    assert!(
+        never_contacted(&proxy),
+        "a blocked target must not reach the proxy"
+    );
 }
 
 /// A minimal CONNECT proxy: records each CONNECT target, then relays bytes.
@@ -471,7 +621,9 @@ async fn connect_proxy() -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
                     let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
                     return;
                 };
-                let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await;
+                let _ = client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await;
                 let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
             });
         }
@@ -484,16 +636,32 @@ async fn t_wf_ssrf_19_proxy_tunnels_to_the_validated_ip() {
     let server = html_server().await;
     let port = server.address().port();
     let (proxy, seen) = connect_proxy().await;
-    let settings = settings(&[port], "[tools.webfetch.http]\nuse_system_proxy = true", "");
+    let settings = settings(
+        &[port],
+        "[tools.webfetch.http]\nuse_system_proxy = true",
+        "",
+    );
     let env = move |name: &str| (name == "http_proxy").then(|| format!("http://{proxy}"));
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
-    let fetched = fetch_document(&client, &url(&format!("http://site.test:{port}/page")), deadline(&settings), None)
-        .await
-        .unwrap();
+    let client =
+        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    let fetched = fetch_document(
+        &client,
+        &url(&format!("http://site.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(fetched.kind, MediaKind::Html);
-    assert_eq!(*seen.lock().unwrap(), vec![format!("CONNECT 127.0.0.1:{port} HTTP/1.1")]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![format!("CONNECT 127.0.0.1:{port} HTTP/1.1")]
+    );
     let requests = server.received_requests().await.unwrap();
-    assert_eq!(requests[0].headers["host"], format!("site.test:{port}").as_str());
+    assert_eq!(
+        requests[0].headers["host"],
+        format!("site.test:{port}").as_str()
+    );
 }
 
 #[tokio::test]
@@ -504,10 +672,16 @@ async fn fr_wf_10d_environment_proxy_ignored_by_default() {
     let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
     let settings = settings(&[port], "", "");
     let env = move |name: &str| name.ends_with("_PROXY").then(|| proxy_url.clone());
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
-    fetch_document(&client, &url(&format!("http://site.test:{port}/page")), deadline(&settings), None)
-        .await
-        .unwrap();
+    let client =
+        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    fetch_document(
+        &client,
+        &url(&format!("http://site.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
     assert!(never_contacted(&proxy));
 }
 
@@ -531,7 +705,9 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
         (503, ErrorCode::Http5xx, true, "Service Unavailable"),
     ];
     for (status, code, retryable, text) in expected {
-        let error = document(&settings, &format!("http://site.test:{port}/{status}")).await.unwrap_err();
+        let error = document(&settings, &format!("http://site.test:{port}/{status}"))
+            .await
+            .unwrap_err();
         assert_code(&error, code);
         assert_eq!(error.retryable, retryable, "{status}");
         assert_eq!(error.details["status"], status);
@@ -541,12 +717,20 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
 
 #[tokio::test]
 async fn fr_wf_err_http_02_reason_phrase_as_sent() {
-    let custom = raw_server(b"HTTP/1.1 404 Gone Fishing\r\nContent-Length: 0\r\n\r\n", false).await;
+    let custom = raw_server(
+        b"HTTP/1.1 404 Gone Fishing\r\nContent-Length: 0\r\n\r\n",
+        false,
+    )
+    .await;
     let empty = raw_server(b"HTTP/1.1 500 \r\nContent-Length: 0\r\n\r\n", false).await;
     let settings = settings(&[custom.port(), empty.port()], "", "");
-    let error = document(&settings, &format!("http://site.test:{}/", custom.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", custom.port()))
+        .await
+        .unwrap_err();
     assert_eq!(error.details["status_text"], "Gone Fishing");
-    let error = document(&settings, &format!("http://site.test:{}/", empty.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", empty.port()))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::Http5xx);
     assert_eq!(error.details["status_text"], "");
 }
@@ -563,7 +747,9 @@ async fn it_wf_http_08_non_200_2xx_is_unexpected_status() {
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     for status in [201u16, 202, 203, 204, 206, 226] {
-        let error = document(&settings, &format!("http://site.test:{port}/{status}")).await.unwrap_err();
+        let error = document(&settings, &format!("http://site.test:{port}/{status}"))
+            .await
+            .unwrap_err();
         assert_code(&error, ErrorCode::Network);
         assert_eq!(error.details["error"], "unexpected_status");
         assert_eq!(error.details["status"], status);
@@ -578,11 +764,25 @@ async fn srd_readings_8_interim_1xx_ignored_final_1xx_refused() {
         false,
     )
     .await;
-    let switching = raw_server(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n", true).await;
+    let switching = raw_server(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n",
+        true,
+    )
+    .await;
     let settings = settings(&[early_hints.port(), switching.port()], "", "");
-    let fetched = document(&settings, &format!("http://site.test:{}/", early_hints.port())).await.unwrap();
+    let fetched = document(
+        &settings,
+        &format!("http://site.test:{}/", early_hints.port()),
+    )
+    .await
+    .unwrap();
     assert_eq!(&fetched.body[..], b"ok");
-    let error = document(&settings, &format!("http://site.test:{}/", switching.port())).await.unwrap_err();
+    let error = document(
+        &settings,
+        &format!("http://site.test:{}/", switching.port()),
+    )
+    .await
+    .unwrap_err();
     assert_code(&error, ErrorCode::Network);
     assert_eq!(error.details["error"], "unexpected_status");
     assert_eq!(error.details["status"], 101);
@@ -594,11 +794,16 @@ async fn srd_readings_8_interim_1xx_ignored_final_1xx_refused() {
 async fn it_wf_http_03_unsupported_content_type() {
     let server = MockServer::start().await;
     Mock::given(path("/doc.pdf"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(b"%PDF-1.7".to_vec(), "application/pdf"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(b"%PDF-1.7".to_vec(), "application/pdf"),
+        )
         .mount(&server)
         .await;
     Mock::given(path("/api"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(b"{}".to_vec(), "application/json; charset=utf-8"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(b"{}".to_vec(), "application/json; charset=utf-8"),
+        )
         .mount(&server)
         .await;
     Mock::given(path("/sniffed"))
@@ -612,7 +817,9 @@ async fn it_wf_http_03_unsupported_content_type() {
         ("/api", "application/json; charset=utf-8"),
         ("/sniffed", "sniffed:png"),
     ] {
-        let error = document(&settings, &format!("http://site.test:{port}{path}")).await.unwrap_err();
+        let error = document(&settings, &format!("http://site.test:{port}{path}"))
+            .await
+            .unwrap_err();
         assert_code(&error, ErrorCode::UnsupportedContentType);
         assert_eq!(error.details["content_type"], content_type);
     }
@@ -622,19 +829,28 @@ async fn it_wf_http_03_unsupported_content_type() {
 async fn it_wf_http_07_content_type_parameters_ignored() {
     let server = MockServer::start().await;
     Mock::given(path("/html"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(b"<p>x</p>".to_vec(), " TEXT/HTML ; Charset=ISO-8859-1; q=x"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(b"<p>x</p>".to_vec(), " TEXT/HTML ; Charset=ISO-8859-1; q=x"),
+        )
         .mount(&server)
         .await;
     Mock::given(path("/plain"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(b"x".to_vec(), "text/plain;format=flowed"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(b"x".to_vec(), "text/plain;format=flowed"),
+        )
         .mount(&server)
         .await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let html = document(&settings, &format!("http://site.test:{port}/html")).await.unwrap();
+    let html = document(&settings, &format!("http://site.test:{port}/html"))
+        .await
+        .unwrap();
     assert_eq!(html.kind, MediaKind::Html);
     assert_eq!(html.header_charset.as_deref(), Some("ISO-8859-1"));
-    let plain = document(&settings, &format!("http://site.test:{port}/plain")).await.unwrap();
+    let plain = document(&settings, &format!("http://site.test:{port}/plain"))
+        .await
+        .unwrap();
     assert_eq!(plain.kind, MediaKind::Plain);
     assert_eq!(plain.header_charset, None);
 }
@@ -643,7 +859,10 @@ async fn it_wf_http_07_content_type_parameters_ignored() {
 async fn t_wf_ext_10_bom_stripped_before_sniffing() {
     let server = MockServer::start().await;
     Mock::given(path("/bom"))
-        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"\xEF\xBB\xBF \r\n<!DOCTYPE html><p>hi</p>".to_vec()))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_bytes(b"\xEF\xBB\xBF \r\n<!DOCTYPE html><p>hi</p>".to_vec()),
+        )
         .mount(&server)
         .await;
     Mock::given(path("/nul"))
@@ -652,17 +871,23 @@ async fn t_wf_ext_10_bom_stripped_before_sniffing() {
         .await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let fetched = document(&settings, &format!("http://site.test:{port}/bom")).await.unwrap();
+    let fetched = document(&settings, &format!("http://site.test:{port}/bom"))
+        .await
+        .unwrap();
     assert_eq!(fetched.content_type, None);
     assert_eq!(fetched.kind, MediaKind::Html);
-    let error = document(&settings, &format!("http://site.test:{port}/nul")).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{port}/nul"))
+        .await
+        .unwrap_err();
     assert_eq!(error.details["content_type"], "missing");
 }
 
 // ---------------------------------------------------------------- bodies
 
 async fn compressed(coding: &str, data: &[u8]) -> Vec<u8> {
-    use async_compression::tokio::bufread::{BrotliEncoder, DeflateEncoder, GzipEncoder, ZlibEncoder};
+    use async_compression::tokio::bufread::{
+        BrotliEncoder, DeflateEncoder, GzipEncoder, ZlibEncoder,
+    };
     let mut out = Vec::new();
     match coding {
         "gzip" => GzipEncoder::new(data).read_to_end(&mut out).await,
@@ -679,7 +904,12 @@ async fn compressed(coding: &str, data: &[u8]) -> Vec<u8> {
 async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
     let text = "<html><body>".to_owned() + &"decoded text ".repeat(500) + "</body></html>";
     let server = MockServer::start().await;
-    for (name, header) in [("gzip", "gzip"), ("zlib", "deflate"), ("deflate", "deflate"), ("br", "br")] {
+    for (name, header) in [
+        ("gzip", "gzip"),
+        ("zlib", "deflate"),
+        ("deflate", "deflate"),
+        ("br", "br"),
+    ] {
         Mock::given(path(format!("/{name}")))
             .respond_with(
                 ResponseTemplate::new(200)
@@ -693,12 +923,18 @@ async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
     let settings = settings(&[port], "", "");
     for name in ["gzip", "zlib", "deflate", "br"] {
         let response = client(&settings)
-            .get(&url(&format!("http://site.test:{port}/{name}")), &options(&settings))
+            .get(
+                &url(&format!("http://site.test:{port}/{name}")),
+                &options(&settings),
+            )
             .await
             .unwrap();
         assert_eq!(response.body, text.as_bytes(), "{name}");
         assert!(response.headers.get("content-encoding").is_none());
-        assert_eq!(response.headers["content-length"], text.len().to_string().as_str());
+        assert_eq!(
+            response.headers["content-length"],
+            text.len().to_string().as_str()
+        );
     }
 }
 
@@ -706,12 +942,18 @@ async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
 async fn unknown_content_encoding_is_a_network_error() {
     let server = MockServer::start().await;
     Mock::given(path("/z"))
-        .respond_with(ResponseTemplate::new(200).insert_header("content-encoding", "zstd").set_body_raw(b"x".to_vec(), "text/html"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "zstd")
+                .set_body_raw(b"x".to_vec(), "text/html"),
+        )
         .mount(&server)
         .await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let error = document(&settings, &format!("http://site.test:{port}/z")).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{port}/z"))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::Network);
     assert_eq!(error.details["error"], "unsupported_content_encoding");
 }
@@ -729,20 +971,40 @@ async fn it_wf_http_04_response_size_limit() {
         .await;
     let inflating = compressed("gzip", &vec![b'a'; 4096]).await;
     Mock::given(path("/gz"))
-        .respond_with(ResponseTemplate::new(200).insert_header("content-encoding", "gzip").set_body_raw(inflating, "text/plain"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "gzip")
+                .set_body_raw(inflating, "text/plain"),
+        )
         .mount(&server)
         .await;
     let port = server.address().port();
     let settings = settings(&[port], "max_download_bytes = 1024", "");
-    let declared = document(&settings, &format!("http://site.test:{port}/big")).await.unwrap_err();
+    let declared = document(&settings, &format!("http://site.test:{port}/big"))
+        .await
+        .unwrap_err();
     assert_code(&declared, ErrorCode::ResponseTooLarge);
-    assert_eq!(declared.details, *json!({"size": 4096, "max_bytes": 1024}).as_object().unwrap());
-    let exact = document(&settings, &format!("http://site.test:{port}/exact")).await.unwrap();
+    assert_eq!(
+        declared.details,
+        *json!({"size": 4096, "max_bytes": 1024})
+            .as_object()
+            .unwrap()
+    );
+    let exact = document(&settings, &format!("http://site.test:{port}/exact"))
+        .await
+        .unwrap();
     assert_eq!(exact.body.len(), 1024);
     // Small on the wire, over the limit once decoded: the cap counts decoded bytes.
-    let decoded = document(&settings, &format!("http://site.test:{port}/gz")).await.unwrap_err();
+    let decoded = document(&settings, &format!("http://site.test:{port}/gz"))
+        .await
+        .unwrap_err();
     assert_code(&decoded, ErrorCode::ResponseTooLarge);
-    assert_eq!(decoded.details, *json!({"size": 1025, "max_bytes": 1024}).as_object().unwrap());
+    assert_eq!(
+        decoded.details,
+        *json!({"size": 1025, "max_bytes": 1024})
+            .as_object()
+            .unwrap()
+    );
 }
 
 #[tokio::test]
@@ -794,26 +1056,55 @@ async fn gzip_bomb_server(total: u64) -> SocketAddr {
 async fn fr_wf_10e_gzip_bomb_stops_at_the_limit() {
     let bomb = gzip_bomb_server(1 << 30).await;
     let settings = settings(&[bomb.port()], "max_download_bytes = 65536", "");
-    let error = document(&settings, &format!("http://site.test:{}/", bomb.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", bomb.port()))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::ResponseTooLarge);
-    assert_eq!(error.details, *json!({"size": 65537, "max_bytes": 65536}).as_object().unwrap());
+    assert_eq!(
+        error.details,
+        *json!({"size": 65537, "max_bytes": 65536})
+            .as_object()
+            .unwrap()
+    );
 }
 
 #[tokio::test]
 async fn fr_wf_19_dropped_connection_is_never_a_partial_body() {
-    let cut = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>0123", false).await;
+    let cut = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>0123",
+        false,
+    )
+    .await;
     let gz_cut = raw_server(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48",
         false,
     )
     .await;
     let settings = settings(&[cut.port(), gz_cut.port()], "", "");
-    let error = document(&settings, &format!("http://site.test:{}/", cut.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", cut.port()))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::Network);
-    assert!(error.details["error"].as_str().unwrap().starts_with("body_read_failed"), "{}", error.to_json());
-    let error = document(&settings, &format!("http://site.test:{}/", gz_cut.port())).await.unwrap_err();
+    assert!(
+        error.details["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("body_read_failed"),
+        "{}",
+        error.to_json()
+    );
+    let error = document(&settings, &format!("http://site.test:{}/", gz_cut.port()))
+        .await
+        .unwrap_err();
     assert_code(&error, ErrorCode::Network);
-    assert!(error.details["error"].as_str().unwrap().starts_with("decompression_failed"), "{}", error.to_json());
+    assert!(
+        error.details["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("decompression_failed"),
+        "{}",
+        error.to_json()
+    );
 }
 
 // ---------------------------------------------------------------- timeouts
@@ -828,15 +1119,23 @@ fn timeout_phase(error: &FetchError) -> &str {
 async fn fr_wf_err_timeout_phase_request_server_never_answers() {
     let silent = raw_server(b"", true).await;
     let settings = settings(&[silent.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{}/", silent.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", silent.port()))
+        .await
+        .unwrap_err();
     assert_eq!(timeout_phase(&error), "request");
 }
 
 #[tokio::test]
 async fn fr_wf_err_timeout_phase_response_stall_mid_body() {
-    let stall = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>", true).await;
+    let stall = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>",
+        true,
+    )
+    .await;
     let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{}/", stall.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", stall.port()))
+        .await
+        .unwrap_err();
     assert_eq!(timeout_phase(&error), "response");
 }
 
@@ -850,7 +1149,9 @@ async fn t_wf_err_07_timeout_while_decoding_reports_response() {
     )
     .await;
     let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{}/", stall.port())).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{}/", stall.port()))
+        .await
+        .unwrap_err();
     assert_eq!(timeout_phase(&error), "response");
     assert_eq!(TimeoutPhase::unknown(), TimeoutPhase::Response);
 }
@@ -859,7 +1160,9 @@ async fn t_wf_err_07_timeout_while_decoding_reports_response() {
 async fn fr_wf_err_timeout_phase_tls_handshake_never_completes() {
     let silent = raw_server(b"", true).await;
     let settings = settings(&[silent.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("https://site.test:{}/", silent.port())).await.unwrap_err();
+    let error = document(&settings, &format!("https://site.test:{}/", silent.port()))
+        .await
+        .unwrap_err();
     assert_eq!(timeout_phase(&error), "tls");
 }
 
@@ -883,8 +1186,18 @@ impl SsrfValidator for StuckResolver {
 async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
     let (release, gate) = std::sync::mpsc::channel();
     let settings = settings(&[80], "timeout_seconds = 1", "");
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(StuckResolver(Mutex::new(gate))));
-    let error = fetch_document(&client, &url("http://slow.test/"), deadline(&settings), None).await.unwrap_err();
+    let client = HttpClient::new(
+        Arc::clone(&settings),
+        Arc::new(StuckResolver(Mutex::new(gate))),
+    );
+    let error = fetch_document(
+        &client,
+        &url("http://slow.test/"),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap_err();
     drop(release);
     assert_eq!(timeout_phase(&error), "dns");
 }
@@ -893,7 +1206,11 @@ async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
 async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
     struct Stall;
     impl RedirectHook for Stall {
-        fn before_hop<'a>(&'a self, _: &'a CanonicalUrl, _: &'a CanonicalUrl) -> BoxFuture<'a, Result<(), FetchError>> {
+        fn before_hop<'a>(
+            &'a self,
+            _: &'a CanonicalUrl,
+            _: &'a CanonicalUrl,
+        ) -> BoxFuture<'a, Result<(), FetchError>> {
             Box::pin(std::future::pending())
         }
     }
@@ -902,7 +1219,14 @@ async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
     redirect(&server, "/r", 302, "/page").await;
     let settings = settings(&[port], "timeout_seconds = 1", "");
     let start = url(&format!("http://site.test:{port}/r"));
-    let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&Stall)).await.unwrap_err();
+    let error = fetch_document(
+        &client(&settings),
+        &start,
+        deadline(&settings),
+        Some(&Stall),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(timeout_phase(&error), "redirect");
 }
 
@@ -923,6 +1247,8 @@ async fn fr_wf_timeout_02_one_budget_for_all_hops() {
             .await;
     }
     let settings = settings(&[port], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{port}/slow1")).await.unwrap_err();
+    let error = document(&settings, &format!("http://site.test:{port}/slow1"))
+        .await
+        .unwrap_err();
     assert_eq!(timeout_phase(&error), "request");
 }
