@@ -472,6 +472,52 @@ async fn t_wf_ssrf_10_rebinding_name_is_blocked_before_connecting() {
     assert_eq!(error.details["toggle"], "block_private_ips");
 }
 
+/// A name that answers loopback first and a private address afterwards.
+struct Rebinding {
+    inner: StubValidator,
+    private: StubValidator,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl SsrfValidator for Rebinding {
+    fn validate_ip(&self, ip: IpAddr) -> Result<(), SsrfError> {
+        self.inner.validate_ip(ip)
+    }
+    fn resolve_and_validate(&self, host: &str) -> Result<Vec<IpAddr>, SsrfError> {
+        match self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => self.inner.resolve_and_validate(host),
+            _ => self.private.resolve_and_validate(host),
+        }
+    }
+}
+
+#[tokio::test]
+async fn t_wf_ssrf_10_no_re_resolution_across_hops() {
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/first", 302, "/page").await;
+    let settings = settings(&[port], "", "");
+    let rebinding = Arc::new(Rebinding {
+        inner: StubValidator::new(&settings.security).with_host("rebind.test", &[LOCALHOST]),
+        private: StubValidator::new(&settings.security)
+            .with_host("rebind.test", &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9))]),
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let client = HttpClient::new(Arc::clone(&settings), rebinding.clone());
+    let start = url(&format!("http://rebind.test:{port}/first"));
+    let fetched = fetch_document(&client, &start, deadline(&settings), None)
+        .await
+        .unwrap();
+    assert_eq!(fetched.redirects, 1);
+    assert_eq!(rebinding.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // A new fetch resolves again, and the rebound answer is refused.
+    let error = fetch_document(&client, &start, deadline(&settings), None)
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::SsrfBlocked);
+    assert_eq!(error.details["blocked_ip"], "10.0.0.9");
+}
+
 #[tokio::test]
 async fn t_wf_ssrf_17_mixed_answer_connects_only_to_allowed_addresses() {
     let server = html_server().await;
