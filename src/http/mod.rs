@@ -9,13 +9,13 @@
 //!    name is resolved at most once per fetch, later hops reuse its validated set;
 //! 2. for a redirect target, calls the caller's [`RedirectHook`] (robots.txt);
 //! 3. connects only to the authorized addresses, at most `max_dns_attempts` of them
-//!    ([`connect`]), with TLS verified against the URL's host;
+//!    (`connect.rs`), with TLS verified against the URL's host;
 //! 4. sends a GET (or HEAD) with the fixed headers ([`request`]);
-//! 5. follows 301/302/303/307/308 by hand up to `max_redirects` ([`redirect`]);
-//! 6. reads the final 200 body through the decoders under the byte cap ([`body`]).
+//! 5. follows 301/302/303/307/308 by hand up to `max_redirects` (`redirect.rs`);
+//! 6. reads the final 200 body through the decoders under the byte cap (`body.rs`).
 //!
 //! One deadline covers the whole operation; each stage reports its own phase when
-//! the deadline passes ([`budget`]).
+//! the deadline passes (`budget.rs`).
 
 mod body;
 mod budget;
