@@ -1,0 +1,1036 @@
+//! The `Fetch.requestPaused` handler of Appendix G (FR-WF-11b, BSSR-01 Option A).
+//!
+//! Every request Chromium makes is paused here and either fulfilled with bytes our
+//! pinned client fetched or failed. The checks run in Appendix G's order: scheme
+//! (BSSR-SCHEME-01, BSSR-WS-01 Option A), method (BROWSER-METHOD-01, before SSRF
+//! as SRD-READINGS 23 says), `block_resources` (11g, BLOCKRES-01), the subresource
+//! budget (BROWSER-BUDGET-01..03, SRD-READINGS 25); port, SSRF and DNS pinning are
+//! the client's (the same [`HttpClient::get`] every other fetch uses).
+//!
+//! The top frame's documents form the main chain (FR-WF-11c, BREDIR-01,
+//! SRD-READINGS 22): each one after the first is a redirect hop, counted toward
+//! `max_redirects`, validated like a URL, checked by SSRF then robots.txt
+//! (ROBOTS-SCOPE-01), and any failure ends the fetch with that hop's error.
+//!
+//! A response our client reached through redirects is answered with a `302` to its
+//! final URL and replayed when Chromium follows it, so the page sees the real URL
+//! (relative links, `document.URL`, CORS) and nothing is fetched twice.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use base64::Engine as _;
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestId,
+};
+use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use futures_util::future::BoxFuture;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::Method;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use super::RenderContext;
+use crate::config::BrowserSettings;
+use crate::content::media_type;
+use crate::error::{ErrorCode, FetchError, TimeoutPhase};
+use crate::http::{GetOptions, HttpResponse, OverLimit, RedirectHook, check_status};
+use crate::ssrf;
+use crate::url::CanonicalUrl;
+
+/// Added to every fulfilled response. `*` matches network schemes only, so
+/// `data:`, `blob:` and `filesystem:` loads of any kind (fetch, images, frames,
+/// workers, scripts) are refused by Chromium itself (BSSR-SCHEME-01 by outcome,
+/// SRD-READINGS 24); `connect-src` also leaves out `ws:`/`wss:` (BSSR-WS-01). The
+/// page's own policy, if any, still applies on top.
+pub const CONTENT_SECURITY_POLICY: &str =
+    "default-src * 'unsafe-inline' 'unsafe-eval'; connect-src http: https:";
+
+/// Response headers never passed to Chromium: framing we recompute, state that
+/// could outlive or reach beyond the request (cookies, HSTS, Alt-Svc, reporting
+/// endpoints Chromium would post to on its own).
+const DROPPED_RESPONSE_HEADERS: [&str; 16] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "content-length",
+    "set-cookie",
+    "set-cookie2",
+    "strict-transport-security",
+    "alt-svc",
+    "report-to",
+    "nel",
+    "reporting-endpoints",
+    "public-key-pins",
+];
+
+/// Concurrent subresource fetches, as a browser limits connections: bounds the
+/// memory held by bodies in flight to this many `max_download_bytes`.
+const FETCH_SLOTS: usize = 8;
+
+/// A paused request, as far as the checks need it.
+#[derive(Debug, Clone)]
+pub(crate) struct Paused {
+    pub(crate) url: String,
+    pub(crate) method: String,
+    /// The CDP `ResourceType` name (`Document`, `Image`, ...).
+    pub(crate) resource_type: String,
+    /// A `Document` load of the top frame: part of the main chain.
+    pub(crate) top_frame_document: bool,
+    /// The request's `Accept` and `Referer`, the only headers forwarded
+    /// (BSSR-HEADERS-01; the client adds our User-Agent and Accept-Encoding).
+    pub(crate) forwarded: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Paused {
+    pub(crate) fn from_event(event: &EventRequestPaused, main_frame: &str) -> Paused {
+        let resource_type = event.resource_type.as_ref().to_owned();
+        Paused {
+            url: event.request.url.clone(),
+            method: event.request.method.clone(),
+            top_frame_document: resource_type == "Document" && event.frame_id.as_ref() == main_frame,
+            resource_type,
+            forwarded: forwarded_headers(event.request.headers.inner()),
+        }
+    }
+}
+
+/// BSSR-HEADERS-01: `Accept` and `Referer` from Chromium's request headers
+/// (case-insensitive names); values that are not valid header values are dropped.
+pub(crate) fn forwarded_headers(headers: &serde_json::Value) -> Vec<(HeaderName, HeaderValue)> {
+    let Some(map) = headers.as_object() else {
+        return Vec::new();
+    };
+    map.iter()
+        .filter_map(|(name, value)| {
+            let name = match name.to_ascii_lowercase().as_str() {
+                "accept" => http::header::ACCEPT,
+                "referer" => http::header::REFERER,
+                _ => return None,
+            };
+            let value = HeaderValue::from_str(value.as_str()?).ok()?;
+            Some((name, value))
+        })
+        .collect()
+}
+
+/// Why a subrequest is failed before any network (Appendix G steps 1-4).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Refusal {
+    /// Not http(s): `file:`, `ws:`, `wss:`, ... (BSSR-SCHEME-01, BSSR-WS-01 A).
+    Scheme(String),
+    /// Not GET or HEAD (BROWSER-METHOD-01); counted for the note.
+    Method(String),
+    /// In `block_resources` (FR-WF-11g).
+    Resource(String),
+    /// The subresource budget is spent (BROWSER-BUDGET-01).
+    Budget,
+    /// The URL fails validation (e.g. a non-canonical numeric host).
+    Url(FetchError),
+}
+
+/// The scheme of a request URL, lowercase; `None` when it does not parse.
+fn scheme_of(url: &str) -> Option<String> {
+    url::Url::parse(url).ok().map(|u| u.scheme().to_owned())
+}
+
+/// Only GET and HEAD leave the browser (BROWSER-METHOD-01).
+fn allowed_method(method: &str) -> Option<Method> {
+    match method {
+        "GET" => Some(Method::GET),
+        "HEAD" => Some(Method::HEAD),
+        _ => None,
+    }
+}
+
+/// Appendix G steps 1-4 for a subresource (anything but a top-frame document).
+pub(crate) fn check_subresource(
+    paused: &Paused,
+    settings: &BrowserSettings,
+    budget_open: bool,
+) -> Result<(CanonicalUrl, Method), Refusal> {
+    match scheme_of(&paused.url) {
+        Some(scheme) if scheme == "http" || scheme == "https" => {}
+        Some(scheme) => return Err(Refusal::Scheme(scheme)),
+        None => {
+            return Err(Refusal::Url(FetchError::invalid_url(
+                &paused.url,
+                "unparsable subrequest URL",
+            )));
+        }
+    }
+    let method =
+        allowed_method(&paused.method).ok_or_else(|| Refusal::Method(paused.method.clone()))?;
+    if settings
+        .block_resources
+        .iter()
+        .any(|blocked| blocked.eq_ignore_ascii_case(&paused.resource_type))
+    {
+        return Err(Refusal::Resource(paused.resource_type.clone()));
+    }
+    if !budget_open {
+        return Err(Refusal::Budget);
+    }
+    let url = CanonicalUrl::parse(&paused.url).map_err(Refusal::Url)?;
+    Ok((url, method))
+}
+
+/// The subresource byte budget (BROWSER-BUDGET-01..03), in decompressed bytes.
+#[derive(Debug, Clone)]
+pub(crate) struct Budget {
+    used: u64,
+    max: u64,
+}
+
+impl Budget {
+    pub(crate) fn new(max: u64) -> Budget {
+        Budget { used: 0, max }
+    }
+
+    /// Appendix G step 4: new subresource fetches start only below the budget.
+    pub(crate) fn is_open(&self) -> bool {
+        self.used < self.max
+    }
+
+    /// Step 9 and SRD-READINGS 25: counts a fetched body. The response that
+    /// reaches or crosses the budget is still fulfilled (`true`); every response
+    /// that arrives after that is failed (`false`) and not counted.
+    pub(crate) fn account(&mut self, bytes: u64) -> bool {
+        if !self.is_open() {
+            return false;
+        }
+        self.used = self.used.saturating_add(bytes);
+        true
+    }
+}
+
+/// The top frame's navigation chain (FR-WF-11c, BREDIR-01, SRD-READINGS 22).
+#[derive(Debug, Clone)]
+pub(crate) struct MainChain {
+    max_redirects: u32,
+    hops: u32,
+    /// The last main document loaded (its final URL).
+    current: Option<CanonicalUrl>,
+}
+
+/// What to do with a top-frame document request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum NavStep {
+    /// The navigation to the requested URL.
+    First(CanonicalUrl),
+    /// A later navigation: a counted hop from the current document.
+    Hop {
+        from: CanonicalUrl,
+        to: CanonicalUrl,
+    },
+    /// A non-GET navigation (a form POST): cancelled, counted for the note, and the
+    /// current document stays (SRD-READINGS 23).
+    NonGet(String),
+    /// The hop fails the fetch with this error (SRD-READINGS 22).
+    Fatal(FetchError),
+}
+
+impl MainChain {
+    pub(crate) fn new(max_redirects: u32) -> MainChain {
+        MainChain {
+            max_redirects,
+            hops: 0,
+            current: None,
+        }
+    }
+
+    /// Classifies a top-frame document request: scheme, then method, then URL
+    /// validation, then the hop count.
+    pub(crate) fn navigation(&mut self, url: &str, method: &str) -> NavStep {
+        match scheme_of(url) {
+            Some(scheme) if scheme == "http" || scheme == "https" => {}
+            Some(scheme) => return NavStep::Fatal(FetchError::invalid_scheme(&scheme)),
+            None => {
+                return NavStep::Fatal(FetchError::invalid_url(url, "unparsable navigation URL"));
+            }
+        }
+        if allowed_method(method).is_none() {
+            return NavStep::NonGet(method.to_owned());
+        }
+        let to = match CanonicalUrl::parse(url) {
+            Ok(to) => to,
+            Err(error) => return NavStep::Fatal(error),
+        };
+        match self.current.clone() {
+            None => NavStep::First(to),
+            Some(from) => match self.count_hop() {
+                Ok(()) => NavStep::Hop { from, to },
+                Err(error) => NavStep::Fatal(error),
+            },
+        }
+    }
+
+    /// One more hop of the chain (a redirect our client follows, or a new
+    /// top-frame navigation); `redirect_limit` past `max_redirects` (FR-WF-07f1).
+    pub(crate) fn count_hop(&mut self) -> Result<(), FetchError> {
+        self.hops = self.hops.saturating_add(1);
+        if self.hops > self.max_redirects {
+            Err(FetchError::redirect_limit(self.hops, self.max_redirects))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A main document was loaded from `url`.
+    pub(crate) fn committed(&mut self, url: CanonicalUrl) {
+        self.current = Some(url);
+    }
+
+    /// The last main document's URL (`final_url`, FR-WF-RESP-METHOD-01).
+    pub(crate) fn current(&self) -> Option<&CanonicalUrl> {
+        self.current.as_ref()
+    }
+}
+
+/// The headers handed to `Fetch.fulfillRequest`: the response's own minus
+/// [`DROPPED_RESPONSE_HEADERS`], `Content-Length` equal to the body passed
+/// (BSSR-BODY-01; the client already removed a decoded `Content-Encoding`), and
+/// [`CONTENT_SECURITY_POLICY`].
+pub(crate) fn fulfil_headers(headers: &HeaderMap, body_len: usize, head: bool) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(name, _)| !DROPPED_RESPONSE_HEADERS.contains(&name.as_str()))
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    if head {
+        // A HEAD answer describes the body it did not send.
+        if let Some(length) = headers.get(CONTENT_LENGTH) {
+            out.push((
+                "content-length".to_owned(),
+                String::from_utf8_lossy(length.as_bytes()).into_owned(),
+            ));
+        }
+    } else {
+        out.push(("content-length".to_owned(), body_len.to_string()));
+    }
+    out.push((
+        "content-security-policy".to_owned(),
+        CONTENT_SECURITY_POLICY.to_owned(),
+    ));
+    out
+}
+
+/// A prepared `Fetch.fulfillRequest`.
+#[derive(Debug, Clone)]
+pub(crate) struct Fulfilment {
+    status: u16,
+    phrase: String,
+    headers: Vec<(String, String)>,
+    body: bytes::Bytes,
+}
+
+impl Fulfilment {
+    fn from_response(response: &HttpResponse, head: bool) -> Fulfilment {
+        Fulfilment {
+            status: response.status,
+            phrase: response.status_text.clone(),
+            headers: fulfil_headers(&response.headers, response.body.len(), head),
+            body: response.body.clone(),
+        }
+    }
+
+    fn redirect_to(location: &CanonicalUrl) -> Fulfilment {
+        Fulfilment {
+            status: 302,
+            phrase: "Found".to_owned(),
+            headers: vec![
+                ("location".to_owned(), location.as_str().to_owned()),
+                ("content-length".to_owned(), "0".to_owned()),
+                (
+                    "content-security-policy".to_owned(),
+                    CONTENT_SECURITY_POLICY.to_owned(),
+                ),
+            ],
+            body: bytes::Bytes::new(),
+        }
+    }
+
+    fn params(&self, id: RequestId) -> FulfillRequestParams {
+        let mut params = FulfillRequestParams::new(id, i64::from(self.status));
+        params.response_headers = Some(
+            self.headers
+                .iter()
+                .map(|(name, value)| HeaderEntry::new(name.clone(), value.clone()))
+                .collect(),
+        );
+        if !self.phrase.is_empty() {
+            params.response_phrase = Some(self.phrase.clone());
+        }
+        params.body = Some(base64::engine::general_purpose::STANDARD.encode(&self.body).into());
+        params
+    }
+}
+
+/// The phase a paused request belongs to: where its fetch's time comes from and
+/// which phase a main-chain timeout reports.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PhaseBudget {
+    /// The phase's end: navigation deadline before DOMContentLoaded, the idle cap
+    /// after it.
+    pub(crate) end: Instant,
+    /// The phase a timeout of the main chain reports.
+    pub(crate) phase: TimeoutPhase,
+    /// `details.timeout_ms` of such a timeout.
+    pub(crate) timeout_ms: u64,
+}
+
+/// How a paused request ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Answered (fulfilled or failed); the page goes on.
+    Answered,
+    /// The main chain failed: the fetch ends with this error.
+    Fatal(FetchError),
+}
+
+/// Mutable interception state shared by the request handlers.
+struct State {
+    chain: MainChain,
+    budget: Budget,
+    blocked_non_get: u32,
+    /// The main chain's error, once one ended the fetch.
+    fatal: Option<FetchError>,
+    /// Responses waiting for Chromium to follow our `302`, by canonical URL.
+    replay: HashMap<String, VecDeque<Fulfilment>>,
+}
+
+/// Handles paused requests for one page.
+pub(crate) struct Interceptor<'a> {
+    ctx: &'a RenderContext<'a>,
+    page: Page,
+    state: Mutex<State>,
+    slots: Semaphore,
+}
+
+impl<'a> Interceptor<'a> {
+    pub(crate) fn new(ctx: &'a RenderContext<'a>, page: Page) -> Interceptor<'a> {
+        let settings = &ctx.settings;
+        Interceptor {
+            ctx,
+            page,
+            state: Mutex::new(State {
+                chain: MainChain::new(settings.max_redirects),
+                budget: Budget::new(settings.browser.max_total_subresource_bytes),
+                blocked_non_get: 0,
+                fatal: None,
+                replay: HashMap::new(),
+            }),
+            slots: Semaphore::new(FETCH_SLOTS),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A handler that panicked has already failed the whole render; the state
+        // itself is never left half-updated, so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Non-GET/HEAD requests failed so far (BROWSER-METHOD-01 step 2).
+    pub(crate) fn blocked_non_get(&self) -> u32 {
+        self.state().blocked_non_get
+    }
+
+    /// The error that ended the main chain, if any: the navigation's own failure
+    /// report is less precise than the hop's error (SRD-READINGS 22).
+    pub(crate) fn take_fatal(&self) -> Option<FetchError> {
+        self.state().fatal.take()
+    }
+
+    /// The final URL of the main chain, once a document was loaded.
+    pub(crate) fn final_url(&self) -> Option<CanonicalUrl> {
+        self.state().chain.current().cloned()
+    }
+
+    /// Answers one paused request.
+    pub(crate) async fn handle(&self, paused: Paused, id: RequestId, budget: PhaseBudget) -> Outcome {
+        if let Some(fulfilment) = self.take_replay(&paused) {
+            self.fulfil(id, &fulfilment).await;
+            return Outcome::Answered;
+        }
+        if paused.top_frame_document {
+            self.main_document(paused, id, budget).await
+        } else {
+            self.subresource(paused, id, budget).await;
+            Outcome::Answered
+        }
+    }
+
+    fn take_replay(&self, paused: &Paused) -> Option<Fulfilment> {
+        if paused.method != "GET" {
+            return None;
+        }
+        let key = CanonicalUrl::parse(&paused.url).ok()?;
+        let mut state = self.state();
+        let queue = state.replay.get_mut(key.as_str())?;
+        let fulfilment = queue.pop_front();
+        if queue.is_empty() {
+            state.replay.remove(key.as_str());
+        }
+        fulfilment
+    }
+
+    async fn main_document(&self, paused: Paused, id: RequestId, budget: PhaseBudget) -> Outcome {
+        let step = self.state().chain.navigation(&paused.url, &paused.method);
+        let (from, to) = match step {
+            NavStep::NonGet(method) => {
+                self.state().blocked_non_get += 1;
+                tracing::debug!(target: "webfetch::browser", event = "non_get_blocked", %method, "top-frame navigation cancelled");
+                // Aborted cancels the navigation without an error page: the current
+                // document stays what the fetch returns.
+                self.fail(id, ErrorReason::Aborted).await;
+                return Outcome::Answered;
+            }
+            NavStep::Fatal(error) => {
+                self.state().fatal = Some(error.clone());
+                self.fail(id, ErrorReason::BlockedByClient).await;
+                return Outcome::Fatal(error);
+            }
+            NavStep::First(to) => (None, to),
+            NavStep::Hop { from, to } => (Some(from), to),
+        };
+        match self.fetch_main(from.as_ref(), &to, &paused, budget).await {
+            Ok(response) => {
+                let final_url = response.final_url.clone();
+                let fulfilment = Fulfilment::from_response(&response, false);
+                self.state().chain.committed(final_url.clone());
+                if final_url == to {
+                    self.fulfil(id, &fulfilment).await;
+                } else {
+                    self.push_replay(&final_url, fulfilment);
+                    self.fulfil(id, &Fulfilment::redirect_to(&final_url)).await;
+                }
+                Outcome::Answered
+            }
+            Err(error) => {
+                tracing::warn!(
+                    target: "webfetch::browser",
+                    event = "main_document_failed",
+                    url = %to.redacted(),
+                    code = %error.code,
+                    "top-frame document refused"
+                );
+                self.state().fatal = Some(error.clone());
+                self.fail(id, ErrorReason::BlockedByClient).await;
+                Outcome::Fatal(error)
+            }
+        }
+    }
+
+    /// A main-chain document: (for a hop) SSRF then robots.txt of the target, then
+    /// the pinned GET under `max_download_bytes`, whose redirects count toward the
+    /// same chain; then the status and media type rules of HTTP mode.
+    async fn fetch_main(
+        &self,
+        from: Option<&CanonicalUrl>,
+        to: &CanonicalUrl,
+        paused: &Paused,
+        budget: PhaseBudget,
+    ) -> Result<HttpResponse, FetchError> {
+        let settings = &self.ctx.settings;
+        if let Some(from) = from {
+            // FR-WF-07e order for a hop: URL (done), port and SSRF, then robots.
+            self.authorize(to, budget).await?;
+            if let Some(robots) = self.ctx.top_frame_hook {
+                robots.before_hop(from, to).await?;
+            }
+        }
+        let hook = ChainHook {
+            interceptor: self,
+            robots: self.ctx.top_frame_hook,
+        };
+        let mut opts = GetOptions::new(
+            budget.end,
+            u64::from(settings.timeout_seconds) * 1000,
+            settings.max_download_bytes,
+        );
+        opts.over_limit = OverLimit::Error;
+        opts.hook = Some(&hook);
+        opts.headers = paused.forwarded.clone();
+        let response = self
+            .ctx
+            .client
+            .get(to, &opts)
+            .await
+            .map_err(|error| in_phase(error, budget))?;
+        check_status(response.status, &response.status_text)?;
+        let content_type = response
+            .headers
+            .get_all(CONTENT_TYPE)
+            .iter()
+            .next_back()
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        media_type::select(content_type.as_deref(), &response.body)?;
+        Ok(response)
+    }
+
+    /// `ssrf::authorize` on a blocking thread, for the error order of a hop.
+    async fn authorize(&self, url: &CanonicalUrl, budget: PhaseBudget) -> Result<(), FetchError> {
+        let settings = self.ctx.settings.clone();
+        let validator = self.ctx.validator.clone();
+        let target = url.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            ssrf::authorize(&target, &settings.security, validator.as_ref()).map(|_| ())
+        });
+        match tokio::time::timeout_at(budget.end, work).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(join)) => Err(FetchError::internal(format!("resolver task failed: {join}"))),
+            Err(_) => Err(FetchError::timeout(budget.timeout_ms, budget.phase)),
+        }
+    }
+
+    async fn subresource(&self, paused: Paused, id: RequestId, budget: PhaseBudget) {
+        let settings = &self.ctx.settings;
+        let open = self.state().budget.is_open();
+        let (url, method) = match check_subresource(&paused, &settings.browser, open) {
+            Ok(checked) => checked,
+            Err(refusal) => {
+                self.log_refusal(&paused, &refusal);
+                if matches!(refusal, Refusal::Method(_)) {
+                    self.state().blocked_non_get += 1;
+                }
+                self.fail(id, ErrorReason::BlockedByClient).await;
+                return;
+            }
+        };
+        let head = method == Method::HEAD;
+        let response = {
+            let Ok(_slot) = self.slots.acquire().await else {
+                self.fail(id, ErrorReason::BlockedByClient).await;
+                return;
+            };
+            // BSSR-TIMEOUT-01: timeout_seconds per subrequest.
+            let timeout = Duration::from_secs(u64::from(settings.timeout_seconds));
+            let mut opts = GetOptions::new(
+                (Instant::now() + timeout).min(budget.end),
+                u64::from(settings.timeout_seconds) * 1000,
+                settings.max_download_bytes,
+            );
+            opts.over_limit = OverLimit::Error;
+            opts.headers = paused.forwarded.clone();
+            opts.method = method;
+            self.ctx.client.get(&url, &opts).await
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(error) => {
+                log_fetch_error(&url, &paused.resource_type, &error);
+                self.fail(id, ErrorReason::BlockedByClient).await;
+                return;
+            }
+        };
+        let bytes = u64::try_from(response.body.len()).unwrap_or(u64::MAX);
+        if !self.state().budget.account(bytes) {
+            tracing::warn!(
+                target: "webfetch::browser",
+                event = "subresource_budget_exceeded",
+                url = %url.redacted(),
+                max_total_subresource_bytes = settings.browser.max_total_subresource_bytes,
+                "subresource failed: the total budget is spent"
+            );
+            self.fail(id, ErrorReason::BlockedByClient).await;
+            return;
+        }
+        let fulfilment = Fulfilment::from_response(&response, head);
+        if response.final_url == url || head {
+            self.fulfil(id, &fulfilment).await;
+        } else {
+            self.push_replay(&response.final_url, fulfilment);
+            self.fulfil(id, &Fulfilment::redirect_to(&response.final_url))
+                .await;
+        }
+    }
+
+    fn push_replay(&self, url: &CanonicalUrl, fulfilment: Fulfilment) {
+        self.state()
+            .replay
+            .entry(url.as_str().to_owned())
+            .or_default()
+            .push_back(fulfilment);
+    }
+
+    fn log_refusal(&self, paused: &Paused, refusal: &Refusal) {
+        let url = redact(&paused.url);
+        match refusal {
+            Refusal::Budget => tracing::warn!(
+                target: "webfetch::browser",
+                event = "subresource_budget_exceeded",
+                %url,
+                "subresource failed: the total budget is spent"
+            ),
+            Refusal::Scheme(scheme) => tracing::debug!(
+                target: "webfetch::browser",
+                event = "scheme_blocked",
+                %scheme,
+                "subrequest failed: only http and https leave the browser"
+            ),
+            Refusal::Method(method) => tracing::debug!(
+                target: "webfetch::browser",
+                event = "non_get_blocked",
+                %method,
+                %url,
+                "subrequest failed: only GET and HEAD leave the browser"
+            ),
+            Refusal::Resource(kind) => tracing::debug!(
+                target: "webfetch::browser",
+                event = "resource_blocked",
+                resource_type = %kind,
+                %url,
+                "subrequest failed: resource type in block_resources"
+            ),
+            Refusal::Url(error) => tracing::debug!(
+                target: "webfetch::browser",
+                event = "subrequest_invalid_url",
+                code = %error.code,
+                "subrequest failed: invalid URL"
+            ),
+        }
+    }
+
+    async fn fulfil(&self, id: RequestId, fulfilment: &Fulfilment) {
+        if let Err(error) = self.page.execute(fulfilment.params(id)).await {
+            tracing::debug!(target: "webfetch::browser", %error, "Fetch.fulfillRequest failed");
+        }
+    }
+
+    async fn fail(&self, id: RequestId, reason: ErrorReason) {
+        if let Err(error) = self.page.execute(FailRequestParams::new(id, reason)).await {
+            tracing::debug!(target: "webfetch::browser", %error, "Fetch.failRequest failed");
+        }
+    }
+}
+
+/// The client's redirect hook for main-chain fetches: each hop counts toward the
+/// chain's `max_redirects`, then robots.txt of the hop's target is checked.
+struct ChainHook<'i, 'a> {
+    interceptor: &'i Interceptor<'a>,
+    robots: Option<&'a dyn RedirectHook>,
+}
+
+impl RedirectHook for ChainHook<'_, '_> {
+    fn before_hop<'h>(
+        &'h self,
+        from: &'h CanonicalUrl,
+        to: &'h CanonicalUrl,
+    ) -> BoxFuture<'h, Result<(), FetchError>> {
+        Box::pin(async move {
+            self.interceptor.state().chain.count_hop()?;
+            match self.robots {
+                Some(robots) => robots.before_hop(from, to).await,
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+/// A timeout of the main chain is the browser phase's timeout: the page did not
+/// get its document within the phase's budget.
+fn in_phase(error: FetchError, budget: PhaseBudget) -> FetchError {
+    if error.code == ErrorCode::Timeout {
+        FetchError::timeout(budget.timeout_ms, budget.phase)
+    } else {
+        error
+    }
+}
+
+/// FR-WF-19c event names for failed subrequests; SSRF blocks are warnings with
+/// the address (T-WF-INFRA-05 step 6), timeouts warnings (BSSR-TIMEOUT-01).
+fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) {
+    let url = url.redacted();
+    let detail = |key: &str| error.details.get(key).map(ToString::to_string).unwrap_or_default();
+    match error.code {
+        ErrorCode::SsrfBlocked => tracing::warn!(
+            target: "webfetch::browser",
+            event = "ssrf_blocked",
+            %url,
+            resource_type,
+            blocked_ip = %detail("blocked_ip"),
+            cidr = %detail("cidr"),
+            toggle = %detail("toggle"),
+            "browser subrequest blocked by SSRF policy"
+        ),
+        ErrorCode::PortBlocked => tracing::warn!(
+            target: "webfetch::browser",
+            event = "port_blocked",
+            %url,
+            resource_type,
+            port = %detail("port"),
+            "browser subrequest blocked: port not allowed"
+        ),
+        ErrorCode::Timeout => tracing::warn!(
+            target: "webfetch::browser",
+            event = "subrequest_timeout",
+            %url,
+            resource_type,
+            "browser subrequest timed out"
+        ),
+        ErrorCode::ResponseTooLarge => tracing::warn!(
+            target: "webfetch::browser",
+            event = "subresource_too_large",
+            %url,
+            resource_type,
+            "browser subrequest failed: larger than max_download_bytes"
+        ),
+        code => tracing::debug!(
+            target: "webfetch::browser",
+            event = "subrequest_failed",
+            %url,
+            resource_type,
+            %code,
+            message = %error.message,
+            "browser subrequest failed"
+        ),
+    }
+}
+
+/// `scheme://host/path` of a raw request URL for logs (FR-WF-19b); anything that
+/// does not parse is logged as its scheme only.
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.has_host() => {
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Ok(parsed) => format!("{}:", parsed.scheme()),
+        Err(_) => "<unparsable>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_str;
+
+    fn paused(url: &str, method: &str, kind: &str) -> Paused {
+        Paused {
+            url: url.to_owned(),
+            method: method.to_owned(),
+            resource_type: kind.to_owned(),
+            top_frame_document: false,
+            forwarded: Vec::new(),
+        }
+    }
+
+    fn browser_settings(toml: &str) -> BrowserSettings {
+        load_str(toml).unwrap().settings.browser
+    }
+
+    #[test]
+    fn appendix_g_order_scheme_then_method_then_resource_then_budget() {
+        let s = browser_settings("[tools.webfetch.browser]\nblock_resources = [\"iMaGe\"]");
+        let check = |p: &Paused, open| check_subresource(p, &s, open);
+        // Scheme first, even for a POST of a blocked type with no budget left.
+        for (url, scheme) in [
+            ("data:text/plain,x", "data"),
+            ("blob:http://a.test/1", "blob"),
+            ("file:///etc/passwd", "file"),
+            ("ws://127.0.0.1:1/", "ws"),
+            ("wss://a.test/", "wss"),
+            ("javascript:alert(1)", "javascript"),
+            ("chrome://version", "chrome"),
+        ] {
+            assert_eq!(
+                check(&paused(url, "POST", "Image"), false),
+                Err(Refusal::Scheme(scheme.to_owned())),
+                "{url}"
+            );
+        }
+        // Method before resource type and budget (SRD-READINGS 23).
+        assert_eq!(
+            check(&paused("http://a.test/", "POST", "Image"), false),
+            Err(Refusal::Method("POST".to_owned()))
+        );
+        assert_eq!(
+            check(&paused("http://a.test/", "OPTIONS", "Preflight"), true),
+            Err(Refusal::Method("OPTIONS".to_owned()))
+        );
+        // BLOCKRES-01: case-insensitive on the CDP name.
+        assert_eq!(
+            check(&paused("http://a.test/i.png", "GET", "Image"), false),
+            Err(Refusal::Resource("Image".to_owned()))
+        );
+        assert_eq!(
+            check(&paused("http://a.test/a.js", "GET", "Script"), false),
+            Err(Refusal::Budget)
+        );
+        let (url, method) = check(&paused("http://A.test/a.js#x", "HEAD", "Script"), true).unwrap();
+        assert_eq!(url.as_str(), "http://a.test/a.js");
+        assert_eq!(method, Method::HEAD);
+        assert!(matches!(
+            check(&paused("http://0x7f000001/", "GET", "Fetch"), true),
+            Err(Refusal::Url(e)) if e.code == ErrorCode::InvalidHost
+        ));
+    }
+
+    #[test]
+    fn fr_wf_11g_default_blocks_images_media_fonts_not_scripts_or_styles() {
+        let s = BrowserSettings::default();
+        for kind in ["Image", "Media", "Font"] {
+            assert!(check_subresource(&paused("http://a.test/", "GET", kind), &s, true).is_err());
+        }
+        for kind in ["Script", "Stylesheet", "XHR", "Fetch", "Document", "Other"] {
+            assert!(check_subresource(&paused("http://a.test/", "GET", kind), &s, true).is_ok());
+        }
+    }
+
+    #[test]
+    fn srd_readings_25_the_crossing_response_is_fulfilled_later_ones_fail() {
+        let mut budget = Budget::new(100);
+        assert!(budget.is_open());
+        assert!(budget.account(60));
+        assert!(budget.is_open());
+        // Crosses the budget: still fulfilled.
+        assert!(budget.account(60));
+        assert!(!budget.is_open());
+        // Everything after it fails, even an empty body.
+        assert!(!budget.account(0));
+        let mut exact = Budget::new(10);
+        assert!(exact.account(10));
+        assert!(!exact.is_open());
+    }
+
+    #[test]
+    fn fr_wf_11c_main_chain_counts_every_later_navigation() {
+        let mut chain = MainChain::new(1);
+        let first = match chain.navigation("http://a.test/", "GET") {
+            NavStep::First(url) => url,
+            other => panic!("{other:?}"),
+        };
+        chain.committed(first);
+        match chain.navigation("http://b.test/x", "GET") {
+            NavStep::Hop { from, to } => {
+                assert_eq!(from.as_str(), "http://a.test/");
+                assert_eq!(to.as_str(), "http://b.test/x");
+                chain.committed(to);
+            }
+            other => panic!("{other:?}"),
+        }
+        match chain.navigation("http://c.test/", "GET") {
+            NavStep::Fatal(e) => {
+                assert_eq!(e.code, ErrorCode::RedirectLimit);
+                assert_eq!(e.details["count"], 2);
+                assert_eq!(e.details["max"], 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(chain.current().unwrap().as_str(), "http://b.test/x");
+    }
+
+    #[test]
+    fn srd_readings_22_23_navigation_scheme_then_method() {
+        let mut chain = MainChain::new(5);
+        assert!(matches!(
+            chain.navigation("file:///etc/passwd", "POST"),
+            NavStep::Fatal(e) if e.code == ErrorCode::InvalidScheme
+        ));
+        assert_eq!(
+            chain.navigation("http://a.test/form", "POST"),
+            NavStep::NonGet("POST".to_owned())
+        );
+        assert!(matches!(
+            chain.navigation("http://user:pw@a.test/", "GET"),
+            NavStep::Fatal(e) if e.code == ErrorCode::InvalidUrl
+        ));
+        // Nothing was counted for refused navigations.
+        assert!(matches!(chain.navigation("http://a.test/", "GET"), NavStep::First(_)));
+    }
+
+    #[test]
+    fn chain_hops_include_redirects_followed_by_the_client() {
+        let mut chain = MainChain::new(2);
+        chain.committed(CanonicalUrl::parse("http://a.test/").unwrap());
+        assert!(chain.count_hop().is_ok());
+        assert!(chain.count_hop().is_ok());
+        assert_eq!(chain.count_hop().unwrap_err().details["count"], 3);
+    }
+
+    #[test]
+    fn fr_wf_bssr_headers_01_only_accept_and_referer_are_forwarded() {
+        let headers = serde_json::json!({
+            "accept": "text/css",
+            "Referer": "http://a.test/page",
+            "Cookie": "sid=1",
+            "Authorization": "Bearer x",
+            "User-Agent": "Chrome",
+            "Accept-Encoding": "zstd",
+            "X-Custom": "1",
+        });
+        let mut forwarded: Vec<(String, String)> = forwarded_headers(&headers)
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        forwarded.sort();
+        assert_eq!(
+            forwarded,
+            [
+                ("accept".to_owned(), "text/css".to_owned()),
+                ("referer".to_owned(), "http://a.test/page".to_owned()),
+            ]
+        );
+        assert!(forwarded_headers(&serde_json::json!("not an object")).is_empty());
+    }
+
+    #[test]
+    fn fr_wf_bssr_body_01_content_length_matches_the_body_passed() {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("text/javascript"));
+        headers.insert("content-length", HeaderValue::from_static("999"));
+        headers.insert("set-cookie", HeaderValue::from_static("a=1"));
+        headers.insert("strict-transport-security", HeaderValue::from_static("max-age=1"));
+        headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        let out = fulfil_headers(&headers, 42, false);
+        let get = |name: &str| -> Vec<&str> {
+            out.iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .collect()
+        };
+        assert_eq!(get("content-length"), ["42"]);
+        assert_eq!(get("content-type"), ["text/javascript"]);
+        assert!(get("set-cookie").is_empty());
+        assert!(get("strict-transport-security").is_empty());
+        assert!(get("transfer-encoding").is_empty());
+        assert_eq!(get("content-security-policy"), [CONTENT_SECURITY_POLICY]);
+        // HEAD keeps the length of the body it describes.
+        let head = fulfil_headers(&headers, 0, true);
+        assert!(head.iter().any(|(n, v)| n == "content-length" && v == "999"));
+    }
+
+    #[test]
+    fn csp_leaves_out_non_network_schemes_and_websockets() {
+        // `*` never matches data:, blob: or filesystem: (CSP3 "matches a source
+        // expression"); connect-src lists http(s) only, so no ws:/wss:.
+        for forbidden in ["data:", "blob:", "filesystem:", "ws:", "wss:"] {
+            assert!(!CONTENT_SECURITY_POLICY.contains(forbidden), "{forbidden}");
+        }
+        assert!(CONTENT_SECURITY_POLICY.contains("connect-src http: https:"));
+    }
+
+    #[test]
+    fn redact_keeps_scheme_host_path_only() {
+        assert_eq!(
+            redact("http://u:p@a.test/p?q=secret#f"),
+            "http://a.test/p"
+        );
+        assert_eq!(redact("data:text/plain,secret"), "data:");
+        assert_eq!(redact("::"), "<unparsable>");
+    }
+}

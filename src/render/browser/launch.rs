@@ -1,0 +1,707 @@
+//! Launching Chromium (FR-WF-11, 11a, BROWSER-ISO-01, BROWSER-UA-01) and making
+//! sure it is gone afterwards.
+//!
+//! One Chromium per call, in a fresh temporary profile, in its own process group.
+//! [`Chromium::shutdown`] (or, on panic and cancellation, `Drop`) kills the whole
+//! group, reaps the browser process, kills any straggler that still names the
+//! profile on its command line (crashpad runs in its own session) and deletes the
+//! profile. A small watchdog (`sh` + `cat`) kills the group if this process dies
+//! without running `Drop`, since Chromium does not exit when its debugger leaves.
+//!
+//! The flags make Chromium's own networking fail closed: every request the page
+//! makes is paused by the Fetch domain and answered by us; anything that escapes
+//! interception (service-worker scripts, popups, prerenders, preconnects, DNS
+//! prefetch, WebSocket handshakes, WebRTC) meets a proxy that refuses everything
+//! and a resolver that resolves nothing.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use chromiumoxide::Browser;
+use chromiumoxide::handler::HandlerConfig;
+use futures_util::StreamExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::error::FetchError;
+
+/// Prefix of every temporary profile directory; the name is also how stragglers
+/// are found (`/proc/*/cmdline` naming the profile) and what the CI checks for.
+pub const PROFILE_PREFIX: &str = "webfetch-chromium-";
+
+/// Names searched on `PATH` when `chromium_path` is empty (FR-WF-11 step 1).
+const PATH_CANDIDATES: [&str; 6] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+    "chrome-headless-shell",
+];
+
+/// Debian's `/usr/bin/chromium` is a shell wrapper that sources `/etc/chromium.d`
+/// (API keys, extra flags); we run the binary it wraps.
+const DEBIAN_CHROMIUM: &str = "/usr/lib/chromium/chromium";
+
+/// Environment variables passed through to Chromium; everything else (API keys,
+/// proxies, tokens of the host process) is withheld.
+const ENV_PASSTHROUGH: [&str; 6] = [
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LD_LIBRARY_PATH",
+    "FONTCONFIG_PATH",
+    "FONTCONFIG_FILE",
+];
+
+/// Finds the Chromium binary (FR-WF-11 step 1): `chromium_path` when configured,
+/// else the first candidate on `path_var`. Errors are `browser_unavailable`
+/// (FR-WF-11a).
+pub(crate) fn resolve_executable(
+    configured: Option<&Path>,
+    path_var: Option<OsString>,
+) -> Result<PathBuf, FetchError> {
+    if let Some(path) = configured {
+        return if is_executable_file(path) {
+            Ok(path.to_path_buf())
+        } else {
+            Err(FetchError::browser_unavailable(
+                &path.display().to_string(),
+                "chromium_path is not an executable file",
+            ))
+        };
+    }
+    let dirs: Vec<PathBuf> = path_var
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for name in PATH_CANDIDATES {
+        for dir in &dirs {
+            let candidate = dir.join(name);
+            if is_executable_file(&candidate) {
+                if is_script(&candidate) && is_executable_file(Path::new(DEBIAN_CHROMIUM)) {
+                    return Ok(PathBuf::from(DEBIAN_CHROMIUM));
+                }
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(FetchError::browser_unavailable(
+        "",
+        format!(
+            "no Chromium found on PATH (looked for {}); set browser.chromium_path",
+            PATH_CANDIDATES.join(", ")
+        ),
+    ))
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                meta.permissions().mode() & 0o111 != 0
+            }
+            #[cfg(not(unix))]
+            {
+                true
+            }
+        }
+        _ => false,
+    }
+}
+
+fn is_script(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"#!"
+}
+
+/// The command line (without the program). `proxy_port` is the refusing backstop
+/// proxy; `user_agent` is the configured one (FR-WF-BROWSER-UA-01).
+pub(crate) fn chromium_args(
+    user_data_dir: &Path,
+    user_agent: &str,
+    proxy_port: u16,
+    no_sandbox: bool,
+) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--headless",
+        "--disable-gpu",
+        "--remote-debugging-address=127.0.0.1",
+        "--remote-debugging-port=0",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-client-side-phishing-detection",
+        "--disable-domain-reliability",
+        "--disable-breakpad",
+        "--no-pings",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--disable-dev-shm-usage",
+        "--disable-background-timer-throttling",
+        "--disable-backgrounding-occluded-windows",
+        "--disable-renderer-backgrounding",
+        "--disable-hang-monitor",
+        "--disable-prompt-on-repost",
+        "--deny-permission-prompts",
+        "--mute-audio",
+        "--hide-scrollbars",
+        "--window-size=1280,1024",
+        // One renderer for all frames: cross-site iframes stay in the page's
+        // target, whose Fetch interception then sees their requests.
+        "--disable-site-isolation-trials",
+        // No silent http -> https upgrade: the URL we validate is the URL loaded.
+        "--disable-features=IsolateOrigins,site-per-process,HttpsUpgrades,\
+         HttpsFirstBalancedModeAutoEnable,Translate,OptimizationHints,MediaRouter,\
+         DialMediaRouteProvider,AutofillServerCommunication,InterestFeedContentSuggestions,\
+         NetworkTimeServiceQuerying,Prerender2,SpeculationRulesPrefetchFuture",
+        // Fail closed: Chromium's own networking reaches nothing.
+        "--proxy-bypass-list=<-loopback>",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--disable-quic",
+        "--dns-prefetch-disable",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    args.push(format!("--proxy-server=http://127.0.0.1:{proxy_port}"));
+    args.push(format!("--user-data-dir={}", user_data_dir.display()));
+    args.push(format!("--user-agent={user_agent}"));
+    if no_sandbox {
+        // Chromium refuses to sandbox as root.
+        args.push("--no-sandbox".to_owned());
+    }
+    args.push("about:blank".to_owned());
+    args
+}
+
+/// Whether this process runs as root, where Chromium needs `--no-sandbox`.
+fn running_as_root() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
+/// Extracts the DevTools endpoint from a stderr line of Chromium.
+pub(crate) fn devtools_url(line: &str) -> Option<&str> {
+    let (_, url) = line.rsplit_once("DevTools listening on ")?;
+    let url = url.trim();
+    (url.starts_with("ws://127.0.0.1:") && url.contains("/devtools/browser/")).then_some(url)
+}
+
+/// A running Chromium with its CDP client. Dropping it kills everything and
+/// removes the profile; [`Chromium::shutdown`] does the same and waits.
+pub(crate) struct Chromium {
+    /// The CDP client.
+    pub(crate) browser: Browser,
+    /// Becomes `true` when the CDP event loop has ended: the browser went away.
+    pub(crate) connection_closed: watch::Receiver<bool>,
+    handler: JoinHandle<()>,
+    backstop: JoinHandle<()>,
+    stderr: JoinHandle<()>,
+    process: ProcessGuard,
+}
+
+/// What the launch needs besides the settings.
+pub(crate) struct LaunchSpec<'a> {
+    pub(crate) executable: &'a Path,
+    pub(crate) user_agent: &'a str,
+    /// Where the temporary profile is created.
+    pub(crate) profile_root: &'a Path,
+    /// When the launch must have finished.
+    pub(crate) deadline: Instant,
+    /// CDP command timeout.
+    pub(crate) command_timeout: Duration,
+}
+
+impl Chromium {
+    /// Starts Chromium and connects to it. Every failure is `browser_unavailable`
+    /// (FR-WF-11a: not found, or failing to launch) with whatever Chromium said.
+    pub(crate) async fn launch(spec: &LaunchSpec<'_>) -> Result<Chromium, FetchError> {
+        let exe = spec.executable.display().to_string();
+        let unavailable = |error: String| FetchError::browser_unavailable(&exe, error);
+        let profile = tempfile::Builder::new()
+            .prefix(PROFILE_PREFIX)
+            .tempdir_in(spec.profile_root)
+            .map_err(|e| unavailable(format!("cannot create a temporary profile: {e}")))?;
+        let dirs = ProfileDirs::create(profile.path())
+            .map_err(|e| unavailable(format!("cannot prepare the temporary profile: {e}")))?;
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(|e| unavailable(format!("cannot bind the backstop proxy: {e}")))?;
+        let proxy_port = listener
+            .local_addr()
+            .map_err(|e| unavailable(format!("backstop proxy address: {e}")))?
+            .port();
+        let backstop = tokio::spawn(refuse_all(listener));
+
+        let mut command = Command::new(spec.executable);
+        command
+            .args(chromium_args(
+                &dirs.user_data,
+                spec.user_agent,
+                proxy_port,
+                running_as_root(),
+            ))
+            .env_clear()
+            .envs(ENV_PASSTHROUGH.iter().filter_map(|name| {
+                std::env::var_os(name).map(|value| (*name, value))
+            }))
+            .env("HOME", &dirs.home)
+            .env("XDG_CONFIG_HOME", dirs.home.join(".config"))
+            .env("XDG_CACHE_HOME", dirs.home.join(".cache"))
+            .env("XDG_DATA_HOME", dirs.home.join(".local/share"))
+            .env("TMPDIR", &dirs.tmp)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        let child = command.spawn().map_err(|e| {
+            backstop.abort();
+            unavailable(format!("cannot start Chromium: {e}"))
+        })?;
+        let mut process = ProcessGuard {
+            pgid: child.id(),
+            child: Some(child),
+            watchdog: None,
+            watchdog_stdin: None,
+            profile: Some(profile),
+        };
+        process.start_watchdog();
+
+        let stderr = process.child.as_mut().and_then(|c| c.stderr.take());
+        let Some(stderr) = stderr else {
+            backstop.abort();
+            return Err(unavailable("Chromium's stderr is not readable".to_owned()));
+        };
+        let mut lines = BufReader::new(stderr).lines();
+        let mut tail = StderrTail::default();
+        let ws_url = loop {
+            match tokio::time::timeout_at(spec.deadline, lines.next_line()).await {
+                Err(_) => {
+                    backstop.abort();
+                    return Err(unavailable(format!(
+                        "Chromium did not start in time{}",
+                        tail.describe()
+                    )));
+                }
+                Ok(Ok(Some(line))) => match devtools_url(&line) {
+                    Some(url) => break url.to_owned(),
+                    None => tail.push(&line),
+                },
+                Ok(Ok(None)) | Ok(Err(_)) => {
+                    backstop.abort();
+                    return Err(unavailable(format!(
+                        "Chromium exited during start-up{}",
+                        tail.describe()
+                    )));
+                }
+            }
+        };
+        // Keep draining stderr so Chromium never blocks on a full pipe.
+        let stderr = tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::trace!(target: "webfetch::browser::chromium", "{line}");
+            }
+        });
+
+        let config = HandlerConfig {
+            ignore_https_errors: false,
+            ignore_invalid_messages: true,
+            viewport: None,
+            context_ids: Vec::new(),
+            request_timeout: spec.command_timeout,
+            request_intercept: false,
+            cache_enabled: false,
+        };
+        let connect = Browser::connect_with_config(ws_url, config);
+        let (browser, mut handler) = match tokio::time::timeout_at(spec.deadline, connect).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => {
+                backstop.abort();
+                stderr.abort();
+                return Err(unavailable(format!("cannot connect to DevTools: {e}")));
+            }
+            Err(_) => {
+                backstop.abort();
+                stderr.abort();
+                return Err(unavailable("DevTools did not answer in time".to_owned()));
+            }
+        };
+        let (closed_tx, connection_closed) = watch::channel(false);
+        // The CDP event loop runs in its own task for the whole session.
+        let handler = tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(chromiumoxide::error::CdpError::Ws(error)) = event {
+                    tracing::debug!(target: "webfetch::browser", %error, "DevTools connection lost");
+                    break;
+                }
+            }
+            let _ = closed_tx.send(true);
+        });
+        Ok(Chromium {
+            browser,
+            connection_closed,
+            handler,
+            backstop,
+            stderr,
+            process,
+        })
+    }
+
+    /// Kills Chromium and its helpers, reaps the browser process and deletes the
+    /// profile (BROWSER-ISO-01 step 2). Errors are logged: the fetch's outcome does
+    /// not depend on them, and `Drop` retries nothing it could not do here.
+    pub(crate) async fn shutdown(mut self) {
+        self.handler.abort();
+        self.backstop.abort();
+        self.stderr.abort();
+        self.process.shutdown().await;
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        self.handler.abort();
+        self.backstop.abort();
+        self.stderr.abort();
+        // `process` drops next and kills whatever is left.
+    }
+}
+
+/// The profile layout: Chromium's user-data-dir plus a HOME and TMPDIR inside the
+/// same temporary directory, so nothing Chromium writes (crash reports, NSS
+/// database, font caches, shared-memory files) outlives the call.
+struct ProfileDirs {
+    user_data: PathBuf,
+    home: PathBuf,
+    tmp: PathBuf,
+}
+
+impl ProfileDirs {
+    fn create(root: &Path) -> io::Result<ProfileDirs> {
+        let dirs = ProfileDirs {
+            user_data: root.join("data"),
+            home: root.join("home"),
+            tmp: root.join("tmp"),
+        };
+        for dir in [&dirs.user_data, &dirs.home, &dirs.tmp] {
+            std::fs::create_dir(dir)?;
+        }
+        Ok(dirs)
+    }
+}
+
+/// The backstop proxy: accepts and closes every connection, so a request that
+/// escaped interception fails at once instead of reaching anything.
+async fn refuse_all(listener: TcpListener) {
+    while let Ok((stream, _)) = listener.accept().await {
+        tracing::debug!(
+            target: "webfetch::browser",
+            event = "backstop_refused",
+            "a Chromium connection escaped interception and was refused"
+        );
+        drop(stream);
+    }
+}
+
+/// The last lines Chromium printed before failing, bounded.
+#[derive(Default)]
+struct StderrTail(Vec<String>);
+
+impl StderrTail {
+    const LINES: usize = 8;
+    const LINE_CHARS: usize = 300;
+
+    fn push(&mut self, line: &str) {
+        if self.0.len() == Self::LINES {
+            self.0.remove(0);
+        }
+        self.0.push(line.chars().take(Self::LINE_CHARS).collect());
+    }
+
+    fn describe(&self) -> String {
+        if self.0.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", self.0.join(" | "))
+        }
+    }
+}
+
+/// Owns the Chromium process group, the watchdog and the profile directory.
+struct ProcessGuard {
+    child: Option<Child>,
+    pgid: Option<u32>,
+    watchdog: Option<Child>,
+    watchdog_stdin: Option<ChildStdin>,
+    profile: Option<tempfile::TempDir>,
+}
+
+/// How long cleanup waits for a killed process before moving on.
+const REAP_WAIT: Duration = Duration::from_secs(5);
+
+impl ProcessGuard {
+    /// Starts `sh -c 'cat >/dev/null; kill -s KILL -- -PGID'`: when this process
+    /// exits for any reason its end of the pipe closes, `cat` returns and the
+    /// Chromium group is killed. Best effort: without `/bin/sh` there is no watchdog.
+    fn start_watchdog(&mut self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            let spawned = Command::new("/bin/sh")
+                .args([
+                    "-c",
+                    "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null",
+                    "webfetch-chromium-watchdog",
+                    &pgid.to_string(),
+                ])
+                .env_clear()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn();
+            match spawned {
+                Ok(mut watchdog) => {
+                    self.watchdog_stdin = watchdog.stdin.take();
+                    self.watchdog = Some(watchdog);
+                }
+                Err(error) => {
+                    tracing::debug!(target: "webfetch::browser", %error, "no Chromium watchdog");
+                }
+            }
+        }
+    }
+
+    /// Stops the watchdog without letting it fire (the group is killed here).
+    async fn stop_watchdog(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.start_kill();
+            let _ = tokio::time::timeout(REAP_WAIT, watchdog.wait()).await;
+        }
+        if let Some(mut stdin) = self.watchdog_stdin.take() {
+            let _ = stdin.shutdown().await;
+        }
+    }
+
+    async fn shutdown(&mut self) {
+        self.stop_watchdog().await;
+        self.kill_group();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            if tokio::time::timeout(REAP_WAIT, child.wait()).await.is_err() {
+                tracing::warn!(target: "webfetch::browser", "Chromium did not exit after SIGKILL");
+            }
+        }
+        self.finish();
+    }
+
+    /// SIGKILLs the whole group, once: after this the group id may be reused.
+    fn kill_group(&mut self) {
+        let pgid = self.pgid.take();
+        #[cfg(unix)]
+        if let Some(pgid) = pgid.and_then(|p| i32::try_from(p).ok()) {
+            use nix::sys::signal::{Signal, killpg};
+            use nix::unistd::Pid;
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        #[cfg(not(unix))]
+        let _ = pgid;
+    }
+
+    /// Kills stragglers outside the group and deletes the profile.
+    fn finish(&mut self) {
+        if let Some(profile) = self.profile.take() {
+            kill_processes_naming(profile.path());
+            remove_profile(profile);
+        }
+    }
+}
+
+impl Drop for ProcessGuard {
+    /// The panic and cancellation path: no `await` here, so kill, reap what exits
+    /// promptly, and delete the profile.
+    fn drop(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.start_kill();
+            let _ = watchdog.try_wait();
+        }
+        self.kill_group();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            let until = std::time::Instant::now() + Duration::from_secs(2);
+            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.finish();
+    }
+}
+
+/// SIGKILLs every process whose command line mentions `profile` (crashpad
+/// handlers run in their own session, outside the group). Linux only; elsewhere
+/// the group kill is all there is.
+fn kill_processes_naming(profile: &Path) {
+    #[cfg(target_os = "linux")]
+    for pid in processes_naming(profile) {
+        if let Ok(pid) = i32::try_from(pid) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = profile;
+}
+
+/// Live (non-zombie) processes whose command line contains `needle`'s path.
+#[cfg(target_os = "linux")]
+pub(crate) fn processes_naming(needle: &Path) -> Vec<u32> {
+    let needle = needle.display().to_string();
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline)
+                    .split('\0')
+                    .any(|arg| arg.contains(needle.as_str()))
+            })
+        })
+        .collect()
+}
+
+/// Deletes the profile, retrying briefly: a process killed a moment ago may still
+/// be closing files in it.
+fn remove_profile(profile: tempfile::TempDir) {
+    let path = profile.keep();
+    for attempt in 0..5 {
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => return,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return,
+            Err(error) if attempt == 4 => {
+                tracing::warn!(
+                    target: "webfetch::browser",
+                    %error,
+                    path = %path.display(),
+                    "could not delete the temporary Chromium profile"
+                );
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devtools_url_is_taken_from_the_announcement_only() {
+        let line = "DevTools listening on ws://127.0.0.1:41231/devtools/browser/3f0e-42";
+        assert_eq!(
+            devtools_url(line),
+            Some("ws://127.0.0.1:41231/devtools/browser/3f0e-42")
+        );
+        assert_eq!(devtools_url("[1:2:ERROR:bus.cc] Failed to connect"), None);
+        // A page can not print this, but a non-loopback endpoint is never used.
+        assert_eq!(
+            devtools_url("DevTools listening on ws://10.0.0.1:1/devtools/browser/x"),
+            None
+        );
+    }
+
+    #[test]
+    fn fr_wf_11a_missing_or_non_executable_path_is_unavailable() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        let err = resolve_executable(Some(&missing), None).unwrap_err();
+        assert_eq!(err.code, crate::ErrorCode::BrowserUnavailable);
+        assert_eq!(err.details["chromium_path"], missing.display().to_string());
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"not a program").unwrap();
+        assert!(resolve_executable(Some(&plain), None).is_err());
+        let err = resolve_executable(None, Some(dir.path().as_os_str().to_owned())).unwrap_err();
+        assert_eq!(err.code, crate::ErrorCode::BrowserUnavailable);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fr_wf_11_path_search_finds_the_first_candidate() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("chromium-browser");
+        std::fs::write(&exe, b"\x7fELF").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([Path::new("/nonexistent"), dir.path()]).unwrap();
+        assert_eq!(resolve_executable(None, Some(path)).unwrap(), exe);
+    }
+
+    #[test]
+    fn flags_fail_closed_and_isolate() {
+        let args = chromium_args(Path::new("/tmp/p/data"), "forge-webfetch/1.0", 4567, true);
+        for expected in [
+            "--proxy-server=http://127.0.0.1:4567",
+            "--proxy-bypass-list=<-loopback>",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+            "--user-data-dir=/tmp/p/data",
+            "--user-agent=forge-webfetch/1.0",
+            "--disable-site-isolation-trials",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--headless",
+        ] {
+            assert!(args.iter().any(|a| a == expected), "{expected} missing");
+        }
+        let features = args
+            .iter()
+            .find(|a| a.starts_with("--disable-features="))
+            .unwrap();
+        for feature in ["IsolateOrigins", "site-per-process", "HttpsUpgrades"] {
+            assert!(features.split([',', '=']).any(|f| f == feature), "{feature}");
+        }
+        // Exactly one --disable-features: Chromium keeps only the last one.
+        assert_eq!(
+            args.iter().filter(|a| a.starts_with("--disable-features")).count(),
+            1
+        );
+        assert!(!chromium_args(Path::new("/p"), "ua", 1, false).contains(&"--no-sandbox".to_owned()));
+    }
+}

@@ -1,0 +1,143 @@
+//! Browser mode (SRD 3.4.3 .. 3.4.5, Appendix G): headless Chromium over CDP where
+//! every request the page makes passes the same SSRF gate as HTTP mode.
+//!
+//! [`render`] launches a fresh Chromium for the call ([`launch`]), navigates one
+//! page while answering every paused request through the pinned [`HttpClient`]
+//! ([`intercept`]), waits for DOMContentLoaded and network idle ([`idle`]), reads
+//! the DOM under its size cap, and tears everything down. Nothing leaves the
+//! browser by its own networking: the security model is in the crate README.
+//!
+//! [`HttpClient`]: crate::http::HttpClient
+
+mod idle;
+mod intercept;
+mod launch;
+mod session;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::config::Settings;
+use crate::error::FetchError;
+use crate::http::{HttpClient, RedirectHook};
+use crate::ssrf::SsrfValidator;
+use crate::url::CanonicalUrl;
+
+pub use self::intercept::CONTENT_SECURITY_POLICY;
+pub use self::launch::PROFILE_PREFIX;
+
+/// Time allowed for Chromium to start and answer DevTools. It comes out of
+/// FR-WF-TIMEOUT-01's `page_load_buffer_s` (5 s), not out of `timeout_seconds`.
+pub const LAUNCH_BUDGET: Duration = Duration::from_secs(5);
+
+/// What one browser render needs.
+pub struct RenderContext<'a> {
+    /// The configuration; the same the client runs with.
+    pub settings: Arc<Settings>,
+    /// The pinned client every request of the page goes through (BSSR-01 A).
+    pub client: &'a HttpClient,
+    /// The resolver seam, for the SSRF check of top-frame hops before robots.txt
+    /// (FR-WF-07e order); the client uses its own copy to fetch.
+    pub validator: Arc<dyn SsrfValidator>,
+    /// The page to render (already checked: SSRF, robots).
+    pub url: &'a CanonicalUrl,
+    /// robots.txt for each later hop of the top frame's chain: redirects and
+    /// script or markup navigations (ROBOTS-SCOPE-01, SRD-READINGS 22). Never
+    /// called for subresources.
+    pub top_frame_hook: Option<&'a dyn RedirectHook>,
+    /// Deadline for the navigation (DOMContentLoaded), normally `timeout_seconds`
+    /// from the start of this render; the idle wait after it has its own budget,
+    /// `network_idle_ms` (FR-WF-11e, FR-WF-TIMEOUT-01).
+    pub deadline: Instant,
+    /// Where temporary profiles are created; the system temp dir when `None`.
+    pub profile_root: Option<PathBuf>,
+}
+
+impl<'a> RenderContext<'a> {
+    /// A context with the client's settings, no robots hook, and the system temp
+    /// directory for profiles.
+    pub fn new(
+        client: &'a HttpClient,
+        validator: Arc<dyn SsrfValidator>,
+        url: &'a CanonicalUrl,
+        deadline: Instant,
+    ) -> RenderContext<'a> {
+        RenderContext {
+            settings: Arc::clone(client.settings()),
+            client,
+            validator,
+            url,
+            top_frame_hook: None,
+            deadline,
+            profile_root: None,
+        }
+    }
+
+    /// Sets the robots.txt hook of the top-frame chain.
+    pub fn with_top_frame_hook(mut self, hook: &'a dyn RedirectHook) -> RenderContext<'a> {
+        self.top_frame_hook = Some(hook);
+        self
+    }
+
+    /// Creates temporary profiles under `root` instead of the system temp dir.
+    pub fn with_profile_root(mut self, root: PathBuf) -> RenderContext<'a> {
+        self.profile_root = Some(root);
+        self
+    }
+}
+
+/// A rendered page, ready for the same extraction as an HTTP document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowserPage {
+    /// The last document of the top frame's chain (FR-WF-RESP-METHOD-01).
+    pub final_url: CanonicalUrl,
+    /// `document.documentElement.outerHTML`, at most `max_rendered_dom_bytes`
+    /// (FR-WF-11d, DOMSIZE-02).
+    pub html: String,
+    /// The DOM was cut: add the `browser_dom_truncated` note.
+    pub dom_truncated: bool,
+    /// A non-GET/HEAD request was failed: add the `browser_blocked_non_get` note
+    /// (BROWSER-METHOD-01 step 3).
+    pub blocked_non_get: bool,
+}
+
+/// Renders `ctx.url` in a fresh headless Chromium (FR-WF-11).
+///
+/// Errors: `browser_unavailable` when browser mode is disabled, no Chromium is
+/// found, or it fails to start (FR-WF-11a); `browser_crashed` when it dies
+/// mid-render; `timeout` with phase `browser_navigation` or `browser_network_idle`
+/// (FR-WF-11f); and any error of the top frame's chain (`ssrf_blocked`,
+/// `robots_disallowed`, `redirect_limit`, `http_4xx`, ...). The Chromium process
+/// group and the temporary profile are gone when this returns, and also when the
+/// future is dropped or a panic unwinds through it (BROWSER-ISO-01).
+pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> {
+    let browser = &ctx.settings.browser;
+    let configured = browser.chromium_path.as_deref();
+    if !browser.enabled {
+        return Err(FetchError::browser_unavailable(
+            &configured.map(|p| p.display().to_string()).unwrap_or_default(),
+            "browser mode is disabled (browser.enabled = false)",
+        ));
+    }
+    let executable = launch::resolve_executable(configured, std::env::var_os("PATH"))?;
+    let profile_root = ctx.profile_root.clone().unwrap_or_else(std::env::temp_dir);
+    let started = Instant::now();
+    let command_timeout = Duration::from_secs(u64::from(ctx.settings.timeout_seconds))
+        + Duration::from_millis(u64::from(browser.network_idle_ms))
+        + LAUNCH_BUDGET;
+    let chromium = launch::Chromium::launch(&launch::LaunchSpec {
+        executable: &executable,
+        user_agent: &ctx.settings.user_agent,
+        profile_root: &profile_root,
+        deadline: started + LAUNCH_BUDGET,
+        command_timeout,
+    })
+    .await?;
+    let nav_deadline = ctx.deadline + started.elapsed().min(LAUNCH_BUDGET);
+    let outcome = session::run(&chromium, ctx, nav_deadline).await;
+    chromium.shutdown().await;
+    outcome
+}

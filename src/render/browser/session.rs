@@ -1,0 +1,380 @@
+//! One page's life in the browser: navigate, answer every paused request, wait for
+//! DOMContentLoaded then network idle, read the DOM (SRD 3.4.3, 3.4.4).
+//!
+//! A single loop owns the timing: paused requests become handler futures in a
+//! `FuturesUnordered` (they borrow the context, nothing is spawned), and the loop
+//! watches DOMContentLoaded, the navigation result, crashes and its own timers.
+
+use std::time::Duration;
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    EnableParams as FetchEnableParams, EventRequestPaused, RequestPattern, RequestStage,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CreateIsolatedWorldParams, EventDomContentEventFired, FrameId, NavigateParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, EventTargetCrashed};
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
+use chromiumoxide::error::CdpError;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::idle::{self, IdleState, NetworkIdle, truncate_utf8};
+use super::intercept::{Interceptor, Outcome, Paused, PhaseBudget};
+use super::launch::Chromium;
+use super::{BrowserPage, RenderContext};
+use crate::error::{FetchError, TimeoutPhase};
+
+/// How often the DOM size is measured while waiting for idle (DOMSIZE-01).
+const DOM_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// UTF-16 code units fetched per DOM read call: a chunk is at most a few MB of
+/// JSON whatever the content.
+const DOM_CHUNK_UNITS: usize = 1 << 20;
+
+/// Bound on reading the DOM once the wait is over.
+const DOM_READ_BUDGET: Duration = Duration::from_secs(10);
+
+/// Where the wait stands.
+enum Phase {
+    /// Until DOMContentLoaded (`timeout_seconds`, phase `browser_navigation`).
+    Navigating,
+    /// After DOMContentLoaded (`network_idle_ms`, phase `browser_network_idle`).
+    Settling {
+        dom_content_loaded: Instant,
+        idle_end: Instant,
+        next_dom_check: Instant,
+    },
+}
+
+/// Why the wait ended well.
+enum Settled {
+    /// Network idle (FR-WF-11e).
+    Idle,
+    /// The DOM passed `max_rendered_dom_bytes` (DOMSIZE-01: stop waiting).
+    DomFull,
+}
+
+/// Runs the page: returns the rendered document or the fetch's error.
+pub(crate) async fn run(
+    chromium: &Chromium,
+    ctx: &RenderContext<'_>,
+    nav_deadline: Instant,
+) -> Result<BrowserPage, FetchError> {
+    let settings = &ctx.settings;
+    let timeout_ms = u64::from(settings.timeout_seconds) * 1000;
+    let nav_timeout = || FetchError::timeout(timeout_ms, TimeoutPhase::BrowserNavigation);
+    let browser = &chromium.browser;
+    let mut closed = chromium.connection_closed.clone();
+    let cdp = |error: CdpError| cdp_failure(error, &closed_now(&chromium.connection_closed));
+
+    let setup = async {
+        browser
+            .execute(SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny))
+            .await?;
+        let crashes = browser.event_listener::<EventTargetCrashed>().await?;
+        let page = browser.new_page(CreateTargetParams::new("about:blank")).await?;
+        let paused = page.event_listener::<EventRequestPaused>().await?;
+        let loaded = page.event_listener::<EventDomContentEventFired>().await?;
+        let pattern = RequestPattern {
+            url_pattern: Some("*".to_owned()),
+            resource_type: None,
+            request_stage: Some(RequestStage::Request),
+        };
+        page.execute(FetchEnableParams {
+            patterns: Some(vec![pattern]),
+            handle_auth_requests: Some(false),
+        })
+        .await?;
+        let main_frame = page
+            .mainframe()
+            .await?
+            .unwrap_or_else(|| FrameId::new(page.target_id().as_ref()));
+        Ok::<_, CdpError>((page, crashes, paused, loaded, main_frame))
+    };
+    let (page, mut crashes, mut paused, mut loaded, main_frame) =
+        match tokio::time::timeout_at(nav_deadline, setup).await {
+            Ok(Ok(parts)) => parts,
+            Ok(Err(error)) => return Err(cdp(error)),
+            Err(_) => return Err(nav_timeout()),
+        };
+
+    let interceptor = Interceptor::new(ctx, page.clone());
+    let mut handlers = FuturesUnordered::new();
+    let mut network = NetworkIdle::new(Instant::now());
+    let mut phase = Phase::Navigating;
+    let mut navigate = Box::pin(page.execute(NavigateParams::new(ctx.url.as_str())));
+    let mut navigated = false;
+
+    let settled = loop {
+        let now = Instant::now();
+        let wake = match &phase {
+            Phase::Navigating => nav_deadline,
+            Phase::Settling {
+                dom_content_loaded,
+                idle_end,
+                next_dom_check,
+            } => {
+                let idle_at = match network.state(now, *dom_content_loaded) {
+                    IdleState::WaitUntil(at) => at,
+                    IdleState::Idle => now,
+                    IdleState::Busy => *idle_end,
+                };
+                idle_at.min(*idle_end).min(*next_dom_check)
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = closed.changed() => {
+                return Err(FetchError::browser_crashed("the browser process went away"));
+            }
+            Some(crash) = crashes.next() => {
+                if crash.target_id == *page.target_id() {
+                    return Err(FetchError::browser_crashed(format!(
+                        "the page's renderer crashed ({}, code {})",
+                        crash.status, crash.error_code
+                    )));
+                }
+            }
+            Some(outcome) = handlers.next(), if !handlers.is_empty() => {
+                network.finished(Instant::now());
+                if let Outcome::Fatal(error) = outcome {
+                    return Err(error);
+                }
+            }
+            Some(event) = paused.next() => {
+                network.started();
+                let budget = phase_budget(&phase, nav_deadline, timeout_ms, settings.browser.network_idle_ms);
+                let request = Paused::from_event(&event, main_frame.as_ref());
+                handlers.push(interceptor.handle(request, event.request_id.clone(), budget));
+            }
+            Some(_) = loaded.next(), if matches!(phase, Phase::Navigating) => {
+                let now = Instant::now();
+                phase = Phase::Settling {
+                    dom_content_loaded: now,
+                    idle_end: idle::idle_end(now, settings.browser.network_idle_ms),
+                    next_dom_check: now + DOM_CHECK_EVERY,
+                };
+            }
+            result = &mut navigate, if !navigated => {
+                navigated = true;
+                if let Ok(response) = result {
+                    if let Some(text) = response.result.error_text.filter(|t| !t.is_empty()) {
+                        return Err(interceptor
+                            .take_fatal()
+                            .unwrap_or_else(|| FetchError::network(text)));
+                    }
+                }
+            }
+            _ = tokio::time::sleep_until(wake) => {
+                let now = Instant::now();
+                match &mut phase {
+                    Phase::Navigating => {
+                        if now >= nav_deadline {
+                            return Err(nav_timeout());
+                        }
+                    }
+                    Phase::Settling { dom_content_loaded, idle_end, next_dom_check } => {
+                        if network.state(now, *dom_content_loaded) == IdleState::Idle {
+                            break Settled::Idle;
+                        }
+                        if now >= *idle_end {
+                            // FR-WF-11f: no partial DOM.
+                            return Err(FetchError::timeout(
+                                u64::from(settings.browser.network_idle_ms),
+                                TimeoutPhase::BrowserNetworkIdle,
+                            ));
+                        }
+                        if now >= *next_dom_check {
+                            *next_dom_check = now + DOM_CHECK_EVERY;
+                            let limit = settings.browser.max_rendered_dom_bytes;
+                            if dom_size(&page, &main_frame, limit).await.is_some_and(|size| size > limit) {
+                                break Settled::DomFull;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    if let Settled::DomFull = settled {
+        tracing::debug!(target: "webfetch::browser", "DOM over max_rendered_dom_bytes: extracting now");
+    }
+    // Nothing may still be fetching for a page we are done with.
+    drop(handlers);
+
+    let read = read_dom(&page, &main_frame, settings.browser.max_rendered_dom_bytes);
+    let dom = match tokio::time::timeout(DOM_READ_BUDGET, read).await {
+        Ok(Ok(dom)) => dom,
+        Ok(Err(error)) => return Err(cdp(error)),
+        Err(_) => return Err(FetchError::timeout(timeout_ms, TimeoutPhase::unknown())),
+    };
+    check_document_url(&dom.href, &interceptor)?;
+    let final_url = interceptor
+        .final_url()
+        .ok_or_else(|| FetchError::internal("the browser rendered no document"))?;
+    Ok(BrowserPage {
+        final_url,
+        html: dom.html,
+        dom_truncated: dom.truncated,
+        blocked_non_get: interceptor.blocked_non_get() > 0,
+    })
+}
+
+fn closed_now(closed: &tokio::sync::watch::Receiver<bool>) -> bool {
+    *closed.borrow()
+}
+
+/// A failed CDP command: the browser is gone (`browser_crashed`), or it refused
+/// something we asked (`internal`).
+fn cdp_failure(error: CdpError, connection_closed: &bool) -> FetchError {
+    if *connection_closed || matches!(error, CdpError::Ws(_) | CdpError::ChannelSendError(_)) {
+        FetchError::browser_crashed(error)
+    } else {
+        FetchError::internal(format!("DevTools: {error}"))
+    }
+}
+
+/// The time a request paused now may use, and how a main-chain timeout reads.
+fn phase_budget(phase: &Phase, nav_deadline: Instant, timeout_ms: u64, idle_ms: u32) -> PhaseBudget {
+    match phase {
+        Phase::Navigating => PhaseBudget {
+            end: nav_deadline,
+            phase: TimeoutPhase::BrowserNavigation,
+            timeout_ms,
+        },
+        Phase::Settling { idle_end, .. } => PhaseBudget {
+            end: *idle_end,
+            phase: TimeoutPhase::BrowserNetworkIdle,
+            timeout_ms: u64::from(idle_ms),
+        },
+    }
+}
+
+/// SRD-READINGS 22: the document we return must be a web document the main chain
+/// loaded, never Chromium's error page or a `data:`/`blob:`/`about:` document.
+fn check_document_url(href: &str, interceptor: &Interceptor<'_>) -> Result<(), FetchError> {
+    let scheme = url::Url::parse(href)
+        .map(|u| u.scheme().to_owned())
+        .unwrap_or_default();
+    match scheme.as_str() {
+        "http" | "https" => Ok(()),
+        "chrome-error" => Err(interceptor
+            .take_fatal()
+            .unwrap_or_else(|| FetchError::network("the page failed to load"))),
+        other => Err(FetchError::invalid_scheme(other)),
+    }
+}
+
+/// The rendered DOM.
+struct Dom {
+    html: String,
+    truncated: bool,
+    /// `location.href` of the top frame.
+    href: String,
+}
+
+/// JavaScript run in our isolated world (pristine built-ins, the page's DOM):
+/// serialises the DOM once, makes it well-formed UTF-16 (a lone surrogate would
+/// break the JSON transport) and measures its UTF-8 length (DOMSIZE-01).
+const PREPARE_DOM: &str = r#"(() => {
+  const root = document.documentElement;
+  let html = root ? root.outerHTML : '';
+  html = typeof html.toWellFormed === 'function'
+    ? html.toWellFormed()
+    : html.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  globalThis.__webfetchDom = html;
+  let bytes = 0;
+  for (let i = 0; i < html.length; i++) {
+    const c = html.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xD800 && c <= 0xDBFF) { bytes += 4; i++; }
+    else bytes += 3;
+  }
+  return [html.length, bytes, String(location.href)];
+})()"#;
+
+/// The UTF-8 size of the DOM; when three bytes per UTF-16 unit stay under the
+/// limit (`LIMIT`, substituted) the unit count is answer enough.
+const DOM_SIZE: &str = r#"(() => {
+  const root = document.documentElement;
+  const html = root ? root.outerHTML : '';
+  if (html.length * 3 <= LIMIT) return html.length;
+  let bytes = 0;
+  for (let i = 0; i < html.length; i++) {
+    const c = html.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xD800 && c <= 0xDBFF) { bytes += 4; i++; }
+    else bytes += 3;
+  }
+  return bytes;
+})()"#;
+
+async fn isolated_world(page: &Page, frame: &FrameId) -> Result<ExecutionContextId, CdpError> {
+    let mut params = CreateIsolatedWorldParams::new(frame.clone());
+    params.world_name = Some("webfetch".to_owned());
+    Ok(page.execute(params).await?.result.execution_context_id)
+}
+
+async fn evaluate(page: &Page, context: ExecutionContextId, expression: String) -> Result<Value, CdpError> {
+    let mut params = EvaluateParams::new(expression);
+    params.context_id = Some(context);
+    params.return_by_value = Some(true);
+    let returns = page.execute(params).await?.result;
+    if let Some(exception) = returns.exception_details {
+        return Err(CdpError::msg(format!("DOM script failed: {}", exception.text)));
+    }
+    Ok(returns.result.value.unwrap_or(Value::Null))
+}
+
+/// The current DOM size in UTF-8 bytes, or `None` when it cannot be measured now
+/// (e.g. mid-navigation); the next check tries again.
+async fn dom_size(page: &Page, frame: &FrameId, limit: u64) -> Option<u64> {
+    let context = isolated_world(page, frame).await.ok()?;
+    let script = DOM_SIZE.replace("LIMIT", &limit.to_string());
+    evaluate(page, context, script).await.ok()?.as_u64()
+}
+
+/// Reads `outerHTML` in chunks, keeping at most `max_bytes` (DOMSIZE-02): the
+/// truncated prefix ends at a UTF-8 boundary; the cut is reported, never hidden.
+async fn read_dom(page: &Page, frame: &FrameId, max_bytes: u64) -> Result<Dom, CdpError> {
+    let context = isolated_world(page, frame).await?;
+    let prepared = evaluate(page, context, PREPARE_DOM.to_owned()).await?;
+    let shape = || CdpError::msg("unexpected DOM script result");
+    let units = prepared.get(0).and_then(Value::as_u64).ok_or_else(shape)?;
+    let bytes = prepared.get(1).and_then(Value::as_u64).ok_or_else(shape)?;
+    let href = prepared.get(2).and_then(Value::as_str).ok_or_else(shape)?.to_owned();
+    let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let mut html = String::with_capacity(usize::try_from(bytes.min(max_bytes)).unwrap_or(0));
+    let mut start = 0u64;
+    while start < units && html.len() < max {
+        let script = format!(
+            "(() => {{ const s = globalThis.__webfetchDom; let e = Math.min(s.length, {start} + {DOM_CHUNK_UNITS}); \
+             if (e < s.length) {{ const c = s.charCodeAt(e - 1); if (c >= 0xD800 && c <= 0xDBFF) e -= 1; }} \
+             return [e, s.substring({start}, e)]; }})()"
+        );
+        let chunk = evaluate(page, context, script).await?;
+        let end = chunk.get(0).and_then(Value::as_u64).ok_or_else(shape)?;
+        let text = chunk.get(1).and_then(Value::as_str).ok_or_else(shape)?;
+        if end <= start {
+            return Err(shape());
+        }
+        html.push_str(text);
+        start = end;
+    }
+    let _ = evaluate(page, context, "delete globalThis.__webfetchDom".to_owned()).await;
+    let truncated = truncate_utf8(&mut html, max) || bytes > max_bytes;
+    Ok(Dom {
+        html,
+        truncated,
+        href,
+    })
+}
