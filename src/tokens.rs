@@ -293,7 +293,11 @@ mod tests {
     #[test]
     fn count_up_to_agrees_with_count_str() {
         for (name, text, expected) in fixed_cases() {
-            assert_eq!(Cl100k.count_up_to(&text, expected), Some(expected), "{name}");
+            assert_eq!(
+                Cl100k.count_up_to(&text, expected),
+                Some(expected),
+                "{name}"
+            );
             if expected > 0 {
                 assert_eq!(Cl100k.count_up_to(&text, expected - 1), None, "{name}");
             }
