@@ -18,7 +18,8 @@
 //!    hint) repeated in every piece (CHK-CODE-01), lists at item boundaries and then
 //!    inside an item with later pieces indented as continuation lines (CHK-LIST-02,
 //!    03), anything else at sentence boundaries; a piece still too large is split at
-//!    whitespace, then between characters. The same accumulate-and-verify step packs
+//!    whitespace (line breaks first, so a table splits between rows), then between
+//!    characters. The same accumulate-and-verify step packs
 //!    the pieces, so every chunk is within budget, whatever the input, as long as
 //!    the budget holds one character (any budget of at least 8 tokens; the tool's
 //!    range is 128..=2048). If repeating fences or indentation would cost more than
@@ -146,6 +147,8 @@ enum Level {
     /// Lines of a code block.
     Lines,
     Sentences,
+    /// Lines of prose: whitespace boundaries that break a line come first.
+    TextLines,
     Words,
     /// Runs of about [`CHAR_RUN_BYTES`] bytes of whole characters.
     CharRuns,
@@ -296,7 +299,10 @@ impl Chunker<'_> {
                     continuation.as_ref(),
                 );
             }
-            Level::Lines | Level::Sentences => {
+            Level::Sentences => {
+                self.pack(&units::text_lines(md, span, block), Level::TextLines, deco);
+            }
+            Level::Lines | Level::TextLines => {
                 self.pack(&units::words(md, span, block), Level::Words, deco);
             }
             Level::Words => {

@@ -130,8 +130,29 @@ pub(crate) fn sentences(markdown: &str, span: Range<usize>, block: usize) -> Vec
     from_cuts(span, block, cuts.into_iter())
 }
 
+/// Lines of prose (the first choice of FR-WF-15b step 4): a cut at every
+/// whitespace run that holds a line break and has text on both sides, so a table is
+/// split between rows before it is split inside one. The indentation of the next line
+/// is part of the gap: a line's leading whitespace does not matter in a paragraph,
+/// and a split list item gets its own continuation indentation.
+pub(crate) fn text_lines(markdown: &str, span: Range<usize>, block: usize) -> Vec<Unit> {
+    whitespace_cuts(markdown, span, block, true)
+}
+
 /// Words (FR-WF-15b step 4): a cut at every whitespace run with text on both sides.
 pub(crate) fn words(markdown: &str, span: Range<usize>, block: usize) -> Vec<Unit> {
+    whitespace_cuts(markdown, span, block, false)
+}
+
+/// Cuts at whitespace runs with text on both sides (only runs holding a newline when
+/// `line_breaks_only`). Whitespace at the very start or end stays in the first or
+/// last unit.
+fn whitespace_cuts(
+    markdown: &str,
+    span: Range<usize>,
+    block: usize,
+    line_breaks_only: bool,
+) -> Vec<Unit> {
     let text = &markdown[span.clone()];
     let mut cuts = Vec::new();
     let mut seen_text = false;
@@ -139,7 +160,8 @@ pub(crate) fn words(markdown: &str, span: Range<usize>, block: usize) -> Vec<Uni
     while i < text.len() {
         let gap_end = whitespace_run_end(text, i);
         if gap_end > i {
-            if seen_text && gap_end < text.len() {
+            let breaks_line = !line_breaks_only || text[i..gap_end].contains('\n');
+            if seen_text && gap_end < text.len() && breaks_line {
                 cuts.push((span.start + i, span.start + gap_end));
             }
             i = gap_end;
@@ -234,6 +256,21 @@ mod tests {
             pairs(&[("", "  a"), (" ", "bb"), ("\t\t", "ccc  ")])
         );
         assert_eq!(shown(md, &words(md, 0..2, 0)), pairs(&[("", "  ")]));
+    }
+
+    #[test]
+    fn fr_wf_15b_text_lines_cut_at_line_breaks_with_their_indentation() {
+        let md = "| a | b |\n| c | d |\n  indented  \n\nlast";
+        let units = text_lines(md, 0..md.len(), 0);
+        assert_eq!(
+            shown(md, &units),
+            pairs(&[
+                ("", "| a | b |"),
+                ("\n", "| c | d |"),
+                ("\n  ", "indented"),
+                ("  \n\n", "last")
+            ])
+        );
     }
 
     #[test]
