@@ -21,6 +21,7 @@ use webfetch::tokens::{Cl100k, TokenCounter};
 /// * the decoration is a repeated fence line or continuation indentation only;
 /// * the heading is the heading in effect where the chunk begins (SRD-READINGS 17).
 fn check(markdown: &str, max: usize, chunks: &[SourcedChunk]) -> Result<(), TestCaseError> {
+    let headings = headings(markdown);
     let mut previous_end = 0;
     for (i, c) in chunks.iter().enumerate() {
         let FetchChunk {
@@ -28,7 +29,10 @@ fn check(markdown: &str, max: usize, chunks: &[SourcedChunk]) -> Result<(), Test
             text,
             token_count,
         } = &c.chunk;
-        prop_assert!(*token_count <= max, "chunk {i}: {token_count} > {max}: {text:?}");
+        prop_assert!(
+            *token_count <= max,
+            "chunk {i}: {token_count} > {max}: {text:?}"
+        );
         prop_assert_eq!(*token_count, Cl100k.count_str(text), "chunk {}", i);
         prop_assert!(!text.trim().is_empty(), "chunk {i} is blank");
         let core = &text[c.prefix_len..text.len() - c.suffix_len];
@@ -51,21 +55,25 @@ fn check(markdown: &str, max: usize, chunks: &[SourcedChunk]) -> Result<(), Test
             suffix.is_empty() || (suffix.starts_with('\n') && fence_line(&suffix[1..])),
             "chunk {i}: suffix {suffix:?}"
         );
-        prop_assert_eq!(heading, &heading_at(markdown, c.source.start), "chunk {}", i);
+        let in_effect = headings
+            .iter()
+            .take_while(|(start, _)| *start <= c.source.start)
+            .last()
+            .map_or("", |(_, text)| text.as_str());
+        prop_assert_eq!(heading, in_effect, "chunk {}", i);
     }
     let tail = &markdown[previous_end..];
     prop_assert!(tail.trim().is_empty(), "lost the tail {tail:?}");
     Ok(())
 }
 
-/// The text of the last heading line starting at or before `at`, or `""`.
-fn heading_at(markdown: &str, at: usize) -> String {
+/// The heading lines of the document: where each starts and its text.
+fn headings(markdown: &str) -> Vec<(usize, String)> {
     blocks(markdown)
         .into_iter()
-        .filter(|b| b.kind == BlockKind::Heading && b.span.start <= at)
-        .next_back()
-        .map(|b| heading_text(&markdown[b.span]))
-        .unwrap_or_default()
+        .filter(|b| b.kind == BlockKind::Heading)
+        .map(|b| (b.span.start, heading_text(&markdown[b.span])))
+        .collect()
 }
 
 fn checked(markdown: &str, max: usize) -> Vec<FetchChunk> {
@@ -85,7 +93,10 @@ fn t_wf_chk_01_chunk_sizes_never_exceed_the_budget() {
     let paragraph = (0..60).map(sentence).collect::<Vec<_>>().join(" ");
     let markdown = format!(
         "# Budget\n\n{paragraph}\n\n- {paragraph}\n- short\n\n```\n{}\n```\n\n{}\n",
-        (0..300).map(|i| format!("let x{i} = {i};")).collect::<Vec<_>>().join("\n"),
+        (0..300)
+            .map(|i| format!("let x{i} = {i};"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         "x".repeat(50_000),
     );
     for max in [128, 129, 300, 600, 1000, 2048] {
@@ -117,19 +128,33 @@ fn t_wf_chk_02_oversized_paragraph_splits_at_sentence_boundaries() {
 #[test]
 fn t_wf_chk_02_sentence_then_whitespace_then_character_boundaries() {
     // One "sentence" with no boundary: split at whitespace.
-    let words = (0..400).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ");
+    let words = (0..400)
+        .map(|i| format!("word{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
     let chunks = checked(&format!("{words}\n"), 128);
     assert!(chunks.len() > 1);
-    assert!(chunks.iter().all(|c| !c.text.starts_with(' ') && !c.text.ends_with(' ')));
+    assert!(
+        chunks
+            .iter()
+            .all(|c| !c.text.starts_with(' ') && !c.text.ends_with(' '))
+    );
     assert_eq!(
-        chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" "),
+        chunks
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
         words
     );
     // No whitespace at all: split between characters, never inside one.
     let cjk = "吾輩は猫である。名前はまだ無い。🚆👨‍👩‍👧‍👦".repeat(200);
     let chunks = checked(&format!("{cjk}\n"), 128);
     assert!(chunks.len() > 1);
-    assert_eq!(chunks.iter().map(|c| c.text.as_str()).collect::<String>(), cjk);
+    assert_eq!(
+        chunks.iter().map(|c| c.text.as_str()).collect::<String>(),
+        cjk
+    );
 }
 
 #[test]
@@ -148,8 +173,11 @@ fn t_wf_chk_03_heading_tracked_across_chunks() {
     assert!(started.len() >= 3, "{chunks:#?}");
     assert!(started[1..].iter().all(|c| c.text.starts_with("Sentence")));
     // CHK-HEAD-02: the chunk that begins with the heading line shows it first.
-    assert!(chunks.iter().any(|c| c.text.starts_with("## Getting   started ##")
-        && c.heading == "Getting started"));
+    assert!(
+        chunks.iter().any(
+            |c| c.text.starts_with("## Getting   started ##") && c.heading == "Getting started"
+        )
+    );
     // CHK-HEAD-01.3: the level is not tracked; the latest heading wins.
     assert!(chunks.iter().any(|c| c.heading == "Deeper"));
     assert_eq!(chunks.last().map(|c| c.heading.as_str()), Some("C# and F#"));
@@ -174,7 +202,10 @@ fn t_wf_chk_04_token_count_matches_text_only() {
     let chunks = checked(&markdown, 128);
     assert!(chunks.len() > 2);
     for c in &chunks[1..] {
-        assert_eq!(c.heading, "A heading long enough to weigh something in tokens");
+        assert_eq!(
+            c.heading,
+            "A heading long enough to weigh something in tokens"
+        );
         assert!(!c.text.contains("heading"));
         assert_eq!(c.token_count, Cl100k.count_str(&c.text));
     }
@@ -204,9 +235,15 @@ fn chk_list_03_oversized_item_continues_with_indented_pieces() {
     let markdown = format!("- short item\n- {long}\n  - nested {long}\n- after\n");
     let chunks = checked(&markdown, 128);
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-    let first = texts.iter().position(|t| t.starts_with("- Sentence")).expect("first piece");
+    let first = texts
+        .iter()
+        .position(|t| t.starts_with("- Sentence"))
+        .expect("first piece");
     assert!(texts[first + 1].starts_with("  Sentence"), "{texts:#?}");
-    let nested = texts.iter().position(|t| t.starts_with("  - nested")).expect("nested piece");
+    let nested = texts
+        .iter()
+        .position(|t| t.starts_with("  - nested"))
+        .expect("nested piece");
     assert!(texts[nested + 1].starts_with("    Sentence"), "{texts:#?}");
     assert_eq!(texts.first(), Some(&"- short item"));
     assert_eq!(texts.last(), Some(&"- after"));
@@ -219,7 +256,10 @@ fn t_wf_chk_08_oversized_code_splits_at_lines_with_repeated_fences() {
         .collect();
     let markdown = format!("Intro.\n\n```rust\n{}\n```\n\nOutro.\n", lines.join("\n"));
     let chunks = checked(&markdown, 128);
-    let code: Vec<&FetchChunk> = chunks.iter().filter(|c| c.text.contains("let value_")).collect();
+    let code: Vec<&FetchChunk> = chunks
+        .iter()
+        .filter(|c| c.text.contains("let value_"))
+        .collect();
     assert!(code.len() > 5);
     let mut seen = Vec::new();
     for c in &code {
@@ -233,10 +273,17 @@ fn t_wf_chk_08_oversized_code_splits_at_lines_with_repeated_fences() {
 
 #[test]
 fn chk_code_01_code_block_that_fits_is_never_split() {
-    let code = (0..20).map(|i| format!("x{i}()")).collect::<Vec<_>>().join("\n");
+    let code = (0..20)
+        .map(|i| format!("x{i}()"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let markdown = format!("Before.\n\n```\n{code}\n```\n\nAfter.\n");
     let chunks = checked(&markdown, 128);
-    assert!(chunks.iter().any(|c| c.text.contains(&format!("```\n{code}\n```"))));
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c.text.contains(&format!("```\n{code}\n```")))
+    );
 }
 
 #[test]
@@ -283,7 +330,9 @@ fn golden_dir() -> PathBuf {
 fn golden_inputs() -> Vec<PathBuf> {
     let mut inputs = Vec::new();
     for dir in [golden_dir(), golden_dir().join("chunk_inputs")] {
-        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().is_some_and(|e| e == "md") {
@@ -306,7 +355,10 @@ fn golden_chunk_files() {
     let mut expected_files = BTreeSet::new();
     let mut failures = Vec::new();
     for input in &inputs {
-        let name = input.file_stem().and_then(|s| s.to_str()).expect("UTF-8 name");
+        let name = input
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("UTF-8 name");
         let markdown = fs::read_to_string(input).expect("read input");
         for max in [128, 600, 2048] {
             let sourced = chunk_with_sources(&markdown, max, &Cl100k);
@@ -316,7 +368,10 @@ fn golden_chunk_files() {
             let chunks: Vec<FetchChunk> = sourced.into_iter().map(|c| c.chunk).collect();
             let json = serde_json::to_string_pretty(&chunks).expect("serialise") + "\n";
             let file = format!("{name}.{max}.json");
-            assert!(expected_files.insert(file.clone()), "two inputs named {name}");
+            assert!(
+                expected_files.insert(file.clone()),
+                "two inputs named {name}"
+            );
             let path = out_dir.join(&file);
             if update {
                 fs::create_dir_all(&out_dir).expect("create golden dir");
@@ -325,7 +380,9 @@ fn golden_chunk_files() {
                 match fs::read_to_string(&path) {
                     Ok(golden) if golden == json => {}
                     Ok(_) => failures.push(format!("{file} differs (UPDATE_GOLDENS=1 to accept)")),
-                    Err(_) => failures.push(format!("{file} is missing (UPDATE_GOLDENS=1 to write)")),
+                    Err(_) => {
+                        failures.push(format!("{file} is missing (UPDATE_GOLDENS=1 to write)"))
+                    }
                 }
             }
         }
@@ -359,15 +416,28 @@ fn line(max_words: usize) -> impl Strategy<Value = String> {
 
 fn block() -> impl Strategy<Value = String> {
     let heading = ("#{1,7}", line(12), prop::bool::ANY).prop_map(|(h, t, closing)| {
-        if closing { format!("{h} {t} ##") } else { format!("{h} {t}") }
+        if closing {
+            format!("{h} {t} ##")
+        } else {
+            format!("{h} {t}")
+        }
     });
     let paragraph = prop::collection::vec(line(120), 1..4).prop_map(|l| l.join("\n"));
-    let item = (0usize..3, prop::sample::select(vec!["-", "*", "+", "1.", "12)"]), line(150), prop::bool::weighted(0.1));
+    let item = (
+        0usize..3,
+        prop::sample::select(vec!["-", "*", "+", "1.", "12)"]),
+        line(150),
+        prop::bool::weighted(0.1),
+    );
     let list = prop::collection::vec(item, 1..25).prop_map(|items| {
         items
             .into_iter()
             .map(|(depth, marker, text, blank)| {
-                format!("{}{}{marker} {text}", if blank { "\n" } else { "" }, "  ".repeat(depth))
+                format!(
+                    "{}{}{marker} {text}",
+                    if blank { "\n" } else { "" },
+                    "  ".repeat(depth)
+                )
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -377,19 +447,27 @@ fn block() -> impl Strategy<Value = String> {
     let code = (
         prop::sample::select(vec!["```", "~~~", "````"]),
         "[a-z]{0,6}",
-        prop::collection::vec(prop_oneof![line(30), Just(String::new()), "[ ]{0,8}[a-z(){};=]{0,80}"], 0..80),
+        prop::collection::vec(
+            prop_oneof![line(30), Just(String::new()), "[ ]{0,8}[a-z(){};=]{0,80}"],
+            0..80,
+        ),
         prop::bool::weighted(0.9),
     )
         .prop_map(|(fence, lang, lines, closed)| {
-            let close = if closed { format!("\n{fence}") } else { String::new() };
+            let close = if closed {
+                format!("\n{fence}")
+            } else {
+                String::new()
+            };
             format!("{fence}{lang}\n{}{close}", lines.join("\n"))
         });
-    let table = prop::collection::vec(prop::collection::vec("[a-z0-9 .]{0,12}", 3), 2..40).prop_map(|rows| {
-        rows.iter()
-            .map(|r| format!("| {} |", r.join(" | ")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
+    let table = prop::collection::vec(prop::collection::vec("[a-z0-9 .]{0,12}", 3), 2..40)
+        .prop_map(|rows| {
+            rows.iter()
+                .map(|r| format!("| {} |", r.join(" | ")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
     prop_oneof![2 => heading, 4 => paragraph, 2 => list, 1 => code, 1 => table]
 }
 
