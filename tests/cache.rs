@@ -115,12 +115,18 @@ fn t_wf_cch_01_hit_returns_prior_content_with_original_fetched_at() {
     };
     assert_eq!(cache.get(&page, HTTP, T0), None, "empty cache misses");
     let fetched_at = T0 + Duration::milliseconds(900);
-    cache.put(&page, HTTP, &document, fetched_at, fetched_at).unwrap();
+    cache
+        .put(&page, HTTP, &document, fetched_at, fetched_at)
+        .unwrap();
 
-    let hit = cache.get(&page, HTTP, T0 + Duration::hours(5)).expect("hit");
+    let hit = cache
+        .get(&page, HTTP, T0 + Duration::hours(5))
+        .expect("hit");
     assert_eq!(hit.document, document);
     assert_eq!(hit.fetched_at, T0, "original fetch time, second precision");
-    let again = cache.get(&page, HTTP, T0 + Duration::hours(6)).expect("hit");
+    let again = cache
+        .get(&page, HTTP, T0 + Duration::hours(6))
+        .expect("hit");
     assert_eq!(again.fetched_at, T0, "a hit never changes fetched_at");
 }
 
@@ -178,15 +184,31 @@ fn t_wf_cch_04_http_and_browser_renders_have_separate_keys() {
     let cache = open(dir.path(), "");
     let page = url("https://example.com/app");
     assert_ne!(CacheKey::new(&page, HTTP), CacheKey::new(&page, BROWSER));
-    assert_ne!(cache.entry_path(&page, HTTP), cache.entry_path(&page, BROWSER));
+    assert_ne!(
+        cache.entry_path(&page, HTTP),
+        cache.entry_path(&page, BROWSER)
+    );
 
-    cache.put(&page, HTTP, &doc("static shell"), T0, T0).unwrap();
+    cache
+        .put(&page, HTTP, &doc("static shell"), T0, T0)
+        .unwrap();
     assert_eq!(cache.get(&page, BROWSER, T0), None);
-    cache.put(&page, BROWSER, &doc("rendered app"), T0, T0).unwrap();
-    assert_eq!(cache.get(&page, HTTP, T0).unwrap().document.markdown, "static shell");
-    assert_eq!(cache.get(&page, BROWSER, T0).unwrap().document.markdown, "rendered app");
+    cache
+        .put(&page, BROWSER, &doc("rendered app"), T0, T0)
+        .unwrap();
+    assert_eq!(
+        cache.get(&page, HTTP, T0).unwrap().document.markdown,
+        "static shell"
+    );
+    assert_eq!(
+        cache.get(&page, BROWSER, T0).unwrap().document.markdown,
+        "rendered app"
+    );
     assert_eq!(files(dir.path()).len(), 2);
-    assert_eq!(json(&cache.entry_path(&page, BROWSER))["rendering_method"], "browser");
+    assert_eq!(
+        json(&cache.entry_path(&page, BROWSER))["rendering_method"],
+        "browser"
+    );
 }
 
 #[test]
@@ -198,12 +220,21 @@ fn t_wf_cch_05_cache_path_uses_hash_only() {
 
     let hex = sha256_hex(&format!("{}\nhttp", page.as_str()));
     let listed = files(dir.path());
-    assert_eq!(listed, vec![PathBuf::from(&hex[..2]).join(format!("{hex}.json"))]);
+    assert_eq!(
+        listed,
+        vec![PathBuf::from(&hex[..2]).join(format!("{hex}.json"))]
+    );
     let shown = listed[0].to_string_lossy().into_owned();
-    for fragment in ["xn--", "mnchen", "example", "etc", "passwd", "token", "hunter2", "next"] {
+    for fragment in [
+        "xn--", "mnchen", "example", "etc", "passwd", "token", "hunter2", "next",
+    ] {
         assert!(!shown.contains(fragment), "{fragment} leaked into {shown}");
     }
-    assert!(shown.bytes().all(|b| b.is_ascii_hexdigit() || b == b'/' || b == b'.' || b"json".contains(&b)));
+    assert!(
+        shown
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() || b == b'/' || b == b'.' || b"json".contains(&b))
+    );
 }
 
 #[test]
@@ -216,13 +247,21 @@ fn t_wf_cch_06_lru_eviction_when_limit_reached() {
         url("https://example.com/c"),
     );
     cache.put(&a, HTTP, &doc("a"), T0, T0).unwrap();
-    cache.put(&b, HTTP, &doc("b"), T0, T0 + Duration::seconds(1)).unwrap();
+    cache
+        .put(&b, HTTP, &doc("b"), T0, T0 + Duration::seconds(1))
+        .unwrap();
     // A hit makes `a` the most recently used.
     assert!(cache.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
-    cache.put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3)).unwrap();
+    cache
+        .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3))
+        .unwrap();
 
     let now = T0 + Duration::seconds(4);
-    assert_eq!(cache.get(&b, HTTP, now), None, "least recently used is evicted");
+    assert_eq!(
+        cache.get(&b, HTTP, now),
+        None,
+        "least recently used is evicted"
+    );
     assert!(cache.get(&a, HTTP, now).is_some());
     assert!(cache.get(&c, HTTP, now).is_some());
     assert_eq!(files(dir.path()).len(), 2);
@@ -241,11 +280,15 @@ fn t_wf_cch_06_lru_order_survives_a_new_process() {
     {
         let first = open(dir.path(), "max_cache_entries = 2");
         first.put(&a, HTTP, &doc("a"), T0, T0).unwrap();
-        first.put(&b, HTTP, &doc("b"), T0, T0 + Duration::seconds(1)).unwrap();
+        first
+            .put(&b, HTTP, &doc("b"), T0, T0 + Duration::seconds(1))
+            .unwrap();
         assert!(first.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
     }
     let second = open(dir.path(), "max_cache_entries = 2");
-    second.put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3)).unwrap();
+    second
+        .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3))
+        .unwrap();
     let now = T0 + Duration::seconds(4);
     assert_eq!(second.get(&b, HTTP, now), None);
     assert!(second.get(&a, HTTP, now).is_some());
@@ -262,9 +305,15 @@ fn fr_wf_cch_lru_01_ties_are_broken_by_key() {
     );
     cache.put(&a, HTTP, &doc("a"), T0, T0).unwrap();
     cache.put(&b, HTTP, &doc("b"), T0, T0).unwrap();
-    cache.put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(1)).unwrap();
+    cache
+        .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(1))
+        .unwrap();
     let (key_a, key_b) = (CacheKey::new(&a, HTTP), CacheKey::new(&b, HTTP));
-    let (evicted, kept) = if key_a.to_hex() < key_b.to_hex() { (&a, &b) } else { (&b, &a) };
+    let (evicted, kept) = if key_a.to_hex() < key_b.to_hex() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
     assert!(cache.get(evicted, HTTP, T0).is_none());
     assert!(cache.get(kept, HTTP, T0).is_some());
 }
@@ -273,9 +322,14 @@ fn fr_wf_cch_lru_01_ties_are_broken_by_key() {
 fn fr_wf_cch_evict_01_byte_budget_evicts_until_both_limits_hold() {
     let dir = tempfile::tempdir().unwrap();
     // The smallest byte budget the config allows: 1 MiB.
-    let cache = open(dir.path(), "max_cache_entries = 100\nmax_cache_bytes = 1048576");
+    let cache = open(
+        dir.path(),
+        "max_cache_entries = 100\nmax_cache_bytes = 1048576",
+    );
     let big = "x".repeat(400 * 1024);
-    let pages: Vec<_> = (0..3).map(|i| url(&format!("https://example.com/{i}"))).collect();
+    let pages: Vec<_> = (0..3)
+        .map(|i| url(&format!("https://example.com/{i}")))
+        .collect();
     for (i, page) in pages.iter().enumerate() {
         let at = T0 + Duration::seconds(i64::try_from(i).unwrap());
         cache.put(page, HTTP, &doc(&big), at, at).unwrap();
@@ -330,13 +384,24 @@ fn t_wf_cch_08_hit_updates_last_accessed_at() {
     assert!(cache.get(&page, HTTP, t1).is_some());
     let after = json(&path);
     assert_eq!(after["last_accessed_at"], "2026-01-11T08:30:00Z");
-    for field in ["version", "canonical_url", "rendering_method", "fetched_at", "expires_at", "extracted"] {
+    for field in [
+        "version",
+        "canonical_url",
+        "rendering_method",
+        "fetched_at",
+        "expires_at",
+        "extracted",
+    ] {
         assert_eq!(after[field], before[field], "{field} unchanged");
     }
     // The file's mtime mirrors last_accessed_at (what index scans read).
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();
     assert_eq!(mtime, UNIX_EPOCH + StdDuration::from_secs(1_768_120_200));
-    assert!(files(dir.path()).iter().all(|p| !p.to_string_lossy().contains(".tmp.")));
+    assert!(
+        files(dir.path())
+            .iter()
+            .all(|p| !p.to_string_lossy().contains(".tmp."))
+    );
 }
 
 #[test]
@@ -366,7 +431,10 @@ fn t_wf_cch_09_version_mismatch_is_a_miss_and_deleted() {
     }
     // The re-fetch's write then serves again.
     cache.put(&page, HTTP, &doc("fresh"), T0, T0).unwrap();
-    assert_eq!(cache.get(&page, HTTP, T0).unwrap().document.markdown, "fresh");
+    assert_eq!(
+        cache.get(&page, HTTP, T0).unwrap().document.markdown,
+        "fresh"
+    );
 }
 
 #[test]
@@ -384,12 +452,19 @@ fn t_wf_cch_10_fallback_caches_under_browser_method_and_final_url() {
     assert_eq!(cache.get(&requested, HTTP, T0), None);
     assert_eq!(cache.get(&browser_final, HTTP, T0), None);
     assert_eq!(
-        cache.get(&browser_final, BROWSER, T0).unwrap().document.markdown,
+        cache
+            .get(&browser_final, BROWSER, T0)
+            .unwrap()
+            .document
+            .markdown,
         "rendered"
     );
     let hex = CacheKey::new(&browser_final, BROWSER).to_hex();
     assert_eq!(hex, sha256_hex("https://example.com/spa/home\nbrowser"));
-    assert_eq!(files(dir.path()), vec![PathBuf::from(&hex[..2]).join(format!("{hex}.json"))]);
+    assert_eq!(
+        files(dir.path()),
+        vec![PathBuf::from(&hex[..2]).join(format!("{hex}.json"))]
+    );
 }
 
 #[test]
@@ -461,7 +536,10 @@ fn t_wf_cch_13_dir_creation_failure_disables_caching() {
     let unusable = settings(&blocker.join("cache"), "");
     let (opened, logs) = logs_of(|| DiskCache::open(&unusable));
     assert!(opened.is_none());
-    assert!(logs.contains("WARN") && logs.contains("caching is disabled"), "{logs}");
+    assert!(
+        logs.contains("WARN") && logs.contains("caching is disabled"),
+        "{logs}"
+    );
 }
 
 #[test]
@@ -471,7 +549,10 @@ fn fr_wf_cch_enable_01_disabled_by_config() {
     let empty = webfetch::config::load_str(text).unwrap().settings.cache;
     assert!(DiskCache::open(&empty).is_none());
     assert!(DiskCache::open(&settings(dir.path(), "max_cache_entries = 0")).is_none());
-    assert!(files(dir.path()).is_empty(), "a disabled cache touches nothing");
+    assert!(
+        files(dir.path()).is_empty(),
+        "a disabled cache touches nothing"
+    );
 }
 
 #[test]
@@ -495,10 +576,20 @@ fn t_wf_det_01_same_url_same_cache_key() {
         "HTTPS://EXAMPLE.COM:443/a/./c/../b#section",
         "https://example.com/a/b#other",
     ];
-    let keys: Vec<_> = spellings.iter().map(|s| CacheKey::new(&url(s), HTTP)).collect();
+    let keys: Vec<_> = spellings
+        .iter()
+        .map(|s| CacheKey::new(&url(s), HTTP))
+        .collect();
     assert!(keys.iter().all(|k| *k == keys[0]), "{keys:?}");
-    assert_eq!(keys[0], CacheKey::new(&url(spellings[0]), HTTP), "stable across calls");
-    assert_eq!(keys[0].to_hex(), sha256_hex("https://example.com/a/b\nhttp"));
+    assert_eq!(
+        keys[0],
+        CacheKey::new(&url(spellings[0]), HTTP),
+        "stable across calls"
+    );
+    assert_eq!(
+        keys[0].to_hex(),
+        sha256_hex("https://example.com/a/b\nhttp")
+    );
     // Different query order is a different resource (FR-WF-NORM-05).
     assert_ne!(
         CacheKey::new(&url("https://example.com/?a=1&b=2"), HTTP),
@@ -510,7 +601,10 @@ fn t_wf_det_01_same_url_same_cache_key() {
 fn fr_wf_cch_key_02_lowercase_hex_of_64_chars() {
     let hex = CacheKey::new(&url("https://example.com/"), BROWSER).to_hex();
     assert_eq!(hex.len(), 64);
-    assert!(hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    assert!(
+        hex.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    );
     assert_eq!(CacheKey::from_hex(&hex).map(|k| k.to_hex()), Some(hex));
 }
 
@@ -520,7 +614,9 @@ fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
     let cache = open(dir.path(), "cache_ttl_days = 7");
     let page = url("https://example.com/page");
     let at = datetime!(2026-01-10 12:00:00.999 UTC);
-    cache.put(&page, HTTP, &doc("# Page"), at, at + Duration::hours(2)).unwrap();
+    cache
+        .put(&page, HTTP, &doc("# Page"), at, at + Duration::hours(2))
+        .unwrap();
     let text = fs::read_to_string(cache.entry_path(&page, HTTP)).unwrap();
     assert_eq!(
         text,
@@ -547,12 +643,22 @@ fn fr_wf_16h_write_failure_is_reported_and_leaves_no_temp_file() {
     let cache = open(dir.path(), "");
     let page = url("https://example.com/");
     // Occupy the shard directory's name with a file: the write cannot happen.
-    let shard = cache.entry_path(&page, HTTP).parent().unwrap().to_path_buf();
+    let shard = cache
+        .entry_path(&page, HTTP)
+        .parent()
+        .unwrap()
+        .to_path_buf();
     fs::write(&shard, "not a directory").unwrap();
     let error = cache.put(&page, HTTP, &doc("x"), T0, T0).unwrap_err();
     assert!(matches!(error, CacheWriteError::Write(_)), "{error:?}");
-    assert!(error.to_string().starts_with("cannot write entry"), "{error}");
-    assert_eq!(files(dir.path()), vec![PathBuf::from(shard.file_name().unwrap())]);
+    assert!(
+        error.to_string().starts_with("cannot write entry"),
+        "{error}"
+    );
+    assert_eq!(
+        files(dir.path()),
+        vec![PathBuf::from(shard.file_name().unwrap())]
+    );
     assert_eq!(cache.get(&page, HTTP, T0), None);
 }
 
@@ -564,7 +670,9 @@ const STORM_LIMIT: &str = "max_cache_entries = 6\nmax_cache_bytes = 1048576";
 /// hit must be a document written for that very key.
 fn storm(dir: &Path, seed: u64, rounds: u64) {
     let cache = open(dir, STORM_LIMIT);
-    let pages: Vec<_> = (0..5).map(|i| url(&format!("https://example.com/{i}"))).collect();
+    let pages: Vec<_> = (0..5)
+        .map(|i| url(&format!("https://example.com/{i}")))
+        .collect();
     let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     let mut next = move || {
         state = state
@@ -585,7 +693,10 @@ fn storm(dir: &Path, seed: u64, rounds: u64) {
             5..=8 => {
                 if let Some(hit) = cache.get(page, method, now) {
                     let marker = format!("{} {method}\n\n", page.as_str());
-                    assert!(hit.document.markdown.starts_with(&marker), "wrong entry served");
+                    assert!(
+                        hit.document.markdown.starts_with(&marker),
+                        "wrong entry served"
+                    );
                 }
             }
             _ => cache.refresh_index(),
@@ -608,7 +719,11 @@ fn assert_only_valid_entries(dir: &Path) -> usize {
             entry["rendering_method"].as_str().unwrap()
         );
         let stem = relative.file_stem().unwrap().to_string_lossy().into_owned();
-        assert_eq!(sha256_hex(&key_input), stem, "entry filed under its own key");
+        assert_eq!(
+            sha256_hex(&key_input),
+            stem,
+            "entry filed under its own key"
+        );
         assert!(entry["extracted"]["markdown"].is_string());
     }
     listed.len()
@@ -618,7 +733,9 @@ fn assert_only_valid_entries(dir: &Path) -> usize {
 fn assert_limits_restored(dir: &Path) {
     let cache = open(dir, STORM_LIMIT);
     let page = url("https://example.com/after");
-    cache.put(&page, HTTP, &doc("after"), T0, T0 + Duration::days(1)).unwrap();
+    cache
+        .put(&page, HTTP, &doc("after"), T0, T0 + Duration::days(1))
+        .unwrap();
     let count = assert_only_valid_entries(dir);
     assert!(count <= 6, "{count} entries");
     let total: u64 = files(dir)

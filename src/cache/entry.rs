@@ -223,7 +223,10 @@ mod tests {
             &good.replace(r#""markdown""#, r#""markup""#),
         ] {
             assert!(
-                matches!(Entry::decode(text.as_bytes(), &key), Err(DecodeError::Malformed(_))),
+                matches!(
+                    Entry::decode(text.as_bytes(), &key),
+                    Err(DecodeError::Malformed(_))
+                ),
                 "{text}"
             );
         }

@@ -142,7 +142,10 @@ mod tests {
         let key = CacheKey::from_parts("https://example.com/x?q=1", RenderingMethod::Http);
         let hex = key.to_hex();
         let path = key.entry_path(Path::new("/c"));
-        assert_eq!(path, Path::new("/c").join(&hex[..2]).join(format!("{hex}.json")));
+        assert_eq!(
+            path,
+            Path::new("/c").join(&hex[..2]).join(format!("{hex}.json"))
+        );
         assert_eq!(key.shard(), &hex[..2]);
     }
 }

@@ -248,15 +248,19 @@ impl DiskCache {
             .map_err(|e| CacheWriteError::Encode(e.to_string()))?;
         let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
 
-        let mut guard = self.lock_index();
-        let index = self.fresh_index(&mut guard)?;
         if size > self.limits.max_bytes {
-            self.remove_entry(index, &key);
+            let _ = std::fs::remove_file(key.entry_path(&self.dir));
+            self.with_index(|index| {
+                index.remove(&key);
+            });
             return Err(CacheWriteError::EntryTooLarge {
                 size,
                 max_bytes: self.limits.max_bytes,
             });
         }
+
+        let mut guard = self.lock_index();
+        let index = self.fresh_index(&mut guard)?;
         // The entry being replaced does not count against the room we need.
         let replaced = index.remove(&key);
         if let Err(error) = self.evict_for(index, size) {
@@ -339,13 +343,10 @@ impl DiskCache {
         if store::file_id(path) != Some(read_id) {
             return;
         }
-        let written = entry
-            .encode()
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| {
-                store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
-                    .map_err(|e| e.to_string())
-            });
+        let written = entry.encode().map_err(|e| e.to_string()).and_then(|bytes| {
+            store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
+                .map_err(|e| e.to_string())
+        });
         match written {
             Ok(size) => self.with_index(|index| {
                 index.upsert(

@@ -103,7 +103,10 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> ReadOutcome {
         return ReadOutcome::Unusable("larger than max_cache_bytes", Some(id));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    match (&mut file).take(cap.saturating_add(1)).read_to_end(&mut bytes) {
+    match (&mut file)
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+    {
         Ok(_) if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > cap => {
             ReadOutcome::Unusable("larger than max_cache_bytes", Some(id))
         }
@@ -257,7 +260,9 @@ pub(crate) fn scan(dir: &Path) -> io::Result<Vec<Seen>> {
 
 fn is_temp_name(name: &str) -> bool {
     name.get(..64).and_then(CacheKey::from_hex).is_some()
-        && name.get(64..).is_some_and(|rest| rest.starts_with(TEMP_INFIX))
+        && name
+            .get(64..)
+            .is_some_and(|rest| rest.starts_with(TEMP_INFIX))
 }
 
 /// Removes a temp file whose last inode change is older than [`STALE_TEMP_AGE`].
@@ -348,7 +353,11 @@ mod tests {
         let shard = dir.path().join(k.shard());
         fs::create_dir_all(&shard).unwrap();
         fs::write(shard.join("notes.txt"), "x").unwrap();
-        fs::write(shard.join(format!("{}.json", k.to_hex().to_uppercase())), "x").unwrap();
+        fs::write(
+            shard.join(format!("{}.json", k.to_hex().to_uppercase())),
+            "x",
+        )
+        .unwrap();
         fs::write(dir.path().join("zz.json"), "x").unwrap();
         let fresh_temp = shard.join(format!("{k}.tmp.abc"));
         fs::write(&fresh_temp, "partial").unwrap();
@@ -357,7 +366,10 @@ mod tests {
         fs::create_dir_all(dir.path().join(other)).unwrap();
         fs::write(dir.path().join(other).join(format!("{k}.json")), "x").unwrap();
         assert_eq!(scan(dir.path()).unwrap(), vec![]);
-        assert!(fresh_temp.exists(), "a live writer's temp file is left alone");
+        assert!(
+            fresh_temp.exists(),
+            "a live writer's temp file is left alone"
+        );
         assert!(is_temp_name(&format!("{k}.tmp.abc")));
         assert!(!is_temp_name(&format!("{k}.json")));
     }
@@ -398,13 +410,19 @@ mod tests {
         let k = key(4);
         write_atomic(dir.path(), &k, &[b'x'; 100], Stamp::from_unix(0)).unwrap();
         let path = k.entry_path(dir.path());
-        assert!(matches!(read_capped(&path, 99), ReadOutcome::Unusable(_, Some(_))));
+        assert!(matches!(
+            read_capped(&path, 99),
+            ReadOutcome::Unusable(_, Some(_))
+        ));
         assert!(matches!(read_capped(&path, 100), ReadOutcome::Bytes(b, _) if b.len() == 100));
         assert!(matches!(
             read_capped(&dir.path().join("nope"), 100),
             ReadOutcome::Missing
         ));
-        assert!(matches!(read_capped(dir.path(), 100), ReadOutcome::Unusable(_, None)));
+        assert!(matches!(
+            read_capped(dir.path(), 100),
+            ReadOutcome::Unusable(_, None)
+        ));
     }
 
     #[test]
