@@ -341,6 +341,24 @@ mod tests {
         assert!(Rules::allow_all().is_allowed("/x"));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+
+        /// The greedy linear matcher agrees with the DP definition of `*` and `$`.
+        #[test]
+        fn greedy_matcher_agrees_with_the_reference(
+            raw in "[/ab*$]{1,10}",
+            path in "/[ab$]{0,12}",
+        ) {
+            let compiled = pattern(&raw);
+            proptest::prop_assert_eq!(
+                compiled.matches(&path),
+                reference_match(compiled.as_str(), &path),
+                "{} vs {}", raw, path
+            );
+        }
+    }
+
     #[test]
     fn non_ascii_paths_never_panic() {
         assert!(!pattern("/*\u{e9}").matches("/\u{e9}\u{e9}"));
