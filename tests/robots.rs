@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use webfetch::config;
-use webfetch::robots::{Rules, RobotsTxt};
+use webfetch::robots::{RobotsTxt, Rules};
 use webfetch::url::CanonicalUrl;
 
 const TOKEN: &str = "forge-webfetch";
@@ -89,10 +89,15 @@ fn t_wf_rob_11_multiple_matching_groups_first_wins_never_merged() {
     let body = "User-agent: forge-webfetch\nDisallow: /a\n\n\
                 User-agent: forge-webfetch\nDisallow: /b\n";
     assert!(!allowed(body, "/a"));
-    assert!(allowed(body, "/b"), "the second group must not be merged in");
+    assert!(
+        allowed(body, "/b"),
+        "the second group must not be merged in"
+    );
     // SRD example: token `forge`, `forge-webfetch` is the longer match.
-    let robots =
-        RobotsTxt::parse(b"User-agent: forge\nDisallow: /short\n\nUser-agent: forge-webfetch\nDisallow: /long\n", false);
+    let robots = RobotsTxt::parse(
+        b"User-agent: forge\nDisallow: /short\n\nUser-agent: forge-webfetch\nDisallow: /long\n",
+        false,
+    );
     let rules = robots.rules_for("forge");
     assert!(rules.is_allowed("/short"));
     assert!(!rules.is_allowed("/long"));
@@ -134,7 +139,10 @@ fn t_wf_rob_15_specificity_is_the_longest_matching_line_of_a_group() {
     assert!(!allowed(body, "/one"));
     assert!(allowed(body, "/two"));
     // Case-insensitive substring match.
-    assert!(!allowed("User-agent: My-FORGE-WEBFETCH-Bot\nDisallow: /\n", "/"));
+    assert!(!allowed(
+        "User-agent: My-FORGE-WEBFETCH-Bot\nDisallow: /\n",
+        "/"
+    ));
 }
 
 #[test]
@@ -147,7 +155,10 @@ fn t_wf_rob_21_comments_and_inline_comment_stripping() {
     assert!(!rules.is_allowed("/b"));
     assert!(!rules.is_allowed("/c#d"), "`#` without whitespace is data");
     assert!(rules.is_allowed("/c"));
-    assert!(rules.is_allowed("/other"), "the comment-only Disallow is empty");
+    assert!(
+        rules.is_allowed("/other"),
+        "the comment-only Disallow is empty"
+    );
     assert_eq!(rules.len(), 3);
 }
 
@@ -157,7 +168,10 @@ fn t_wf_rob_22_truncation_drops_partial_line_and_partial_utf8() {
     // Cut inside the two-byte `é`: the partial sequence and its line go.
     let cut = full.iter().position(|b| *b == 0xC3).unwrap() + 1;
     let rules = RobotsTxt::parse(&full[..cut], true).rules_for(TOKEN);
-    assert!(rules.is_allowed("/caf"), "the partial line must not become `/caf`");
+    assert!(
+        rules.is_allowed("/caf"),
+        "the partial line must not become `/caf`"
+    );
     assert!(rules.is_allowed("/caf%C3%A9"));
     assert!(rules.is_allowed("/second"));
     assert!(rules.is_empty());
@@ -165,7 +179,10 @@ fn t_wf_rob_22_truncation_drops_partial_line_and_partial_utf8() {
     let cut = full.len() - 4;
     let rules = RobotsTxt::parse(&full[..cut], true).rules_for(TOKEN);
     assert!(!rules.is_allowed("/caf%C3%A9"));
-    assert!(rules.is_allowed("/sec"), "the partial `/sec` line must be dropped");
+    assert!(
+        rules.is_allowed("/sec"),
+        "the partial `/sec` line must be dropped"
+    );
     // Not truncated: the last line counts even without a line break.
     let rules = RobotsTxt::parse(b"User-agent: *\nDisallow: /x", false).rules_for(TOKEN);
     assert!(!rules.is_allowed("/x"));
@@ -215,7 +232,8 @@ fn t_wf_rob_26_utf16_bom_is_undecodable_allow_all() {
 
 #[test]
 fn t_wf_rob_27_matching_uses_canonical_path_and_query() {
-    let body = "User-agent: *\nDisallow: /private/~user\nDisallow: /*?session=\nDisallow: /caf\u{e9}\n";
+    let body =
+        "User-agent: *\nDisallow: /private/~user\nDisallow: /*?session=\nDisallow: /caf\u{e9}\n";
     let rules = rules(body);
     let check = |input: &str| {
         let url = CanonicalUrl::parse(input).unwrap();
@@ -278,7 +296,11 @@ fn robots_like() -> impl Strategy<Value = Vec<u8>> {
         Just(b"\xEF\xBB\xBF".to_vec()),
         proptest::collection::vec(any::<u8>(), 0..16),
     ];
-    let sep = prop_oneof![Just(b"\n".to_vec()), Just(b"\r\n".to_vec()), Just(b"\r".to_vec())];
+    let sep = prop_oneof![
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\r".to_vec())
+    ];
     proptest::collection::vec((line, sep), 0..24).prop_map(|lines| {
         lines
             .into_iter()
@@ -290,8 +312,17 @@ fn robots_like() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// 2 000 cases per property in CI; `PROPTEST_CASES=N` runs a longer fuzzing session.
+fn fuzz_config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2_000);
+    ProptestConfig::with_cases(cases)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    #![proptest_config(fuzz_config())]
 
     /// Arbitrary bytes as robots.txt and arbitrary paths never panic.
     #[test]

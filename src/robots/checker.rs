@@ -279,7 +279,12 @@ mod tests {
         assert_eq!(error.details["origin"], "https://e.example");
         assert!(!error.to_json().contains("secret"));
         checker
-            .check(&fake, &url("https://e.example/public"), deadline(), &mut notes)
+            .check(
+                &fake,
+                &url("https://e.example/public"),
+                deadline(),
+                &mut notes,
+            )
             .await
             .unwrap();
         assert_eq!(fake.calls(), 1);
@@ -308,7 +313,12 @@ mod tests {
         let fake = Fake::new(FetchOutcome::Status(404));
         for _ in 0..3 {
             checker
-                .check(&fake, &url("https://e.example/x"), deadline(), &mut Notes::new())
+                .check(
+                    &fake,
+                    &url("https://e.example/x"),
+                    deadline(),
+                    &mut Notes::new(),
+                )
                 .await
                 .unwrap();
         }
@@ -321,7 +331,12 @@ mod tests {
         let fake = Fake::new(FetchOutcome::Status(404));
         for _ in 0..3 {
             checker
-                .check(&fake, &url("https://e.example/x"), deadline(), &mut Notes::new())
+                .check(
+                    &fake,
+                    &url("https://e.example/x"),
+                    deadline(),
+                    &mut Notes::new(),
+                )
                 .await
                 .unwrap();
         }

@@ -224,7 +224,9 @@ fn normalize(raw: &[u8]) -> String {
 }
 
 fn hex_value(byte: u8) -> Option<u8> {
-    (byte as char).to_digit(16).and_then(|d| u8::try_from(d).ok())
+    (byte as char)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 #[cfg(test)]

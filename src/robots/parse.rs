@@ -213,14 +213,19 @@ mod tests {
 
     #[test]
     fn unknown_lines_do_not_close_the_agent_list() {
-        let body = "User-agent: other\nSitemap: https://e.com/s.xml\nUser-agent: forge\nDisallow: /p\n";
+        let body =
+            "User-agent: other\nSitemap: https://e.com/s.xml\nUser-agent: forge\nDisallow: /p\n";
         assert!(!allowed(body, "forge", "/p"));
         assert_eq!(RobotsTxt::parse(body.as_bytes(), false).groups().len(), 1);
     }
 
     #[test]
     fn rules_before_any_agent_are_ignored() {
-        assert!(allowed("Disallow: /\nUser-agent: *\nAllow: /x\n", "forge", "/"));
+        assert!(allowed(
+            "Disallow: /\nUser-agent: *\nAllow: /x\n",
+            "forge",
+            "/"
+        ));
     }
 
     #[test]

@@ -85,9 +85,9 @@ pub fn resolve(outcome: FetchOutcome, origin: &Origin, params: &PolicyParams<'_>
         }
     };
     match outcome {
-        FetchOutcome::Body { body, truncated } => Resolution::Rules(
-            RobotsTxt::parse(&body, truncated).rules_for(params.user_agent_token),
-        ),
+        FetchOutcome::Body { body, truncated } => {
+            Resolution::Rules(RobotsTxt::parse(&body, truncated).rules_for(params.user_agent_token))
+        }
         FetchOutcome::Status(status) if (400..500).contains(&status) => {
             Resolution::Rules(Rules::allow_all())
         }
@@ -138,8 +138,8 @@ pub fn check_scope(
     from: &CanonicalUrl,
     to: &CanonicalUrl,
 ) -> Result<(), FetchError> {
-    let scheme_ok = to.scheme() == origin.scheme()
-        || (origin.scheme() == "http" && to.scheme() == "https");
+    let scheme_ok =
+        to.scheme() == origin.scheme() || (origin.scheme() == "http" && to.scheme() == "https");
     let no_downgrade = !(from.scheme() == "https" && to.scheme() == "http");
     // Hosts of canonical URLs are already lowercase and IDNA-normalised.
     let host_ok = to.host_str() == origin.host();
@@ -185,7 +185,11 @@ mod tests {
     fn fr_wf_09c_every_4xx_is_cacheable_allow_all() {
         for status in [400, 401, 403, 404, 410, 429, 499] {
             let resolution = resolve(FetchOutcome::Status(status), &origin(), &params(false));
-            assert_eq!(resolution, Resolution::Rules(Rules::allow_all()), "{status}");
+            assert_eq!(
+                resolution,
+                Resolution::Rules(Rules::allow_all()),
+                "{status}"
+            );
             assert!(resolution.is_cacheable());
         }
     }
@@ -236,8 +240,14 @@ mod tests {
     fn failures_carry_a_stable_reason() {
         let cases = [
             (FetchError::dns_failed("e.example", "nx"), "dns_failed"),
-            (FetchError::network("connection refused"), "connection refused"),
-            (FetchError::tls_validation_failed("bad"), "tls_validation_failed"),
+            (
+                FetchError::network("connection refused"),
+                "connection refused",
+            ),
+            (
+                FetchError::tls_validation_failed("bad"),
+                "tls_validation_failed",
+            ),
             (FetchError::redirect_limit(6, 5), "redirect_limit"),
             (
                 FetchError::robots_unavailable("https://e.example", CROSS_ORIGIN_REDIRECT),
@@ -274,15 +284,51 @@ mod tests {
     #[test]
     fn robots_redir_02_scope_table() {
         let cases = [
-            ("http://e.example/robots.txt", "https://e.example/robots.txt", true),
-            ("http://e.example/robots.txt", "http://e.example/other.txt", true),
-            ("https://e.example/robots.txt", "http://e.example/robots.txt", false),
-            ("https://e.example/robots.txt", "https://other.example/robots.txt", false),
-            ("https://e.example/robots.txt", "https://E.EXAMPLE:443/r", true),
-            ("http://e.example:8080/robots.txt", "https://e.example:8080/robots.txt", true),
-            ("http://e.example:8080/robots.txt", "https://e.example/robots.txt", false),
-            ("http://e.example/robots.txt", "http://e.example:8080/robots.txt", false),
-            ("https://e.example/robots.txt", "https://sub.e.example/robots.txt", false),
+            (
+                "http://e.example/robots.txt",
+                "https://e.example/robots.txt",
+                true,
+            ),
+            (
+                "http://e.example/robots.txt",
+                "http://e.example/other.txt",
+                true,
+            ),
+            (
+                "https://e.example/robots.txt",
+                "http://e.example/robots.txt",
+                false,
+            ),
+            (
+                "https://e.example/robots.txt",
+                "https://other.example/robots.txt",
+                false,
+            ),
+            (
+                "https://e.example/robots.txt",
+                "https://E.EXAMPLE:443/r",
+                true,
+            ),
+            (
+                "http://e.example:8080/robots.txt",
+                "https://e.example:8080/robots.txt",
+                true,
+            ),
+            (
+                "http://e.example:8080/robots.txt",
+                "https://e.example/robots.txt",
+                false,
+            ),
+            (
+                "http://e.example/robots.txt",
+                "http://e.example:8080/robots.txt",
+                false,
+            ),
+            (
+                "https://e.example/robots.txt",
+                "https://sub.e.example/robots.txt",
+                false,
+            ),
         ];
         for (from, to, ok) in cases {
             let from = url(from);
