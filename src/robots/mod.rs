@@ -1,1 +1,52 @@
 //! robots.txt: the SRD's RFC 9309 variant, its origin cache and fetch policy (SRD 3.3).
+//!
+//! - [`parse`]: bytes to groups, and the one group that applies to our token.
+//! - [`matcher`]: `*`/`$` patterns in linear time and the rule precedence.
+//! - [`policy`]: what a retrieval outcome means (rules, fail-open, error), whether it
+//!   may be cached, and the robots origin scope for redirects.
+//! - [`cache`]: the process-local per-origin LRU with a TTL.
+//! - [`checker`]: the gate the pipeline calls for the document URL and every
+//!   redirect hop.
+//!
+//! The parser, matcher and policy do no I/O; only the checker awaits a
+//! [`checker::RobotsSource`] (the shared HTTP client).
+//!
+//! # Where this departs from RFC 9309 (and from Google's robotstxt)
+//!
+//! - **One group, never merged** (FR-WF-ROBOTS-UA-01, 08b). RFC 9309 2.2.1 merges all
+//!   groups that match the crawler; we pick the single group whose matching
+//!   `User-agent` value is longest (first in file order on a tie), else the first
+//!   `User-agent: *` group (ROBOTS-WILDCARD-01), else allow-all.
+//! - **Substring user-agent match** (FR-WF-08e): a group matches when one of its
+//!   `User-agent` values contains the configured token, ASCII case-insensitively. RFC
+//!   9309 compares the crawler's product token with the value instead.
+//! - **Inline comments need whitespace** (ROBOTS-PARSE-01, LINE-01): `#` starts a
+//!   comment only at the start of a line or after a space or tab; in
+//!   `Disallow: /a#b` the `#b` is part of the pattern. RFC 9309 makes every `#` a
+//!   comment.
+//! - **Rule length counts `*` and `$`** (ROBOTS-RULE-01), measured on the
+//!   percent-normalised pattern (so `/%7Ea` and `/~a` are the same rule, RFC 9309
+//!   2.2.2's equivalence); RFC 9309 leaves "most octets" to the implementation.
+//! - **Failures** (FR-WF-09a, 09c; SRD-READINGS 13): every 4xx is allow-all; 5xx,
+//!   other non-200 statuses, timeouts and network failures are "unavailable", which
+//!   fails the fetch unless `fail_open`. RFC 9309 2.3.1.4 instead has crawlers assume
+//!   complete disallow for unreachable files.
+//! - **Invalid UTF-8 is a line-level problem** (FR-WF-09b; our reading, safest for
+//!   the user): only a UTF-16/UTF-32 BOM makes the file "undecodable" and allow-all
+//!   (ROBOTS-BOM-01). A stray Latin-1 byte in a comment must not switch off a
+//!   `Disallow: /` elsewhere in the file, so the parser works on bytes and a
+//!   non-ASCII pattern byte is percent-encoded like the URL parser encodes it.
+
+pub mod cache;
+pub mod checker;
+pub mod matcher;
+pub mod parse;
+pub mod policy;
+
+pub use cache::{Clock, ManualClock, RobotsCache, SystemClock};
+pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
+pub use matcher::{Pattern, Rule, RuleKind, Rules};
+pub use parse::{Group, RobotsTxt};
+pub use policy::{
+    CROSS_ORIGIN_REDIRECT, FetchOutcome, PolicyParams, Resolution, check_scope, resolve,
+};

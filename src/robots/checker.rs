@@ -1,0 +1,411 @@
+//! The robots.txt check of a fetch and of each redirect hop (FR-WF-08, 08h, 07e):
+//! origin cache first, else one retrieval through a [`RobotsSource`], the policy's
+//! decision, then the path match.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use tokio::time::Instant;
+
+use super::cache::RobotsCache;
+use super::matcher::Rules;
+use super::policy::{FetchOutcome, PolicyParams, Resolution, resolve};
+use crate::config::Settings;
+use crate::error::{FetchError, TimeoutPhase};
+use crate::notes::{Note, Notes};
+use crate::url::{CanonicalUrl, Origin};
+
+/// One robots.txt retrieval to perform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RobotsRequest<'a> {
+    /// The origin whose `/robots.txt` to fetch (FR-WF-08).
+    pub origin: &'a Origin,
+    /// Absolute deadline of the retrieval (ROBOTS-TIMEOUT-01).
+    pub deadline: Instant,
+    /// The budget to report in `timeout` errors.
+    pub timeout_ms: u64,
+    /// Decompressed byte cap; past it the body is cut, not refused
+    /// (FR-WF-ROBOTS-SIZE-01, 01a).
+    pub max_bytes: u64,
+}
+
+/// Something that retrieves robots.txt: the shared HTTP client in production (with
+/// its SSRF and port checks on every hop and the robots origin scope,
+/// ROBOTS-FETCH-01, REDIR-02), a fake in unit tests. It reports what happened;
+/// the policy decides what it means.
+pub trait RobotsSource: Send + Sync {
+    /// Fetches `{origin}/robots.txt`.
+    fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome>;
+}
+
+/// The robots.txt gate of the pipeline: one per tool instance, shared by all
+/// concurrent fetches (the cache inside is process-local, ROBOTS-CACHE-01).
+#[derive(Debug)]
+pub struct RobotsChecker {
+    cache: RobotsCache,
+    settings: Arc<Settings>,
+    /// One in-flight retrieval per origin, so concurrent fetches of one site wait
+    /// for a single robots.txt request instead of each sending one (NFR-WF-PERF-04).
+    inflight: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl RobotsChecker {
+    /// A checker with the configured cache.
+    pub fn new(settings: Arc<Settings>) -> RobotsChecker {
+        let cache = RobotsCache::from_settings(&settings.robots);
+        RobotsChecker::with_cache(settings, cache)
+    }
+
+    /// A checker over a given cache (tests inject a manual clock).
+    pub fn with_cache(settings: Arc<Settings>, cache: RobotsCache) -> RobotsChecker {
+        RobotsChecker {
+            cache,
+            settings,
+            inflight: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The origin cache.
+    pub fn cache(&self) -> &RobotsCache {
+        &self.cache
+    }
+
+    /// Checks `url` against the robots.txt of its origin. `Ok` means the fetch may
+    /// go on (a fail-open allow-all adds `robots_unavailable_fail_open` to `notes`);
+    /// otherwise `robots_disallowed`, `robots_unavailable` or `timeout` (phase
+    /// `robots`). Never skipped for `no_cache` requests (FR-WF-08h): the origin
+    /// cache is independent of the response cache.
+    pub async fn check(
+        &self,
+        source: &dyn RobotsSource,
+        url: &CanonicalUrl,
+        deadline: Instant,
+        notes: &mut Notes,
+    ) -> Result<(), FetchError> {
+        let origin = url.origin();
+        let Some(rules) = self.rules(source, &origin, deadline).await? else {
+            notes.add(Note::RobotsUnavailableFailOpen);
+            return Ok(());
+        };
+        if rules.is_allowed(&url.path_and_query()) {
+            Ok(())
+        } else {
+            // The query is matched but not echoed: it may carry secrets.
+            Err(FetchError::robots_disallowed(
+                url.as_url().path(),
+                &origin.to_string(),
+            ))
+        }
+    }
+
+    /// The rules of `origin`: cached, or retrieved and decided now. `None` is a
+    /// fail-open allow-all.
+    async fn rules(
+        &self,
+        source: &dyn RobotsSource,
+        origin: &Origin,
+        deadline: Instant,
+    ) -> Result<Option<Arc<Rules>>, FetchError> {
+        if let Some(rules) = self.cache.get(origin) {
+            return Ok(Some(rules));
+        }
+        if self.cache.is_disabled() {
+            return self.retrieve(source, origin, deadline).await;
+        }
+        let slot = InflightSlot::join(&self.inflight, origin);
+        let _turn = tokio::time::timeout_at(deadline, slot.lock.lock())
+            .await
+            .map_err(|_| self.timeout())?;
+        // Whoever held the turn may have filled the cache meanwhile.
+        if let Some(rules) = self.cache.get(origin) {
+            return Ok(Some(rules));
+        }
+        self.retrieve(source, origin, deadline).await
+    }
+
+    async fn retrieve(
+        &self,
+        source: &dyn RobotsSource,
+        origin: &Origin,
+        deadline: Instant,
+    ) -> Result<Option<Arc<Rules>>, FetchError> {
+        let robots = &self.settings.robots;
+        let timeout_ms = self.timeout_ms();
+        // ROBOTS-TIMEOUT-01: at most `timeout_seconds`, and never past the caller's
+        // own deadline (one budget per fetch).
+        let deadline = deadline.min(Instant::now() + self.settings.timeout());
+        let request = RobotsRequest {
+            origin,
+            deadline,
+            timeout_ms,
+            max_bytes: robots.max_robots_bytes,
+        };
+        let outcome = match tokio::time::timeout_at(deadline, source.fetch_robots(request)).await {
+            Ok(outcome) => outcome,
+            Err(_) => FetchOutcome::TimedOut,
+        };
+        let params = PolicyParams {
+            fail_open: robots.fail_open,
+            user_agent_token: &robots.user_agent_token,
+            timeout_ms,
+        };
+        match resolve(outcome, origin, &params) {
+            Resolution::Rules(rules) => {
+                let rules = Arc::new(rules);
+                self.cache.insert(origin.clone(), Arc::clone(&rules));
+                Ok(Some(rules))
+            }
+            Resolution::FailOpen => Ok(None),
+            Resolution::Refused(error) => Err(error),
+        }
+    }
+
+    fn timeout_ms(&self) -> u64 {
+        u64::from(self.settings.timeout_seconds).saturating_mul(1000)
+    }
+
+    fn timeout(&self) -> FetchError {
+        FetchError::timeout(self.timeout_ms(), TimeoutPhase::Robots)
+    }
+}
+
+/// A place in the per-origin queue; leaving it (also by cancellation) removes the
+/// origin's entry once nobody else holds it, so the map does not grow.
+struct InflightSlot<'a> {
+    map: &'a Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+    origin: &'a Origin,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl<'a> InflightSlot<'a> {
+    fn join(
+        map: &'a Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+        origin: &'a Origin,
+    ) -> InflightSlot<'a> {
+        let mut guard = map.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = Arc::clone(guard.entry(origin.clone()).or_default());
+        InflightSlot { map, origin, lock }
+    }
+}
+
+impl Drop for InflightSlot<'_> {
+    fn drop(&mut self) {
+        let mut guard = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        // Two holders: the map and this slot. Nobody can join while we hold the map.
+        if Arc::strong_count(&self.lock) == 2 {
+            guard.remove(self.origin);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::robots::cache::ManualClock;
+
+    /// Answers every request with a fixed outcome and counts requests.
+    struct Fake {
+        outcome: FetchOutcome,
+        calls: AtomicUsize,
+    }
+
+    impl Fake {
+        fn new(outcome: FetchOutcome) -> Fake {
+            Fake {
+                outcome,
+                calls: AtomicUsize::new(0),
+            }
+        }
+
+        fn body(text: &'static str) -> Fake {
+            Fake::new(FetchOutcome::Body {
+                body: Bytes::from_static(text.as_bytes()),
+                truncated: false,
+            })
+        }
+
+        fn calls(&self) -> usize {
+            self.calls.load(Ordering::SeqCst)
+        }
+    }
+
+    impl RobotsSource for Fake {
+        fn fetch_robots<'a>(&'a self, _: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let outcome = self.outcome.clone();
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                outcome
+            })
+        }
+    }
+
+    fn settings(extra: &str) -> Arc<Settings> {
+        let text = format!("[tools.webfetch]\n{extra}");
+        Arc::new(crate::config::load_str(&text).unwrap().settings)
+    }
+
+    fn url(text: &str) -> CanonicalUrl {
+        CanonicalUrl::parse(text).unwrap()
+    }
+
+    fn deadline() -> Instant {
+        Instant::now() + Duration::from_secs(30)
+    }
+
+    #[tokio::test]
+    async fn disallowed_path_is_refused_and_rules_are_cached() {
+        let checker = RobotsChecker::new(settings(""));
+        let fake = Fake::body("User-agent: *\nDisallow: /private\n");
+        let mut notes = Notes::new();
+        let error = checker
+            .check(
+                &fake,
+                &url("https://e.example/private?token=secret"),
+                deadline(),
+                &mut notes,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsDisallowed);
+        assert_eq!(error.details["path"], "/private");
+        assert_eq!(error.details["origin"], "https://e.example");
+        assert!(!error.to_json().contains("secret"));
+        checker
+            .check(
+                &fake,
+                &url("https://e.example/public"),
+                deadline(),
+                &mut notes,
+            )
+            .await
+            .unwrap();
+        assert_eq!(fake.calls(), 1);
+        assert!(notes.is_empty());
+    }
+
+    #[tokio::test]
+    async fn robots_cache_04_fail_open_is_noted_and_never_cached() {
+        let checker = RobotsChecker::new(settings("[tools.webfetch.robots]\nfail_open = true\n"));
+        let fake = Fake::new(FetchOutcome::Status(503));
+        for _ in 0..2 {
+            let mut notes = Notes::new();
+            checker
+                .check(&fake, &url("https://e.example/x"), deadline(), &mut notes)
+                .await
+                .unwrap();
+            assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+        }
+        assert_eq!(fake.calls(), 2);
+        assert!(checker.cache().is_empty());
+    }
+
+    #[tokio::test]
+    async fn robots_cache_02_allow_all_is_cached() {
+        let checker = RobotsChecker::new(settings(""));
+        let fake = Fake::new(FetchOutcome::Status(404));
+        for _ in 0..3 {
+            checker
+                .check(
+                    &fake,
+                    &url("https://e.example/x"),
+                    deadline(),
+                    &mut Notes::new(),
+                )
+                .await
+                .unwrap();
+        }
+        assert_eq!(fake.calls(), 1);
+    }
+
+    #[tokio::test]
+    async fn robots_cache_03_disabled_cache_fetches_every_time() {
+        let checker = RobotsChecker::new(settings("robots_cache_entries = 0\n"));
+        let fake = Fake::new(FetchOutcome::Status(404));
+        for _ in 0..3 {
+            checker
+                .check(
+                    &fake,
+                    &url("https://e.example/x"),
+                    deadline(),
+                    &mut Notes::new(),
+                )
+                .await
+                .unwrap();
+        }
+        assert_eq!(fake.calls(), 3);
+    }
+
+    #[tokio::test]
+    async fn fr_wf_08f_expired_entries_are_refetched() {
+        let settings = settings("");
+        let clock = Arc::new(ManualClock::new());
+        let cache = RobotsCache::new(8, Duration::from_secs(24 * 3600), clock.clone());
+        let checker = RobotsChecker::with_cache(settings, cache);
+        let fake = Fake::new(FetchOutcome::Status(404));
+        let target = url("https://e.example/x");
+        checker
+            .check(&fake, &target, deadline(), &mut Notes::new())
+            .await
+            .unwrap();
+        clock.advance(Duration::from_secs(24 * 3600 - 1));
+        checker
+            .check(&fake, &target, deadline(), &mut Notes::new())
+            .await
+            .unwrap();
+        assert_eq!(fake.calls(), 1);
+        clock.advance(Duration::from_secs(1));
+        checker
+            .check(&fake, &target, deadline(), &mut Notes::new())
+            .await
+            .unwrap();
+        assert_eq!(fake.calls(), 2);
+    }
+
+    #[tokio::test]
+    async fn concurrent_checks_of_one_origin_share_one_retrieval() {
+        let checker = RobotsChecker::new(settings(""));
+        let fake = Fake::new(FetchOutcome::Status(404));
+        let target = url("https://e.example/x");
+        let checks = (0..8).map(|_| async {
+            checker
+                .check(&fake, &target, deadline(), &mut Notes::new())
+                .await
+        });
+        for result in futures_util::future::join_all(checks).await {
+            result.unwrap();
+        }
+        assert_eq!(fake.calls(), 1);
+        assert!(checker.inflight.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_source_that_never_answers_times_out_in_phase_robots() {
+        struct Never;
+        impl RobotsSource for Never {
+            fn fetch_robots<'a>(&'a self, _: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
+                Box::pin(std::future::pending())
+            }
+        }
+        let checker = RobotsChecker::new(settings("timeout_seconds = 1\n"));
+        let error = checker
+            .check(
+                &Never,
+                &url("https://e.example/x"),
+                Instant::now() + Duration::from_millis(20),
+                &mut Notes::new(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::Timeout);
+        assert_eq!(error.details["phase"], "robots");
+        assert_eq!(error.details["timeout_ms"], 1000);
+    }
+}

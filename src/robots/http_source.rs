@@ -1,0 +1,146 @@
+//! robots.txt over the shared HTTP client, and the robots check of every redirect hop
+//! of a document fetch.
+//!
+//! The client does the per-hop work of a document fetch for robots.txt too: URL
+//! validation, ports, SSRF, pinned connects, the configured `User-Agent`, the
+//! decompressed byte cap (FR-WF-ROBOTS-FETCH-01, UA-02, SIZE-01a). This module adds
+//! what is robots-specific: the origin scope on each hop ([`ScopeHook`],
+//! ROBOTS-REDIR-02), truncation instead of refusal at `max_robots_bytes` with the
+//! warning of ROBOTS-SIZE-01, and the mapping of the client's result to a
+//! [`FetchOutcome`]. [`RobotsHopCheck`] is the [`RedirectHook`] a document fetch
+//! passes so that each redirect target is checked against its own origin's robots.txt
+//! (FR-WF-07e).
+
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
+use tokio::time::Instant;
+
+use super::checker::{RobotsChecker, RobotsRequest, RobotsSource};
+use super::policy::{FetchOutcome, check_scope};
+use crate::error::{ErrorCode, FetchError};
+use crate::http::{GetOptions, HttpClient, OverLimit, RedirectHook};
+use crate::notes::Notes;
+use crate::url::{CanonicalUrl, Origin};
+
+/// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
+/// leaves it stops the retrieval with `robots_unavailable` /
+/// `robots_cross_origin_redirect` before any request is sent to the target.
+#[derive(Debug)]
+pub struct ScopeHook<'a> {
+    origin: &'a Origin,
+}
+
+impl<'a> ScopeHook<'a> {
+    /// The scope of `origin`'s robots.txt.
+    pub fn new(origin: &'a Origin) -> ScopeHook<'a> {
+        ScopeHook { origin }
+    }
+}
+
+impl RedirectHook for ScopeHook<'_> {
+    fn before_hop<'a>(
+        &'a self,
+        from: &'a CanonicalUrl,
+        to: &'a CanonicalUrl,
+    ) -> BoxFuture<'a, Result<(), FetchError>> {
+        let verdict = check_scope(self.origin, from, to);
+        Box::pin(async move { verdict })
+    }
+}
+
+impl RobotsSource for HttpClient {
+    fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
+        Box::pin(async move {
+            let url = request.origin.robots_url();
+            let hook = ScopeHook::new(request.origin);
+            let options = GetOptions {
+                deadline: request.deadline,
+                timeout_ms: request.timeout_ms,
+                max_body_bytes: request.max_bytes,
+                over_limit: OverLimit::Truncate,
+                hook: Some(&hook),
+                headers: Vec::new(),
+                method: http::Method::GET,
+            };
+            match self.get(&url, &options).await {
+                Ok(response) if response.status == 200 => {
+                    let mut body = response.body;
+                    let mut truncated = response.truncated;
+                    // The client caps while streaming; never parse past the cap even
+                    // if it hands over more.
+                    let max = usize::try_from(request.max_bytes).unwrap_or(usize::MAX);
+                    if body.len() > max {
+                        body.truncate(max);
+                        truncated = true;
+                    }
+                    if truncated {
+                        // ROBOTS-SIZE-01 step 3; a silent limit, so no note.
+                        tracing::warn!(
+                            origin = %request.origin,
+                            "robots.txt truncated at {} bytes",
+                            request.max_bytes
+                        );
+                    }
+                    FetchOutcome::Body { body, truncated }
+                }
+                Ok(response) => FetchOutcome::Status(response.status),
+                Err(error) if error.code == ErrorCode::Timeout => FetchOutcome::TimedOut,
+                Err(error) => FetchOutcome::Failed(error),
+            }
+        })
+    }
+}
+
+/// Runs the robots.txt check on every redirect target of a document fetch
+/// (FR-WF-07e step 3, B.2). Notes a hop adds (`robots_unavailable_fail_open`) are
+/// collected for the response; read them with [`RobotsHopCheck::into_notes`].
+#[derive(Debug)]
+pub struct RobotsHopCheck<'a> {
+    checker: &'a RobotsChecker,
+    client: &'a HttpClient,
+    deadline: Instant,
+    notes: Mutex<Notes>,
+}
+
+impl<'a> RobotsHopCheck<'a> {
+    /// A hook checking hops with `checker` over `client` within `deadline`.
+    pub fn new(
+        checker: &'a RobotsChecker,
+        client: &'a HttpClient,
+        deadline: Instant,
+    ) -> RobotsHopCheck<'a> {
+        RobotsHopCheck {
+            checker,
+            client,
+            deadline,
+            notes: Mutex::new(Notes::new()),
+        }
+    }
+
+    /// The notes added by the hops checked so far.
+    pub fn into_notes(self) -> Notes {
+        self.notes.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl RedirectHook for RobotsHopCheck<'_> {
+    fn before_hop<'a>(
+        &'a self,
+        _from: &'a CanonicalUrl,
+        to: &'a CanonicalUrl,
+    ) -> BoxFuture<'a, Result<(), FetchError>> {
+        Box::pin(async move {
+            let mut notes = Notes::new();
+            let verdict = self
+                .checker
+                .check(self.client, to, self.deadline, &mut notes)
+                .await;
+            self.notes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(&notes);
+            verdict
+        })
+    }
+}

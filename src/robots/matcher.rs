@@ -1,0 +1,370 @@
+//! robots.txt path patterns and the rule precedence of one group (FR-WF-08c, 08d,
+//! ROBOTS-RULE-01, ROBOTS-EMPTY-01).
+//!
+//! # Complexity
+//!
+//! A pattern is a sequence of literal pieces separated by `*`, optionally followed by
+//! the end anchor `$`. For such `*`-only globs the greedy strategy is exact: anchor
+//! the first piece at the start of the path, then place every further piece at its
+//! **leftmost** occurrence after the previous one. Leftmost placement leaves the most
+//! room for the pieces that follow, so if any placement works the greedy one does
+//! (exchange argument). With `$` the last piece is pinned to the end of the path and
+//! only has to start at or after the end of the greedy prefix.
+//!
+//! Each leftmost search is `str::find`, which runs the Two-Way algorithm: linear in
+//! the haystack it scans plus the piece's length, with no backtracking. The next
+//! search starts where the previous match ended, so the scanned ranges do not
+//! overlap and one match costs `O(path + pattern)` overall. `/*a*a*a*a*a*b` against a
+//! long run of `a`s is therefore a single pass, not the exponential (or quadratic)
+//! blow-up of backtracking matchers and DP tables.
+//!
+//! Checking a path against a group costs `O(rules × path + total pattern length)`;
+//! rules are kept in precedence order so the first match decides and most checks end
+//! early.
+
+use std::cmp::Ordering;
+
+/// Whether a rule allows or disallows the paths it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleKind {
+    /// `Allow:`.
+    Allow,
+    /// `Disallow:`.
+    Disallow,
+}
+
+/// A compiled `Allow`/`Disallow` value (FR-WF-08d).
+///
+/// The text is normalised like the canonical URL path it is compared with
+/// (FR-WF-ROBOTS-PATH-01, Appendix A): `%xx` of an unreserved character is decoded,
+/// other escapes get uppercase hex, and bytes the URL parser would escape (non-ASCII,
+/// controls, space, `"`, `<`, `>`) are percent-encoded. A normalised pattern is
+/// therefore always ASCII. `*` matches any sequence; `$` anchors the end only as the
+/// last character and is a literal elsewhere (RFC 9309 2.2.3).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pattern {
+    text: String,
+}
+
+impl Pattern {
+    /// Compiles a raw rule value; `None` for an empty value, which matches nothing
+    /// (FR-WF-ROBOTS-EMPTY-01).
+    pub fn new(raw: &[u8]) -> Option<Pattern> {
+        if raw.is_empty() {
+            return None;
+        }
+        Some(Pattern {
+            text: normalize(raw),
+        })
+    }
+
+    /// The normalised pattern text, `*` and `$` included.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The precedence length of ROBOTS-RULE-01: every character of the (normalised)
+    /// pattern counts, `*` and `$` included.
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Always false: empty values never become patterns. Present for clippy's
+    /// `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Whether the pattern matches `path` (the canonical path plus `?query`) from its
+    /// start. Linear time: see the module documentation.
+    pub fn matches(&self, path: &str) -> bool {
+        let (body, anchored_end) = match self.text.strip_suffix('$') {
+            Some(body) => (body, true),
+            None => (self.text.as_str(), false),
+        };
+        let Some((head, last)) = body.rsplit_once('*') else {
+            // No wildcard: a plain prefix, or the whole path with `$`.
+            return if anchored_end {
+                path == body
+            } else {
+                path.starts_with(body)
+            };
+        };
+        let mut pieces = head.split('*');
+        let first = pieces.next().unwrap_or("");
+        if !path.starts_with(first) {
+            return false;
+        }
+        let mut pos = first.len();
+        for piece in pieces.filter(|p| !p.is_empty()) {
+            match path.get(pos..).and_then(|rest| rest.find(piece)) {
+                Some(at) => pos += at + piece.len(),
+                None => return false,
+            }
+        }
+        if anchored_end {
+            path.len() >= pos + last.len() && path.ends_with(last)
+        } else {
+            path.get(pos..).is_some_and(|rest| rest.contains(last))
+        }
+    }
+}
+
+/// One `Allow`/`Disallow` line of the selected group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Rule {
+    /// Allow or disallow.
+    pub kind: RuleKind,
+    /// The compiled value.
+    pub pattern: Pattern,
+}
+
+impl Rule {
+    /// Precedence order of FR-WF-08c / ROBOTS-RULE-01: longer patterns first, `Allow`
+    /// before `Disallow` on equal length.
+    fn precedence(&self, other: &Rule) -> Ordering {
+        other
+            .pattern
+            .len()
+            .cmp(&self.pattern.len())
+            .then_with(|| match (self.kind, other.kind) {
+                (RuleKind::Allow, RuleKind::Disallow) => Ordering::Less,
+                (RuleKind::Disallow, RuleKind::Allow) => Ordering::Greater,
+                _ => Ordering::Equal,
+            })
+    }
+}
+
+/// The rules that apply to this tool on one origin: the selected group's, in
+/// precedence order. Empty means allow-all (404/4xx, empty or malformed file, no
+/// matching and no `*` group; FR-WF-09, 09b, 09c).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    rules: Vec<Rule>,
+}
+
+impl Rules {
+    /// Allow everything.
+    pub fn allow_all() -> Rules {
+        Rules::default()
+    }
+
+    /// The rules of a group, sorted once so that the first match is the winner
+    /// (stable sort: file order breaks the remaining ties, which cannot change the
+    /// verdict because equal length and kind give the same answer).
+    pub fn new(mut rules: Vec<Rule>) -> Rules {
+        rules.sort_by(Rule::precedence);
+        Rules { rules }
+    }
+
+    /// Whether there is no rule at all (allow-all).
+    pub fn is_allow_all(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The number of rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rule that decides `path` under FR-WF-08c: the longest matching pattern,
+    /// `Allow` winning ties; `None` when no rule matches.
+    pub fn decisive_rule(&self, path: &str) -> Option<&Rule> {
+        self.rules.iter().find(|rule| rule.pattern.matches(path))
+    }
+
+    /// Whether `path` (canonical path plus `?query`, FR-WF-ROBOTS-PATH-01) may be
+    /// fetched. No matching rule means allowed (FR-WF-08c step 4).
+    pub fn is_allowed(&self, path: &str) -> bool {
+        self.decisive_rule(path)
+            .is_none_or(|rule| rule.kind == RuleKind::Allow)
+    }
+}
+
+/// Normalises a raw pattern to the canonical-URL form (see [`Pattern`]).
+fn normalize(raw: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(raw.len());
+    let push_escape = |out: &mut String, byte: u8| {
+        out.push('%');
+        out.push(HEX[usize::from(byte >> 4)] as char);
+        out.push(HEX[usize::from(byte & 0x0f)] as char);
+    };
+    let mut i = 0;
+    while i < raw.len() {
+        let byte = raw[i];
+        if byte == b'%' {
+            if let (Some(hi), Some(lo)) = (
+                raw.get(i + 1).and_then(|b| hex_value(*b)),
+                raw.get(i + 2).and_then(|b| hex_value(*b)),
+            ) {
+                let value = hi << 4 | lo;
+                if value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~') {
+                    out.push(value as char);
+                } else {
+                    push_escape(&mut out, value);
+                }
+                i += 3;
+                continue;
+            }
+        }
+        if byte >= 0x7f || byte <= b' ' || matches!(byte, b'"' | b'<' | b'>') {
+            push_escape(&mut out, byte);
+        } else {
+            out.push(byte as char);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn hex_value(byte: u8) -> Option<u8> {
+    (byte as char)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(text: &str) -> Pattern {
+        Pattern::new(text.as_bytes()).expect("non-empty")
+    }
+
+    /// Reference semantics by dynamic programming (quadratic, small inputs only).
+    pub(crate) fn reference_match(pattern: &str, path: &str) -> bool {
+        let (body, anchored) = match pattern.strip_suffix('$') {
+            Some(body) => (body.as_bytes(), true),
+            None => (pattern.as_bytes(), false),
+        };
+        let path = path.as_bytes();
+        // reach[j]: the pattern prefix read so far can end at path position j.
+        let mut reach = vec![false; path.len() + 1];
+        reach[0] = true;
+        for &p in body {
+            let mut next = vec![false; path.len() + 1];
+            if p == b'*' {
+                let mut seen = false;
+                for j in 0..=path.len() {
+                    seen |= reach[j];
+                    next[j] = seen;
+                }
+            } else {
+                for j in 0..path.len() {
+                    next[j + 1] = reach[j] && path[j] == p;
+                }
+            }
+            reach = next;
+        }
+        if anchored {
+            reach[path.len()]
+        } else {
+            reach.iter().any(|r| *r)
+        }
+    }
+
+    #[test]
+    fn pattern_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("/", "/", true),
+            ("/fish", "/fish", true),
+            ("/fish", "/fish.html", true),
+            ("/fish", "/Fish.asp", false),
+            ("/fish*", "/fishheads/yummy.html", true),
+            ("/fish/", "/fish", false),
+            ("/*.php", "/folder/filename.php", true),
+            ("/*.php", "/filename.php?parameters", true),
+            ("/*.php", "/windows.PHP", false),
+            ("/*.php$", "/filename.php", true),
+            ("/*.php$", "/filename.php?parameters", false),
+            ("/*.php$", "/filename.php5", false),
+            ("/fish*.php", "/fishheads/catfish.php?parameters", true),
+            ("/fish*.php", "/Fish.PHP", false),
+            ("/*?session=", "/a?session=1", true),
+            ("/*?session=", "/a?x=1", false),
+            ("*", "/anything", true),
+            ("/a$", "/a", true),
+            ("/a$", "/ab", false),
+            ("/a$b", "/a$b", true),
+            ("$", "/", false),
+            ("*$", "/x", true),
+            ("/**a**$", "/xxa", true),
+            ("/*a*a*a*a*a*b", "/aaaaab", true),
+            ("/*a*a*a*a*a*b", "/aaaaa", false),
+            ("/caf\u{e9}", "/caf%C3%A9", true),
+            ("/%7euser", "/~user", true),
+            ("/a%2fb", "/a%2Fb", true),
+            ("/a b", "/a%20b", true),
+        ];
+        for (p, path, expected) in cases {
+            assert_eq!(pattern(p).matches(path), *expected, "{p} vs {path}");
+            assert_eq!(
+                reference_match(pattern(p).as_str(), path),
+                *expected,
+                "reference {p} vs {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_values_are_not_patterns() {
+        assert_eq!(Pattern::new(b""), None);
+    }
+
+    #[test]
+    fn rule_length_counts_wildcards() {
+        assert_eq!(pattern("/private/*").len(), 10);
+        assert_eq!(pattern("/private/public/").len(), 16);
+        assert_eq!(pattern("/*.php$").len(), 7);
+    }
+
+    #[test]
+    fn precedence_longest_then_allow() {
+        let rule = |kind, text: &str| Rule {
+            kind,
+            pattern: pattern(text),
+        };
+        let rules = Rules::new(vec![
+            rule(RuleKind::Disallow, "/private/*"),
+            rule(RuleKind::Allow, "/private/public/"),
+            rule(RuleKind::Disallow, "/page"),
+            rule(RuleKind::Allow, "/page"),
+        ]);
+        assert!(rules.is_allowed("/private/public/x"));
+        assert!(!rules.is_allowed("/private/x"));
+        assert!(rules.is_allowed("/page"));
+        assert!(rules.is_allowed("/elsewhere"));
+        assert!(Rules::allow_all().is_allowed("/x"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+
+        /// The greedy linear matcher agrees with the DP definition of `*` and `$`.
+        #[test]
+        fn greedy_matcher_agrees_with_the_reference(
+            raw in "[/ab*$]{1,10}",
+            path in "/[ab$]{0,12}",
+        ) {
+            let compiled = pattern(&raw);
+            proptest::prop_assert_eq!(
+                compiled.matches(&path),
+                reference_match(compiled.as_str(), &path),
+                "{} vs {}", raw, path
+            );
+        }
+    }
+
+    #[test]
+    fn non_ascii_paths_never_panic() {
+        assert!(!pattern("/*\u{e9}").matches("/\u{e9}\u{e9}"));
+        assert!(pattern("/*").matches("/\u{1F600}"));
+        assert!(!pattern("/a*$").matches("/"));
+    }
+}
