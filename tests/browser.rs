@@ -1,0 +1,307 @@
+//! Browser mode against real Chromium (SRD 6.7, T-WF-INFRA-04/05).
+//!
+//! Skipped unless `FORGE_TEST_CHROMIUM_PATH` names a Chromium binary
+//! (T-WF-BR-ENV-01). Pages come from wiremock on 127.0.0.1; the test config opens
+//! loopback only through the visible gate (`allow_insecure_overrides`,
+//! `block_loopback = false`) and keeps the rest blocked: other ports by the port
+//! allowlist, `127.0.0.2` by `additional_blocked_cidrs`, and the private,
+//! link-local and metadata ranges by default. DNS is the stub (T-WF-INFRA-01).
+//!
+//! Every render uses its own profile root, and every test checks afterwards that
+//! the root is empty and no process names it (BROWSER-ISO-01). Tests run one at a
+//! time: each starts a whole browser.
+
+use std::io::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener as StdTcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio::time::Instant;
+use tracing::instrument::WithSubscriber as _;
+use webfetch::config::{Settings, load_str};
+use webfetch::error::{ErrorCode, FetchError};
+use webfetch::http::{HttpClient, RedirectHook};
+use webfetch::render::browser::{BrowserPage, PROFILE_PREFIX, RenderContext, render};
+use webfetch::ssrf::{SsrfValidator, StubValidator};
+use webfetch::url::CanonicalUrl;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const INTERNAL_SECRET: &str = "LEAKED_INTERNAL_DATA";
+const UA: &str = "webfetch-browser-test/1.0";
+
+/// T-WF-BR-ENV-01: the Chromium under test, or `None` to skip.
+fn chromium() -> Option<String> {
+    match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
+        Ok(path) if !path.trim().is_empty() => Some(path),
+        _ => {
+            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
+            None
+        }
+    }
+}
+
+/// One browser at a time: each test launches its own.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The test configuration: loopback reachable on the listed ports only, 127.0.0.2
+/// always blocked. `tables` adds keys to `[tools.webfetch]` (before any table) and
+/// `browser` adds keys to `[tools.webfetch.browser]`.
+fn settings(chromium: &str, ports: &[u16], top: &str, browser: &str) -> Settings {
+    let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let toml = format!(
+        r#"[tools.webfetch]
+user_agent = "{UA}"
+timeout_seconds = 15
+{top}
+
+[tools.webfetch.security]
+allow_insecure_overrides = true
+block_loopback = false
+allowed_ports = [{ports}]
+additional_blocked_cidrs = ["127.0.0.2/32"]
+
+[tools.webfetch.browser]
+chromium_path = "{chromium}"
+network_idle_ms = 10000
+{browser}
+"#,
+        ports = ports.join(", ")
+    );
+    load_str(&toml).expect("test config loads").settings
+}
+
+fn validator(settings: &Settings) -> StubValidator {
+    let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+    StubValidator::new(&settings.security)
+        .with_host("page.test", &[ip("127.0.0.1")])
+        .with_host("localhost", &[ip("127.0.0.1")])
+        .with_host("internal.test", &[ip("127.0.0.2")])
+        .with_host("metadata.test", &[ip("169.254.169.254")])
+        .with_host("private.test", &[ip("10.0.0.1")])
+        .with_host("mapped.test", &[ip("::ffff:10.0.0.1")])
+}
+
+/// A render plus what the test needs to inspect afterwards.
+struct Run {
+    result: Result<BrowserPage, FetchError>,
+    logs: String,
+}
+
+impl Run {
+    fn page(&self) -> &BrowserPage {
+        match &self.result {
+            Ok(page) => page,
+            Err(error) => panic!("render failed: {}\nlogs:\n{}", error.to_json(), self.logs),
+        }
+    }
+
+    fn error(&self) -> &FetchError {
+        match &self.result {
+            Ok(page) => panic!("render succeeded: {}", page.html),
+            Err(error) => error,
+        }
+    }
+}
+
+#[derive(Clone, Default)]
+struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Renders `url` with a fresh profile root, capturing `webfetch` logs, then checks
+/// that nothing of the browser is left (BROWSER-ISO-01).
+async fn run(settings: Settings, url: &str, hook: Option<&dyn RedirectHook>) -> Run {
+    let settings = Arc::new(settings);
+    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
+    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
+    let url = CanonicalUrl::parse(url).expect("test URL is valid");
+    let root = tempfile::tempdir().unwrap();
+    let mut ctx = RenderContext::new(&client, validator, &url, Instant::now() + settings.timeout())
+        .with_profile_root(root.path().to_path_buf());
+    if let Some(hook) = hook {
+        ctx = ctx.with_top_frame_hook(hook);
+    }
+    let buffer = LogBuffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("webfetch=debug")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let result = render(&ctx).with_subscriber(subscriber).await;
+    assert_nothing_left(root.path());
+    let logs = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
+    Run { result, logs }
+}
+
+/// BROWSER-ISO-01 step 2: the profile is deleted and no process (Chromium,
+/// helpers, crashpad, the watchdog) still names it.
+fn assert_nothing_left(root: &Path) {
+    let left: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "profile left behind: {left:?}");
+    let procs = live_processes_naming(root);
+    assert!(procs.is_empty(), "processes left behind: {procs:?}");
+}
+
+/// Live (non-zombie) processes whose command line contains `needle`.
+fn live_processes_naming(needle: &Path) -> Vec<String> {
+    let needle = needle.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest.starts_with('Z')))
+            .unwrap_or(true);
+        if cmdline.contains(&needle) && !zombie {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+async fn page_server() -> MockServer {
+    MockServer::start().await
+}
+
+/// A wiremock on 127.0.0.2 (blocked by `additional_blocked_cidrs`) or 127.0.0.1,
+/// serving the secret; its request log must stay empty (T-WF-INFRA-05).
+async fn internal_server(ip: Ipv4Addr) -> MockServer {
+    let listener = StdTcpListener::bind(SocketAddr::from((ip, 0))).unwrap();
+    let server = MockServer::builder().listener(listener).start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(INTERNAL_SECRET))
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn serve_html(server: &MockServer, at: &str, html: &str) {
+    let html = html.to_owned();
+    Mock::given(method("GET"))
+        .and(path(at))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(html, "text/html; charset=utf-8"))
+        .mount(server)
+        .await;
+}
+
+async fn serve(server: &MockServer, at: &str, content_type: &str, body: impl Into<Vec<u8>>) {
+    Mock::given(method("GET"))
+        .and(path(at))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body.into(), content_type))
+        .mount(server)
+        .await;
+}
+
+/// Paths the server received, in order.
+async fn received_paths(server: &MockServer) -> Vec<String> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| r.url.path().to_owned())
+        .collect()
+}
+
+async fn assert_never_contacted(server: &MockServer) {
+    let received = server.received_requests().await.unwrap_or_default();
+    assert!(
+        received.is_empty(),
+        "internal server was contacted: {:?}",
+        received.iter().map(|r| r.url.to_string()).collect::<Vec<_>>()
+    );
+}
+
+/// A helper script for pages: `mark(text)` appends a `<p>` to the body and
+/// `done()` requests `/done`, whose answer the network-idle wait then waits for.
+const HELPERS: &str = r#"<script>
+function mark(t) { const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }
+function done() { return fetch('/done').then(() => mark('DONE'), () => mark('DONE-FAILED')); }
+</script>"#;
+
+fn page(body: &str) -> String {
+    format!("<!doctype html><html><head><title>t</title>{HELPERS}</head><body>{body}</body></html>")
+}
+
+async fn serve_done(server: &MockServer) {
+    serve(server, "/done", "text/plain", "ok").await;
+}
+
+#[tokio::test]
+async fn it_wf_br_01_forced_render_runs_scripts_and_fetches_through_the_client() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/",
+        &page(
+            r#"<div id="root"></div>
+<script src="/app.js"></script>
+<script>
+document.cookie = 'sid=secret-cookie';
+mark('UA:' + navigator.userAgent);
+fetch('/api/data', { headers: { 'Accept': 'application/json' } })
+  .then(r => r.json()).then(j => mark('API:' + j.message)).then(done);
+</script>"#,
+        ),
+    )
+    .await;
+    serve(
+        &server,
+        "/app.js",
+        "text/javascript",
+        "document.getElementById('root').innerHTML = '<h1>Rendered by JavaScript</h1>';",
+    )
+    .await;
+    serve(&server, "/api/data", "application/json", r#"{"message":"hello from the api"}"#).await;
+    serve_done(&server).await;
+
+    let settings = settings(&chromium, &[port], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(page.html.contains("<h1>Rendered by JavaScript</h1>"), "{}", page.html);
+    assert!(page.html.contains("API:hello from the api"), "{}", page.html);
+    assert!(page.html.contains("DONE"), "{}", page.html);
+    // FR-WF-BROWSER-UA-01: the configured User-Agent, in JS and on the wire.
+    assert!(page.html.contains(&format!("UA:{UA}")), "{}", page.html);
+    assert_eq!(page.final_url.as_str(), format!("http://127.0.0.1:{port}/"));
+    assert!(!page.dom_truncated);
+    assert!(!page.blocked_non_get);
+    let requests = server.received_requests().await.unwrap();
+    for request in &requests {
+        let ua = request.headers.get("user-agent").unwrap().to_str().unwrap();
+        assert_eq!(ua, UA, "{}", request.url);
+        // FR-WF-BSSR-HEADERS-01: no cookies ever leave.
+        assert!(request.headers.get("cookie").is_none(), "{}", request.url);
+    }
+    let api = requests.iter().find(|r| r.url.path() == "/api/data").unwrap();
+    assert_eq!(api.headers.get("accept").unwrap(), "application/json");
+    assert!(
+        api.headers
+            .get("referer")
+            .is_some_and(|r| r.to_str().unwrap().starts_with(&format!("http://127.0.0.1:{port}/")))
+    );
+    let _ = std::io::stderr().flush();
+}
