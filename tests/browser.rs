@@ -179,6 +179,11 @@ fn live_processes_naming(needle: &Path) -> Vec<String> {
     found
 }
 
+/// Whether the page's `mark(text)` ran (the text as a paragraph, not in a script).
+fn has_mark(page: &BrowserPage, text: &str) -> bool {
+    page.html.contains(&format!("<p>{text}</p>"))
+}
+
 async fn page_server() -> MockServer {
     MockServer::start().await
 }
@@ -282,10 +287,10 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
     let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
     assert!(page.html.contains("<h1>Rendered by JavaScript</h1>"), "{}", page.html);
-    assert!(page.html.contains("API:hello from the api"), "{}", page.html);
-    assert!(page.html.contains("DONE"), "{}", page.html);
+    assert!(has_mark(page, "API:hello from the api"), "{}", page.html);
+    assert!(has_mark(page, "DONE"), "{}", page.html);
     // FR-WF-BROWSER-UA-01: the configured User-Agent, in JS and on the wire.
-    assert!(page.html.contains(&format!("UA:{UA}")), "{}", page.html);
+    assert!(has_mark(page, &format!("UA:{UA}")), "{}", page.html);
     assert_eq!(page.final_url.as_str(), format!("http://127.0.0.1:{port}/"));
     assert!(!page.dom_truncated);
     assert!(!page.blocked_non_get);
@@ -304,4 +309,266 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
             .is_some_and(|r| r.to_str().unwrap().starts_with(&format!("http://127.0.0.1:{port}/")))
     );
     let _ = std::io::stderr().flush();
+}
+
+/// Lines of the captured log that mention `event` and `needle`.
+fn log_lines<'a>(logs: &'a str, event: &str, needle: &str) -> Vec<&'a str> {
+    logs.lines()
+        .filter(|l| l.contains(&format!("event=\"{event}\"")) || l.contains(&format!("event={event}")))
+        .filter(|l| l.contains(needle))
+        .collect()
+}
+
+#[tokio::test]
+async fn it_wf_br_03_page_js_fetching_private_ranges_is_blocked_by_ssrf() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    // 127.0.0.2 is blocked by range (additional_blocked_cidrs), on an allowed port,
+    // so only the SSRF check stands between the page and the secret.
+    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    let iport = internal.address().port();
+    serve_html(
+        &server,
+        "/",
+        &page(&format!(
+            r#"<script>
+const targets = [
+  'http://127.0.0.2:{iport}/secret',
+  'http://internal.test:{iport}/secret',
+  'http://metadata.test/latest/meta-data/',
+  'http://private.test/admin',
+  'http://mapped.test/x',
+  'http://169.254.169.254/latest/meta-data/',
+];
+Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ document.body.innerHTML += t; }})))
+  .then(results => mark('SETTLED:' + results.map(r => r.status).join(','))).then(done);
+</script>"#
+        )),
+    )
+    .await;
+    serve_done(&server).await;
+
+    let settings = settings(&chromium, &[port, iport, 80], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
+    assert!(has_mark(page, "SETTLED:rejected,rejected,rejected,rejected,rejected,rejected"), "{}", page.html);
+    assert!(has_mark(page, "DONE"));
+    assert_never_contacted(&internal).await;
+    // T-WF-INFRA-05 step 6: the block events name the internal addresses.
+    for ip in ["127.0.0.2", "169.254.169.254", "10.0.0.1", "::ffff:10.0.0.1"] {
+        assert!(
+            !log_lines(&run.logs, "ssrf_blocked", ip).is_empty(),
+            "no ssrf_blocked event for {ip} in:\n{}",
+            run.logs
+        );
+    }
+}
+
+#[tokio::test]
+async fn it_wf_br_04_xhr_and_fetch_to_localhost_are_blocked() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    // T-WF-INFRA-05 exactly: the internal wiremock on 127.0.0.1:{internal_port}.
+    let internal = internal_server(Ipv4Addr::LOCALHOST).await;
+    let iport = internal.address().port();
+    serve_html(
+        &server,
+        "/",
+        &page(&format!(
+            r#"<script>fetch('http://127.0.0.1:{iport}/secret').then(r=>r.text()).then(t=>document.body.innerHTML+=t)</script>
+<script>
+const xhr = new XMLHttpRequest();
+xhr.open('GET', 'http://localhost:{iport}/secret');
+xhr.onload = () => {{ document.body.innerHTML += xhr.responseText; done(); }};
+xhr.onerror = () => {{ mark('XHR-BLOCKED'); done(); }};
+xhr.send();
+</script>"#
+        )),
+    )
+    .await;
+    serve_done(&server).await;
+
+    // Loopback is open for the page's port only.
+    let settings = settings(&chromium, &[port], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
+    assert!(has_mark(page, "XHR-BLOCKED"), "{}", page.html);
+    assert_never_contacted(&internal).await;
+    let blocked = log_lines(&run.logs, "port_blocked", &format!("127.0.0.1:{iport}"));
+    assert!(!blocked.is_empty(), "no block event for 127.0.0.1 in:\n{}", run.logs);
+    assert!(!log_lines(&run.logs, "port_blocked", &format!("localhost:{iport}")).is_empty());
+}
+
+#[tokio::test]
+async fn fr_wf_11b_iframes_workers_popups_and_service_workers_never_reach_internal() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    let iport = internal.address().port();
+    let secret = format!("http://127.0.0.2:{iport}/secret");
+    serve_html(
+        &server,
+        "/",
+        &page(&format!(
+            r#"<iframe src="http://page.test:{port}/frame"></iframe>
+<iframe src="{secret}"></iframe>
+<script>
+window.open('{secret}');
+const w = new Worker('/worker.js');
+const worker = new Promise(res => {{ w.onmessage = e => {{ mark('WORKER:' + e.data); res(); }}; }});
+const frame = new Promise(res => window.addEventListener('message', e => {{ mark('FRAME:' + e.data); res(); }}));
+const sw = navigator.serviceWorker.register('/sw.js').then(() => mark('SW-REGISTERED'), () => mark('SW-FAILED'));
+Promise.all([worker, frame, sw]).then(done);
+</script>"#
+        )),
+    )
+    .await;
+    // A cross-origin iframe (page.test vs 127.0.0.1) whose script tries the secret.
+    serve_html(
+        &server,
+        "/frame",
+        &format!(
+            r#"<script>fetch('{secret}').then(r => r.text()).then(t => parent.postMessage(t, '*'), () => parent.postMessage('blocked', '*'));</script>"#
+        ),
+    )
+    .await;
+    serve(
+        &server,
+        "/worker.js",
+        "text/javascript",
+        format!("fetch('{secret}').then(r => r.text()).then(t => postMessage(t), () => postMessage('blocked'));"),
+    )
+    .await;
+    serve(&server, "/sw.js", "text/javascript", "self.addEventListener('fetch', () => {});").await;
+    serve_done(&server).await;
+
+    let settings = settings(&chromium, &[port, iport], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
+    assert!(has_mark(page, "WORKER:blocked"), "{}", page.html);
+    assert!(has_mark(page, "FRAME:blocked"), "{}", page.html);
+    // The service-worker script is fetched by Chromium's own networking, which
+    // reaches nothing: registration fails and the server never sees the script.
+    assert!(has_mark(page, "SW-FAILED"), "{}", page.html);
+    assert!(has_mark(page, "DONE"), "{}", page.html);
+    let paths = received_paths(&server).await;
+    assert!(paths.contains(&"/frame".to_owned()), "{paths:?}");
+    assert!(paths.contains(&"/worker.js".to_owned()), "{paths:?}");
+    assert!(!paths.contains(&"/sw.js".to_owned()), "{paths:?}");
+    assert_never_contacted(&internal).await;
+}
+
+/// A raw listener that records whether anything connected to it.
+struct Tripwire(StdTcpListener);
+
+impl Tripwire {
+    fn new() -> Tripwire {
+        let listener = StdTcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        Tripwire(listener)
+    }
+
+    fn port(&self) -> u16 {
+        self.0.local_addr().unwrap().port()
+    }
+
+    /// Connections completed so far: the kernel queues them whether or not we
+    /// accept, so a connection made before this call is always seen.
+    fn connections(&self) -> usize {
+        let mut n = 0;
+        while self.0.accept().is_ok() {
+            n += 1;
+        }
+        n
+    }
+}
+
+#[tokio::test]
+async fn it_wf_br_14_websockets_preconnect_and_dns_prefetch_open_no_connection() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let ws = Tripwire::new();
+    let wsport = ws.port();
+    let pre = Tripwire::new();
+    let preport = pre.port();
+    serve_html(
+        &server,
+        "/",
+        &page(&format!(
+            r#"<link rel="preconnect" href="http://127.0.0.1:{preport}">
+<link rel="dns-prefetch" href="//internal.test">
+<script>
+function tryWs(url) {{
+  return new Promise(res => {{
+    let s;
+    try {{ s = new WebSocket(url); }} catch (e) {{ mark('WS-THROWN'); return res(); }}
+    s.onopen = () => {{ mark('WS-OPEN'); res(); }};
+    s.onerror = () => {{ mark('WS-ERROR'); res(); }};
+  }});
+}}
+Promise.all([tryWs('ws://127.0.0.1:{wsport}/'), tryWs('ws://localhost:{wsport}/chat'), tryWs('wss://127.0.0.1:{wsport}/')])
+  .then(done);
+</script>"#
+        )),
+    )
+    .await;
+    serve_done(&server).await;
+
+    let settings = settings(&chromium, &[port, wsport, preport], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert_eq!(ws.connections(), 0, "a WebSocket handshake left the browser");
+    assert_eq!(pre.connections(), 0, "a preconnect left the browser");
+    assert!(!has_mark(page, "WS-OPEN"), "{}", page.html);
+    // The handshakes failed before the page went idle.
+    assert!(has_mark(page, "DONE"), "{}", page.html);
+}
+
+#[tokio::test]
+async fn fr_wf_11b_webrtc_sends_no_udp() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let stun = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    stun.set_nonblocking(true).unwrap();
+    let stun_port = stun.local_addr().unwrap().port();
+    serve_html(
+        &server,
+        "/",
+        &page(&format!(
+            r#"<script>
+const pc = new RTCPeerConnection({{ iceServers: [{{ urls: 'stun:127.0.0.1:{stun_port}' }}] }});
+pc.createDataChannel('x');
+const gathered = new Promise(res => {{
+  pc.onicegatheringstatechange = () => {{ if (pc.iceGatheringState === 'complete') res(); }};
+}});
+pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => gathered)
+  .then(() => mark('ICE-COMPLETE:' + (pc.localDescription.sdp.match(/a=candidate/g) || []).length))
+  .then(done);
+</script>"#
+        )),
+    )
+    .await;
+    serve_done(&server).await;
+
+    let settings = settings(&chromium, &[port], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    let mut buf = [0u8; 1500];
+    assert!(stun.recv_from(&mut buf).is_err(), "a STUN packet left the browser");
+    // Gathering finished before the page went idle, so any packet would be here.
+    assert!(page.html.contains("<p>ICE-COMPLETE:"), "{}", page.html);
+    assert!(has_mark(page, "DONE"), "{}", page.html);
 }
