@@ -21,7 +21,7 @@ use tracing::instrument::WithSubscriber as _;
 use webfetch::config::{Settings, load_str};
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::http::{HttpClient, RedirectHook};
-use webfetch::render::browser::{BrowserPage, PROFILE_PREFIX, RenderContext, render};
+use webfetch::render::browser::{BrowserPage, RenderContext, render};
 use webfetch::ssrf::{SsrfValidator, StubValidator};
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
@@ -244,7 +244,7 @@ function mark(t) { const p = document.createElement('p'); p.textContent = t; doc
 function done() { return fetch('/done').then(() => mark('DONE'), () => mark('DONE-FAILED')); }
 </script>"#;
 
-fn page(body: &str) -> String {
+fn html_page(body: &str) -> String {
     format!("<!doctype html><html><head><title>t</title>{HELPERS}</head><body>{body}</body></html>")
 }
 
@@ -261,7 +261,7 @@ async fn it_wf_br_01_forced_render_runs_scripts_and_fetches_through_the_client()
     serve_html(
         &server,
         "/",
-        &page(
+        &html_page(
             r#"<div id="root"></div>
 <script src="/app.js"></script>
 <script>
@@ -332,7 +332,7 @@ async fn it_wf_br_03_page_js_fetching_private_ranges_is_blocked_by_ssrf() {
     serve_html(
         &server,
         "/",
-        &page(&format!(
+        &html_page(&format!(
             r#"<script>
 const targets = [
   'http://127.0.0.2:{iport}/secret',
@@ -379,7 +379,7 @@ async fn it_wf_br_04_xhr_and_fetch_to_localhost_are_blocked() {
     serve_html(
         &server,
         "/",
-        &page(&format!(
+        &html_page(&format!(
             r#"<script>fetch('http://127.0.0.1:{iport}/secret').then(r=>r.text()).then(t=>document.body.innerHTML+=t)</script>
 <script>
 const xhr = new XMLHttpRequest();
@@ -417,7 +417,7 @@ async fn fr_wf_11b_iframes_workers_popups_and_service_workers_never_reach_intern
     serve_html(
         &server,
         "/",
-        &page(&format!(
+        &html_page(&format!(
             r#"<iframe src="http://page.test:{port}/frame"></iframe>
 <iframe src="{secret}"></iframe>
 <script>
@@ -505,7 +505,7 @@ async fn it_wf_br_14_websockets_preconnect_and_dns_prefetch_open_no_connection()
     serve_html(
         &server,
         "/",
-        &page(&format!(
+        &html_page(&format!(
             r#"<link rel="preconnect" href="http://127.0.0.1:{preport}">
 <link rel="dns-prefetch" href="//internal.test">
 <script>
@@ -547,7 +547,7 @@ async fn fr_wf_11b_webrtc_sends_no_udp() {
     serve_html(
         &server,
         "/",
-        &page(&format!(
+        &html_page(&format!(
             r#"<script>
 const pc = new RTCPeerConnection({{ iceServers: [{{ urls: 'stun:127.0.0.1:{stun_port}' }}] }});
 pc.createDataChannel('x');
@@ -571,4 +571,221 @@ pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => gathered)
     // Gathering finished before the page went idle, so any packet would be here.
     assert!(page.html.contains("<p>ICE-COMPLETE:"), "{}", page.html);
     assert!(has_mark(page, "DONE"), "{}", page.html);
+}
+
+#[tokio::test]
+async fn it_wf_br_02_unavailable_browser_is_an_error() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let url = "http://127.0.0.1:80/";
+    // Missing binary.
+    let missing = settings("/nonexistent/chromium", &[80], "", "");
+    let run1 = run(missing, url, None).await;
+    assert_eq!(run1.error().code, ErrorCode::BrowserUnavailable);
+    assert_eq!(run1.error().details["chromium_path"], "/nonexistent/chromium");
+    // Disabled by configuration.
+    let disabled = settings(&chromium, &[80], "", "enabled = false");
+    let run2 = run(disabled, url, None).await;
+    assert_eq!(run2.error().code, ErrorCode::BrowserUnavailable);
+    assert!(run2.error().message.contains("disabled"), "{}", run2.error().message);
+    // A binary that fails to launch.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("chromium");
+    std::fs::write(&fake, "#!/bin/sh\necho 'cannot open display' >&2\nexit 3\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let broken = settings(&fake.display().to_string(), &[80], "", "");
+    let run3 = run(broken, url, None).await;
+    assert_eq!(run3.error().code, ErrorCode::BrowserUnavailable);
+    assert!(run3.error().message.contains("cannot open display"), "{}", run3.error().message);
+    assert!(!run3.error().retryable);
+}
+
+#[tokio::test]
+async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    // A request that never gets an answer keeps the network busy.
+    let hang = Tripwire::new();
+    let hport = hang.port();
+    serve_html(
+        &server,
+        "/",
+        &html_page(&format!("<p>content</p><script>fetch('http://127.0.0.1:{hport}/forever');</script>")),
+    )
+    .await;
+    let mut settings = settings(&chromium, &[port, hport], "", "");
+    settings.browser.network_idle_ms = 1000;
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let error = run.error();
+    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(error.details["phase"], "browser_network_idle");
+    assert_eq!(error.details["timeout_ms"], 1000);
+    assert!(error.retryable);
+    drop(hang);
+}
+
+#[tokio::test]
+async fn it_wf_br_05_document_never_answered_is_a_navigation_timeout() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let hang = Tripwire::new();
+    let hport = hang.port();
+    let settings = settings(&chromium, &[hport], "", "");
+    let mut settings = settings;
+    settings.timeout_seconds = 1;
+    let run = run(settings, &format!("http://127.0.0.1:{hport}/"), None).await;
+    let error = run.error();
+    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(error.details["phase"], "browser_navigation");
+    assert_eq!(error.details["timeout_ms"], 1000);
+    drop(hang);
+}
+
+#[tokio::test]
+async fn it_wf_br_06_blocked_resource_types_are_never_fetched() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/",
+        &html_page(
+            r#"<link rel="stylesheet" href="/style.css">
+<img src="/photo.png"><video src="/clip.mp4"></video>
+<script src="/app.js"></script>
+<script>
+const img = new Image();
+img.onload = () => { mark('IMG-LOADED'); done(); };
+img.onerror = () => { mark('IMG-BLOCKED'); done(); };
+img.src = '/late.png';
+</script>"#,
+        ),
+    )
+    .await;
+    serve(&server, "/style.css", "text/css", "body { color: rgb(1, 2, 3); }").await;
+    serve(&server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
+    for png in ["/photo.png", "/late.png"] {
+        serve(&server, png, "image/png", b"\x89PNG\r\n\x1a\n".to_vec()).await;
+    }
+    serve(&server, "/clip.mp4", "video/mp4", b"\0\0\0\x18ftypmp42".to_vec()).await;
+    serve_done(&server).await;
+
+    // FR-WF-11g defaults: Image, Media, Font blocked; scripts and styles not.
+    let settings_default = settings(&chromium, &[port], "", "");
+    let run1 = run(settings_default, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run1.page();
+    assert!(has_mark(page, "SCRIPT-RAN"), "{}", page.html);
+    assert!(has_mark(page, "IMG-BLOCKED"), "{}", page.html);
+    let paths = received_paths(&server).await;
+    for blocked in ["/photo.png", "/late.png", "/clip.mp4"] {
+        assert!(!paths.contains(&blocked.to_owned()), "{blocked} fetched: {paths:?}");
+    }
+    for allowed in ["/style.css", "/app.js", "/done"] {
+        assert!(paths.contains(&allowed.to_owned()), "{allowed} missing: {paths:?}");
+    }
+
+    // BLOCKRES-01: entries match CDP names case-insensitively.
+    server.reset().await;
+    serve_html(
+        &server,
+        "/",
+        &html_page(r#"<link rel="stylesheet" href="/style.css"><script src="/app.js"></script><script>done();</script>"#),
+    )
+    .await;
+    serve(&server, "/style.css", "text/css", "body {}").await;
+    serve(&server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
+    serve_done(&server).await;
+    let styles_off = settings(&chromium, &[port], "", r#"block_resources = ["STYLESHEET"]"#);
+    let run2 = run(styles_off, &format!("http://127.0.0.1:{port}/"), None).await;
+    assert!(has_mark(run2.page(), "SCRIPT-RAN"));
+    let paths = received_paths(&server).await;
+    assert!(!paths.contains(&"/style.css".to_owned()), "{paths:?}");
+    assert!(paths.contains(&"/app.js".to_owned()), "{paths:?}");
+}
+
+#[tokio::test]
+async fn it_wf_br_08_every_call_gets_a_fresh_profile() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/",
+        &html_page(
+            r#"<script>
+const before = [
+  localStorage.getItem('k') ? 'local' : '',
+  document.cookie.includes('k=1') ? 'cookie' : '',
+  sessionStorage.getItem('k') ? 'session' : '',
+].filter(Boolean).join('+') || 'none';
+const idb = new Promise(res => {
+  const open = indexedDB.open('webfetch-test', 1);
+  open.onupgradeneeded = () => { open.result.createObjectStore('s'); res('none'); };
+  open.onsuccess = () => res(open.result.objectStoreNames.length ? 'idb' : 'none');
+  open.onerror = () => res('idb-error');
+});
+localStorage.setItem('k', 'v');
+sessionStorage.setItem('k', 'v');
+document.cookie = 'k=1; max-age=86400';
+Promise.all([idb, caches.open('c').then(c => c.keys()).then(k => k.length ? 'cache' : 'none', () => 'none')])
+  .then(([i, c]) => mark('STATE:' + before + '/' + i + '/' + c)).then(done);
+</script>"#,
+        ),
+    )
+    .await;
+    serve_done(&server).await;
+    let url = format!("http://127.0.0.1:{port}/");
+    for _ in 0..2 {
+        let run = run(settings(&chromium, &[port], "", ""), &url, None).await;
+        // The second call sees nothing of the first: fresh profile, fresh process.
+        assert!(has_mark(run.page(), "STATE:none/none/none"), "{}", run.page().html);
+    }
+}
+
+#[tokio::test]
+async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let tx = Mutex::new(tx);
+    serve_html(&server, "/", &html_page("<script>fetch('/slow');</script>")).await;
+    Mock::given(path("/slow"))
+        .respond_with(move |_: &wiremock::Request| {
+            let _ = tx.lock().unwrap().send(());
+            ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30))
+        })
+        .mount(&server)
+        .await;
+    let settings = Arc::new(settings(&chromium, &[port], "", ""));
+    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
+    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
+    let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let ctx = RenderContext::new(&client, validator, &url, Instant::now() + settings.timeout())
+        .with_profile_root(root.path().to_path_buf());
+    let rx = Arc::new(Mutex::new(rx));
+    let started = {
+        let rx = Arc::clone(&rx);
+        tokio::task::spawn_blocking(move || rx.lock().unwrap().recv())
+    };
+    // Drop the render future once the page is mid-load: the cancellation path.
+    tokio::select! {
+        result = render(&ctx) => panic!("render finished: {result:?}"),
+        received = started => received.unwrap().unwrap(),
+    }
+    assert!(
+        std::fs::read_dir(root.path()).unwrap().next().is_none(),
+        "profile left behind"
+    );
+    assert!(live_processes_naming(root.path()).is_empty(), "processes left behind");
 }
