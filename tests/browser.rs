@@ -789,3 +789,132 @@ async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
     );
     assert!(live_processes_naming(root.path()).is_empty(), "processes left behind");
 }
+
+#[tokio::test]
+async fn it_wf_br_09_non_get_subrequests_are_blocked_with_the_note() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    let iport = internal.address().port();
+    serve_html(
+        &server,
+        "/",
+        &html_page(&format!(
+            r#"<h1>Original page</h1>
+<form id="f" method="POST" action="/submit"><input name="q" value="exfiltrated"></form>
+<script>
+navigator.sendBeacon('/beacon', 'payload');
+Promise.allSettled([
+  fetch('/api', {{ method: 'POST', body: 'secret-body' }}),
+  fetch('/api', {{ method: 'PUT', body: 'x' }}),
+  fetch('/api', {{ method: 'DELETE' }}),
+  // Method before SSRF (SRD-READINGS 23): counted even to a blocked address.
+  fetch('http://127.0.0.2:{iport}/secret', {{ method: 'POST', body: 'x' }}),
+]).then(r => mark('POSTS:' + r.map(x => x.status).join(','))).then(done)
+  .then(() => document.getElementById('f').submit());
+</script>"#
+        )),
+    )
+    .await;
+    serve_done(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("POST-ACCEPTED"))
+        .mount(&server)
+        .await;
+
+    let settings = settings(&chromium, &[port, iport], "", "");
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(page.blocked_non_get);
+    assert!(has_mark(page, "POSTS:rejected,rejected,rejected,rejected"), "{}", page.html);
+    // The blocked form submission left the page as it was, not an error page.
+    assert!(page.html.contains("<h1>Original page</h1>"), "{}", page.html);
+    assert_eq!(page.final_url.as_str(), format!("http://127.0.0.1:{port}/"));
+    let requests = server.received_requests().await.unwrap();
+    assert!(
+        requests.iter().all(|r| r.method.as_str() == "GET"),
+        "{:?}",
+        requests.iter().map(|r| format!("{} {}", r.method, r.url)).collect::<Vec<_>>()
+    );
+    assert_never_contacted(&internal).await;
+}
+
+#[tokio::test]
+async fn it_wf_br_09_get_only_pages_have_no_note() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(&server, "/", &html_page("<script>fetch('/a', { method: 'HEAD' }).then(done);</script>")).await;
+    serve(&server, "/a", "text/plain", "x").await;
+    serve_done(&server).await;
+    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    assert!(!run.page().blocked_non_get);
+    assert!(has_mark(run.page(), "DONE"));
+}
+
+/// A script of at least `size` bytes that marks `NAME-RAN` when it runs.
+fn sized_script(name: &str, size: usize) -> Vec<u8> {
+    let mut js = format!("mark('{name}-RAN');\n");
+    while js.len() < size {
+        js.push_str("// padding padding padding padding padding padding padding padding\n");
+    }
+    js.into_bytes()
+}
+
+#[tokio::test]
+async fn it_wf_br_10_subresource_budget_fails_everything_after_the_crossing_request() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    // Budget 1 MiB (the minimum), per-resource 800 kB, loaded one after the other:
+    // A (700 kB) fits; BIG (900 kB) fails alone and is not counted; B (700 kB)
+    // crosses the budget and is still fulfilled (SRD-READINGS 25); C fails.
+    serve_html(
+        &server,
+        "/",
+        &html_page(
+            r#"<script>
+function load(name, then) {
+  const s = document.createElement('script');
+  s.src = '/' + name + '.js';
+  s.onload = then;
+  s.onerror = () => { mark(name + '-FAILED'); then(); };
+  document.head.appendChild(s);
+}
+load('A', () => load('BIG', () => load('B', () => load('C', done))));
+</script>"#,
+        ),
+    )
+    .await;
+    serve(&server, "/A.js", "text/javascript", sized_script("A", 700_000)).await;
+    serve(&server, "/BIG.js", "text/javascript", sized_script("BIG", 900_000)).await;
+    serve(&server, "/B.js", "text/javascript", sized_script("B", 700_000)).await;
+    serve(&server, "/C.js", "text/javascript", sized_script("C", 10)).await;
+    serve_done(&server).await;
+
+    let settings = settings(
+        &chromium,
+        &[port],
+        "max_download_bytes = 800000",
+        "max_total_subresource_bytes = 1048576",
+    );
+    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    for mark in ["A-RAN", "BIG-FAILED", "B-RAN", "C-FAILED", "DONE-FAILED"] {
+        assert!(has_mark(page, mark), "{mark}: {}", page.html);
+    }
+    for absent in ["BIG-RAN", "C-RAN"] {
+        assert!(!has_mark(page, absent), "{absent}: {}", page.html);
+    }
+    // C and /done were failed before any network: the budget was spent.
+    let paths = received_paths(&server).await;
+    assert!(!paths.contains(&"/C.js".to_owned()), "{paths:?}");
+    assert!(!paths.contains(&"/done".to_owned()), "{paths:?}");
+    assert!(paths.contains(&"/BIG.js".to_owned()), "{paths:?}");
+    assert!(!log_lines(&run.logs, "subresource_budget_exceeded", "").is_empty(), "{}", run.logs);
+    assert!(!log_lines(&run.logs, "subresource_too_large", "BIG.js").is_empty(), "{}", run.logs);
+}
