@@ -918,3 +918,157 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
     assert!(!log_lines(&run.logs, "subresource_budget_exceeded", "").is_empty(), "{}", run.logs);
     assert!(!log_lines(&run.logs, "subresource_too_large", "BIG.js").is_empty(), "{}", run.logs);
 }
+
+#[tokio::test]
+async fn it_wf_br_11_data_uri_subrequests_are_blocked() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/",
+        &html_page(
+            r#"<script src="data:text/javascript,mark('DATA%2DSCRIPT%2DRAN')"></script>
+<iframe id="fr" src="data:text/html,<script>parent.postMessage('DATA%2DFRAME%2DRAN','*')</script>"></iframe>
+<script>
+window.addEventListener('message', e => mark(e.data));
+const encoded = 'data:text/plain;base64,' + btoa('DATA_URI_' + 'SECRET');
+Promise.allSettled([
+  fetch(encoded).then(r => r.text()).then(t => mark(t)),
+  new Promise((res, rej) => { const w = new Worker('data:text/javascript,postMessage(1)'); w.onmessage = res; w.onerror = rej; }),
+]).then(r => mark('DATA:' + r.map(x => x.status).join(','))).then(done);
+</script>"#,
+        ),
+    )
+    .await;
+    serve_done(&server).await;
+    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(has_mark(page, "DATA:rejected,rejected"), "{}", page.html);
+    assert!(!has_mark(page, "DATA_URI_SECRET"), "{}", page.html);
+    assert!(!has_mark(page, "DATA-SCRIPT-RAN"), "{}", page.html);
+    assert!(!has_mark(page, "DATA-FRAME-RAN"), "{}", page.html);
+    assert!(has_mark(page, "DONE"), "{}", page.html);
+}
+
+#[tokio::test]
+async fn it_wf_br_12_file_uri_subrequests_are_blocked() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "FILE_SECRET_CONTENT").unwrap();
+    let script = dir.path().join("run.js");
+    std::fs::write(&script, "mark('FILE-SCRIPT-RAN');").unwrap();
+    serve_html(
+        &server,
+        "/",
+        &html_page(&format!(
+            r#"<script src="file://{script}"></script>
+<iframe src="file://{secret}"></iframe>
+<script>
+Promise.allSettled([fetch('file://{secret}').then(r => r.text()).then(t => mark(t))])
+  .then(r => mark('FILE:' + r[0].status)).then(done);
+</script>"#,
+            script = script.display(),
+            secret = secret.display()
+        )),
+    )
+    .await;
+    serve_done(&server).await;
+    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(has_mark(page, "FILE:rejected"), "{}", page.html);
+    assert!(!page.html.contains("FILE_SECRET_CONTENT"), "{}", page.html);
+    assert!(!has_mark(page, "FILE-SCRIPT-RAN"), "{}", page.html);
+}
+
+#[tokio::test]
+async fn it_wf_br_13_blob_uri_subrequests_are_blocked() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/",
+        &html_page(
+            r#"<script>
+const blob = (text, type) => URL.createObjectURL(new Blob([text], { type }));
+const script = document.createElement('script');
+script.src = blob("mark('BLOB' + '-SCRIPT-RAN')", 'text/javascript');
+document.head.appendChild(script);
+Promise.allSettled([
+  fetch(blob('BLOB_' + 'SECRET', 'text/plain')).then(r => r.text()).then(t => mark(t)),
+  new Promise((res, rej) => { const w = new Worker(blob('postMessage(1)', 'text/javascript')); w.onmessage = res; w.onerror = rej; }),
+  new Promise((res, rej) => { const x = new XMLHttpRequest(); x.open('GET', blob('x', 'text/plain')); x.onload = res; x.onerror = rej; x.send(); }),
+]).then(r => mark('BLOB:' + r.map(x => x.status).join(','))).then(done);
+</script>"#,
+        ),
+    )
+    .await;
+    serve_done(&server).await;
+    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(has_mark(page, "BLOB:rejected,rejected,rejected"), "{}", page.html);
+    assert!(!has_mark(page, "BLOB_SECRET"), "{}", page.html);
+    assert!(!has_mark(page, "BLOB-SCRIPT-RAN"), "{}", page.html);
+}
+
+async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
+    use async_compression::tokio::bufread::{BrotliEncoder, GzipEncoder, ZlibEncoder};
+    use tokio::io::AsyncReadExt as _;
+    let mut out = Vec::new();
+    match encoding {
+        "gzip" => GzipEncoder::new(data).read_to_end(&mut out).await,
+        "br" => BrotliEncoder::new(data).read_to_end(&mut out).await,
+        "deflate" => ZlibEncoder::new(data).read_to_end(&mut out).await,
+        other => panic!("{other}"),
+    }
+    .unwrap();
+    out
+}
+
+#[tokio::test]
+async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_length() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let document = html_page(
+        r#"<h1>Compressed document</h1>
+<script src="/gzip.js"></script><script src="/br.js"></script><script src="/deflate.js"></script>
+<script>fetch('/data.json').then(r => r.json()).then(j => mark('JSON:' + j.word)).then(done);</script>"#,
+    );
+    let encoded = |body: Vec<u8>, encoding: &str, content_type: &str| {
+        ResponseTemplate::new(200)
+            .insert_header("content-encoding", encoding)
+            .set_body_raw(body, content_type)
+    };
+    Mock::given(path("/"))
+        .respond_with(encoded(compress("gzip", document.as_bytes()).await, "gzip", "text/html"))
+        .mount(&server)
+        .await;
+    for encoding in ["gzip", "br", "deflate"] {
+        // Long enough that a wrong Content-Length would cut the script short.
+        let js = format!("mark('{encoding}-RAN'); /* {} */ mark('{encoding}-END');", "x".repeat(50_000));
+        Mock::given(path(format!("/{encoding}.js")))
+            .respond_with(encoded(compress(encoding, js.as_bytes()).await, encoding, "text/javascript"))
+            .mount(&server)
+            .await;
+    }
+    Mock::given(path("/data.json"))
+        .respond_with(encoded(compress("br", br#"{"word":"decoded"}"#).await, "br", "application/json"))
+        .mount(&server)
+        .await;
+    serve_done(&server).await;
+    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    assert!(page.html.contains("<h1>Compressed document</h1>"), "{}", page.html);
+    for mark in ["gzip-RAN", "gzip-END", "br-RAN", "br-END", "deflate-RAN", "deflate-END", "JSON:decoded", "DONE"] {
+        assert!(has_mark(page, mark), "{mark}: {}", page.html);
+    }
+}
