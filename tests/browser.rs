@@ -1072,3 +1072,294 @@ async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_lengt
         assert!(has_mark(page, mark), "{mark}: {}", page.html);
     }
 }
+
+async fn redirect(server: &MockServer, from: &str, status: u16, to: &str) {
+    Mock::given(path(from))
+        .respond_with(ResponseTemplate::new(status).insert_header("location", to))
+        .mount(server)
+        .await;
+}
+
+#[tokio::test]
+async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    let iport = internal.address().port();
+    redirect(&server, "/r1", 302, "/r2").await;
+    redirect(&server, "/r2", 301, &format!("http://page.test:{port}/final?x=1")).await;
+    redirect(&server, "/to-internal", 302, &format!("http://127.0.0.2:{iport}/secret")).await;
+    serve_html(
+        &server,
+        "/final",
+        &html_page("<h1>Final</h1><script>mark('HREF:' + location.href); fetch('rel.txt').then(r => r.text()).then(mark).then(done);</script>"),
+    )
+    .await;
+    serve(&server, "/rel.txt", "text/plain", "RELATIVE-OK").await;
+    serve_done(&server).await;
+    let ports = [port, iport];
+
+    let run1 = run(settings(&chromium, &ports, "", ""), &format!("http://127.0.0.1:{port}/r1"), None).await;
+    let page = run1.page();
+    assert_eq!(page.final_url.as_str(), format!("http://page.test:{port}/final?x=1"));
+    // The page runs at its final URL: relative URLs resolve against it.
+    assert!(has_mark(page, &format!("HREF:http://page.test:{port}/final?x=1")), "{}", page.html);
+    assert!(has_mark(page, "RELATIVE-OK"), "{}", page.html);
+    // Fetched once each: the redirect is replayed to Chromium, not refetched.
+    let finals = received_paths(&server).await.iter().filter(|p| *p == "/final").count();
+    assert_eq!(finals, 1);
+
+    let run2 = run(
+        settings(&chromium, &ports, "max_redirects = 1", ""),
+        &format!("http://127.0.0.1:{port}/r1"),
+        None,
+    )
+    .await;
+    assert_eq!(run2.error().code, ErrorCode::RedirectLimit);
+    assert_eq!(run2.error().details["count"], 2);
+
+    let run3 = run(settings(&chromium, &ports, "", ""), &format!("http://127.0.0.1:{port}/to-internal"), None).await;
+    assert_eq!(run3.error().code, ErrorCode::SsrfBlocked);
+    assert_eq!(run3.error().details["blocked_ip"], "127.0.0.2");
+    assert_never_contacted(&internal).await;
+}
+
+#[tokio::test]
+async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    let iport = internal.address().port();
+    serve_html(&server, "/js", &html_page("<script>location.href = '/second';</script>")).await;
+    serve_html(
+        &server,
+        "/meta",
+        "<html><head><meta http-equiv=\"refresh\" content=\"0; url=/second\"></head><body>first</body></html>",
+    )
+    .await;
+    serve_html(&server, "/second", &html_page("<h1>Second document</h1>")).await;
+    serve_html(
+        &server,
+        "/evil",
+        &html_page(&format!("<script>location.href = 'http://127.0.0.2:{iport}/secret';</script>")),
+    )
+    .await;
+    serve_html(&server, "/blank", &html_page("<script>location.href = 'about:blank';</script>")).await;
+    let ports = [port, iport];
+    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+
+    for start in ["/js", "/meta"] {
+        let ok = run(settings(&chromium, &ports, "", ""), &url(start), None).await;
+        let page = ok.page();
+        assert!(page.html.contains("<h1>Second document</h1>"), "{start}: {}", page.html);
+        assert_eq!(page.final_url.as_str(), url("/second"));
+        let limited = run(settings(&chromium, &ports, "max_redirects = 0", ""), &url(start), None).await;
+        assert_eq!(limited.error().code, ErrorCode::RedirectLimit, "{start}");
+        assert_eq!(limited.error().details["count"], 1);
+    }
+    // A blocked hop fails the fetch with the hop's error, never an error page.
+    let evil = run(settings(&chromium, &ports, "", ""), &url("/evil"), None).await;
+    assert_eq!(evil.error().code, ErrorCode::SsrfBlocked, "{}", evil.error().to_json());
+    assert_never_contacted(&internal).await;
+    // A top-frame navigation away from the web is not a document we return.
+    let blank = run(settings(&chromium, &ports, "", ""), &url("/blank"), None).await;
+    assert_eq!(blank.error().code, ErrorCode::InvalidScheme, "{}", blank.error().to_json());
+}
+
+/// Records every hop it is asked about and refuses paths starting with `/private`.
+#[derive(Default)]
+struct RecordingRobots(Mutex<Vec<String>>);
+
+impl RedirectHook for RecordingRobots {
+    fn before_hop<'a>(
+        &'a self,
+        from: &'a CanonicalUrl,
+        to: &'a CanonicalUrl,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), FetchError>> {
+        Box::pin(async move {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{} -> {}", from.as_url().path(), to.as_url().path()));
+            if to.as_url().path().starts_with("/private") {
+                Err(FetchError::robots_disallowed(to.as_url().path(), &to.origin().to_string()))
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn fr_wf_robots_scope_01_robots_applies_to_the_top_frame_chain_only() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    redirect(&server, "/start", 302, "/page").await;
+    serve_html(
+        &server,
+        "/page",
+        &html_page(
+            r#"<iframe src="/private-frame"></iframe>
+<script>
+fetch('/private-data').then(r => r.text()).then(mark)
+  .then(() => { location.href = '/private-area'; });
+</script>"#,
+        ),
+    )
+    .await;
+    serve_html(&server, "/private-frame", "<p>frame</p>").await;
+    serve(&server, "/private-data", "text/plain", "SUBRESOURCE-OK").await;
+    serve_html(&server, "/private-area", "<p>must not load</p>").await;
+    let robots = RecordingRobots::default();
+    let run = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/start"),
+        Some(&robots),
+    )
+    .await;
+    assert_eq!(run.error().code, ErrorCode::RobotsDisallowed, "{}", run.error().to_json());
+    // Subresources (fetch, iframe) never asked robots.txt, and loaded.
+    assert_eq!(*robots.0.lock().unwrap(), ["/start -> /page", "/page -> /private-area"]);
+    let paths = received_paths(&server).await;
+    assert!(paths.contains(&"/private-data".to_owned()), "{paths:?}");
+    assert!(paths.contains(&"/private-frame".to_owned()), "{paths:?}");
+    assert!(!paths.contains(&"/private-area".to_owned()), "{paths:?}");
+}
+
+#[tokio::test]
+async fn main_document_status_and_media_type_follow_http_mode() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    Mock::given(path("/missing"))
+        .respond_with(ResponseTemplate::new(404).set_body_string("not here"))
+        .mount(&server)
+        .await;
+    serve(&server, "/doc.pdf", "application/pdf", b"%PDF-1.7".to_vec()).await;
+    serve(&server, "/notes.txt", "text/plain", "plain text notes").await;
+    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    let missing = run(settings(&chromium, &[port], "", ""), &url("/missing"), None).await;
+    assert_eq!(missing.error().code, ErrorCode::Http4xx);
+    assert_eq!(missing.error().details["status"], 404);
+    let pdf = run(settings(&chromium, &[port], "", ""), &url("/doc.pdf"), None).await;
+    assert_eq!(pdf.error().code, ErrorCode::UnsupportedContentType);
+    let text = run(settings(&chromium, &[port], "", ""), &url("/notes.txt"), None).await;
+    assert!(text.page().html.contains("plain text notes"), "{}", text.page().html);
+}
+
+#[tokio::test]
+async fn fr_wf_domsize_01_02_large_dom_is_truncated_with_the_flag() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    // 3-byte chars so the cut must land on a char boundary; keeps growing, so only
+    // the size cap (not network idle) can end the wait.
+    serve_html(
+        &server,
+        "/",
+        &html_page(
+            r#"<script>
+document.body.insertAdjacentHTML('beforeend', '<p>' + '日本語'.repeat(2000) + '</p>');
+setInterval(() => fetch('/tick'), 100);
+</script>"#,
+        ),
+    )
+    .await;
+    serve(&server, "/tick", "text/plain", "t").await;
+    let big = run(
+        settings(&chromium, &[port], "", "max_rendered_dom_bytes = 1024"),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
+    let page = big.page();
+    assert!(page.dom_truncated);
+    assert!(page.html.len() <= 1024 && page.html.len() > 1000, "{}", page.html.len());
+    assert!(page.html.starts_with("<html><head><title>t</title>"), "{}", page.html);
+
+    // Under the cap: no flag.
+    server.reset().await;
+    serve_html(&server, "/", &html_page("<p>small</p>")).await;
+    let small = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    assert!(!small.page().dom_truncated);
+}
+
+/// The Chromium processes of a profile root: (pid, is the browser process).
+fn chromium_processes(root: &Path) -> Vec<(i32, bool)> {
+    live_processes_naming(root)
+        .iter()
+        .filter(|line| line.contains("chromium") || line.contains("chrome"))
+        .filter_map(|line| {
+            let (pid, cmdline) = line.split_once(": ")?;
+            Some((pid.parse().ok()?, !cmdline.contains("--type=")))
+        })
+        .collect()
+}
+
+async fn crash_mid_render(kill_browser: bool) -> FetchError {
+    let chromium = chromium().expect("checked by the caller");
+    let server = page_server().await;
+    let port = server.address().port();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let tx = Mutex::new(tx);
+    serve_html(&server, "/", &html_page("<script>fetch('/slow');</script>")).await;
+    Mock::given(path("/slow"))
+        .respond_with(move |_: &wiremock::Request| {
+            let _ = tx.lock().unwrap().send(());
+            ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30))
+        })
+        .mount(&server)
+        .await;
+    let settings = Arc::new(settings(&chromium, &[port], "", ""));
+    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
+    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
+    let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let ctx = RenderContext::new(&client, validator, &url, Instant::now() + settings.timeout())
+        .with_profile_root(root.path().to_path_buf());
+    let killer = {
+        let root = root.path().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            rx.recv().unwrap();
+            for (pid, browser) in chromium_processes(&root) {
+                let is_renderer = !browser
+                    && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                        .unwrap_or_default()
+                        .contains("--type=renderer");
+                if (kill_browser && browser) || (!kill_browser && is_renderer) {
+                    nix_kill(pid);
+                }
+            }
+        })
+    };
+    let result = render(&ctx).await;
+    killer.await.unwrap();
+    assert_nothing_left(root.path());
+    result.expect_err("the render cannot succeed after a crash")
+}
+
+fn nix_kill(pid: i32) {
+    let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    assert!(status.unwrap().success());
+}
+
+#[tokio::test]
+async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
+    if chromium().is_none() {
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    let error = crash_mid_render(true).await;
+    assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
+    assert!(error.retryable);
+    let error = crash_mid_render(false).await;
+    assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
+}
