@@ -28,6 +28,8 @@ pub const BOILERPLATE_TOKENS: [&str; 10] = [
 pub enum Tag {
     /// `<html>`.
     Html,
+    /// `<head>`: never rendered, but searched for `<title>` and `<base>`.
+    Head,
     /// `<body>`.
     Body,
     /// `<title>` (HTML namespace).
@@ -78,7 +80,7 @@ pub enum Tag {
     /// Other block-level containers: a blank line before and after
     /// (FR-WF-EXT-TAGS-01).
     Block,
-    /// Never rendered: `<head>`, `<template>`, `<svg>`, form controls whose text is
+    /// Never rendered: `<template>`, `<svg>`, form controls whose text is
     /// not prose (`<select>`, `<datalist>`), `<iframe>` fallback text, media fallback.
     Skip,
     /// Everything else: inline, its text concatenated with single spaces.
@@ -98,6 +100,7 @@ impl Tag {
                 | Tag::Strong
                 | Tag::LineBreak
                 | Tag::Skip
+                | Tag::Head
         )
     }
 }
@@ -114,6 +117,7 @@ pub fn classify(name: &QualName) -> Tag {
     }
     match name.local {
         local_name!("html") => Tag::Html,
+        local_name!("head") => Tag::Head,
         local_name!("body") => Tag::Body,
         local_name!("title") => Tag::Title,
         local_name!("base") => Tag::Base,
@@ -169,8 +173,7 @@ pub fn classify(name: &QualName) -> Tag {
         | local_name!("thead")
         | local_name!("tbody")
         | local_name!("tfoot") => Tag::Block,
-        local_name!("head")
-        | local_name!("template")
+        local_name!("template")
         | local_name!("select")
         | local_name!("datalist")
         | local_name!("iframe")

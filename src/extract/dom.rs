@@ -379,8 +379,18 @@ impl TokenSink for Limiter {
     type Handle = NodeId;
 
     fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<NodeId> {
+        let is_tag = matches!(token, Token::TagToken(_));
+        // The tokenizer accepts a pause (`Script`) only in answer to a tag; other
+        // tokens after the budget is spent are dropped until the next tag pauses it.
+        let stop = || {
+            if is_tag {
+                TokenSinkResult::Script(self.builder.sink.document)
+            } else {
+                TokenSinkResult::Continue
+            }
+        };
         if self.exhausted() {
-            return TokenSinkResult::Script(self.builder.sink.document);
+            return stop();
         }
         if let Token::TagToken(tag) = &token
             && tag.kind == TagKind::StartTag
@@ -397,8 +407,8 @@ impl TokenSink for Limiter {
             }
         }
         let result = self.builder.process_token(token, line_number);
-        if self.exhausted() {
-            return TokenSinkResult::Script(self.builder.sink.document);
+        if self.exhausted() && is_tag {
+            return stop();
         }
         result
     }

@@ -167,7 +167,7 @@ impl Converter<'_> {
 
     /// Handles an element's start; `None` means do not descend.
     fn enter(&mut self, element: &Element) -> Option<Exit> {
-        if element.removed || element.tag == Tag::Skip {
+        if element.removed || matches!(element.tag, Tag::Skip | Tag::Head) {
             return None;
         }
         if let Some(capture) = &mut self.capture {
@@ -298,7 +298,7 @@ impl Converter<'_> {
                 self.writer().block_break();
                 Exit::Block
             }
-            Tag::Skip => return None,
+            Tag::Skip | Tag::Head => return None,
         })
     }
 

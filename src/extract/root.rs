@@ -122,7 +122,7 @@ pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
     if root.ancestors().chain(std::iter::once(root)).any(|n| {
         n.value()
             .element()
-            .is_some_and(|e| e.removed || e.tag == Tag::Skip)
+            .is_some_and(|e| e.removed || matches!(e.tag, Tag::Skip | Tag::Head))
     }) {
         return true;
     }
@@ -135,7 +135,7 @@ pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
                 }
                 false
             }
-            Node::Element(e) if e.removed || e.tag == Tag::Skip => false,
+            Node::Element(e) if e.removed || matches!(e.tag, Tag::Skip | Tag::Head) => false,
             Node::Element(e) if e.tag == Tag::Image => {
                 if e.attr(Attr::Alt).is_some_and(|alt| !alt.trim_matches(is_html_space).is_empty()) {
                     return false;

@@ -58,7 +58,7 @@ impl TableBuilder {
         let mut out = String::new();
         let header = self.rows.remove(header_index);
         push_row(&mut out, &header.cells, columns);
-        out.push('|');
+        out.push_str("\n|");
         for _ in 0..columns {
             out.push_str("---|");
         }
@@ -82,8 +82,6 @@ fn push_row(out: &mut String, cells: &[String], columns: usize) {
             None => out.push_str(" |"),
         }
     }
-    out.push('\n');
-    out.pop();
 }
 
 /// A cell's Markdown made safe for one table line: `|` escaped as `\|`

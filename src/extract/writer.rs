@@ -263,7 +263,8 @@ impl Writer {
                 continue;
             }
             let line_start = self.begin_content() && !self.cell;
-            escape_into(&mut self.out, word, line_start, in_link);
+            let run_end = words.peek().is_none();
+            escape_into(&mut self.out, word, line_start, in_link, run_end);
         }
     }
 
@@ -439,7 +440,9 @@ pub fn is_html_space(c: char) -> bool {
 }
 
 /// Appends `word` (no HTML whitespace inside) escaped per the module docs.
-pub fn escape_into(out: &mut String, word: &str, line_start: bool, in_link: bool) {
+/// `run_end`: the word ends its text node, so what follows it is unknown (markup
+/// may follow directly); otherwise a space follows.
+pub fn escape_into(out: &mut String, word: &str, line_start: bool, in_link: bool, run_end: bool) {
     let bytes = word.as_bytes();
     let mut start = 0;
     if line_start {
@@ -455,12 +458,14 @@ pub fn escape_into(out: &mut String, word: &str, line_start: bool, in_link: bool
                 let after = bytes.get(i + 1);
                 !(before.is_some_and(is_word_byte) && after.is_some_and(is_word_byte))
             }
-            b'\\' => bytes
-                .get(i + 1)
-                .is_none_or(|next| next.is_ascii_punctuation()),
-            b'<' => bytes
-                .get(i + 1)
-                .is_none_or(|&n| n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?')),
+            b'\\' => match bytes.get(i + 1) {
+                Some(next) => next.is_ascii_punctuation(),
+                None => run_end,
+            },
+            b'<' => match bytes.get(i + 1) {
+                Some(&n) => n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?'),
+                None => run_end,
+            },
             b'&' => looks_like_entity(&bytes[i + 1..]),
             _ => false,
         };
@@ -559,7 +564,7 @@ mod tests {
 
     fn esc(word: &str, line_start: bool) -> String {
         let mut out = String::new();
-        escape_into(&mut out, word, line_start, false);
+        escape_into(&mut out, word, line_start, false, true);
         out
     }
 
