@@ -209,10 +209,9 @@ impl Writer {
             self.pending_space = false;
             line_start = true;
             match self.pending_marker.take() {
-                Some(marker) => {
-                    self.out.push_str(&marker);
-                    line_start = false;
-                }
+                // Text right after a list marker starts a block inside the item
+                // (`- - x` is a nested list), so line-start escaping still applies.
+                Some(marker) => self.out.push_str(&marker),
                 None if !self.cell => {
                     let prefix = self.prefix().to_owned();
                     self.out.push_str(&prefix);
@@ -226,7 +225,7 @@ impl Writer {
             }
             self.out.push_str(&marker);
             self.pending_space = false;
-            line_start = false;
+            line_start = true;
         }
         if let Some(heading) = self.pending_heading.take() {
             self.out.push_str(heading);
