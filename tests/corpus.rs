@@ -22,7 +22,9 @@ use webfetch::extract::extract_html;
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("WEBFETCH_CORPUS_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/article-extraction"),
+        None => {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/article-extraction")
+        }
     }
 }
 
@@ -117,8 +119,15 @@ impl Totals {
     fn report(&self, label: &str) {
         let p = self.precision / self.pages as f64;
         let r = self.recall / self.pages as f64;
-        let f1 = if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
-        println!("{label}: P {p:.3}  R {r:.3}  F1 {f1:.3}  ({} pages)", self.pages);
+        let f1 = if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        };
+        println!(
+            "{label}: P {p:.3}  R {r:.3}  F1 {f1:.3}  ({} pages)",
+            self.pages
+        );
     }
 }
 
@@ -126,15 +135,26 @@ impl Totals {
 fn corpus_pages_extract_without_panic_and_non_empty() {
     let dir = corpus_dir();
     let Ok(truth) = std::fs::read_to_string(dir.join("ground-truth.json")) else {
-        println!("corpus not found at {}: skipping (set WEBFETCH_CORPUS_DIR)", dir.display());
+        println!(
+            "corpus not found at {}: skipping (set WEBFETCH_CORPUS_DIR)",
+            dir.display()
+        );
         return;
     };
     let truth: serde_json::Value = serde_json::from_str(&truth).expect("ground-truth.json");
     let truth = truth.as_object().expect("object");
     let mut ids: Vec<&String> = truth.keys().collect();
     ids.sort();
-    let mut raw = Totals { pages: 0, precision: 0.0, recall: 0.0 };
-    let mut text = Totals { pages: 0, precision: 0.0, recall: 0.0 };
+    let mut raw = Totals {
+        pages: 0,
+        precision: 0.0,
+        recall: 0.0,
+    };
+    let mut text = Totals {
+        pages: 0,
+        precision: 0.0,
+        recall: 0.0,
+    };
     let mut failures = Vec::new();
     let mut slowest = (Duration::ZERO, String::new(), 0usize);
     let mut total_bytes = 0usize;
@@ -178,7 +198,11 @@ fn corpus_pages_extract_without_panic_and_non_empty() {
         slowest.2 / 1024,
         slowest.0.as_secs_f64() * 1e3
     );
-    assert!(failures.is_empty(), "pages failed:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "pages failed:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -186,5 +210,8 @@ fn metric_matches_the_benchmark_definition() {
     let (tp, fp, fn_) = score("a b c d e", "a b c d x");
     // Gold shingles {abcd, bcde}, predicted {abcd, bcdx}: 1 tp, 1 fp, 1 fn.
     assert!((tp - 1.0 / 3.0).abs() < 1e-9 && (fp - tp).abs() < 1e-9 && (fn_ - tp).abs() < 1e-9);
-    assert_eq!(text_view("see [x](https://a.b/(c)) and ![i](u)."), "see [x  and ![i ."); 
+    assert_eq!(
+        text_view("see [x](https://a.b/(c)) and ![i](u)."),
+        "see [x  and ![i ."
+    );
 }

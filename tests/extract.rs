@@ -47,9 +47,27 @@ fn t_wf_ext_01_boilerplate_elements_removed() {
     </body>"#;
     let out = md(html);
     for gone in [
-        "SCRIPT", "STYLE", "NOSCRIPT", "NAV", "FOOTER", "HEADER", "ASIDE", "HIDDEN", "ARIA",
-        "MENUCLASS", "SIDEBARID", "AD", "ADV", "SOCIAL", "RELATED", "COMMENTS", "FOOTERCLASS",
-        "HEADERCLASS", "NAVCLASS", "svgstyle", "icon",
+        "SCRIPT",
+        "STYLE",
+        "NOSCRIPT",
+        "NAV",
+        "FOOTER",
+        "HEADER",
+        "ASIDE",
+        "HIDDEN",
+        "ARIA",
+        "MENUCLASS",
+        "SIDEBARID",
+        "AD",
+        "ADV",
+        "SOCIAL",
+        "RELATED",
+        "COMMENTS",
+        "FOOTERCLASS",
+        "HEADERCLASS",
+        "NAVCLASS",
+        "svgstyle",
+        "icon",
     ] {
         assert!(
             !out.split_whitespace().any(|w| w == gone),
@@ -66,10 +84,12 @@ fn t_wf_ext_01_boilerplate_elements_removed() {
 
 #[test]
 fn t_wf_ext_02_links_absolute_with_fragments() {
-    let out = md(r##"<p><a href="other.html#sec-2">rel</a> <a href="/root?q=1#top">abs</a>
+    let out = md(
+        r##"<p><a href="other.html#sec-2">rel</a> <a href="/root?q=1#top">abs</a>
         <a href="#here">frag</a> <a href="https://x.example/y">ext</a>
         <a href="../up.html">up</a> <a href="javascript:alert(1)">js</a>
-        <img src="i/p.png" alt="pic"></p>"##);
+        <img src="i/p.png" alt="pic"></p>"##,
+    );
     assert_eq!(
         out,
         "[rel](https://example.com/dir/other.html#sec-2) \
@@ -112,6 +132,12 @@ fn t_wf_ext_04_title_from_title_or_h1() {
     assert_eq!(doc.title.as_deref(), Some("From h1"));
     let doc = extract_html("<p>no title</p>", &page).unwrap();
     assert_eq!(doc.title, None);
+    // A <title> that strays into <body> is the title, not body text.
+    let doc = extract_html("<body><title>Stray</title><p>x</p>", &page).unwrap();
+    assert_eq!(
+        (doc.title.as_deref(), doc.markdown.as_str()),
+        (Some("Stray"), "x\n")
+    );
     // An SVG <title> is not the page title.
     let doc = extract_html("<body><svg><title>icon</title></svg><p>x</p>", &page).unwrap();
     assert_eq!(doc.title, None);
@@ -148,7 +174,9 @@ fn t_wf_ext_05_base_href_used_when_valid() {
     );
     // The first <base> with an href wins; images use it too.
     assert_eq!(
-        get(r#"<base target=_top><base href="https://one.example/"><base href="https://two.example/"><img src="i.png" alt="i">"#),
+        get(
+            r#"<base target=_top><base href="https://one.example/"><base href="https://two.example/"><img src="i.png" alt="i">"#
+        ),
         "![i](https://one.example/i.png)\n"
     );
 }
@@ -170,13 +198,17 @@ fn t_wf_ext_06_default_tag_handling() {
     assert_eq!(md("<p>a<br>b<br/>c</p>"), "a\nb\nc\n");
     // Inline elements: whitespace between them is one space, none is invented.
     assert_eq!(
-        md("<p><span>a</span>   <small>b</small>\n\n<strong>c</strong> <em>d</em> <code>e</code> <a href='/f'>f</a></p>"),
+        md(
+            "<p><span>a</span>   <small>b</small>\n\n<strong>c</strong> <em>d</em> <code>e</code> <a href='/f'>f</a></p>"
+        ),
         "a b **c** *d* `e` [f](https://example.com/f)\n"
     );
     assert_eq!(md("<p><span>a</span><span>b</span></p>"), "ab\n");
     // Headings, emphasis.
     assert_eq!(
-        md("<h1>One</h1><h2>Two</h2><h3>3</h3><h4>4</h4><h5>5</h5><h6>6</h6><p><i>i</i><b>b</b></p>"),
+        md(
+            "<h1>One</h1><h2>Two</h2><h3>3</h3><h4>4</h4><h5>5</h5><h6>6</h6><p><i>i</i><b>b</b></p>"
+        ),
         "# One\n\n## Two\n\n### 3\n\n#### 4\n\n##### 5\n\n###### 6\n\n*i***b**\n"
     );
 }
@@ -185,7 +217,8 @@ fn t_wf_ext_06_default_tag_handling() {
 
 #[test]
 fn t_wf_ext_07_charset_sniffed_from_meta_in_first_1024_bytes() {
-    let page = b"<html><head><meta charset=\"ISO-8859-1\"></head><body><p>Caf\xE9 cr\xE8me \x80</p>";
+    let page =
+        b"<html><head><meta charset=\"ISO-8859-1\"></head><body><p>Caf\xE9 cr\xE8me \x80</p>";
     let decoded = decode(page, None, true);
     assert_eq!(decoded.charset, Charset::Windows1252);
     assert!(!decoded.charset_fallback);
@@ -232,12 +265,24 @@ fn ext_root_01_order_and_fallback() {
     // <main> first, even after an <article>.
     assert_eq!(md("<article>A</article><main>M</main>"), "M\n");
     // Empty <main> (boilerplate only) falls back to <article>.
-    assert_eq!(md("<main><nav>n</nav></main><article>A</article><p>B</p>"), "A\n");
+    assert_eq!(
+        md("<main><nav>n</nav></main><article>A</article><p>B</p>"),
+        "A\n"
+    );
     // role=main, then id=content (case-insensitive), then class token content.
-    assert_eq!(md("<div class='content'>C</div><div id='CONTENT'>I</div><div role='main'>R</div>"), "R\n");
-    assert_eq!(md("<div class='content'>C</div><div id='Content'>I</div>"), "I\n");
+    assert_eq!(
+        md("<div class='content'>C</div><div id='CONTENT'>I</div><div role='main'>R</div>"),
+        "R\n"
+    );
+    assert_eq!(
+        md("<div class='content'>C</div><div id='Content'>I</div>"),
+        "I\n"
+    );
     assert_eq!(md("<div class='x CONTENT'>C</div><p>other</p>"), "C\n");
-    assert_eq!(md("<div class='contents'>C</div><p>other</p>"), "C\n\nother\n");
+    assert_eq!(
+        md("<div class='contents'>C</div><p>other</p>"),
+        "C\n\nother\n"
+    );
     // An image with alt text is content (it renders); one without is not.
     assert_eq!(
         md("<main><img src=a.png alt='Chart'></main><p>body</p>"),
@@ -251,9 +296,17 @@ fn ext_root_01_order_and_fallback() {
 #[test]
 fn t_wf_ext_09_title_whitespace_normalized() {
     let page = url("https://e.example/");
-    let doc = extract_html("<title>\n\t A \u{a0} title\r\n  with\tgaps  </title><p>x</p>", &page).unwrap();
+    let doc = extract_html(
+        "<title>\n\t A \u{a0} title\r\n  with\tgaps  </title><p>x</p>",
+        &page,
+    )
+    .unwrap();
     assert_eq!(doc.title.as_deref(), Some("A title with gaps"));
-    let doc = extract_html("<title> \n </title><h1>\n Heading \n <em>one</em>\n</h1>", &page).unwrap();
+    let doc = extract_html(
+        "<title> \n </title><h1>\n Heading \n <em>one</em>\n</h1>",
+        &page,
+    )
+    .unwrap();
     assert_eq!(doc.title.as_deref(), Some("Heading one"));
 }
 
@@ -287,10 +340,15 @@ fn it_wf_http_06_header_charset_wins_over_meta() {
 #[test]
 fn ext_list_01_indent_by_ancestor_lists() {
     assert_eq!(
-        md("<ul><li>a<ul><li>b<ol><li>c</li><li>d</li></ol></li></ul></li><li>e</li></ul><p>after</p>"),
+        md(
+            "<ul><li>a<ul><li>b<ol><li>c</li><li>d</li></ol></li></ul></li><li>e</li></ul><p>after</p>"
+        ),
         "- a\n  - b\n    1. c\n    2. d\n- e\n\nafter\n"
     );
-    assert_eq!(md("<ol start='9'><li>x</li><li></li><li>z</li></ol>"), "9. x\n11. z\n");
+    assert_eq!(
+        md("<ol start='9'><li>x</li><li></li><li>z</li></ol>"),
+        "9. x\n11. z\n"
+    );
 }
 
 #[test]
@@ -300,13 +358,18 @@ fn ext_code_01_02_fences_and_language() {
         "````python\n  x = 1\n\n\ty = '```'\n````\n"
     );
     assert_eq!(md("<pre>plain\n  pre</pre>"), "```\nplain\n  pre\n```\n");
-    assert_eq!(md("<p>use <code>a  b`c</code> now</p>"), "use ``a b`c`` now\n");
+    assert_eq!(
+        md("<p>use <code>a  b`c</code> now</p>"),
+        "use ``a b`c`` now\n"
+    );
 }
 
 #[test]
 fn ext_table_01_02_shape_and_escaping() {
     assert_eq!(
-        md("<table><tr><td>a|b</td><td rowspan=2 colspan=3>c<br>d</td></tr><tr><th>H</th></tr><tr><td>1</td><td>2</td><td>3</td></tr></table>"),
+        md(
+            "<table><tr><td>a|b</td><td rowspan=2 colspan=3>c<br>d</td></tr><tr><th>H</th></tr><tr><td>1</td><td>2</td><td>3</td></tr></table>"
+        ),
         "| H | | |\n|---|---|---|\n| a\\|b | c<br>d | |\n| 1 | 2 | 3 |\n"
     );
 }
@@ -324,7 +387,11 @@ fn text_that_looks_like_markdown_keeps_its_meaning() {
 #[test]
 fn deep_nesting_is_linear_and_stack_safe() {
     let depth = 100_000;
-    let html = format!("{}deep text{}", "<div>".repeat(depth), "</div>".repeat(depth));
+    let html = format!(
+        "{}deep text{}",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    );
     assert_eq!(md(&html), "deep text\n");
     let html = format!("{}x", "<ul><li>".repeat(depth));
     assert!(!md(&html).is_empty());
@@ -363,14 +430,24 @@ fn render_golden(bytes: &[u8]) -> String {
     let mut out = format!(
         "url: {page_url}\ncharset: {:?}{}\n",
         decoded.charset,
-        if decoded.charset_fallback { " (charset_fallback)" } else { "" }
+        if decoded.charset_fallback {
+            " (charset_fallback)"
+        } else {
+            ""
+        }
     );
     match extract_html(&decoded.text, &url(page_url)) {
         Ok(doc) => {
-            out.push_str(&format!("title: {:?}\nlanguage: {:?}\n---\n", doc.title, doc.language));
+            out.push_str(&format!(
+                "title: {:?}\nlanguage: {:?}\n---\n",
+                doc.title, doc.language
+            ));
             out.push_str(&doc.markdown);
         }
-        Err(err) => out.push_str(&format!("---\nerror: {} / {}\n", err.code, err.details["error"])),
+        Err(err) => out.push_str(&format!(
+            "---\nerror: {} / {}\n",
+            err.code, err.details["error"]
+        )),
     }
     out
 }
@@ -396,10 +473,16 @@ fn t_wf_infra_06_golden_pages() {
         }
         let expected = std::fs::read_to_string(&golden).unwrap_or_default();
         if expected != actual {
-            failures.push(format!("--- {name}: expected\n{expected}\n--- actual\n{actual}"));
+            failures.push(format!(
+                "--- {name}: expected\n{expected}\n--- actual\n{actual}"
+            ));
         }
     }
-    assert!(failures.is_empty(), "golden mismatch (UPDATE_GOLDENS=1 to regenerate):\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "golden mismatch (UPDATE_GOLDENS=1 to regenerate):\n{}",
+        failures.join("\n")
+    );
 }
 
 // ------------------------------------------------------------------ property

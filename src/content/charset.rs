@@ -347,24 +347,48 @@ mod tests {
     #[test]
     fn labels_are_matched_case_insensitively() {
         for label in ["UTF-8", "utf-8", " Utf8 ", "unicode-1-1-utf-8"] {
-            assert_eq!(Charset::from_label(label.as_bytes()), Some(Charset::Utf8), "{label}");
+            assert_eq!(
+                Charset::from_label(label.as_bytes()),
+                Some(Charset::Utf8),
+                "{label}"
+            );
         }
-        for label in ["ISO-8859-1", "iso-8859-1", "Latin1", "WINDOWS-1252", "cp1252", "us-ascii"] {
+        for label in [
+            "ISO-8859-1",
+            "iso-8859-1",
+            "Latin1",
+            "WINDOWS-1252",
+            "cp1252",
+            "us-ascii",
+        ] {
             assert_eq!(
                 Charset::from_label(label.as_bytes()),
                 Some(Charset::Windows1252),
                 "{label}"
             );
         }
-        for label in ["shift_jis", "utf-16", "koi8-r", "x-user-defined", "nonsense", ""] {
+        for label in [
+            "shift_jis",
+            "utf-16",
+            "koi8-r",
+            "x-user-defined",
+            "nonsense",
+            "",
+        ] {
             assert_eq!(Charset::from_label(label.as_bytes()), None, "{label}");
         }
     }
 
     #[test]
     fn prescan_finds_meta_charset_forms() {
-        assert_eq!(sniff(r#"<meta charset="iso-8859-1">"#), Some(Charset::Windows1252));
-        assert_eq!(sniff("<META CHARSET=Windows-1252>"), Some(Charset::Windows1252));
+        assert_eq!(
+            sniff(r#"<meta charset="iso-8859-1">"#),
+            Some(Charset::Windows1252)
+        );
+        assert_eq!(
+            sniff("<META CHARSET=Windows-1252>"),
+            Some(Charset::Windows1252)
+        );
         assert_eq!(sniff("<meta charset='utf-8'/>"), Some(Charset::Utf8));
         assert_eq!(
             sniff(r#"<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">"#),
@@ -382,12 +406,21 @@ mod tests {
         assert_eq!(sniff(r#"<meta content="text/html; charset=latin1">"#), None);
         // Comments and other tags' attributes are skipped.
         assert_eq!(sniff(r#"<!-- <meta charset="latin1"> --><p>x</p>"#), None);
-        assert_eq!(sniff(r#"<!--><meta charset="latin1">"#), Some(Charset::Windows1252));
+        assert_eq!(
+            sniff(r#"<!--><meta charset="latin1">"#),
+            Some(Charset::Windows1252)
+        );
         assert_eq!(sniff(r#"<div title='<meta charset="latin1">'>"#), None);
         // An unknown label is skipped and scanning goes on.
-        assert_eq!(sniff(r#"<meta charset="bogus"><meta charset="latin1">"#), Some(Charset::Windows1252));
+        assert_eq!(
+            sniff(r#"<meta charset="bogus"><meta charset="latin1">"#),
+            Some(Charset::Windows1252)
+        );
         // A recognised but unsupported label stops the scan.
-        assert_eq!(prescan(br#"<meta charset="shift_jis"><meta charset="utf-8">"#), Some(b"shift_jis".to_vec()));
+        assert_eq!(
+            prescan(br#"<meta charset="shift_jis"><meta charset="utf-8">"#),
+            Some(b"shift_jis".to_vec())
+        );
         // `<metadata>` is not `<meta>`.
         assert_eq!(sniff(r#"<metadata charset="latin1">"#), None);
         // Truncated input.
@@ -399,13 +432,22 @@ mod tests {
         let latin = b"<meta charset=\"utf-8\">caf\xE9";
         // Header first, even against the meta tag.
         let d = decode(latin, Some("ISO-8859-1"), true);
-        assert_eq!((d.text.ends_with("café"), d.charset_fallback), (true, false));
+        assert_eq!(
+            (d.text.ends_with("café"), d.charset_fallback),
+            (true, false)
+        );
         // Unsupported header still wins over a supported meta (SRD-READINGS 11).
         let d = decode(b"<meta charset=latin1>caf\xE9", Some("koi8-r"), true);
-        assert_eq!((d.text.ends_with("caf\u{FFFD}"), d.charset_fallback), (true, true));
+        assert_eq!(
+            (d.text.ends_with("caf\u{FFFD}"), d.charset_fallback),
+            (true, true)
+        );
         // Empty header parameter counts as absent.
         let d = decode(b"<meta charset=latin1>caf\xE9", Some(" \"\" "), true);
-        assert_eq!((d.text.ends_with("café"), d.charset_fallback), (true, false));
+        assert_eq!(
+            (d.text.ends_with("café"), d.charset_fallback),
+            (true, false)
+        );
         // No declaration: UTF-8 with replacement and the note, text/plain included.
         let d = decode(b"caf\xE9", None, false);
         assert_eq!((d.text.as_str(), d.charset_fallback), ("caf\u{FFFD}", true));
@@ -414,7 +456,10 @@ mod tests {
         assert!(d.charset_fallback);
         // A UTF-8 BOM is honoured and stripped, over the header.
         let d = decode("\u{FEFF}café".as_bytes(), Some("windows-1252"), true);
-        assert_eq!((d.text.as_str(), d.charset, d.charset_fallback), ("café", Charset::Utf8, false));
+        assert_eq!(
+            (d.text.as_str(), d.charset, d.charset_fallback),
+            ("café", Charset::Utf8, false)
+        );
     }
 
     #[test]

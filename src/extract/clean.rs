@@ -32,7 +32,8 @@ pub enum Tag {
     Head,
     /// `<body>`.
     Body,
-    /// `<title>` (HTML namespace).
+    /// `<title>` (HTML namespace): the page title, never body text (browsers do not
+    /// show a `<title>` that strays into `<body>`).
     Title,
     /// `<base>`.
     Base,
@@ -197,8 +198,7 @@ pub fn classify(name: &QualName) -> Tag {
 /// reading; listed in the report).
 pub fn is_boilerplate(element: &Element) -> bool {
     let name = &element.name;
-    let any_ns_script_or_style =
-        matches!(name.local, local_name!("script") | local_name!("style"));
+    let any_ns_script_or_style = matches!(name.local, local_name!("script") | local_name!("style"));
     if any_ns_script_or_style {
         return true;
     }

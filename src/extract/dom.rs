@@ -24,12 +24,12 @@ use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
 
 use ego_tree::{NodeId, NodeRef, Tree};
+use html5ever::TokenizerResult;
 use html5ever::interface::{ElementFlags, NodeOrText, QuirksMode, Tracer, TreeSink};
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::{
     BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
-use html5ever::TokenizerResult;
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
 use html5ever::{Attribute, QualName, local_name, ns};
 
@@ -231,6 +231,16 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
         let name_start = lt + 1 + usize::from(bytes.get(lt + 1) == Some(&b'/'));
         if !bytes.get(name_start).is_some_and(u8::is_ascii_alphabetic) {
             pos = lt + 1;
+            continue;
+        }
+        // Fast path: a tag whose first `>` is near and has no quote before it
+        // ends there (only a quoted value can hide a `>`), and is too short to
+        // hold more than MAX_ATTRIBUTES attributes (each takes two bytes or more).
+        let window = &bytes[lt..bytes.len().min(lt + 2 * MAX_ATTRIBUTES)];
+        if let Some(gt) = window.iter().position(|&b| b == b'>')
+            && !window[..gt].iter().any(|&b| b == b'"' || b == b'\'')
+        {
+            pos = lt + gt + 1;
             continue;
         }
         match scan_tag(bytes, name_start) {
@@ -632,7 +642,9 @@ mod tests {
 
     #[test]
     fn cap_attributes_drops_excess() {
-        let attrs: String = (0..MAX_ATTRIBUTES + 50).map(|i| format!(" a{i}=\"v\"")).collect();
+        let attrs: String = (0..MAX_ATTRIBUTES + 50)
+            .map(|i| format!(" a{i}=\"v\""))
+            .collect();
         let html = format!("<div{attrs}>text</div>");
         let capped = cap_attributes(&html);
         assert_eq!(capped.matches("=\"v\"").count(), MAX_ATTRIBUTES);

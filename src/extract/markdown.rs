@@ -37,7 +37,7 @@ use url::Url;
 use super::clean::Tag;
 use super::dom::{Attr, Element, Node};
 use super::table::TableBuilder;
-use super::writer::{Writer, WrapperKind, code_span, is_html_space, longest_backtick_run};
+use super::writer::{WrapperKind, Writer, code_span, is_html_space, longest_backtick_run};
 
 /// What leaving an element undoes.
 enum Exit {
@@ -167,7 +167,7 @@ impl Converter<'_> {
 
     /// Handles an element's start; `None` means do not descend.
     fn enter(&mut self, element: &Element) -> Option<Exit> {
-        if element.removed || matches!(element.tag, Tag::Skip | Tag::Head) {
+        if element.removed || matches!(element.tag, Tag::Skip | Tag::Head | Tag::Title) {
             return None;
         }
         if let Some(capture) = &mut self.capture {
@@ -184,7 +184,7 @@ impl Converter<'_> {
         }
         let in_cell = self.writer().is_cell();
         Some(match element.tag {
-            Tag::Html | Tag::Body | Tag::Title | Tag::Base | Tag::Inline => Exit::Nothing,
+            Tag::Html | Tag::Body | Tag::Base | Tag::Inline => Exit::Nothing,
             Tag::Main | Tag::Article | Tag::Block => {
                 self.writer().block_break();
                 Exit::Block
@@ -298,7 +298,7 @@ impl Converter<'_> {
                 self.writer().block_break();
                 Exit::Block
             }
-            Tag::Skip | Tag::Head => return None,
+            Tag::Skip | Tag::Head | Tag::Title => return None,
         })
     }
 
@@ -391,7 +391,11 @@ impl Converter<'_> {
         let writer = self.writer();
         if writer.is_cell() {
             // A table line cannot hold a fence: the code becomes a code span.
-            let collapsed: Vec<&str> = capture.text.split(is_html_space).filter(|w| !w.is_empty()).collect();
+            let collapsed: Vec<&str> = capture
+                .text
+                .split(is_html_space)
+                .filter(|w| !w.is_empty())
+                .collect();
             writer.inline_raw(&code_span(&collapsed.join(" ")));
         } else {
             writer.raw_block(&block);
@@ -522,7 +526,10 @@ mod tests {
     #[test]
     fn fence_length_rule() {
         assert_eq!(fenced_block("x", None), "```\nx\n```");
-        assert_eq!(fenced_block("a ``` b\n", Some("md")), "````md\na ``` b\n````");
+        assert_eq!(
+            fenced_block("a ``` b\n", Some("md")),
+            "````md\na ``` b\n````"
+        );
         assert_eq!(fenced_block("`````", None), "``````\n`````\n``````");
         assert_eq!(fenced_block("`", None), "```\n`\n```");
     }

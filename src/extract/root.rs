@@ -32,9 +32,8 @@ pub struct Survey {
 /// selection moves on to `<article>` (EXT-ROOT-01 read literally).
 pub fn survey(doc: &Document) -> Survey {
     let mut survey = Survey::default();
-    let mut iter = doc.root().traverse();
     let mut skip_until: Option<NodeId> = None;
-    while let Some(edge) = iter.next() {
+    for edge in doc.root().traverse() {
         let ego_tree::iter::Edge::Open(node) = edge else {
             if let ego_tree::iter::Edge::Close(node) = edge
                 && skip_until == Some(node.id())
@@ -122,7 +121,7 @@ pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
     if root.ancestors().chain(std::iter::once(root)).any(|n| {
         n.value()
             .element()
-            .is_some_and(|e| e.removed || matches!(e.tag, Tag::Skip | Tag::Head))
+            .is_some_and(|e| e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title))
     }) {
         return true;
     }
@@ -135,9 +134,15 @@ pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
                 }
                 false
             }
-            Node::Element(e) if e.removed || matches!(e.tag, Tag::Skip | Tag::Head) => false,
+            Node::Element(e)
+                if e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title) =>
+            {
+                false
+            }
             Node::Element(e) if e.tag == Tag::Image => {
-                if e.attr(Attr::Alt).is_some_and(|alt| !alt.trim_matches(is_html_space).is_empty()) {
+                if e.attr(Attr::Alt)
+                    .is_some_and(|alt| !alt.trim_matches(is_html_space).is_empty())
+                {
                     return false;
                 }
                 false
@@ -170,9 +175,8 @@ pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
 /// whitespace runs become one space).
 pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
     let mut out = String::new();
-    let mut iter = root.traverse();
     let mut skip_until: Option<NodeId> = None;
-    while let Some(edge) = iter.next() {
+    for edge in root.traverse() {
         match edge {
             ego_tree::iter::Edge::Open(node) if skip_until.is_none() => match node.value() {
                 Node::Text(text) => {

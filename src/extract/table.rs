@@ -50,7 +50,11 @@ impl TableBuilder {
     /// (EXT-TABLE-01.6).
     pub fn render(mut self) -> String {
         self.end_row();
-        if self.rows.iter().all(|r| r.cells.iter().all(String::is_empty)) {
+        if self
+            .rows
+            .iter()
+            .all(|r| r.cells.iter().all(String::is_empty))
+        {
             return String::new();
         }
         let header_index = self.rows.iter().position(|r| r.has_th).unwrap_or(0);
@@ -119,13 +123,21 @@ mod tests {
 
     #[test]
     fn header_padding_and_extension() {
-        let md = table(&[(&["A", "B"], true), (&["1"], false), (&["x", "y", "z"], false)]);
+        let md = table(&[
+            (&["A", "B"], true),
+            (&["1"], false),
+            (&["x", "y", "z"], false),
+        ]);
         assert_eq!(md, "| A | B | |\n|---|---|---|\n| 1 | | |\n| x | y | z |");
     }
 
     #[test]
     fn first_th_row_is_the_header() {
-        let md = table(&[(&["note"], false), (&["H1", "H2"], true), (&["a", "b"], false)]);
+        let md = table(&[
+            (&["note"], false),
+            (&["H1", "H2"], true),
+            (&["a", "b"], false),
+        ]);
         assert_eq!(md, "| H1 | H2 |\n|---|---|\n| note | |\n| a | b |");
     }
 

@@ -92,8 +92,7 @@ fn closes_fence(line: &str, ch: u8, len: usize) -> bool {
     }
     let rest = &line.as_bytes()[indent..];
     let run = rest.iter().take_while(|&&b| b == ch).count();
-    run >= len
-        && std::str::from_utf8(&rest[run..]).is_ok_and(|tail| tail.trim().is_empty())
+    run >= len && std::str::from_utf8(&rest[run..]).is_ok_and(|tail| tail.trim().is_empty())
 }
 
 #[cfg(test)]

@@ -498,9 +498,7 @@ fn escape_line_start(out: &mut String, word: &str) -> usize {
     // `1.` / `12)`: an ordered list marker when followed by a space or the end.
     let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
     if (1..=9).contains(&digits)
-        && bytes
-            .get(digits)
-            .is_some_and(|&b| b == b'.' || b == b')')
+        && bytes.get(digits).is_some_and(|&b| b == b'.' || b == b')')
         && digits + 1 == bytes.len()
     {
         out.push_str(&word[..digits]);
@@ -617,7 +615,11 @@ mod tests {
         ];
         for (input, expected) in cases {
             assert_eq!(esc(input, true), expected, "{input}");
-            assert_eq!(esc(input, false).contains('\\'), input.starts_with('*'), "{input}");
+            assert_eq!(
+                esc(input, false).contains('\\'),
+                input.starts_with('*'),
+                "{input}"
+            );
         }
     }
 
