@@ -39,6 +39,7 @@
 
 pub mod cache;
 pub mod checker;
+pub mod http_source;
 pub mod matcher;
 pub mod parse;
 pub mod policy;
