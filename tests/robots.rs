@@ -937,15 +937,24 @@ mod fetch {
     #[tokio::test]
     async fn robots_fetch_01_ssrf_policy_applies_to_the_robots_retrieval() {
         // blocked.test resolves to 10.0.0.1 (private, still blocked): no connection
-        // is attempted and robots.txt is unavailable.
-        let tool = Tool::new(&[80], "", "fail_open = false");
-        let (result, _) = tool.check("http://blocked.test/page").await;
-        let error = result.unwrap_err();
-        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-        assert_eq!(error.details["error"], "ssrf_blocked");
-        // A link-local literal is blocked the same way.
-        let (result, _) = tool.check("http://169.254.169.254/latest").await;
-        assert_eq!(result.unwrap_err().details["error"], "ssrf_blocked");
+        // is attempted, and the refusal keeps its code even under fail_open.
+        for fail_open in [false, true] {
+            let tool = Tool::new(&[80], "", &format!("fail_open = {fail_open}"));
+            for target in [
+                "http://blocked.test/page",
+                "http://169.254.169.254/latest",
+                "http://[::ffff:10.0.0.1]/x",
+            ] {
+                let (result, notes) = tool.check(target).await;
+                let error = result.unwrap_err();
+                assert_eq!(error.code, ErrorCode::SsrfBlocked, "{target}");
+                assert!(notes.is_empty());
+            }
+        }
+        // The port policy too: 8081 is not allowed.
+        let tool = Tool::new(&[80], "", "fail_open = true");
+        let (result, _) = tool.check("http://site.test:8081/page").await;
+        assert_eq!(code(&result), Some(ErrorCode::PortBlocked));
     }
 
     #[tokio::test]

@@ -74,8 +74,14 @@ impl RobotsChecker {
     /// Checks `url` against the robots.txt of its origin. `Ok` means the fetch may
     /// go on (a fail-open allow-all adds `robots_unavailable_fail_open` to `notes`);
     /// otherwise `robots_disallowed`, `robots_unavailable` or `timeout` (phase
-    /// `robots`). Never skipped for `no_cache` requests (FR-WF-08h): the origin
-    /// cache is independent of the response cache.
+    /// `robots`); `ssrf_blocked`/`port_blocked` when the retrieval itself is
+    /// refused. Never skipped for `no_cache` requests (FR-WF-08h): the origin cache
+    /// is independent of the response cache.
+    ///
+    /// The pipeline calls this for the document URL after its SSRF check (Appendix
+    /// B: SSRFCheck, then RobotsCheck), and passes a
+    /// [`RobotsHopCheck`](super::http_source::RobotsHopCheck) to the document
+    /// fetch so every redirect target is checked too (FR-WF-07e).
     pub async fn check(
         &self,
         source: &dyn RobotsSource,
