@@ -11,20 +11,24 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod args;
 pub mod cache;
 pub mod chunk;
 pub mod config;
 pub mod content;
 pub mod document;
 pub mod error;
+pub mod executor;
 pub mod extract;
 pub mod http;
+pub mod mcp;
 pub mod notes;
 pub mod output;
 pub mod render;
 pub mod robots;
 pub mod ssrf;
 pub mod tokens;
+pub mod tool;
 pub mod url;
 
 pub use error::{ErrorCode, FetchError};

@@ -1,1 +1,318 @@
 //! The response, its canonical JSON and output fitting (SRD 3.1, FR-WF-OUT-01).
+//!
+//! [`build`] is the whole tail of the pipeline as one pure function: the extracted
+//! document and the fetch's metadata in, the exact bytes the tool returns out.
+//!
+//! * **Canonical JSON** (FR-WF-OUT-01a): compact, UTF-8, fields in the order of the
+//!   SRD (the declaration order of [`FetchResponse`] and [`FetchChunk`]), optional
+//!   fields omitted, never `null`; notes in pipeline-stage order
+//!   (FR-WF-NOTES-ORDER-01, kept by [`Notes`]); `fetched_at` to the second with `Z`
+//!   ([`Timestamp`], FR-WF-RESP-TIME-01).
+//! * **Fitting** ([`fit`], FR-WF-OUT-01, 02, 03): if the JSON is larger than
+//!   `effective_max_bytes`, trailing chunks are dropped; if even the first chunk alone
+//!   does not fit, its text is cut at a character boundary and its `token_count`
+//!   recounted, its `heading` untouched. The lengths come from one serialisation of
+//!   each chunk and a single scan of the first chunk's JSON-escaped text, never a
+//!   serialisation per candidate. When not even an empty first chunk fits, the
+//!   result is the `internal` / `tool_output_limit` error (FR-WF-OUT-02a).
+
+mod timestamp;
+
+use std::io;
+
+use serde::Serialize;
+
+pub use crate::chunk::FetchChunk;
+use crate::chunk::chunk_markdown;
+use crate::document::{ExtractedDocument, RenderingMethod};
+use crate::error::FetchError;
+use crate::notes::{Note, Notes};
+use crate::tokens::TokenCounter;
+pub use timestamp::{Timestamp, TimestampError};
+
+/// Why a response is incomplete (FR-WF-TRUNC-REASON-01), highest precedence first
+/// (FR-WF-TRUNC-REASON-02).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TruncationReason {
+    /// Output enforcement dropped or cut chunks (FR-WF-OUT-01).
+    ToolOutputLimit,
+    /// The rendered DOM exceeded `max_rendered_dom_bytes` (FR-WF-11d).
+    BrowserDomTruncated,
+}
+
+impl TruncationReason {
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TruncationReason::ToolOutputLimit => "tool_output_limit",
+            TruncationReason::BrowserDomTruncated => "browser_dom_truncated",
+        }
+    }
+
+    /// The reason the notes imply, by precedence (FR-WF-TRUNC-01, TRUNC-REASON-02):
+    /// each truncating condition adds its note, so the notes are the one record of
+    /// what happened and `truncated` can never disagree with them.
+    pub fn from_notes(notes: &Notes) -> Option<TruncationReason> {
+        if notes.contains(Note::ToolOutputLimit) {
+            Some(TruncationReason::ToolOutputLimit)
+        } else if notes.contains(Note::BrowserDomTruncated) {
+            Some(TruncationReason::BrowserDomTruncated)
+        } else {
+            None
+        }
+    }
+}
+
+/// What the pipeline knows about a fetch besides the document (FR-WF-03).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseMeta {
+    /// `args.url` exactly as the caller gave it (FR-WF-RESP-URL-01).
+    pub requested_url: String,
+    /// The canonical URL of the last fetched URL, fragment removed.
+    pub final_url: String,
+    /// When the content became available; from the cache entry on a hit.
+    pub fetched_at: Timestamp,
+    /// How the content was produced (FR-WF-RESP-METHOD-01).
+    pub rendering_method: RenderingMethod,
+    /// The notes of the earlier stages. A DOM truncated by the browser is recorded
+    /// as [`Note::BrowserDomTruncated`], which also makes the response `truncated`.
+    pub notes: Notes,
+}
+
+/// The success payload of `web_fetch` (FR-WF-03). Fields are declared, and so
+/// serialised, in the order of FR-WF-OUT-01a.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FetchResponse {
+    /// `args.url` as given.
+    pub requested_url: String,
+    /// Canonical final URL.
+    pub final_url: String,
+    /// Second-precision UTC fetch time.
+    pub fetched_at: Timestamp,
+    /// Page title, omitted when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `<html lang>`, omitted when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// The chunks in document order.
+    pub chunks: Vec<FetchChunk>,
+    /// `http` or `browser`.
+    pub rendering_method: RenderingMethod,
+    /// Whether the content is incomplete for any reason (FR-WF-TRUNC-01).
+    pub truncated: bool,
+    /// Why, omitted when not truncated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncation_reason: Option<TruncationReason>,
+    /// Condition tokens in canonical order; always present (FR-WF-03d).
+    pub notes: Notes,
+}
+
+impl FetchResponse {
+    /// Assembles a response; `truncated` and `truncation_reason` follow the notes.
+    pub fn new(doc: &ExtractedDocument, meta: ResponseMeta, chunks: Vec<FetchChunk>) -> Self {
+        let mut response = FetchResponse {
+            requested_url: meta.requested_url,
+            final_url: meta.final_url,
+            fetched_at: meta.fetched_at,
+            title: doc.title.clone(),
+            language: doc.language.clone(),
+            chunks,
+            rendering_method: meta.rendering_method,
+            truncated: false,
+            truncation_reason: None,
+            notes: meta.notes,
+        };
+        response.sync_truncation();
+        response
+    }
+
+    /// Adds a note and updates `truncated` / `truncation_reason` to match.
+    pub fn add_note(&mut self, note: Note) {
+        self.notes.add(note);
+        self.sync_truncation();
+    }
+
+    fn sync_truncation(&mut self) {
+        self.truncation_reason = TruncationReason::from_notes(&self.notes);
+        self.truncated = self.truncation_reason.is_some();
+    }
+
+    /// The canonical compact JSON (FR-WF-OUT-01a).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a FetchResponse always serialises")
+    }
+}
+
+/// Chunks the document and returns the exact JSON the tool answers with, at most
+/// `effective_max_bytes` long, or the `tool_output_limit` error (FR-WF-03a, OUT-01,
+/// OUT-02, 15e).
+pub fn build(
+    doc: &ExtractedDocument,
+    meta: ResponseMeta,
+    max_chunk_tokens: usize,
+    effective_max_bytes: usize,
+    counter: &dyn TokenCounter,
+) -> Result<String, FetchError> {
+    let chunks = chunk_markdown(&doc.markdown, max_chunk_tokens, counter);
+    fit(
+        FetchResponse::new(doc, meta, chunks),
+        effective_max_bytes,
+        counter,
+    )
+}
+
+/// Enforces `effective_max_bytes` on a response with the algorithm of FR-WF-OUT-01
+/// and returns its JSON, or the `tool_output_limit` error (FR-WF-OUT-02, 02a).
+pub fn fit(
+    mut response: FetchResponse,
+    effective_max_bytes: usize,
+    counter: &dyn TokenCounter,
+) -> Result<String, FetchError> {
+    let budget = effective_max_bytes;
+    let json = response.to_json();
+    if json.len() <= budget {
+        return Ok(json);
+    }
+    let too_small = || FetchError::tool_output_limit(budget as u64);
+    response.add_note(Note::ToolOutputLimit);
+    let mut chunks = std::mem::take(&mut response.chunks);
+    // Step 3: keep the longest run of leading chunks that fits.
+    let mut total = json_len(&response);
+    let mut keep = 0;
+    for (i, chunk) in chunks.iter().enumerate() {
+        let added = json_len(chunk) + usize::from(i > 0);
+        if total + added > budget {
+            break;
+        }
+        total += added;
+        keep += 1;
+    }
+    if keep > 0 {
+        chunks.truncate(keep);
+        response.chunks = chunks;
+        return Ok(response.to_json());
+    }
+    // Step 4: not even the first chunk fits whole; cut its text.
+    let Some(first) = chunks.into_iter().next() else {
+        return Err(too_small());
+    };
+    response.chunks = vec![FetchChunk {
+        heading: first.heading,
+        text: String::new(),
+        token_count: 0,
+    }];
+    let fixed = json_len(&response);
+    if fixed > budget {
+        return Err(too_small());
+    }
+    let mut room = budget - fixed;
+    loop {
+        let (cut, token_count) = cut_point(&first.text, room, counter);
+        response.chunks[0] = FetchChunk {
+            heading: response.chunks[0].heading.clone(),
+            text: first.text[..cut].to_owned(),
+            token_count,
+        };
+        let json = response.to_json();
+        if json.len() <= budget {
+            return Ok(json);
+        }
+        // Unreachable while `escaped_len` matches serde_json; kept so the byte
+        // budget holds even if it ever does not.
+        match room.checked_sub(json.len() - budget) {
+            Some(smaller) if cut > 0 => room = smaller,
+            _ => return Err(too_small()),
+        }
+    }
+}
+
+/// The longest prefix of `text` (at a character boundary) whose JSON-escaped length
+/// plus the extra digits of its token count beyond one fits `room` bytes, and that
+/// prefix's token count (FR-WF-OUT-01 steps 4 and 5).
+fn cut_point(text: &str, room: usize, counter: &dyn TokenCounter) -> (usize, usize) {
+    // Longest prefix by escaped length alone: one forward scan.
+    let mut escaped = 0;
+    let mut cut = text.len();
+    for (i, c) in text.char_indices() {
+        if escaped + escaped_len(c) > room {
+            cut = i;
+            break;
+        }
+        escaped += escaped_len(c);
+    }
+    // Then step back while the token count's digits do not fit; its extra digits
+    // are at most a few bytes, so this takes a few steps at most.
+    let mut chars = text[..cut].chars().rev();
+    loop {
+        let tokens = counter.count_str(&text[..cut]);
+        if escaped + digits(tokens) - 1 <= room {
+            return (cut, tokens);
+        }
+        match chars.next() {
+            Some(c) => {
+                cut -= c.len_utf8();
+                escaped -= escaped_len(c);
+            }
+            None => return (0, 0),
+        }
+    }
+}
+
+/// The number of decimal digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The bytes serde_json writes for `c` inside a string: two-character escapes for
+/// `"`, `\` and the common controls, `\u00XX` for the other C0 controls, the UTF-8
+/// bytes for everything else.
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        '\0'..='\u{1f}' => 6,
+        _ => c.len_utf8(),
+    }
+}
+
+/// The length of a value's compact JSON, without building it.
+fn json_len(value: &impl Serialize) -> usize {
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).expect("serialising to a counter cannot fail");
+    count.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaped_len_matches_serde_json_for_every_ascii_and_some_others() {
+        let samples = (0u32..0x80)
+            .chain([0xa0, 0x2028, 0x2029, 0xfeff, 0x1f600, 0x10ffff])
+            .filter_map(char::from_u32);
+        for c in samples {
+            let json = serde_json::to_string(&c.to_string()).unwrap();
+            assert_eq!(escaped_len(c), json.len() - 2, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn digits_of_counts() {
+        assert_eq!(
+            [0, 9, 10, 99, 100, 2048, usize::MAX].map(digits),
+            [1, 1, 2, 2, 3, 4, 20]
+        );
+    }
+}

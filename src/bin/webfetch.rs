@@ -1,1 +1,253 @@
-fn main() {}
+//! The `webfetch` command line: `webfetch fetch URL` prints the tool's JSON on stdout;
+//! `webfetch mcp` serves the tool over MCP stdio.
+//!
+//! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
+//! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
+//! data; every log line goes to stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::json;
+
+use webfetch::config::{self, Loaded, ToolsMode};
+use webfetch::mcp::WebFetchServer;
+use webfetch::tool::WebFetchTool;
+
+/// Secure, token-bounded web fetching for LLM agents.
+#[derive(Debug, Parser)]
+#[command(name = "webfetch", version, about)]
+struct Cli {
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Human, global = true)]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fetch one URL and print the response JSON on stdout.
+    Fetch {
+        /// The http(s) URL to fetch.
+        url: String,
+        /// A TOML file with a [tools.webfetch] table (SRD 5.3).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Token budget per chunk, 128..=2048 (default from config).
+        #[arg(long, allow_negative_numbers = true)]
+        max_chunk_tokens: Option<i64>,
+        /// Skip the cache read (the result is still cached).
+        #[arg(long)]
+        no_cache: bool,
+        /// Render with headless Chromium.
+        #[arg(long)]
+        force_browser: bool,
+        /// Byte budget for the JSON output (default: unlimited).
+        #[arg(long)]
+        max_output_bytes: Option<usize>,
+        /// Indent the JSON for humans (same fields, same order).
+        #[arg(long)]
+        pretty: bool,
+    },
+    /// Serve the web_fetch tool over MCP on stdin/stdout.
+    Mcp {
+        /// A TOML file with a [tools.webfetch] table (SRD 5.3).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Byte budget for each tool result.
+        #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
+        max_output_bytes: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Human,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let usage = error.use_stderr();
+            let _ = error.print();
+            return if usage {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    init_logging(cli.log_format);
+    match cli.command {
+        Command::Fetch {
+            url,
+            config,
+            max_chunk_tokens,
+            no_cache,
+            force_browser,
+            max_output_bytes,
+            pretty,
+        } => {
+            let loaded = match load_config(config.as_deref()) {
+                Ok(loaded) => loaded,
+                Err(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(1);
+                }
+            };
+            let mut args =
+                json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
+            if let Some(tokens) = max_chunk_tokens {
+                args["max_chunk_tokens"] = json!(tokens);
+            }
+            let tool = WebFetchTool::new(loaded.settings);
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    eprintln!("cannot start the async runtime: {error}");
+                    return ExitCode::from(1);
+                }
+            };
+            let result = runtime.block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)));
+            let (text, code) = match result {
+                Ok(json) => (json, ExitCode::SUCCESS),
+                Err(error) => (error.to_json(), ExitCode::from(2)),
+            };
+            println!("{}", if pretty { prettify(&text) } else { text });
+            code
+        }
+        Command::Mcp {
+            config,
+            max_output_bytes,
+        } => {
+            let loaded = match load_config(config.as_deref()) {
+                Ok(loaded) => loaded,
+                Err(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(1);
+                }
+            };
+            let server = WebFetchServer::new(WebFetchTool::new(loaded.settings), max_output_bytes);
+            let Some(runtime) = runtime() else {
+                return ExitCode::from(1);
+            };
+            match runtime.block_on(server.serve_stdio()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    tracing::error!(event = "mcp_failed", "MCP server stopped: {error}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => Some(runtime),
+        Err(error) => {
+            eprintln!("cannot start the async runtime: {error}");
+            None
+        }
+    }
+}
+
+/// Loads the config file (or the defaults), logs start-up warnings, and refuses a
+/// configuration that disables the tool (5.2).
+fn load_config(path: Option<&std::path::Path>) -> Result<Loaded, String> {
+    let loaded = match path {
+        Some(path) => config::load_file(path),
+        None => config::load_str(""),
+    }
+    .map_err(|error| error.to_string())?;
+    for warning in &loaded.warnings {
+        tracing::warn!(event = "config_warning", "{warning}");
+    }
+    match (loaded.mode, loaded.settings.enabled) {
+        (ToolsMode::Disabled, _) => {
+            Err("Configuration error: tools.mode = \"disabled\" disables web_fetch".into())
+        }
+        (ToolsMode::ParseOnly, _) => Err(
+            "Configuration error: tools.mode = \"parse_only\": web_fetch does not execute".into(),
+        ),
+        (ToolsMode::Enabled, Some(false)) => {
+            Err("Configuration error: tools.webfetch.enabled = false".into())
+        }
+        _ => Ok(loaded),
+    }
+}
+
+/// Re-indents compact JSON without reordering anything: a parse into a
+/// `serde_json::Value` would sort object keys and lose the SRD's field order.
+fn prettify(compact: &str) -> String {
+    let mut out = String::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    let mut chars = compact.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                if matches!(chars.peek(), Some('}' | ']')) {
+                    out.push(chars.next().unwrap_or(c));
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Human => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

@@ -5,16 +5,17 @@
 //! For the first URL and for every redirect hop the client
 //!
 //! 1. runs [`ssrf::authorize`] (port policy, SSRF ranges, one resolution, the
-//!    FR-WF-DNS-01 order) on a blocking thread under the budget (phase `dns`);
+//!    FR-WF-DNS-01 order) on a blocking thread under the budget (phase `dns`); a
+//!    name is resolved at most once per fetch, later hops reuse its validated set;
 //! 2. for a redirect target, calls the caller's [`RedirectHook`] (robots.txt);
 //! 3. connects only to the authorized addresses, at most `max_dns_attempts` of them
-//!    ([`connect`]), with TLS verified against the URL's host;
+//!    (`connect.rs`), with TLS verified against the URL's host;
 //! 4. sends a GET (or HEAD) with the fixed headers ([`request`]);
-//! 5. follows 301/302/303/307/308 by hand up to `max_redirects` ([`redirect`]);
-//! 6. reads the final 200 body through the decoders under the byte cap ([`body`]).
+//! 5. follows 301/302/303/307/308 by hand up to `max_redirects` (`redirect.rs`);
+//! 6. reads the final 200 body through the decoders under the byte cap (`body.rs`).
 //!
 //! One deadline covers the whole operation; each stage reports its own phase when
-//! the deadline passes ([`budget`]).
+//! the deadline passes (`budget.rs`).
 
 mod body;
 mod budget;
@@ -244,7 +245,8 @@ impl HttpClient {
         let headers = request::hop_headers(&self.inner.user_agent, &opts.headers);
         let max_redirects = self.inner.settings.max_redirects;
         let mut current = url.clone();
-        let mut addresses = self.authorize(&current, &budget).await?;
+        let mut resolved = Resolved::default();
+        let mut addresses = self.authorize(&current, &budget, &mut resolved).await?;
         let mut redirects = 0u32;
         loop {
             let (response, guard) = self
@@ -261,7 +263,7 @@ impl HttpClient {
                 if budget.is_spent() {
                     return Err(budget.expired(TimeoutPhase::Redirect));
                 }
-                let next_addresses = self.authorize(&next, &budget).await?;
+                let next_addresses = self.authorize(&next, &budget, &mut resolved).await?;
                 if let Some(hook) = opts.hook {
                     budget
                         .try_run(TimeoutPhase::Redirect, hook.before_hop(&current, &next))
@@ -307,26 +309,38 @@ impl HttpClient {
 
     /// Port, SSRF and the single resolution of one URL (Appendix F.2 steps 1-4).
     /// A name is resolved on a blocking thread (the system resolver blocks) under
-    /// the budget; an IP literal is checked inline.
+    /// the budget; an IP literal is checked inline. A name already resolved during
+    /// this fetch reuses its validated set (FR-WF-DNS-01 step 3: no re-resolution
+    /// during a fetch); the port is still checked for the new URL.
     async fn authorize(
         &self,
         url: &CanonicalUrl,
         budget: &Budget,
+        resolved: &mut Resolved,
     ) -> Result<Vec<IpAddr>, FetchError> {
         let security = &self.inner.settings.security;
-        if let TargetHost::Ip(_) = url.host() {
-            return ssrf::authorize(url, security, self.inner.validator.as_ref());
+        let name = match url.host() {
+            TargetHost::Ip(_) => {
+                return ssrf::authorize(url, security, self.inner.validator.as_ref());
+            }
+            TargetHost::Domain(name) => name,
+        };
+        if let Some(addresses) = resolved.get(&name) {
+            ssrf::check_port(url.port(), &security.allowed_ports)?;
+            return Ok(addresses.to_vec());
         }
-        let url = url.clone();
+        let task_url = url.clone();
         let settings = Arc::clone(&self.inner.settings);
         let validator = Arc::clone(&self.inner.validator);
         let lookup = tokio::task::spawn_blocking(move || {
-            ssrf::authorize(&url, &settings.security, validator.as_ref())
+            ssrf::authorize(&task_url, &settings.security, validator.as_ref())
         });
-        budget
+        let addresses = budget
             .run(TimeoutPhase::Dns, lookup)
             .await?
-            .map_err(|e| FetchError::internal(format!("resolver task failed: {e}")))?
+            .map_err(|e| FetchError::internal(format!("resolver task failed: {e}")))??;
+        resolved.insert(name, addresses.clone());
+        Ok(addresses)
     }
 
     /// One exchange: pinned connect, then the request until the response head
@@ -380,6 +394,23 @@ impl HttpClient {
                 body::read(incoming, &codings, cap, hint),
             )
             .await
+    }
+}
+
+/// The validated address sets of the names resolved during one fetch.
+#[derive(Default)]
+struct Resolved(Vec<(String, Vec<IpAddr>)>);
+
+impl Resolved {
+    fn get(&self, name: &str) -> Option<&[IpAddr]> {
+        self.0
+            .iter()
+            .find(|(known, _)| known == name)
+            .map(|(_, addresses)| addresses.as_slice())
+    }
+
+    fn insert(&mut self, name: String, addresses: Vec<IpAddr>) {
+        self.0.push((name, addresses));
     }
 }
 

@@ -1,0 +1,225 @@
+//! The request schema of `web_fetch` (FR-WF-02, 02a, 02b, 02c) and its validation.
+//!
+//! Two kinds of failure, both `bad_args` envelopes: a schema violation (wrong type,
+//! unknown or missing property; FR-ERR-JSON-02, `details.validation`) and a
+//! tool-level rule (empty URL, `max_chunk_tokens` out of range;
+//! FR-WF-ERR-BADARGS-01, `details.field` / `details.reason`).
+
+use serde_json::{Map, Value, json};
+
+use crate::error::FetchError;
+
+/// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
+pub const MIN_CHUNK_TOKENS: u32 = 128;
+/// Largest accepted `max_chunk_tokens` (FR-WF-02a).
+pub const MAX_CHUNK_TOKENS: u32 = 2048;
+
+/// A validated `web_fetch` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchArgs {
+    /// The URL exactly as given (FR-WF-RESP-URL-01 echoes it unchanged).
+    pub url: String,
+    /// Chunk budget, already checked against [128, 2048]; `None` = config default.
+    pub max_chunk_tokens: Option<u32>,
+    /// Skip the cache read (FR-WF-17).
+    pub no_cache: bool,
+    /// Skip HTTP mode (FR-WF-12a).
+    pub force_browser: bool,
+}
+
+/// Why arguments were refused, split the way the executor reports them (Appendix E):
+/// schema violations become `ToolError::BadArgs`, tool rules `ExecutionFailed`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgsError {
+    /// The arguments do not match the JSON schema.
+    Schema(FetchError),
+    /// The arguments match the schema but break a tool rule.
+    Rule(FetchError),
+}
+
+impl ArgsError {
+    /// The `bad_args` envelope either way.
+    pub fn into_fetch_error(self) -> FetchError {
+        match self {
+            ArgsError::Schema(error) | ArgsError::Rule(error) => error,
+        }
+    }
+}
+
+/// The JSON schema advertised for the tool (FR-WF-02): `additionalProperties: false`,
+/// so `block_resources` (config-only, FR-WF-02c) is refused like any unknown key.
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "url": {
+                "type": "string",
+                "description": "The http(s) URL to fetch."
+            },
+            "max_chunk_tokens": {
+                "type": "integer",
+                "minimum": MIN_CHUNK_TOKENS,
+                "maximum": MAX_CHUNK_TOKENS,
+                "description": "Token budget per chunk (cl100k_base); default from config (600)."
+            },
+            "no_cache": {
+                "type": "boolean",
+                "description": "Bypass the cache read (the fresh result is still cached)."
+            },
+            "force_browser": {
+                "type": "boolean",
+                "description": "Render with headless Chromium instead of plain HTTP."
+            }
+        },
+        "required": ["url"],
+        "additionalProperties": false
+    })
+}
+
+impl FetchArgs {
+    /// Validates raw tool arguments against the schema, then the tool rules.
+    pub fn from_json(args: &Value) -> Result<FetchArgs, ArgsError> {
+        let object = args
+            .as_object()
+            .ok_or_else(|| schema("arguments must be a JSON object"))?;
+        reject_unknown_properties(object)?;
+        let url = match object.get("url") {
+            Some(Value::String(url)) => url.clone(),
+            Some(_) => return Err(schema("`url` must be a string")),
+            None => return Err(schema("missing required property `url`")),
+        };
+        let max_chunk_tokens = match object.get("max_chunk_tokens") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(chunk_tokens(value)?),
+        };
+        let no_cache = boolean(object, "no_cache")?;
+        let force_browser = boolean(object, "force_browser")?;
+        if url.trim().is_empty() {
+            return Err(ArgsError::Rule(FetchError::bad_args(
+                "url",
+                "must be non-empty and not only whitespace",
+            )));
+        }
+        Ok(FetchArgs {
+            url,
+            max_chunk_tokens,
+            no_cache,
+            force_browser,
+        })
+    }
+}
+
+fn schema(description: &str) -> ArgsError {
+    ArgsError::Schema(FetchError::schema_violation(description))
+}
+
+fn reject_unknown_properties(object: &Map<String, Value>) -> Result<(), ArgsError> {
+    const KNOWN: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force_browser"];
+    match object.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) if key == "block_resources" => Err(schema(
+            "`block_resources` is configuration-only (tools.webfetch.browser.block_resources) and not a request parameter",
+        )),
+        Some(key) => Err(schema(&format!(
+            "unknown property `{key}` (additionalProperties is false)"
+        ))),
+    }
+}
+
+/// An integer in [128, 2048]. A non-integer is a schema violation; an integer out of
+/// range is a tool rule and is never clamped (FR-WF-02a).
+fn chunk_tokens(value: &Value) -> Result<u32, ArgsError> {
+    // JSON Schema's "integer" accepts any number with a zero fraction (e.g. 600.0).
+    let number = match (value.as_i64(), value.as_u64(), value.as_f64()) {
+        (Some(n), _, _) => n,
+        (None, Some(_), _) => i64::MAX,
+        (None, None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e18 => f as i64,
+        _ => return Err(schema("`max_chunk_tokens` must be an integer")),
+    };
+    if !(i64::from(MIN_CHUNK_TOKENS)..=i64::from(MAX_CHUNK_TOKENS)).contains(&number) {
+        let shown = value.to_string();
+        return Err(ArgsError::Rule(FetchError::bad_args(
+            "max_chunk_tokens",
+            format!("{shown} is outside [{MIN_CHUNK_TOKENS}, {MAX_CHUNK_TOKENS}]"),
+        )));
+    }
+    Ok(number as u32)
+}
+
+fn boolean(object: &Map<String, Value>, key: &str) -> Result<bool, ArgsError> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(value)) => Ok(*value),
+        Some(_) => Err(schema(&format!("`{key}` must be a boolean"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn rule(args: Value) -> FetchError {
+        match FetchArgs::from_json(&args) {
+            Err(ArgsError::Rule(error)) => error,
+            other => panic!("expected a rule error, got {other:?}"),
+        }
+    }
+
+    fn schema_error(args: Value) -> FetchError {
+        match FetchArgs::from_json(&args) {
+            Err(ArgsError::Schema(error)) => error,
+            other => panic!("expected a schema error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_arguments() {
+        let args = FetchArgs::from_json(
+            &json!({"url": " https://a.example/ ", "max_chunk_tokens": 128, "no_cache": true}),
+        )
+        .unwrap();
+        assert_eq!(args.url, " https://a.example/ ");
+        assert_eq!(args.max_chunk_tokens, Some(128));
+        assert!(args.no_cache && !args.force_browser);
+    }
+
+    #[test]
+    fn empty_or_blank_url_is_bad_args() {
+        for url in ["", "   ", "\t\n"] {
+            let error = rule(json!({ "url": url }));
+            assert_eq!(
+                (error.code, error.details["field"].as_str()),
+                (ErrorCode::BadArgs, Some("url"))
+            );
+        }
+    }
+
+    #[test]
+    fn chunk_tokens_out_of_range_is_rejected_not_clamped() {
+        for n in [127, 2049, 0, -5, 5000] {
+            let error = rule(json!({"url": "https://a.example/", "max_chunk_tokens": n}));
+            assert_eq!(error.details["field"], "max_chunk_tokens");
+        }
+        rule(json!({"url": "https://a.example/", "max_chunk_tokens": u64::MAX}));
+        schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": 600.5}));
+        let args =
+            FetchArgs::from_json(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0}))
+                .unwrap();
+        assert_eq!(args.max_chunk_tokens, Some(600));
+        schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": "600"}));
+    }
+
+    #[test]
+    fn unknown_and_config_only_properties_are_schema_errors() {
+        let error =
+            schema_error(json!({"url": "https://a.example/", "block_resources": ["image"]}));
+        assert!(error.message.contains("configuration-only"));
+        assert!(error.details["validation"].is_string());
+        schema_error(json!({"url": "https://a.example/", "extra": 1}));
+        schema_error(json!({}));
+        schema_error(json!(["https://a.example/"]));
+        schema_error(json!({"url": 5}));
+        schema_error(json!({"url": "https://a.example/", "no_cache": "yes"}));
+    }
+}

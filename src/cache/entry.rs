@@ -1,0 +1,246 @@
+//! The on-disk entry, format version 2 (FR-WF-16c, FR-WF-CCH-VER-01,
+//! FR-WF-CCH-ENTRY-OPT-01, FR-WF-CCH-CONTENT-01).
+//!
+//! Pure: bytes in, bytes out. The entry stores the extracted document, never the
+//! chunked response, so every hit is re-chunked with the current request's budget.
+
+use serde::{Deserialize, Serialize};
+
+use super::key::CacheKey;
+use super::stamp::Stamp;
+use crate::document::{ExtractedDocument, RenderingMethod};
+
+/// The one entry format this build reads and writes. Older (v1 stored chunks) and
+/// newer versions are misses, never migrated (FR-WF-CCH-VER-01).
+pub(crate) const VERSION: u64 = 2;
+
+/// A decoded, validated v2 entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) canonical_url: String,
+    pub(crate) method: RenderingMethod,
+    pub(crate) fetched_at: Stamp,
+    pub(crate) expires_at: Stamp,
+    pub(crate) last_accessed_at: Stamp,
+    pub(crate) extracted: ExtractedDocument,
+}
+
+/// The JSON written, fields in the SRD's order (FR-WF-16c); compact on disk.
+#[derive(Serialize)]
+struct WireOut<'a> {
+    version: u64,
+    canonical_url: &'a str,
+    rendering_method: RenderingMethod,
+    fetched_at: String,
+    expires_at: String,
+    last_accessed_at: String,
+    extracted: &'a ExtractedDocument,
+}
+
+/// The JSON read. Unknown top-level fields are tolerated (a later v2 writer may
+/// add some); `extracted` is strict (`ExtractedDocument` denies unknown fields).
+#[derive(Deserialize)]
+struct WireIn {
+    version: u64,
+    canonical_url: String,
+    rendering_method: RenderingMethod,
+    fetched_at: String,
+    expires_at: String,
+    last_accessed_at: String,
+    extracted: ExtractedDocument,
+}
+
+/// Only the version: read when a full parse fails, to say why in the log.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: u64,
+}
+
+/// Why stored bytes are not a usable entry. Every case is a miss and the file is
+/// deleted (FR-WF-CCH-READ-01, READ-02); the variant only feeds the log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DecodeError {
+    /// A `version` other than [`VERSION`].
+    #[error("unsupported entry version {0}")]
+    UnsupportedVersion(u64),
+    /// Not JSON, truncated, or fields missing or mistyped.
+    #[error("malformed entry: {0}")]
+    Malformed(String),
+    /// A timestamp not in the strict FR-WF-CCH-TS-01 form.
+    #[error("malformed timestamp in field {0}")]
+    Timestamp(&'static str),
+    /// The URL and method inside do not hash to the file's name: never serve it.
+    #[error("entry does not belong to its key")]
+    WrongKey,
+}
+
+/// Why an entry cannot be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum EncodeError {
+    /// A timestamp outside years 0000..=9999.
+    #[error("timestamp out of range")]
+    Timestamp,
+    /// serde_json refused (not expected for these types).
+    #[error("serialization failed: {0}")]
+    Json(String),
+}
+
+impl Entry {
+    /// Compact JSON, `title`/`language` omitted when absent (FR-WF-CCH-ENTRY-OPT-01).
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, EncodeError> {
+        let stamp = |s: Stamp| s.format().ok_or(EncodeError::Timestamp);
+        let wire = WireOut {
+            version: VERSION,
+            canonical_url: &self.canonical_url,
+            rendering_method: self.method,
+            fetched_at: stamp(self.fetched_at)?,
+            expires_at: stamp(self.expires_at)?,
+            last_accessed_at: stamp(self.last_accessed_at)?,
+            extracted: &self.extracted,
+        };
+        serde_json::to_vec(&wire).map_err(|e| EncodeError::Json(e.to_string()))
+    }
+
+    /// Parses and validates the bytes of the file named by `key`.
+    pub(crate) fn decode(bytes: &[u8], key: &CacheKey) -> Result<Entry, DecodeError> {
+        let wire: WireIn = match serde_json::from_slice(bytes) {
+            Ok(wire) => wire,
+            Err(error) => {
+                return Err(match serde_json::from_slice::<VersionOnly>(bytes) {
+                    Ok(v) if v.version != VERSION => DecodeError::UnsupportedVersion(v.version),
+                    _ => DecodeError::Malformed(error.to_string()),
+                });
+            }
+        };
+        if wire.version != VERSION {
+            return Err(DecodeError::UnsupportedVersion(wire.version));
+        }
+        let stamp = |text: &str, field| Stamp::parse(text).ok_or(DecodeError::Timestamp(field));
+        let entry = Entry {
+            fetched_at: stamp(&wire.fetched_at, "fetched_at")?,
+            expires_at: stamp(&wire.expires_at, "expires_at")?,
+            last_accessed_at: stamp(&wire.last_accessed_at, "last_accessed_at")?,
+            canonical_url: wire.canonical_url,
+            method: wire.rendering_method,
+            extracted: wire.extracted,
+        };
+        if CacheKey::from_parts(&entry.canonical_url, entry.method) != *key {
+            return Err(DecodeError::WrongKey);
+        }
+        Ok(entry)
+    }
+
+    /// `expires_at < now` is a miss (FR-WF-16d); equal is still fresh.
+    pub(crate) fn is_expired(&self, now: Stamp) -> bool {
+        self.expires_at < now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(title: Option<&str>) -> Entry {
+        Entry {
+            canonical_url: "https://example.com/page".into(),
+            method: RenderingMethod::Http,
+            fetched_at: Stamp::parse("2026-01-10T12:00:00Z").unwrap(),
+            expires_at: Stamp::parse("2026-01-17T12:00:00Z").unwrap(),
+            last_accessed_at: Stamp::parse("2026-01-10T14:30:00Z").unwrap(),
+            extracted: ExtractedDocument {
+                markdown: "# Page Title\n\nContent here...".into(),
+                title: title.map(str::to_owned),
+                language: None,
+            },
+        }
+    }
+
+    fn key_of(entry: &Entry) -> CacheKey {
+        CacheKey::from_parts(&entry.canonical_url, entry.method)
+    }
+
+    #[test]
+    fn encodes_the_srd_shape_in_order_with_optional_fields_omitted() {
+        let entry = sample(Some("Page Title"));
+        let text = String::from_utf8(entry.encode().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"{"version":2,"canonical_url":"https://example.com/page","#,
+                r#""rendering_method":"http","fetched_at":"2026-01-10T12:00:00Z","#,
+                r#""expires_at":"2026-01-17T12:00:00Z","last_accessed_at":"2026-01-10T14:30:00Z","#,
+                r##""extracted":{"markdown":"# Page Title\n\nContent here...","title":"Page Title"}}"##
+            )
+        );
+        let bare = String::from_utf8(sample(None).encode().unwrap()).unwrap();
+        assert!(!bare.contains("title") && !bare.contains("language") && !bare.contains("null"));
+    }
+
+    #[test]
+    fn round_trips() {
+        let entry = sample(Some("T"));
+        let bytes = entry.encode().unwrap();
+        assert_eq!(Entry::decode(&bytes, &key_of(&entry)), Ok(entry));
+    }
+
+    #[test]
+    fn rejects_other_versions_malformed_bytes_and_foreign_keys() {
+        let entry = sample(None);
+        let key = key_of(&entry);
+        let good = String::from_utf8(entry.encode().unwrap()).unwrap();
+        let cases: Vec<(String, DecodeError)> = vec![
+            (
+                good.replace(r#""version":2"#, r#""version":1"#),
+                DecodeError::UnsupportedVersion(1),
+            ),
+            (
+                good.replace(r#""version":2"#, r#""version":3"#),
+                DecodeError::UnsupportedVersion(3),
+            ),
+            (
+                r#"{"version":3,"something":"else"}"#.into(),
+                DecodeError::UnsupportedVersion(3),
+            ),
+            (
+                r#"{"version":1,"chunks":[]}"#.into(),
+                DecodeError::UnsupportedVersion(1),
+            ),
+            (
+                good.replace("2026-01-17T12:00:00Z", "2026-01-17T12:00:00.5Z"),
+                DecodeError::Timestamp("expires_at"),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(Entry::decode(text.as_bytes(), &key), Err(want), "{text}");
+        }
+        for text in [
+            "",
+            "{",
+            "null",
+            &good[..good.len() - 1],
+            r#"{"version":2}"#,
+            &good.replace(r#""version":2"#, r#""version":"2""#),
+            &good.replace(r#""markdown""#, r#""markup""#),
+        ] {
+            assert!(
+                matches!(
+                    Entry::decode(text.as_bytes(), &key),
+                    Err(DecodeError::Malformed(_))
+                ),
+                "{text}"
+            );
+        }
+        let other = CacheKey::from_parts(&entry.canonical_url, RenderingMethod::Browser);
+        assert_eq!(
+            Entry::decode(good.as_bytes(), &other),
+            Err(DecodeError::WrongKey)
+        );
+    }
+
+    #[test]
+    fn expiry_is_strictly_after_expires_at() {
+        let entry = sample(None);
+        assert!(!entry.is_expired(entry.expires_at));
+        assert!(entry.is_expired(Stamp::from_unix(entry.expires_at.unix() + 1)));
+    }
+}

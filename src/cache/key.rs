@@ -1,0 +1,151 @@
+//! The cache key and the file layout it names (FR-WF-16, FR-WF-CCH-KEY-01..02,
+//! FR-WF-16a, 16b).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::document::RenderingMethod;
+use crate::url::CanonicalUrl;
+
+/// A cache key: `sha256(canonical_url + "\n" + rendering_method)` (FR-WF-16).
+///
+/// Held as the 32 digest bytes; shown as 64 lowercase hex characters
+/// (FR-WF-CCH-KEY-02). Byte order equals the lexicographic order of the hex form, so
+/// `Ord` is the tie-break order FR-WF-CCH-LRU-01 asks for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CacheKey([u8; 32]);
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl CacheKey {
+    /// The key of the final canonical URL fetched with `method` (FR-WF-CCH-KEY-01).
+    /// Request parameters (`max_chunk_tokens`, `no_cache`, `force_browser`) are
+    /// deliberately not inputs.
+    pub fn new(canonical_url: &CanonicalUrl, method: RenderingMethod) -> CacheKey {
+        CacheKey::from_parts(canonical_url.as_str(), method)
+    }
+
+    /// The key of a URL string as stored in an entry; used to check that a file
+    /// holds the entry its name promises.
+    pub(crate) fn from_parts(canonical_url: &str, method: RenderingMethod) -> CacheKey {
+        let mut hasher = Sha256::new();
+        hasher.update(canonical_url.as_bytes());
+        hasher.update(b"\n");
+        hasher.update(method.as_str().as_bytes());
+        CacheKey(hasher.finalize().into())
+    }
+
+    /// Parses 64 lowercase hex characters (a file stem found on disk); anything
+    /// else is not one of our files.
+    pub fn from_hex(text: &str) -> Option<CacheKey> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *slot = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+        }
+        Some(CacheKey(out))
+    }
+
+    /// The 64 lowercase hex characters.
+    pub fn to_hex(&self) -> String {
+        let mut out = String::with_capacity(64);
+        for byte in self.0 {
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+        }
+        out
+    }
+
+    /// `{first2}`: the shard directory name (FR-WF-16a).
+    pub fn shard(&self) -> String {
+        let mut hex = self.to_hex();
+        hex.truncate(2);
+        hex
+    }
+
+    /// `{dir}/{first2}/{keyhex}.json` (FR-WF-16a). Only hex reaches the path, never
+    /// URL text (FR-WF-16b).
+    pub fn entry_path(&self, dir: &Path) -> PathBuf {
+        let hex = self.to_hex();
+        dir.join(&hex[..2]).join(format!("{hex}.json"))
+    }
+}
+
+/// Lowercase hex only: an uppercase name was not written by us.
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+impl fmt::Display for CacheKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for CacheKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CacheKey({})", self.to_hex())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_is_sha256_of_url_newline_method_in_lowercase_hex() {
+        // sha256("https://example.com/\nhttp"), computed independently.
+        let key = CacheKey::from_parts("https://example.com/", RenderingMethod::Http);
+        let expected: String = Sha256::digest(b"https://example.com/\nhttp")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(key.to_hex(), expected);
+        assert_eq!(key.to_hex().len(), 64);
+    }
+
+    #[test]
+    fn hex_round_trips_and_rejects_foreign_names() {
+        let key = CacheKey::from_parts("https://a.example/", RenderingMethod::Browser);
+        assert_eq!(CacheKey::from_hex(&key.to_hex()), Some(key));
+        for bad in [
+            "",
+            "abc",
+            &key.to_hex().to_uppercase(),
+            &format!("{}0", key.to_hex()),
+            &"g".repeat(64),
+            &"é".repeat(32),
+        ] {
+            assert_eq!(CacheKey::from_hex(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ordering_matches_hex_ordering() {
+        let a = CacheKey::from_hex(&format!("0f{}", "0".repeat(62))).unwrap();
+        let b = CacheKey::from_hex(&format!("a0{}", "0".repeat(62))).unwrap();
+        assert!(a < b);
+        assert!(a.to_hex() < b.to_hex());
+    }
+
+    #[test]
+    fn path_is_shard_then_hex_json() {
+        let key = CacheKey::from_parts("https://example.com/x?q=1", RenderingMethod::Http);
+        let hex = key.to_hex();
+        let path = key.entry_path(Path::new("/c"));
+        assert_eq!(
+            path,
+            Path::new("/c").join(&hex[..2]).join(format!("{hex}.json"))
+        );
+        assert_eq!(key.shard(), &hex[..2]);
+    }
+}

@@ -1,0 +1,191 @@
+//! Second-precision UTC timestamps in the one format the SRD allows
+//! (FR-WF-RESP-TIME-01, FR-WF-CCH-TS-01): `YYYY-MM-DDTHH:MM:SSZ`.
+//!
+//! The response's `fetched_at` and the cache's `fetched_at`, `expires_at` and
+//! `last_accessed_at` all use [`Timestamp`], so writing and reading agree byte for
+//! byte and ordering is plain integer ordering (deterministic LRU order).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
+
+/// A UTC instant with whole-second precision, between years 0000 and 9999 (the
+/// years RFC 3339's four-digit field can write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(i64);
+
+/// A string that is not a canonical timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an RFC 3339 UTC timestamp with second precision (YYYY-MM-DDTHH:MM:SSZ)")]
+pub struct TimestampError;
+
+/// 0000-01-01T00:00:00Z.
+const MIN_SECONDS: i64 = -62_167_219_200;
+/// 9999-12-31T23:59:59Z.
+const MAX_SECONDS: i64 = 253_402_300_799;
+
+impl Timestamp {
+    /// The current time, fraction of a second dropped (FR-WF-CCH-TS-02: callers take
+    /// it when the fetch and extraction complete).
+    pub fn now() -> Timestamp {
+        Timestamp(OffsetDateTime::now_utc().unix_timestamp())
+    }
+
+    /// The instant `seconds` after the Unix epoch, if within years 0000..=9999.
+    pub fn from_unix_seconds(seconds: i64) -> Option<Timestamp> {
+        (MIN_SECONDS..=MAX_SECONDS)
+            .contains(&seconds)
+            .then_some(Timestamp(seconds))
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn unix_seconds(self) -> i64 {
+        self.0
+    }
+
+    /// `self + seconds`, if still representable (e.g. a cache entry's `expires_at`).
+    pub fn checked_add_seconds(self, seconds: u64) -> Option<Timestamp> {
+        i64::try_from(seconds)
+            .ok()
+            .and_then(|s| self.0.checked_add(s))
+            .and_then(Timestamp::from_unix_seconds)
+    }
+
+    /// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`: no fraction, no offset other than `Z`,
+    /// no lowercase, no leap second.
+    pub fn parse(text: &str) -> Result<Timestamp, TimestampError> {
+        let b = text.as_bytes();
+        let shape_ok = b.len() == 20
+            && b.iter().enumerate().all(|(i, &c)| match i {
+                4 | 7 => c == b'-',
+                10 => c == b'T',
+                13 | 16 => c == b':',
+                19 => c == b'Z',
+                _ => c.is_ascii_digit(),
+            });
+        if !shape_ok {
+            return Err(TimestampError);
+        }
+        let num = |range: std::ops::Range<usize>| {
+            b[range]
+                .iter()
+                .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'))
+        };
+        let small = |range| u8::try_from(num(range)).map_err(|_| TimestampError);
+        let month = Month::try_from(small(5..7)?).map_err(|_| TimestampError)?;
+        let year = i32::from(num(0..4));
+        let date =
+            Date::from_calendar_date(year, month, small(8..10)?).map_err(|_| TimestampError)?;
+        let time = Time::from_hms(small(11..13)?, small(14..16)?, small(17..19)?)
+            .map_err(|_| TimestampError)?;
+        Ok(Timestamp(
+            PrimitiveDateTime::new(date, time)
+                .assume_utc()
+                .unix_timestamp(),
+        ))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // In range by construction, so the conversion cannot fail.
+        let t = OffsetDateTime::from_unix_timestamp(self.0).map_err(|_| fmt::Error)?;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        )
+    }
+}
+
+impl FromStr for Timestamp {
+    type Err = TimestampError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Timestamp::parse(s)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Timestamp::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fr_wf_resp_time_01_format_round_trips() {
+        let t = Timestamp::parse("2026-01-10T12:00:00Z").unwrap();
+        assert_eq!(t.unix_seconds(), 1_768_046_400);
+        assert_eq!(t.to_string(), "2026-01-10T12:00:00Z");
+        for s in [
+            "0000-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+            "2024-02-29T23:59:59Z",
+        ] {
+            assert_eq!(Timestamp::parse(s).unwrap().to_string(), s);
+        }
+        assert_eq!(
+            Timestamp::from_unix_seconds(0).unwrap().to_string(),
+            "1970-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            "\"2026-01-10T12:00:00Z\""
+        );
+        let back: Timestamp = serde_json::from_str("\"2026-01-10T12:00:00Z\"").unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn fr_wf_cch_ts_01_only_the_canonical_form_parses() {
+        for bad in [
+            "",
+            "2026-01-10T12:00:00.5Z",
+            "2026-01-10T12:00:00+00:00",
+            "2026-01-10t12:00:00z",
+            "2026-01-10 12:00:00Z",
+            "2026-13-10T12:00:00Z",
+            "2026-02-30T12:00:00Z",
+            "2026-01-10T24:00:00Z",
+            "2026-01-10T12:00:60Z",
+            "+026-01-10T12:00:00Z",
+            "２026-01-10T12:00:00Z",
+        ] {
+            assert_eq!(Timestamp::parse(bad), Err(TimestampError), "{bad:?}");
+        }
+        assert!(serde_json::from_str::<Timestamp>("\"2026-01-10T12:00:00.000Z\"").is_err());
+    }
+
+    #[test]
+    fn range_and_arithmetic() {
+        assert!(Timestamp::from_unix_seconds(MAX_SECONDS + 1).is_none());
+        assert!(Timestamp::from_unix_seconds(MIN_SECONDS - 1).is_none());
+        let t = Timestamp::parse("2026-01-10T12:00:00Z").unwrap();
+        assert_eq!(
+            t.checked_add_seconds(86_400).unwrap().to_string(),
+            "2026-01-11T12:00:00Z"
+        );
+        assert!(t.checked_add_seconds(u64::MAX).is_none());
+        assert!(t < t.checked_add_seconds(1).unwrap());
+        let now = Timestamp::now();
+        assert_eq!(Timestamp::parse(&now.to_string()), Ok(now));
+    }
+}

@@ -1,0 +1,1300 @@
+//! HTTP mode against real servers on loopback (SRD 3.2.4, 3.2.5, 3.4.1, 3.4.2, 3.7.3).
+//!
+//! wiremock serves the ordinary cases; a few raw `TcpListener` servers produce what
+//! wiremock can not (stalls, dropped bodies, custom reason phrases, bombs). DNS is
+//! always the stub validator (T-WF-INFRA-01); loopback is unblocked through the
+//! visible gate while 10/8, 169.254/16 and mapped IPv6 stay blocked.
+
+use std::io::ErrorKind;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use webfetch::config::{Settings, load_str};
+use webfetch::content::media_type::MediaKind;
+use webfetch::error::{ErrorCode, FetchError, TimeoutPhase};
+use webfetch::http::{GetOptions, HttpClient, OverLimit, RedirectHook, fetch_document};
+use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
+use webfetch::url::CanonicalUrl;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// Settings with loopback unblocked (through `allow_insecure_overrides`) and
+/// `ports` allowed. `top` goes under `[tools.webfetch]`, `security` under its
+/// security table.
+fn settings(ports: &[u16], top: &str, security: &str) -> Arc<Settings> {
+    let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let timeout = if top.contains("timeout_seconds") {
+        ""
+    } else {
+        "timeout_seconds = 5"
+    };
+    let text = format!(
+        "[tools.webfetch]\n{timeout}\n{top}\n\
+         [tools.webfetch.security]\nallow_insecure_overrides = true\nblock_loopback = false\n\
+         allowed_ports = [{}]\n{security}\n",
+        ports.join(", ")
+    );
+    Arc::new(load_str(&text).expect("test config loads").settings)
+}
+
+/// The stub resolver of the tests: `site.test` and `other.test` are loopback,
+/// `internal.test` rebinds to a private address.
+fn stub(settings: &Settings) -> StubValidator {
+    StubValidator::new(&settings.security)
+        .with_host("site.test", &[LOCALHOST])
+        .with_host("other.test", &[LOCALHOST])
+        .with_host("internal.test", &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 5))])
+}
+
+fn client(settings: &Arc<Settings>) -> HttpClient {
+    HttpClient::new(Arc::clone(settings), Arc::new(stub(settings)))
+}
+
+fn url(text: &str) -> CanonicalUrl {
+    CanonicalUrl::parse(text).expect("test URL is valid")
+}
+
+fn deadline(settings: &Settings) -> Instant {
+    Instant::now() + settings.timeout()
+}
+
+async fn document(
+    settings: &Arc<Settings>,
+    target: &str,
+) -> Result<webfetch::http::FetchedDocument, FetchError> {
+    fetch_document(&client(settings), &url(target), deadline(settings), None).await
+}
+
+fn options(settings: &Settings) -> GetOptions<'static> {
+    GetOptions::new(
+        deadline(settings),
+        u64::from(settings.timeout_seconds) * 1000,
+        settings.max_download_bytes,
+    )
+}
+
+async fn html_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/page"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            b"<html><body><p>final</p></body></html>".to_vec(),
+            "text/html; charset=utf-8",
+        ))
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn redirect(server: &MockServer, from: &str, status: u16, location: &str) {
+    Mock::given(method("GET"))
+        .and(path(from))
+        .respond_with(ResponseTemplate::new(status).insert_header("location", location))
+        .mount(server)
+        .await;
+}
+
+/// Records every hop the client announces.
+#[derive(Default)]
+struct HopLog(Mutex<Vec<(String, String)>>);
+
+impl RedirectHook for HopLog {
+    fn before_hop<'a>(
+        &'a self,
+        from: &'a CanonicalUrl,
+        to: &'a CanonicalUrl,
+    ) -> BoxFuture<'a, Result<(), FetchError>> {
+        self.0
+            .lock()
+            .unwrap()
+            .push((from.as_str().to_owned(), to.as_str().to_owned()));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A server that reads one request head per connection, writes `reply`, then
+/// closes (`hold = false`) or keeps the socket open forever (`hold = true`).
+async fn raw_server(reply: &'static [u8], hold: bool) -> SocketAddr {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                read_head(&mut socket).await;
+                let _ = socket.write_all(reply).await;
+                if hold {
+                    std::future::pending::<()>().await;
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    address
+}
+
+/// Reads up to the blank line ending a request head; returns it.
+async fn read_head(socket: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
+        match socket.read(&mut byte).await {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+/// True when nobody connected to `listener` (a pending connection would be in the
+/// accept queue: the client's connect returns only after the handshake).
+fn never_contacted(listener: &std::net::TcpListener) -> bool {
+    listener.set_nonblocking(true).unwrap();
+    matches!(listener.accept(), Err(e) if e.kind() == ErrorKind::WouldBlock)
+}
+
+fn assert_code(error: &FetchError, code: ErrorCode) {
+    assert_eq!(error.code, code, "unexpected error: {}", error.to_json());
+}
+
+// ---------------------------------------------------------------- requests
+
+#[tokio::test]
+async fn fr_wf_10b_fixed_headers_and_no_cookies() {
+    let server = MockServer::start().await;
+    Mock::given(path("/a"))
+        .respond_with(
+            ResponseTemplate::new(302)
+                .insert_header("location", "/page")
+                .insert_header("set-cookie", "session=secret; Path=/"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/page"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/plain")
+                .set_body_string("ok"),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "user_agent = \"test-agent/2.0\"", "");
+    let fetched = document(&settings, &format!("http://site.test:{port}/a"))
+        .await
+        .unwrap();
+    assert_eq!(&fetched.body[..], b"ok");
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.method.as_str(), "GET");
+        assert_eq!(request.headers["user-agent"], "test-agent/2.0");
+        assert_eq!(
+            request.headers["accept"],
+            "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1"
+        );
+        assert_eq!(request.headers["accept-encoding"], "gzip, deflate, br");
+        assert_eq!(
+            request.headers["host"],
+            format!("site.test:{port}").as_str()
+        );
+        assert!(request.headers.get("cookie").is_none());
+        assert!(request.body.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn head_requests_return_headers_only() {
+    let server = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .and(path("/h"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/plain")
+                .set_body_string("body"),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let mut opts = options(&settings);
+    opts.method = http::Method::HEAD;
+    let response = client(&settings)
+        .get(&url(&format!("http://site.test:{port}/h")), &opts)
+        .await
+        .unwrap();
+    assert_eq!(response.status, 200);
+    assert!(response.body.is_empty());
+}
+
+// ---------------------------------------------------------------- redirects
+
+#[tokio::test]
+async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/r1", 301, "/r2").await;
+    redirect(&server, "/r2", 302, &format!("http://other.test:{port}/r3")).await;
+    redirect(&server, "/r3", 303, "r4?x=1").await;
+    redirect(&server, "/r4", 307, &format!("//site.test:{port}/r5")).await;
+    redirect(&server, "/r5", 308, "/page#frag").await;
+    let settings = settings(&[port], "", "");
+    let hops = HopLog::default();
+    let start = url(&format!("http://site.test:{port}/r1"));
+    let fetched = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops))
+        .await
+        .unwrap();
+    assert_eq!(
+        fetched.final_url.as_str(),
+        format!("http://site.test:{port}/page")
+    );
+    assert_eq!(fetched.redirects, 5);
+    assert_eq!(fetched.kind, MediaKind::Html);
+    let base = format!("http://site.test:{port}");
+    let other = format!("http://other.test:{port}");
+    assert_eq!(
+        *hops.0.lock().unwrap(),
+        vec![
+            (format!("{base}/r1"), format!("{base}/r2")),
+            (format!("{base}/r2"), format!("{other}/r3")),
+            (format!("{other}/r3"), format!("{other}/r4?x=1")),
+            (format!("{other}/r4?x=1"), format!("{base}/r5")),
+            (format!("{base}/r5"), format!("{base}/page")),
+        ]
+    );
+    let requests = server.received_requests().await.unwrap();
+    assert!(requests.iter().all(|r| r.method.as_str() == "GET"));
+    assert_eq!(
+        requests[2].headers["host"],
+        format!("other.test:{port}").as_str()
+    );
+}
+
+#[tokio::test]
+async fn fr_wf_07a_other_3xx_are_not_followed() {
+    let server = MockServer::start().await;
+    for status in [300u16, 304, 305] {
+        Mock::given(path(format!("/s{status}")))
+            .respond_with(ResponseTemplate::new(status).insert_header("location", "/page"))
+            .mount(&server)
+            .await;
+    }
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    for status in [300u16, 304, 305] {
+        let error = document(&settings, &format!("http://site.test:{port}/s{status}"))
+            .await
+            .unwrap_err();
+        assert_code(&error, ErrorCode::Network);
+        assert_eq!(error.details["error"], "unexpected_status");
+        assert_eq!(error.details["status"], status);
+    }
+}
+
+#[tokio::test]
+async fn fr_wf_07f1_redirect_limit_counts_the_refused_hop() {
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/loop", 302, "/loop").await;
+    let capped = settings(&[port], "max_redirects = 2", "");
+    let error = document(&capped, &format!("http://site.test:{port}/loop"))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::RedirectLimit);
+    assert_eq!(
+        error.details,
+        *json!({"count": 3, "max": 2}).as_object().unwrap()
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn fr_wf_07g_zero_redirects() {
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/once", 301, "/page").await;
+    let none = settings(&[port], "max_redirects = 0", "");
+    let error = document(&none, &format!("http://site.test:{port}/once"))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::RedirectLimit);
+    assert_eq!(
+        error.details,
+        *json!({"count": 1, "max": 0}).as_object().unwrap()
+    );
+}
+
+#[tokio::test]
+async fn fr_wf_07b1_missing_or_unparsable_location() {
+    let server = MockServer::start().await;
+    Mock::given(path("/none"))
+        .respond_with(ResponseTemplate::new(302))
+        .mount(&server)
+        .await;
+    redirect(&server, "/bad", 302, "http://[::1").await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let missing = document(&settings, &format!("http://site.test:{port}/none"))
+        .await
+        .unwrap_err();
+    assert_code(&missing, ErrorCode::InvalidUrl);
+    assert_eq!(missing.details["url"], "");
+    let bad = document(&settings, &format!("http://site.test:{port}/bad"))
+        .await
+        .unwrap_err();
+    assert_code(&bad, ErrorCode::InvalidUrl);
+    assert_eq!(bad.details["url"], "http://[::1");
+}
+
+#[tokio::test]
+async fn redirect_hook_error_aborts_the_fetch() {
+    struct Deny;
+    impl RedirectHook for Deny {
+        fn before_hop<'a>(
+            &'a self,
+            _: &'a CanonicalUrl,
+            to: &'a CanonicalUrl,
+        ) -> BoxFuture<'a, Result<(), FetchError>> {
+            Box::pin(async move {
+                Err(FetchError::robots_disallowed(
+                    &to.path_and_query(),
+                    &to.origin().to_string(),
+                ))
+            })
+        }
+    }
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/r", 302, "/page").await;
+    let settings = settings(&[port], "", "");
+    let start = url(&format!("http://site.test:{port}/r"));
+    let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&Deny))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::RobotsDisallowed);
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+// ---------------------------------------------------------------- SSRF per hop
+
+#[tokio::test]
+async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
+    let server = html_server().await;
+    let port = server.address().port();
+    let cases = [
+        (
+            "/literal",
+            format!("http://10.0.0.1:{port}/"),
+            "10.0.0.1",
+            "10.0.0.0/8",
+        ),
+        (
+            "/metadata",
+            "http://169.254.169.254/latest/meta-data/".to_owned(),
+            "169.254.169.254",
+            "169.254.0.0/16",
+        ),
+        (
+            "/name",
+            format!("http://internal.test:{port}/"),
+            "10.0.0.5",
+            "10.0.0.0/8",
+        ),
+        (
+            "/mapped",
+            format!("http://[::ffff:10.0.0.1]:{port}/"),
+            "::ffff:10.0.0.1",
+            "10.0.0.0/8",
+        ),
+    ];
+    for (from, location, _, _) in &cases {
+        redirect(&server, from, 302, location).await;
+    }
+    let settings = settings(&[port], "", "");
+    for (from, _, blocked_ip, cidr) in &cases {
+        let hops = HopLog::default();
+        let start = url(&format!("http://site.test:{port}{from}"));
+        let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops))
+            .await
+            .unwrap_err();
+        assert_code(&error, ErrorCode::SsrfBlocked);
+        assert_eq!(error.details["blocked_ip"], *blocked_ip, "{from}");
+        assert_eq!(error.details["cidr"], *cidr, "{from}");
+        assert!(
+            hops.0.lock().unwrap().is_empty(),
+            "robots hook must not run for a blocked hop"
+        );
+    }
+}
+
+#[tokio::test]
+async fn fr_wf_07e_redirect_to_blocked_port_or_scheme() {
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(
+        &server,
+        "/port",
+        302,
+        &format!("http://site.test:{}/", port.wrapping_add(1)),
+    )
+    .await;
+    redirect(&server, "/file", 302, "file:///etc/passwd").await;
+    redirect(&server, "/octal", 302, "http://0177.0.0.1/").await;
+    let settings = settings(&[port], "", "");
+    let blocked_port = document(&settings, &format!("http://site.test:{port}/port"))
+        .await
+        .unwrap_err();
+    assert_code(&blocked_port, ErrorCode::PortBlocked);
+    let scheme = document(&settings, &format!("http://site.test:{port}/file"))
+        .await
+        .unwrap_err();
+    assert_code(&scheme, ErrorCode::InvalidScheme);
+    let host = document(&settings, &format!("http://site.test:{port}/octal"))
+        .await
+        .unwrap_err();
+    assert_code(&host, ErrorCode::InvalidHost);
+}
+
+#[tokio::test]
+async fn t_wf_ssrf_10_rebinding_name_is_blocked_before_connecting() {
+    let settings = settings(&[80], "", "");
+    let error = document(&settings, "http://internal.test/")
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::SsrfBlocked);
+    assert_eq!(error.details["blocked_ip"], "10.0.0.5");
+    assert_eq!(error.details["toggle"], "block_private_ips");
+}
+
+/// A name that answers loopback first and a private address afterwards.
+struct Rebinding {
+    inner: StubValidator,
+    private: StubValidator,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl SsrfValidator for Rebinding {
+    fn validate_ip(&self, ip: IpAddr) -> Result<(), SsrfError> {
+        self.inner.validate_ip(ip)
+    }
+    fn resolve_and_validate(&self, host: &str) -> Result<Vec<IpAddr>, SsrfError> {
+        match self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => self.inner.resolve_and_validate(host),
+            _ => self.private.resolve_and_validate(host),
+        }
+    }
+}
+
+#[tokio::test]
+async fn t_wf_ssrf_10_no_re_resolution_across_hops() {
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/first", 302, "/page").await;
+    let settings = settings(&[port], "", "");
+    let rebinding = Arc::new(Rebinding {
+        inner: StubValidator::new(&settings.security).with_host("rebind.test", &[LOCALHOST]),
+        private: StubValidator::new(&settings.security)
+            .with_host("rebind.test", &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9))]),
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let client = HttpClient::new(Arc::clone(&settings), rebinding.clone());
+    let start = url(&format!("http://rebind.test:{port}/first"));
+    let fetched = fetch_document(&client, &start, deadline(&settings), None)
+        .await
+        .unwrap();
+    assert_eq!(fetched.redirects, 1);
+    assert_eq!(rebinding.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // A new fetch resolves again, and the rebound answer is refused.
+    let error = fetch_document(&client, &start, deadline(&settings), None)
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::SsrfBlocked);
+    assert_eq!(error.details["blocked_ip"], "10.0.0.9");
+}
+
+#[tokio::test]
+async fn t_wf_ssrf_17_mixed_answer_connects_only_to_allowed_addresses() {
+    let server = html_server().await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "max_dns_attempts = 10");
+    let validator = StubValidator::new(&settings.security).with_host(
+        "mixed.test",
+        &[
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)),
+            LOCALHOST,
+            "fd00::1".parse().unwrap(),
+        ],
+    );
+    let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
+    let fetched = fetch_document(
+        &client,
+        &url(&format!("http://mixed.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fetched.kind, MediaKind::Html);
+}
+
+#[tokio::test]
+async fn fr_wf_06c_unknown_name_is_dns_failed() {
+    let settings = settings(&[80], "", "");
+    let error = document(&settings, "http://nowhere.test/")
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::DnsFailed);
+    assert_eq!(error.details["host"], "nowhere.test");
+}
+
+/// Three loopback addresses on one port: the first two refuse, the third listens.
+fn three_addresses() -> (std::net::TcpListener, u16) {
+    loop {
+        let third = std::net::TcpListener::bind((Ipv4Addr::new(127, 0, 0, 3), 0)).unwrap();
+        let port = third.local_addr().unwrap().port();
+        // Nobody may listen on .1/.2 at that port: binding proves it is free.
+        let free = [1u8, 2].iter().all(|last| {
+            std::net::TcpListener::bind((Ipv4Addr::new(127, 0, 0, *last), port)).is_ok()
+        });
+        if free {
+            return (third, port);
+        }
+    }
+}
+
+#[tokio::test]
+async fn t_wf_ssrf_13_only_max_dns_attempts_addresses_are_tried() {
+    let (third, port) = three_addresses();
+    let settings = settings(&[port], "", "");
+    assert_eq!(settings.security.max_dns_attempts, 2);
+    let ips: Vec<IpAddr> = [3u8, 1, 2]
+        .iter()
+        .map(|last| IpAddr::V4(Ipv4Addr::new(127, 0, 0, *last)))
+        .collect();
+    let validator = StubValidator::new(&settings.security).with_host("multi.test", &ips);
+    let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
+    let error = fetch_document(
+        &client,
+        &url(&format!("http://multi.test:{port}/")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert_code(&error, ErrorCode::Network);
+    assert_eq!(error.details["error"], "connection_refused");
+    assert_eq!(
+        error.details["attempted_ips"],
+        json!(["127.0.0.1", "127.0.0.2"])
+    );
+    assert!(
+        never_contacted(&third),
+        "the third address must never be tried"
+    );
+}
+
+#[tokio::test]
+async fn fr_wf_dns_01_failed_address_falls_through_to_the_next() {
+    let server = html_server().await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    // Sorted order puts ::1 first; the server listens on 127.0.0.1 only.
+    let validator = StubValidator::new(&settings.security)
+        .with_host("dual.test", &[LOCALHOST, IpAddr::V6(Ipv6Addr::LOCALHOST)]);
+    let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
+    let fetched = fetch_document(
+        &client,
+        &url(&format!("http://dual.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fetched.kind, MediaKind::Html);
+}
+
+// ---------------------------------------------------------------- proxy
+
+#[tokio::test]
+async fn t_wf_ssrf_19_proxy_does_not_bypass_target_validation() {
+    let proxy = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    // Loopback stays blocked: the proxy host itself is exempt (FR-WF-10d1), the
+    // targets are not.
+    let text = "[tools.webfetch]\n[tools.webfetch.http]\nuse_system_proxy = true\n";
+    let settings = Arc::new(load_str(text).unwrap().settings);
+    let env = move |name: &str| (name == "HTTP_PROXY").then(|| proxy_url.clone());
+    let client =
+        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    for target in [
+        "http://10.0.0.1/",
+        "http://internal.test/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://site.test/",
+    ] {
+        let error = fetch_document(&client, &url(target), deadline(&settings), None)
+            .await
+            .unwrap_err();
+        assert_code(&error, ErrorCode::SsrfBlocked);
+    }
+    assert!(
+        never_contacted(&proxy),
+        "a blocked target must not reach the proxy"
+    );
+}
+
+/// A minimal CONNECT proxy: records each CONNECT target, then relays bytes.
+async fn connect_proxy() -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                let head = read_head(&mut client).await;
+                let line = head.lines().next().unwrap_or("").to_owned();
+                log.lock().unwrap().push(line.clone());
+                let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+                let Ok(mut upstream) = TcpStream::connect(target).await else {
+                    let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+                    return;
+                };
+                let _ = client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await;
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            });
+        }
+    });
+    (address, seen)
+}
+
+#[tokio::test]
+async fn t_wf_ssrf_19_proxy_tunnels_to_the_validated_ip() {
+    let server = html_server().await;
+    let port = server.address().port();
+    let (proxy, seen) = connect_proxy().await;
+    let settings = settings(
+        &[port],
+        "[tools.webfetch.http]\nuse_system_proxy = true",
+        "",
+    );
+    let env = move |name: &str| (name == "http_proxy").then(|| format!("http://{proxy}"));
+    let client =
+        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    let fetched = fetch_document(
+        &client,
+        &url(&format!("http://site.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fetched.kind, MediaKind::Html);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![format!("CONNECT 127.0.0.1:{port} HTTP/1.1")]
+    );
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(
+        requests[0].headers["host"],
+        format!("site.test:{port}").as_str()
+    );
+}
+
+#[tokio::test]
+async fn fr_wf_10d_environment_proxy_ignored_by_default() {
+    let server = html_server().await;
+    let port = server.address().port();
+    let proxy = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let settings = settings(&[port], "", "");
+    let env = move |name: &str| name.ends_with("_PROXY").then(|| proxy_url.clone());
+    let client =
+        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    fetch_document(
+        &client,
+        &url(&format!("http://site.test:{port}/page")),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap();
+    assert!(never_contacted(&proxy));
+}
+
+// ---------------------------------------------------------------- status
+
+#[tokio::test]
+async fn t_wf_err_04_retryable_4xx_and_status_text() {
+    let server = MockServer::start().await;
+    for status in [404u16, 408, 429, 503] {
+        Mock::given(path(format!("/{status}")))
+            .respond_with(ResponseTemplate::new(status).set_body_string("error page"))
+            .mount(&server)
+            .await;
+    }
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let expected = [
+        (404u16, ErrorCode::Http4xx, false, "Not Found"),
+        (408, ErrorCode::Http4xx, true, "Request Timeout"),
+        (429, ErrorCode::Http4xx, true, "Too Many Requests"),
+        (503, ErrorCode::Http5xx, true, "Service Unavailable"),
+    ];
+    for (status, code, retryable, text) in expected {
+        let error = document(&settings, &format!("http://site.test:{port}/{status}"))
+            .await
+            .unwrap_err();
+        assert_code(&error, code);
+        assert_eq!(error.retryable, retryable, "{status}");
+        assert_eq!(error.details["status"], status);
+        assert_eq!(error.details["status_text"], text);
+    }
+}
+
+#[tokio::test]
+async fn fr_wf_err_http_02_reason_phrase_as_sent() {
+    let custom = raw_server(
+        b"HTTP/1.1 404 Gone Fishing\r\nContent-Length: 0\r\n\r\n",
+        false,
+    )
+    .await;
+    let empty = raw_server(b"HTTP/1.1 500 \r\nContent-Length: 0\r\n\r\n", false).await;
+    let settings = settings(&[custom.port(), empty.port()], "", "");
+    let error = document(&settings, &format!("http://site.test:{}/", custom.port()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.details["status_text"], "Gone Fishing");
+    let error = document(&settings, &format!("http://site.test:{}/", empty.port()))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::Http5xx);
+    assert_eq!(error.details["status_text"], "");
+}
+
+#[tokio::test]
+async fn it_wf_http_08_non_200_2xx_is_unexpected_status() {
+    let server = MockServer::start().await;
+    for status in [201u16, 202, 203, 204, 206, 226] {
+        Mock::given(path(format!("/{status}")))
+            .respond_with(ResponseTemplate::new(status).insert_header("content-type", "text/html"))
+            .mount(&server)
+            .await;
+    }
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    for status in [201u16, 202, 203, 204, 206, 226] {
+        let error = document(&settings, &format!("http://site.test:{port}/{status}"))
+            .await
+            .unwrap_err();
+        assert_code(&error, ErrorCode::Network);
+        assert_eq!(error.details["error"], "unexpected_status");
+        assert_eq!(error.details["status"], status);
+        assert!(error.retryable);
+    }
+}
+
+#[tokio::test]
+async fn srd_readings_8_interim_1xx_ignored_final_1xx_refused() {
+    let early_hints = raw_server(
+        b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok",
+        false,
+    )
+    .await;
+    let switching = raw_server(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n",
+        true,
+    )
+    .await;
+    let settings = settings(&[early_hints.port(), switching.port()], "", "");
+    let fetched = document(
+        &settings,
+        &format!("http://site.test:{}/", early_hints.port()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(&fetched.body[..], b"ok");
+    let error = document(
+        &settings,
+        &format!("http://site.test:{}/", switching.port()),
+    )
+    .await
+    .unwrap_err();
+    assert_code(&error, ErrorCode::Network);
+    assert_eq!(error.details["error"], "unexpected_status");
+    assert_eq!(error.details["status"], 101);
+}
+
+// ---------------------------------------------------------------- content type
+
+#[tokio::test]
+async fn it_wf_http_03_unsupported_content_type() {
+    let server = MockServer::start().await;
+    Mock::given(path("/doc.pdf"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(b"%PDF-1.7".to_vec(), "application/pdf"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/api"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(b"{}".to_vec(), "application/json; charset=utf-8"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/sniffed"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"\x89PNG\r\n\x1a\n....".to_vec()))
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    for (path, content_type) in [
+        ("/doc.pdf", "application/pdf"),
+        ("/api", "application/json; charset=utf-8"),
+        ("/sniffed", "sniffed:png"),
+    ] {
+        let error = document(&settings, &format!("http://site.test:{port}{path}"))
+            .await
+            .unwrap_err();
+        assert_code(&error, ErrorCode::UnsupportedContentType);
+        assert_eq!(error.details["content_type"], content_type);
+    }
+}
+
+#[tokio::test]
+async fn it_wf_http_07_content_type_parameters_ignored() {
+    let server = MockServer::start().await;
+    Mock::given(path("/html"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(b"<p>x</p>".to_vec(), " TEXT/HTML ; Charset=ISO-8859-1; q=x"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/plain"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(b"x".to_vec(), "text/plain;format=flowed"),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let html = document(&settings, &format!("http://site.test:{port}/html"))
+        .await
+        .unwrap();
+    assert_eq!(html.kind, MediaKind::Html);
+    assert_eq!(html.header_charset.as_deref(), Some("ISO-8859-1"));
+    let plain = document(&settings, &format!("http://site.test:{port}/plain"))
+        .await
+        .unwrap();
+    assert_eq!(plain.kind, MediaKind::Plain);
+    assert_eq!(plain.header_charset, None);
+}
+
+#[tokio::test]
+async fn t_wf_ext_10_bom_stripped_before_sniffing() {
+    let server = MockServer::start().await;
+    Mock::given(path("/bom"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_bytes(b"\xEF\xBB\xBF \r\n<!DOCTYPE html><p>hi</p>".to_vec()),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/nul"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"abc\0def".to_vec()))
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let fetched = document(&settings, &format!("http://site.test:{port}/bom"))
+        .await
+        .unwrap();
+    assert_eq!(fetched.content_type, None);
+    assert_eq!(fetched.kind, MediaKind::Html);
+    let error = document(&settings, &format!("http://site.test:{port}/nul"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.details["content_type"], "missing");
+}
+
+// ---------------------------------------------------------------- bodies
+
+async fn compressed(coding: &str, data: &[u8]) -> Vec<u8> {
+    use async_compression::tokio::bufread::{
+        BrotliEncoder, DeflateEncoder, GzipEncoder, ZlibEncoder,
+    };
+    let mut out = Vec::new();
+    match coding {
+        "gzip" => GzipEncoder::new(data).read_to_end(&mut out).await,
+        "zlib" => ZlibEncoder::new(data).read_to_end(&mut out).await,
+        "deflate" => DeflateEncoder::new(data).read_to_end(&mut out).await,
+        "br" => BrotliEncoder::new(data).read_to_end(&mut out).await,
+        _ => unreachable!(),
+    }
+    .unwrap();
+    out
+}
+
+#[tokio::test]
+async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
+    let text = "<html><body>".to_owned() + &"decoded text ".repeat(500) + "</body></html>";
+    let server = MockServer::start().await;
+    for (name, header) in [
+        ("gzip", "gzip"),
+        ("zlib", "deflate"),
+        ("deflate", "deflate"),
+        ("br", "br"),
+    ] {
+        Mock::given(path(format!("/{name}")))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-encoding", header)
+                    .set_body_raw(compressed(name, text.as_bytes()).await, "text/html"),
+            )
+            .mount(&server)
+            .await;
+    }
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    for name in ["gzip", "zlib", "deflate", "br"] {
+        let response = client(&settings)
+            .get(
+                &url(&format!("http://site.test:{port}/{name}")),
+                &options(&settings),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.body, text.as_bytes(), "{name}");
+        assert!(response.headers.get("content-encoding").is_none());
+        assert_eq!(
+            response.headers["content-length"],
+            text.len().to_string().as_str()
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_content_encoding_is_a_network_error() {
+    let server = MockServer::start().await;
+    Mock::given(path("/z"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "zstd")
+                .set_body_raw(b"x".to_vec(), "text/html"),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let error = document(&settings, &format!("http://site.test:{port}/z"))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::Network);
+    assert_eq!(error.details["error"], "unsupported_content_encoding");
+}
+
+#[tokio::test]
+async fn it_wf_http_04_response_size_limit() {
+    let server = MockServer::start().await;
+    Mock::given(path("/big"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(vec![b'a'; 4096], "text/plain"))
+        .mount(&server)
+        .await;
+    Mock::given(path("/exact"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(vec![b'a'; 1024], "text/plain"))
+        .mount(&server)
+        .await;
+    let inflating = compressed("gzip", &vec![b'a'; 4096]).await;
+    Mock::given(path("/gz"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "gzip")
+                .set_body_raw(inflating, "text/plain"),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "max_download_bytes = 1024", "");
+    let declared = document(&settings, &format!("http://site.test:{port}/big"))
+        .await
+        .unwrap_err();
+    assert_code(&declared, ErrorCode::ResponseTooLarge);
+    assert_eq!(
+        declared.details,
+        *json!({"size": 4096, "max_bytes": 1024})
+            .as_object()
+            .unwrap()
+    );
+    let exact = document(&settings, &format!("http://site.test:{port}/exact"))
+        .await
+        .unwrap();
+    assert_eq!(exact.body.len(), 1024);
+    // Small on the wire, over the limit once decoded: the cap counts decoded bytes.
+    let decoded = document(&settings, &format!("http://site.test:{port}/gz"))
+        .await
+        .unwrap_err();
+    assert_code(&decoded, ErrorCode::ResponseTooLarge);
+    assert_eq!(
+        decoded.details,
+        *json!({"size": 1025, "max_bytes": 1024})
+            .as_object()
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn fr_wf_robots_size_01_truncate_keeps_the_prefix() {
+    let server = MockServer::start().await;
+    Mock::given(path("/robots.txt"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(vec![b'x'; 5000], "text/plain"))
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let settings = settings(&[port], "", "");
+    let mut opts = options(&settings);
+    opts.max_body_bytes = 1000;
+    opts.over_limit = OverLimit::Truncate;
+    let response = client(&settings)
+        .get(&url(&format!("http://site.test:{port}/robots.txt")), &opts)
+        .await
+        .unwrap();
+    assert!(response.truncated);
+    assert_eq!(response.body.len(), 1000);
+    assert_eq!(response.headers["content-length"], "1000");
+}
+
+/// A server answering every connection with a gzip stream of `total` zero bytes
+/// compressed on the fly (never held in memory), close-delimited.
+async fn gzip_bomb_server(total: u64) -> SocketAddr {
+    use async_compression::Level;
+    use async_compression::tokio::bufread::GzipEncoder;
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                read_head(&mut socket).await;
+                let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n";
+                if socket.write_all(head).await.is_err() {
+                    return;
+                }
+                let zeros = tokio::io::BufReader::new(tokio::io::repeat(0).take(total));
+                let mut bomb = GzipEncoder::with_quality(zeros, Level::Best);
+                let _ = tokio::io::copy(&mut bomb, &mut socket).await;
+            });
+        }
+    });
+    address
+}
+
+#[tokio::test]
+async fn fr_wf_10e_gzip_bomb_stops_at_the_limit() {
+    let bomb = gzip_bomb_server(1 << 30).await;
+    let settings = settings(&[bomb.port()], "max_download_bytes = 65536", "");
+    let error = document(&settings, &format!("http://site.test:{}/", bomb.port()))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::ResponseTooLarge);
+    assert_eq!(
+        error.details,
+        *json!({"size": 65537, "max_bytes": 65536})
+            .as_object()
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn fr_wf_19_dropped_connection_is_never_a_partial_body() {
+    let cut = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>0123",
+        false,
+    )
+    .await;
+    let gz_cut = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48",
+        false,
+    )
+    .await;
+    let settings = settings(&[cut.port(), gz_cut.port()], "", "");
+    let error = document(&settings, &format!("http://site.test:{}/", cut.port()))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::Network);
+    assert!(
+        error.details["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("body_read_failed"),
+        "{}",
+        error.to_json()
+    );
+    let error = document(&settings, &format!("http://site.test:{}/", gz_cut.port()))
+        .await
+        .unwrap_err();
+    assert_code(&error, ErrorCode::Network);
+    assert!(
+        error.details["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("decompression_failed"),
+        "{}",
+        error.to_json()
+    );
+}
+
+// ---------------------------------------------------------------- timeouts
+
+fn timeout_phase(error: &FetchError) -> &str {
+    assert_code(error, ErrorCode::Timeout);
+    assert_eq!(error.details["timeout_ms"], 1000);
+    error.details["phase"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn fr_wf_err_timeout_phase_request_server_never_answers() {
+    let silent = raw_server(b"", true).await;
+    let settings = settings(&[silent.port()], "timeout_seconds = 1", "");
+    let error = document(&settings, &format!("http://site.test:{}/", silent.port()))
+        .await
+        .unwrap_err();
+    assert_eq!(timeout_phase(&error), "request");
+}
+
+#[tokio::test]
+async fn fr_wf_err_timeout_phase_response_stall_mid_body() {
+    let stall = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>",
+        true,
+    )
+    .await;
+    let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
+    let error = document(&settings, &format!("http://site.test:{}/", stall.port()))
+        .await
+        .unwrap_err();
+    assert_eq!(timeout_phase(&error), "response");
+}
+
+#[tokio::test]
+async fn t_wf_err_07_timeout_while_decoding_reports_response() {
+    // A gzip header and then nothing: the deadline passes inside the decoder,
+    // where no finer phase exists; FR-WF-ERR-TIMEOUT-PHASE-02's fallback applies.
+    let stall = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00",
+        true,
+    )
+    .await;
+    let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
+    let error = document(&settings, &format!("http://site.test:{}/", stall.port()))
+        .await
+        .unwrap_err();
+    assert_eq!(timeout_phase(&error), "response");
+    assert_eq!(TimeoutPhase::unknown(), TimeoutPhase::Response);
+}
+
+#[tokio::test]
+async fn fr_wf_err_timeout_phase_tls_handshake_never_completes() {
+    let silent = raw_server(b"", true).await;
+    let settings = settings(&[silent.port()], "timeout_seconds = 1", "");
+    let error = document(&settings, &format!("https://site.test:{}/", silent.port()))
+        .await
+        .unwrap_err();
+    assert_eq!(timeout_phase(&error), "tls");
+}
+
+/// Resolution that blocks until the test drops the sender.
+struct StuckResolver(Mutex<std::sync::mpsc::Receiver<()>>);
+
+impl SsrfValidator for StuckResolver {
+    fn validate_ip(&self, _: IpAddr) -> Result<(), SsrfError> {
+        Ok(())
+    }
+    fn resolve_and_validate(&self, host: &str) -> Result<Vec<IpAddr>, SsrfError> {
+        let _ = self.0.lock().unwrap().recv();
+        Err(SsrfError::Dns {
+            host: host.to_owned(),
+            error: "released".to_owned(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
+    let (release, gate) = std::sync::mpsc::channel();
+    let settings = settings(&[80], "timeout_seconds = 1", "");
+    let client = HttpClient::new(
+        Arc::clone(&settings),
+        Arc::new(StuckResolver(Mutex::new(gate))),
+    );
+    let error = fetch_document(
+        &client,
+        &url("http://slow.test/"),
+        deadline(&settings),
+        None,
+    )
+    .await
+    .unwrap_err();
+    drop(release);
+    assert_eq!(timeout_phase(&error), "dns");
+}
+
+#[tokio::test]
+async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
+    struct Stall;
+    impl RedirectHook for Stall {
+        fn before_hop<'a>(
+            &'a self,
+            _: &'a CanonicalUrl,
+            _: &'a CanonicalUrl,
+        ) -> BoxFuture<'a, Result<(), FetchError>> {
+            Box::pin(std::future::pending())
+        }
+    }
+    let server = html_server().await;
+    let port = server.address().port();
+    redirect(&server, "/r", 302, "/page").await;
+    let settings = settings(&[port], "timeout_seconds = 1", "");
+    let start = url(&format!("http://site.test:{port}/r"));
+    let error = fetch_document(
+        &client(&settings),
+        &start,
+        deadline(&settings),
+        Some(&Stall),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(timeout_phase(&error), "redirect");
+}
+
+#[tokio::test]
+async fn fr_wf_timeout_02_one_budget_for_all_hops() {
+    // Each hop alone fits in the 1 s budget, the chain does not: with a per-hop
+    // reset this would succeed.
+    let server = MockServer::start().await;
+    let port = server.address().port();
+    for (from, to) in [("/slow1", "/slow2"), ("/slow2", "/slow3")] {
+        Mock::given(path(from))
+            .respond_with(
+                ResponseTemplate::new(302)
+                    .insert_header("location", to)
+                    .set_delay(std::time::Duration::from_millis(700)),
+            )
+            .mount(&server)
+            .await;
+    }
+    let settings = settings(&[port], "timeout_seconds = 1", "");
+    let error = document(&settings, &format!("http://site.test:{port}/slow1"))
+        .await
+        .unwrap_err();
+    assert_eq!(timeout_phase(&error), "request");
+}

@@ -1,0 +1,252 @@
+//! TLS on pinned connections (FR-WF-BSSR-TLS-01, FR-WF-ERR-TLS-01, FR-WF-ERR-HTTP-02)
+//! against local rustls servers with self-signed certificates (rcgen), speaking
+//! HTTP/2 or HTTP/1.1 as ALPN decides.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::ServerConfig;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+use tokio_rustls::TlsAcceptor;
+use webfetch::config::{Settings, load_str};
+use webfetch::error::ErrorCode;
+use webfetch::http::{HttpClient, fetch_document};
+use webfetch::ssrf::StubValidator;
+use webfetch::url::CanonicalUrl;
+
+/// What the server saw of each request: SNI, ALPN result, and the request's
+/// authority (HTTP/2 `:authority` or HTTP/1.1 `Host`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    sni: Option<String>,
+    h2: bool,
+    authority: String,
+}
+
+struct TlsServer {
+    address: SocketAddr,
+    certificate: CertificateDer<'static>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+/// A TLS server with a self-signed certificate for `names`, offering `alpn`,
+/// answering every request with `status` and a small HTML body.
+async fn tls_server(names: &[&str], alpn: &[&[u8]], status: u16) -> TlsServer {
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let certified = rcgen::generate_simple_self_signed(names).unwrap();
+    let certificate = certified.cert.der().clone();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let mut config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![certificate.clone()], key)
+            .unwrap();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(socket).await else {
+                    return;
+                };
+                let (_, session) = stream.get_ref();
+                let sni = session.server_name().map(str::to_owned);
+                let h2 = session.alpn_protocol() == Some(b"h2".as_slice());
+                let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let authority = request
+                        .uri()
+                        .authority()
+                        .map(|a| a.to_string())
+                        .or_else(|| {
+                            request
+                                .headers()
+                                .get("host")
+                                .and_then(|h| h.to_str().ok())
+                                .map(str::to_owned)
+                        })
+                        .unwrap_or_default();
+                    log.lock().unwrap().push(Seen {
+                        sni: sni.clone(),
+                        h2,
+                        authority,
+                    });
+                    async move {
+                        let mut response = hyper::Response::new(Full::new(Bytes::from_static(
+                            b"<html><p>secure</p></html>",
+                        )));
+                        *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+                        response
+                            .headers_mut()
+                            .insert("content-type", "text/html".parse().unwrap());
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                let io = TokioIo::new(stream);
+                if h2 {
+                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(io, service)
+                        .await;
+                } else {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                }
+            });
+        }
+    });
+    TlsServer {
+        address,
+        certificate,
+        seen,
+    }
+}
+
+fn settings(port: u16) -> Arc<Settings> {
+    let text = format!(
+        "[tools.webfetch]\ntimeout_seconds = 5\n[tools.webfetch.security]\n\
+         allow_insecure_overrides = true\nblock_loopback = false\nallowed_ports = [{port}]\n"
+    );
+    Arc::new(load_str(&text).unwrap().settings)
+}
+
+fn client(settings: &Arc<Settings>) -> HttpClient {
+    let validator = StubValidator::new(&settings.security)
+        .with_host("site.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]);
+    HttpClient::new(Arc::clone(settings), Arc::new(validator))
+}
+
+fn trusting(settings: &Arc<Settings>, server: &TlsServer) -> HttpClient {
+    client(settings)
+        .with_root_certificate(server.certificate.to_vec())
+        .unwrap()
+}
+
+fn url(server: &TlsServer) -> CanonicalUrl {
+    CanonicalUrl::parse(&format!("https://site.test:{}/page", server.address.port())).unwrap()
+}
+
+fn deadline() -> Instant {
+    Instant::now() + std::time::Duration::from_secs(5)
+}
+
+#[tokio::test]
+async fn fr_wf_bssr_tls_01_pinned_ip_verified_against_url_host() {
+    let server = tls_server(&["site.test"], &[b"h2", b"http/1.1"], 200).await;
+    let settings = settings(server.address.port());
+    let fetched = fetch_document(
+        &trusting(&settings, &server),
+        &url(&server),
+        deadline(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(&fetched.body[..], b"<html><p>secure</p></html>");
+    assert_eq!(
+        *server.seen.lock().unwrap(),
+        vec![Seen {
+            sni: Some("site.test".to_owned()),
+            h2: true,
+            authority: format!("site.test:{}", server.address.port()),
+        }]
+    );
+}
+
+#[tokio::test]
+async fn t_wf_err_05_untrusted_certificate_is_tls_validation_failed() {
+    let server = tls_server(&["site.test"], &[b"http/1.1"], 200).await;
+    let settings = settings(server.address.port());
+    let error = fetch_document(&client(&settings), &url(&server), deadline(), None)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Network);
+    assert_eq!(error.details["error"], "tls_validation_failed");
+    assert_eq!(
+        error.details["attempted_ips"],
+        serde_json::json!(["127.0.0.1"])
+    );
+    assert!(error.retryable);
+    assert!(server.seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn t_wf_err_05_certificate_for_another_name_is_refused() {
+    // Trusted, but issued for another host: pinning to the right IP must not make
+    // the name check optional.
+    let server = tls_server(&["other.test"], &[b"http/1.1"], 200).await;
+    let settings = settings(server.address.port());
+    let error = fetch_document(
+        &trusting(&settings, &server),
+        &url(&server),
+        deadline(),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Network);
+    assert_eq!(error.details["error"], "tls_validation_failed");
+}
+
+#[tokio::test]
+async fn t_wf_err_05_ip_literal_needs_an_ip_certificate() {
+    let server = tls_server(&["site.test"], &[b"http/1.1"], 200).await;
+    let settings = settings(server.address.port());
+    let literal =
+        CanonicalUrl::parse(&format!("https://127.0.0.1:{}/", server.address.port())).unwrap();
+    let error = fetch_document(&trusting(&settings, &server), &literal, deadline(), None)
+        .await
+        .unwrap_err();
+    assert_eq!(error.details["error"], "tls_validation_failed");
+}
+
+#[tokio::test]
+async fn t_wf_err_06_http2_has_no_reason_phrase() {
+    let server = tls_server(&["site.test"], &[b"h2"], 503).await;
+    let settings = settings(server.address.port());
+    let error = fetch_document(
+        &trusting(&settings, &server),
+        &url(&server),
+        deadline(),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Http5xx);
+    assert_eq!(error.details["status"], 503);
+    assert_eq!(error.details["status_text"], "");
+    assert!(server.seen.lock().unwrap()[0].h2);
+}
+
+#[tokio::test]
+async fn fr_wf_err_http_02_http11_over_tls_keeps_its_reason_phrase() {
+    let server = tls_server(&["site.test"], &[b"http/1.1"], 404).await;
+    let settings = settings(server.address.port());
+    let error = fetch_document(
+        &trusting(&settings, &server),
+        &url(&server),
+        deadline(),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Http4xx);
+    assert_eq!(error.details["status_text"], "Not Found");
+    assert!(!server.seen.lock().unwrap()[0].h2);
+}

@@ -1,0 +1,92 @@
+//! The MCP server driven by rmcp's real client over a child process: initialize,
+//! list tools, call with bad arguments and blocked targets.
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+type Client = RunningService<rmcp::RoleClient, ()>;
+
+async fn start_server(extra_args: &[&str]) -> Client {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webfetch"));
+    command.arg("mcp").args(extra_args);
+    let transport = TokioChildProcess::new(command).expect("spawn webfetch mcp");
+    ().serve(transport).await.expect("MCP initialize")
+}
+
+async fn call(client: &Client, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments))
+        .await
+        .expect("tools/call answered")
+}
+
+fn text(result: &CallToolResult) -> Value {
+    let block = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .expect("one text block");
+    serde_json::from_str(&block.text).expect("the text is JSON")
+}
+
+#[tokio::test]
+async fn mcp_lists_one_tool_with_the_fr_wf_02_schema() {
+    let client = start_server(&[]).await;
+    let info = client.peer_info().expect("server info after initialize");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("webfetch")
+    );
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    let tool = &tools[0];
+    assert_eq!(tool.name, "web_fetch");
+    let schema = Value::Object((*tool.input_schema).clone());
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["url"]));
+    assert_eq!(schema["properties"]["max_chunk_tokens"]["minimum"], 128);
+    assert_eq!(schema["properties"]["max_chunk_tokens"]["maximum"], 2048);
+    assert!(schema["properties"].get("block_resources").is_none());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_bad_arguments_are_tool_errors_with_the_envelope() {
+    let client = start_server(&[]).await;
+    for arguments in [
+        json!({}),
+        json!({"url": "https://example.com/", "block_resources": ["image"]}),
+        json!({"url": "https://example.com/", "max_chunk_tokens": 64}),
+        json!({"url": "  "}),
+    ] {
+        let result = call(&client, arguments.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{arguments}");
+        let envelope = text(&result);
+        assert_eq!(envelope["code"], "bad_args", "{arguments}");
+        assert_eq!(envelope["retryable"], false);
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_blocked_targets_report_the_structured_code() {
+    let client = start_server(&[]).await;
+    let result = call(
+        &client,
+        json!({"url": "http://169.254.169.254/latest/meta-data/"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let envelope = text(&result);
+    assert_eq!(envelope["code"], "ssrf_blocked");
+    assert_eq!(envelope["details"]["cidr"], "169.254.0.0/16");
+    let result = call(&client, json!({"url": "file:///etc/passwd"})).await;
+    assert_eq!(text(&result)["code"], "invalid_scheme");
+    client.cancel().await.unwrap();
+}
