@@ -67,7 +67,9 @@ fn filled(n: usize, last: &ExtractedDocument) -> (tempfile::TempDir, DiskCache) 
     let filler = markdown(1024);
     for i in 1..n {
         let at = T0 + Duration::seconds(i64::try_from(i).unwrap());
-        cache.put(&url(&format!("filler/{i}")), HTTP, &filler, at, at).unwrap();
+        cache
+            .put(&url(&format!("filler/{i}")), HTTP, &filler, at, at)
+            .unwrap();
     }
     let at = T0 + Duration::seconds(i64::try_from(n).unwrap());
     cache.put(&url("target"), HTTP, last, at, at).unwrap();
@@ -117,7 +119,9 @@ fn bench(c: &mut Criterion) {
                 let i = fresh.get() + 1;
                 fresh.set(i);
                 let at = now();
-                cache.put(&url(&format!("new/{i}")), HTTP, &small, at, at).unwrap()
+                cache
+                    .put(&url(&format!("new/{i}")), HTTP, &small, at, at)
+                    .unwrap()
             })
         });
 
@@ -129,7 +133,9 @@ fn bench(c: &mut Criterion) {
                 fresh.set(i);
                 let at = now();
                 let handle = open(&dir, n);
-                handle.put(&url(&format!("new/{i}")), HTTP, &small, at, at).unwrap()
+                handle
+                    .put(&url(&format!("new/{i}")), HTTP, &small, at, at)
+                    .unwrap()
             })
         });
     }

@@ -1,23 +1,50 @@
-//! `WebFetchTool`: the `web_fetch` pipeline of SRD Appendix B, stage by stage.
+//! `WebFetchTool`: the `web_fetch` pipeline of SRD Appendix B, stage by stage:
+//! validate, cache read, SSRF, robots, render (HTTP first, browser when forced,
+//! JS-heavy or an SPA shell), content type and charset, extract, chunk, fit, cache
+//! write. Notes are gathered in stage order; `Notes` keeps the canonical order
+//! whatever the insertion order (FR-WF-NOTES-ORDER-01).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use time::OffsetDateTime;
 use tokio::time::Instant;
 
 use crate::args::{ArgsError, FetchArgs};
+use crate::cache::DiskCache;
 use crate::config::Settings;
-use crate::error::{FetchError, TimeoutPhase};
+use crate::content::charset;
+use crate::content::media_type::MediaKind;
+use crate::document::{ExtractedDocument, RenderingMethod};
+use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
+use crate::extract;
+use crate::http::{self, HttpClient};
+use crate::notes::{Note, Notes};
+use crate::output::{self, ResponseMeta, Timestamp};
+use crate::robots::RobotsChecker;
+use crate::robots::http_source::RobotsHopCheck;
 use crate::ssrf::{self, SsrfValidator, SystemValidator};
+use crate::tokens::Cl100k;
 use crate::url::CanonicalUrl;
 
-/// The `web_fetch` tool: configuration plus the seams it runs with.
+/// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
+/// clones share the HTTP client, the robots.txt origin cache and the disk cache.
 #[derive(Clone)]
 pub struct WebFetchTool {
     settings: Arc<Settings>,
     validator: Arc<dyn SsrfValidator>,
+    client: HttpClient,
+    robots: Arc<RobotsChecker>,
+    cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
+}
+
+/// The document a rendering stage produced, before chunking.
+struct Rendered {
+    final_url: CanonicalUrl,
+    method: RenderingMethod,
+    document: ExtractedDocument,
 }
 
 impl WebFetchTool {
@@ -29,8 +56,12 @@ impl WebFetchTool {
 
     /// A tool with an explicit validator (tests use `ssrf::StubValidator`).
     pub fn with_validator(settings: Settings, validator: Arc<dyn SsrfValidator>) -> WebFetchTool {
+        let settings = Arc::new(settings);
         WebFetchTool {
-            settings: Arc::new(settings),
+            client: HttpClient::new(Arc::clone(&settings), Arc::clone(&validator)),
+            robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
+            cache: Arc::new(Mutex::new(None)),
+            settings,
             validator,
         }
     }
@@ -53,6 +84,17 @@ impl WebFetchTool {
             })
     }
 
+    /// The disk cache, opened on first use. A directory that cannot be created
+    /// disables caching for this invocation only (FR-WF-CCH-ENABLE-02): the next
+    /// call tries again.
+    fn disk_cache(&self) -> Option<Arc<DiskCache>> {
+        let mut slot = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = DiskCache::open(&self.settings.cache).map(Arc::new);
+        }
+        slot.clone()
+    }
+
     /// Runs one call on raw JSON arguments and returns the response JSON, at most
     /// `effective_max_bytes` long (FR-WF-03a), or the error envelope.
     pub async fn call(
@@ -64,16 +106,237 @@ impl WebFetchTool {
         self.fetch(&args, effective_max_bytes).await
     }
 
-    /// Runs the pipeline on validated arguments.
+    /// Runs the pipeline on validated arguments, logging its start and end with
+    /// the query redacted (FR-WF-19b, 19c).
     pub async fn fetch(
         &self,
         args: &FetchArgs,
-        _effective_max_bytes: usize,
+        effective_max_bytes: usize,
     ) -> Result<String, FetchError> {
+        let url = CanonicalUrl::parse(&args.url);
+        let host = url
+            .as_ref()
+            .map(|u| u.host_str().to_owned())
+            .unwrap_or_default();
+        let path = url.as_ref().map(|u| u.redacted()).unwrap_or_default();
+        tracing::info!(event = "fetch_start", requested_host = %host, url = %path);
+        let mut cache_hit = false;
+        let result = match url {
+            Ok(url) => {
+                self.run(args, &url, effective_max_bytes, &mut cache_hit)
+                    .await
+            }
+            Err(error) => Err(error),
+        };
+        match &result {
+            Ok((_, method)) => tracing::info!(
+                event = "fetch_complete",
+                requested_host = %host,
+                url = %path,
+                rendering_method = %method,
+                cache_hit,
+            ),
+            Err(error) => {
+                let event = if error.code == ErrorCode::SsrfBlocked {
+                    "ssrf_blocked"
+                } else {
+                    "fetch_failed"
+                };
+                let blocked_ip = error
+                    .details
+                    .get("blocked_ip")
+                    .and_then(|ip| ip.as_str())
+                    .unwrap_or("");
+                tracing::warn!(
+                    event,
+                    requested_host = %host,
+                    url = %path,
+                    cache_hit,
+                    error_code = %error.code,
+                    blocked_ip,
+                    "{}",
+                    error.message
+                );
+            }
+        }
+        result.map(|(json, _)| json)
+    }
+
+    /// The stages of Appendix B after URL validation.
+    async fn run(
+        &self,
+        args: &FetchArgs,
+        url: &CanonicalUrl,
+        effective_max_bytes: usize,
+        cache_hit: &mut bool,
+    ) -> Result<(String, RenderingMethod), FetchError> {
         let deadline = Instant::now() + self.settings.timeout();
-        let url = CanonicalUrl::parse(&args.url)?;
-        let _addresses = self.authorize(&url, deadline).await?;
-        Err(FetchError::internal("not_implemented"))
+        let max_chunk_tokens =
+            args.max_chunk_tokens
+                .unwrap_or(self.settings.default_max_chunk_tokens) as usize;
+        let planned = if args.force_browser || self.is_js_heavy(url) {
+            RenderingMethod::Browser
+        } else {
+            RenderingMethod::Http
+        };
+        let cache = self.disk_cache();
+        let mut notes = Notes::new();
+
+        // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
+        if let (Some(cache), false) = (&cache, args.no_cache) {
+            if let Some(hit) = cache.get(url, planned, OffsetDateTime::now_utc()) {
+                *cache_hit = true;
+                notes.add(Note::CacheHit);
+                let meta = ResponseMeta {
+                    requested_url: args.url.clone(),
+                    final_url: url.as_str().to_owned(),
+                    fetched_at: to_timestamp(hit.fetched_at),
+                    rendering_method: planned,
+                    notes,
+                };
+                let json = output::build(
+                    &hit.document,
+                    meta,
+                    max_chunk_tokens,
+                    effective_max_bytes,
+                    &Cl100k,
+                )?;
+                return Ok((json, planned));
+            }
+        }
+
+        // SSRFCheck, then RobotsCheck of the requested URL.
+        self.authorize(url, deadline).await?;
+        self.robots
+            .check(&self.client, url, deadline, &mut notes)
+            .await?;
+
+        // Fetch, ContentType, Extract (with the SPA fallback of FR-WF-12c).
+        let rendered = match planned {
+            RenderingMethod::Browser => self.render_browser(url, deadline, &mut notes).await?,
+            RenderingMethod::Http => self.render_http(url, deadline, &mut notes).await?,
+        };
+        let fetched_at = OffsetDateTime::now_utc();
+
+        // WriteCache (best effort, FR-WF-16h), before fitting so its note is in the
+        // response; only the result actually returned is cached (CCH-KEY-03).
+        if let Some(cache) = &cache {
+            if let Err(error) = cache.put(
+                &rendered.final_url,
+                rendered.method,
+                &rendered.document,
+                fetched_at,
+                fetched_at,
+            ) {
+                tracing::warn!(event = "cache_write_failed", "cache_write_failed: {error}");
+                notes.add(Note::CacheWriteFailed);
+            }
+        }
+
+        // Chunk and FitToOutput.
+        let meta = ResponseMeta {
+            requested_url: args.url.clone(),
+            final_url: rendered.final_url.as_str().to_owned(),
+            fetched_at: to_timestamp(fetched_at),
+            rendering_method: rendered.method,
+            notes,
+        };
+        let json = output::build(
+            &rendered.document,
+            meta,
+            max_chunk_tokens,
+            effective_max_bytes,
+            &Cl100k,
+        )?;
+        Ok((json, rendered.method))
+    }
+
+    /// HTTP mode: fetch (robots.txt checked on every redirect hop), decode, extract;
+    /// then the SPA fallback when the page looks like an unrendered SPA shell.
+    async fn render_http(
+        &self,
+        url: &CanonicalUrl,
+        deadline: Instant,
+        notes: &mut Notes,
+    ) -> Result<Rendered, FetchError> {
+        let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
+        let fetched = http::fetch_document(&self.client, url, deadline, Some(&hop_check)).await;
+        notes.extend(&hop_check.into_notes());
+        let fetched = fetched?;
+        let is_html = fetched.kind == MediaKind::Html;
+        let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), is_html);
+        let document = if is_html {
+            extract::extract_html(&decoded.text, fetched.final_url.as_url())?
+        } else {
+            extract::extract_plain(&decoded.text)
+        };
+        let mut http_notes = Notes::new();
+        if decoded.charset_fallback {
+            http_notes.add(Note::CharsetFallback);
+        }
+        let http_result = Rendered {
+            final_url: fetched.final_url,
+            method: RenderingMethod::Http,
+            document,
+        };
+        if !(is_html && self.wants_spa_fallback(&http_result.document, &decoded.text)) {
+            notes.extend(&http_notes);
+            return Ok(http_result);
+        }
+        let mut browser_notes = Notes::new();
+        match self.render_browser(url, deadline, &mut browser_notes).await {
+            Ok(rendered) => {
+                notes.extend(&browser_notes);
+                Ok(rendered)
+            }
+            Err(error) => {
+                // FR-WF-12d: the HTTP result stands, with the note. A browser that
+                // failed for any reason during a fallback counts as unavailable: the
+                // HTTP content was fetched and checked, and is better than nothing.
+                tracing::warn!(event = "browser_fallback_failed", error_code = %error.code, "{}", error.message);
+                notes.extend(&http_notes);
+                notes.add(Note::BrowserUnavailableUsedHttp);
+                Ok(http_result)
+            }
+        }
+    }
+
+    /// FR-WF-12c: little extracted text (in chars, after normalisation,
+    /// FR-WF-12c-UNIT) and an SPA indicator in the raw decoded HTML. Status 200 is
+    /// implied: any other status already failed the fetch (FR-WF-12f).
+    fn wants_spa_fallback(&self, document: &ExtractedDocument, raw_html: &str) -> bool {
+        let rendering = &self.settings.rendering;
+        rendering.spa_fallback_enabled
+            && document.markdown.chars().count() < rendering.min_extracted_chars as usize
+            && crate::render::has_spa_indicators(raw_html)
+    }
+
+    /// Browser mode: Chromium renders the page; every request it makes goes through
+    /// the pinned client (SRD 3.4.3 .. 3.4.6).
+    async fn render_browser(
+        &self,
+        url: &CanonicalUrl,
+        _deadline: Instant,
+        _notes: &mut Notes,
+    ) -> Result<Rendered, FetchError> {
+        let chromium = self
+            .settings
+            .browser
+            .chromium_path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if !self.settings.browser.enabled {
+            return Err(FetchError::browser_unavailable(
+                &chromium,
+                "browser mode is disabled (browser.enabled = false)",
+            ));
+        }
+        let _ = url;
+        Err(FetchError::browser_unavailable(
+            &chromium,
+            "browser rendering is not available in this build",
+        ))
     }
 
     /// The SSRF stage (Appendix F.2): ports, literal checks, one resolution.
@@ -98,6 +361,10 @@ impl WebFetchTool {
             )),
         }
     }
+}
+
+fn to_timestamp(at: OffsetDateTime) -> Timestamp {
+    Timestamp::from_unix_seconds(at.unix_timestamp()).unwrap_or_else(Timestamp::now)
 }
 
 fn budget_ms(budget: Duration) -> u64 {

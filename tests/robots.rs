@@ -349,3 +349,663 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Fetch tests: the real HTTP client against loopback servers (wiremock, and a
+// small plain+TLS server for the scheme-change redirects). DNS is the stub.
+// ---------------------------------------------------------------------------
+
+mod fetch {
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+    use tokio::net::TcpListener;
+    use tokio::time::Instant;
+    use webfetch::ErrorCode;
+    use webfetch::FetchError;
+    use webfetch::config::Settings;
+    use webfetch::http::{HttpClient, fetch_document};
+    use webfetch::notes::{Note, Notes};
+    use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
+    use webfetch::ssrf::StubValidator;
+    use webfetch::url::CanonicalUrl;
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+    /// One tool instance: settings from TOML through the real loader, the client
+    /// with the stub resolver, the checker with its origin cache.
+    struct Tool {
+        settings: Arc<Settings>,
+        client: HttpClient,
+        checker: RobotsChecker,
+    }
+
+    impl Tool {
+        /// `top` goes in `[tools.webfetch]`, `robots` in `[tools.webfetch.robots]`.
+        /// Loopback is unblocked through the visible gate; everything else stays
+        /// blocked.
+        fn new(ports: &[u16], top: &str, robots: &str) -> Tool {
+            Tool::with_root(ports, top, robots, None)
+        }
+
+        fn with_root(ports: &[u16], top: &str, robots: &str, root: Option<Vec<u8>>) -> Tool {
+            let toml = format!(
+                "[tools.webfetch]\n{top}\n\
+                 [tools.webfetch.security]\nallow_insecure_overrides = true\n\
+                 block_loopback = false\nallowed_ports = {ports:?}\n\
+                 [tools.webfetch.robots]\n{robots}\n"
+            );
+            let settings = Arc::new(webfetch::config::load_str(&toml).unwrap().settings);
+            let validator = StubValidator::new(&settings.security)
+                .with_host("site.test", &[LOOPBACK])
+                .with_host("other.test", &[LOOPBACK])
+                .with_host("blocked.test", &["10.0.0.1".parse().unwrap()]);
+            let mut client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
+            if let Some(der) = root {
+                client = client.with_root_certificate(der).unwrap();
+            }
+            let checker = RobotsChecker::new(Arc::clone(&settings));
+            Tool {
+                settings,
+                client,
+                checker,
+            }
+        }
+
+        fn deadline(&self) -> Instant {
+            Instant::now() + self.settings.timeout()
+        }
+
+        async fn check(&self, target: &str) -> (Result<(), FetchError>, Notes) {
+            let mut notes = Notes::new();
+            let url = CanonicalUrl::parse(target).unwrap();
+            let result = self
+                .checker
+                .check(&self.client, &url, self.deadline(), &mut notes)
+                .await;
+            (result, notes)
+        }
+    }
+
+    async fn robots(server: &MockServer, response: ResponseTemplate, times: u64) {
+        Mock::given(method("GET"))
+            .and(path("/robots.txt"))
+            .respond_with(response)
+            .expect(times)
+            .mount(server)
+            .await;
+    }
+
+    fn text(body: &str) -> ResponseTemplate {
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/plain")
+            .set_body_string(body)
+    }
+
+    fn redirect(status: u16, location: &str) -> ResponseTemplate {
+        ResponseTemplate::new(status).insert_header("location", location)
+    }
+
+    fn port(server: &MockServer) -> u16 {
+        server.address().port()
+    }
+
+    fn code(result: &Result<(), FetchError>) -> Option<ErrorCode> {
+        result.as_ref().err().map(|e| e.code)
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_06_404_is_allow_all_and_cached() {
+        let server = MockServer::start().await;
+        robots(&server, ResponseTemplate::new(404), 1).await;
+        let tool = Tool::new(&[port(&server)], "", "");
+        for target in ["/", "/private/x", "/any?q=1"] {
+            let (result, notes) = tool
+                .check(&format!("http://127.0.0.1:{}{target}", port(&server)))
+                .await;
+            assert!(result.is_ok(), "{target}: {result:?}");
+            assert!(notes.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_07_timeout_without_fail_open_is_timeout_phase_robots() {
+        let server = MockServer::start().await;
+        let slow = text("User-agent: *\nAllow: /\n").set_delay(Duration::from_secs(30));
+        robots(&server, slow, 1).await;
+        let tool = Tool::new(&[port(&server)], "timeout_seconds = 1", "fail_open = false");
+        let (result, notes) = tool
+            .check(&format!("http://127.0.0.1:{}/page", port(&server)))
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::Timeout);
+        assert_eq!(error.details["phase"], "robots");
+        assert_eq!(error.details["timeout_ms"], 1000);
+        assert!(notes.is_empty());
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_08_timeout_with_fail_open_allows_with_note() {
+        let server = MockServer::start().await;
+        let slow = text("User-agent: *\nDisallow: /\n").set_delay(Duration::from_secs(30));
+        robots(&server, slow, 1).await;
+        let tool = Tool::new(&[port(&server)], "timeout_seconds = 1", "fail_open = true");
+        let (result, notes) = tool
+            .check(&format!("http://127.0.0.1:{}/page", port(&server)))
+            .await;
+        assert!(result.is_ok(), "{result:?}");
+        assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+        assert!(tool.checker.cache().is_empty(), "fail-open is never cached");
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_09_origins_are_isolated_by_port_and_scheme() {
+        let strict = MockServer::start().await;
+        robots(&strict, text("User-agent: *\nDisallow: /x\n"), 1).await;
+        let open = MockServer::start().await;
+        robots(&open, ResponseTemplate::new(404), 1).await;
+        let tool = Tool::new(&[port(&strict), port(&open)], "", "");
+        let (strict_result, _) = tool
+            .check(&format!("http://127.0.0.1:{}/x", port(&strict)))
+            .await;
+        assert_eq!(code(&strict_result), Some(ErrorCode::RobotsDisallowed));
+        let (open_result, _) = tool
+            .check(&format!("http://127.0.0.1:{}/x", port(&open)))
+            .await;
+        assert!(open_result.is_ok(), "another port is another origin");
+        // Same host and port, other scheme: its own retrieval (a TLS handshake with
+        // a plain-HTTP server, which fails), not the cached http rules.
+        let (https_result, _) = tool
+            .check(&format!("https://127.0.0.1:{}/y", port(&strict)))
+            .await;
+        let error = https_result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(
+            error.details["origin"],
+            format!("https://127.0.0.1:{}", port(&strict))
+        );
+        // And the http origin is still served from its cache (expect(1) above).
+        let (again, _) = tool
+            .check(&format!("http://127.0.0.1:{}/x", port(&strict)))
+            .await;
+        assert_eq!(code(&again), Some(ErrorCode::RobotsDisallowed));
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_12_403_and_other_4xx_are_allow_all() {
+        for status in [401, 403, 410, 429] {
+            let server = MockServer::start().await;
+            robots(&server, ResponseTemplate::new(status), 1).await;
+            let tool = Tool::new(&[port(&server)], "", "fail_open = false");
+            for _ in 0..2 {
+                let (result, notes) = tool
+                    .check(&format!("http://127.0.0.1:{}/private", port(&server)))
+                    .await;
+                assert!(result.is_ok(), "{status}: {result:?}");
+                assert!(notes.is_empty());
+            }
+        }
+    }
+
+    /// Collects everything `tracing` writes while installed.
+    #[derive(Clone, Default)]
+    struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for LogBuffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
+        type Writer = LogBuffer;
+        fn make_writer(&'a self) -> LogBuffer {
+            self.clone()
+        }
+    }
+
+    impl LogBuffer {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_13_oversized_robots_parses_the_prefix_only() {
+        let logs = LogBuffer::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(logs.clone())
+            .with_ansi(false)
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+
+        // 64-byte cap: the cut falls inside `Disallow: /second`, after `/seco`.
+        let body = "User-agent: *\nDisallow: /first\n# padding padding\nDisallow: /second\n";
+        assert_eq!(
+            &body[..64],
+            "User-agent: *\nDisallow: /first\n# padding padding\nDisallow: /seco"
+        );
+        let server = MockServer::start().await;
+        robots(&server, text(body), 1).await;
+        let tool = Tool::new(&[port(&server)], "", "max_robots_bytes = 64");
+        let base = format!("http://127.0.0.1:{}", port(&server));
+        let (first, notes) = tool.check(&format!("{base}/first")).await;
+        assert_eq!(code(&first), Some(ErrorCode::RobotsDisallowed));
+        assert!(notes.is_empty(), "truncation is silent: no note");
+        let (second, _) = tool.check(&format!("{base}/second")).await;
+        assert!(second.is_ok(), "rules past the cap do not apply");
+        let (partial, _) = tool.check(&format!("{base}/seco")).await;
+        assert!(
+            partial.is_ok(),
+            "the partial line must not become `Disallow: /seco`"
+        );
+        assert!(
+            logs.text().contains("robots.txt truncated at 64 bytes"),
+            "{}",
+            logs.text()
+        );
+    }
+
+    #[tokio::test]
+    async fn robots_size_01a_the_cap_applies_to_decompressed_bytes() {
+        let mut body = String::from("User-agent: *\nDisallow: /early\n");
+        body.push_str(&"# padding, very compressible\n".repeat(2_000));
+        body.push_str("Disallow: /late\n");
+        let mut gzipped = Vec::new();
+        async_compression::tokio::bufread::GzipEncoder::new(body.as_bytes())
+            .read_to_end(&mut gzipped)
+            .await
+            .unwrap();
+        assert!(gzipped.len() < 1_000 && body.len() > 20_000);
+        let server = MockServer::start().await;
+        let response = ResponseTemplate::new(200)
+            .insert_header("content-type", "text/plain")
+            .insert_header("content-encoding", "gzip")
+            .set_body_bytes(gzipped);
+        robots(&server, response, 1).await;
+        let tool = Tool::new(&[port(&server)], "", "max_robots_bytes = 1000");
+        let base = format!("http://127.0.0.1:{}", port(&server));
+        let (early, _) = tool.check(&format!("{base}/early")).await;
+        assert_eq!(code(&early), Some(ErrorCode::RobotsDisallowed));
+        let (late, _) = tool.check(&format!("{base}/late")).await;
+        assert!(late.is_ok(), "rules past the decompressed cap do not apply");
+    }
+
+    #[tokio::test]
+    async fn robots_ua_02_robots_is_fetched_with_the_configured_user_agent() {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/robots.txt"))
+            .and(header("user-agent", "AcmeBot/2.0 (+https://acme.example)"))
+            .respond_with(text("User-agent: acmebot\nDisallow: /no\n"))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let tool = Tool::new(
+            &[port(&server)],
+            "user_agent = \"AcmeBot/2.0 (+https://acme.example)\"",
+            "",
+        );
+        let (result, _) = tool
+            .check(&format!("http://127.0.0.1:{}/no", port(&server)))
+            .await;
+        assert_eq!(code(&result), Some(ErrorCode::RobotsDisallowed));
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_16_cross_origin_redirect_is_unavailable() {
+        let elsewhere = MockServer::start().await;
+        robots(&elsewhere, text("User-agent: *\nAllow: /\n"), 0).await;
+        let server = MockServer::start().await;
+        let target = format!("http://127.0.0.1:{}/robots.txt", port(&elsewhere));
+        robots(&server, redirect(301, &target), 2).await;
+        let ports = [port(&server), port(&elsewhere)];
+        let page = format!("http://127.0.0.1:{}/page", port(&server));
+
+        let strict = Tool::new(&ports, "", "fail_open = false");
+        let (result, _) = strict.check(&page).await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(
+            error.details["origin"],
+            format!("http://127.0.0.1:{}", port(&server))
+        );
+
+        let open = Tool::new(&ports, "", "fail_open = true");
+        let (result, notes) = open.check(&page).await;
+        assert!(result.is_ok(), "{result:?}");
+        assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_17_fail_open_outcomes_are_not_cached() {
+        let server = MockServer::start().await;
+        robots(&server, ResponseTemplate::new(503), 3).await;
+        let tool = Tool::new(&[port(&server)], "", "fail_open = true");
+        for _ in 0..3 {
+            let (result, notes) = tool
+                .check(&format!("http://127.0.0.1:{}/x", port(&server)))
+                .await;
+            assert!(result.is_ok());
+            assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+        }
+        assert!(tool.checker.cache().is_empty());
+    }
+
+    #[tokio::test]
+    async fn fr_wf_09a_5xx_without_fail_open_is_robots_unavailable() {
+        let server = MockServer::start().await;
+        robots(&server, ResponseTemplate::new(503), 2).await;
+        let tool = Tool::new(&[port(&server)], "", "fail_open = false");
+        for _ in 0..2 {
+            let (result, notes) = tool
+                .check(&format!("http://127.0.0.1:{}/x", port(&server)))
+                .await;
+            let error = result.unwrap_err();
+            assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+            assert_eq!(error.details["error"], "http_5xx");
+            assert!(error.retryable);
+            assert!(notes.is_empty());
+        }
+    }
+
+    /// A loopback server answering plain HTTP and TLS on one port (a first byte of
+    /// 0x16 is a TLS handshake), one fixed response per protocol. Needed because a
+    /// same-port http <-> https redirect cannot be served by two servers.
+    struct DualServer {
+        port: u16,
+        root: Vec<u8>,
+        plain_hits: Arc<AtomicUsize>,
+        tls_hits: Arc<AtomicUsize>,
+    }
+
+    impl DualServer {
+        async fn start(plain: impl Fn(u16) -> String, tls: impl Fn(u16) -> String) -> DualServer {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let rcgen::CertifiedKey { cert, signing_key } =
+                rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+            let key = rustls::pki_types::PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
+            let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], key)
+            .unwrap();
+            let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+            let (plain, tls) = (Arc::new(plain(port)), Arc::new(tls(port)));
+            let plain_hits = Arc::new(AtomicUsize::new(0));
+            let tls_hits = Arc::new(AtomicUsize::new(0));
+            let (plain_count, tls_count) = (Arc::clone(&plain_hits), Arc::clone(&tls_hits));
+            tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    let (acceptor, plain, tls) =
+                        (acceptor.clone(), Arc::clone(&plain), Arc::clone(&tls));
+                    let (plain_count, tls_count) =
+                        (Arc::clone(&plain_count), Arc::clone(&tls_count));
+                    tokio::spawn(async move {
+                        let mut first = [0u8; 1];
+                        if stream.peek(&mut first).await.is_err() {
+                            return;
+                        }
+                        if first[0] == 0x16 {
+                            if let Ok(stream) = acceptor.accept(stream).await {
+                                answer(stream, &tls, &tls_count).await;
+                            }
+                        } else {
+                            answer(stream, &plain, &plain_count).await;
+                        }
+                    });
+                }
+            });
+            DualServer {
+                port,
+                root: cert.der().to_vec(),
+                plain_hits,
+                tls_hits,
+            }
+        }
+    }
+
+    /// Reads one request head, counts it, writes the canned response, closes.
+    async fn answer(
+        mut stream: impl AsyncRead + AsyncWrite + Unpin,
+        response: &str,
+        hits: &AtomicUsize,
+    ) {
+        let mut head = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16_384 {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&chunk[..n]),
+            }
+        }
+        hits.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.write_all(response.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    }
+
+    fn raw_redirect(location: &str) -> String {
+        format!(
+            "HTTP/1.1 301 Moved Permanently\r\nLocation: {location}\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    }
+
+    fn raw_text(body: &str) -> String {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_18_http_to_https_redirect_on_same_host_is_followed() {
+        let server = DualServer::start(
+            |port| raw_redirect(&format!("https://127.0.0.1:{port}/robots.txt")),
+            |_| raw_text("User-agent: *\nDisallow: /secret\n"),
+        )
+        .await;
+        let tool = Tool::with_root(
+            &[server.port],
+            "",
+            "fail_open = false",
+            Some(server.root.clone()),
+        );
+        let (result, notes) = tool
+            .check(&format!("http://127.0.0.1:{}/secret", server.port))
+            .await;
+        // Disallowed by the rules served over https: the upgrade was followed.
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{error:?}");
+        assert_eq!(
+            error.details["origin"],
+            format!("http://127.0.0.1:{}", server.port)
+        );
+        assert!(notes.is_empty());
+        assert_eq!(server.plain_hits.load(Ordering::SeqCst), 1);
+        assert_eq!(server.tls_hits.load(Ordering::SeqCst), 1);
+        let (other, _) = tool
+            .check(&format!("http://127.0.0.1:{}/public", server.port))
+            .await;
+        assert!(other.is_ok());
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_19_https_to_http_redirect_is_unavailable() {
+        let server = DualServer::start(
+            |_| raw_text("User-agent: *\nAllow: /\n"),
+            |port| raw_redirect(&format!("http://127.0.0.1:{port}/robots.txt")),
+        )
+        .await;
+        let tool = Tool::with_root(
+            &[server.port],
+            "",
+            "fail_open = false",
+            Some(server.root.clone()),
+        );
+        let (result, _) = tool
+            .check(&format!("https://127.0.0.1:{}/page", server.port))
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable, "{error:?}");
+        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(
+            error.details["origin"],
+            format!("https://127.0.0.1:{}", server.port)
+        );
+        assert_eq!(server.tls_hits.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            server.plain_hits.load(Ordering::SeqCst),
+            0,
+            "the downgrade is never fetched"
+        );
+
+        let open = Tool::with_root(
+            &[server.port],
+            "",
+            "fail_open = true",
+            Some(server.root.clone()),
+        );
+        let (result, notes) = open
+            .check(&format!("https://127.0.0.1:{}/page", server.port))
+            .await;
+        assert!(result.is_ok());
+        assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+    }
+
+    #[tokio::test]
+    async fn t_wf_rob_20_redirect_to_another_host_is_unavailable() {
+        let server = MockServer::start().await;
+        let target = format!("http://other.test:{}/robots.txt", port(&server));
+        // Exactly one request: the hop to other.test (same server) is never sent.
+        robots(&server, redirect(302, &target), 1).await;
+        let tool = Tool::new(&[port(&server)], "", "fail_open = false");
+        let (result, _) = tool
+            .check(&format!("http://site.test:{}/page", port(&server)))
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(
+            error.details["origin"],
+            format!("http://site.test:{}", port(&server))
+        );
+    }
+
+    #[tokio::test]
+    async fn robots_fetch_01_same_origin_redirects_are_followed_up_to_the_limit() {
+        let server = MockServer::start().await;
+        robots(&server, redirect(301, "/moved/robots.txt"), 1).await;
+        Mock::given(path("/moved/robots.txt"))
+            .respond_with(text("User-agent: *\nDisallow: /p\n"))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let tool = Tool::new(&[port(&server)], "", "");
+        let (result, _) = tool
+            .check(&format!("http://127.0.0.1:{}/p", port(&server)))
+            .await;
+        assert_eq!(code(&result), Some(ErrorCode::RobotsDisallowed));
+
+        // A loop past max_redirects is unavailable, not a document error.
+        let looping = MockServer::start().await;
+        robots(&looping, redirect(302, "/robots.txt"), 3).await;
+        let tool = Tool::new(&[port(&looping)], "max_redirects = 2", "");
+        let (result, _) = tool
+            .check(&format!("http://127.0.0.1:{}/p", port(&looping)))
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(error.details["error"], "redirect_limit");
+    }
+
+    #[tokio::test]
+    async fn robots_fetch_01_ssrf_policy_applies_to_the_robots_retrieval() {
+        // blocked.test resolves to 10.0.0.1 (private, still blocked): no connection
+        // is attempted, and the refusal keeps its code even under fail_open.
+        for fail_open in [false, true] {
+            let tool = Tool::new(&[80], "", &format!("fail_open = {fail_open}"));
+            for target in [
+                "http://blocked.test/page",
+                "http://169.254.169.254/latest",
+                "http://[::ffff:10.0.0.1]/x",
+            ] {
+                let (result, notes) = tool.check(target).await;
+                let error = result.unwrap_err();
+                assert_eq!(error.code, ErrorCode::SsrfBlocked, "{target}");
+                assert!(notes.is_empty());
+            }
+        }
+        // The port policy too: 8081 is not allowed.
+        let tool = Tool::new(&[80], "", "fail_open = true");
+        let (result, _) = tool.check("http://site.test:8081/page").await;
+        assert_eq!(code(&result), Some(ErrorCode::PortBlocked));
+    }
+
+    #[tokio::test]
+    async fn fr_wf_07e_every_redirect_hop_of_a_document_is_checked() {
+        let server = MockServer::start().await;
+        robots(&server, text("User-agent: *\nDisallow: /blocked\n"), 1).await;
+        Mock::given(path("/start"))
+            .respond_with(redirect(302, "/blocked"))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(path("/blocked"))
+            .respond_with(text("secret"))
+            .expect(0)
+            .mount(&server)
+            .await;
+        let tool = Tool::new(&[port(&server)], "", "");
+        let start =
+            CanonicalUrl::parse(&format!("http://127.0.0.1:{}/start", port(&server))).unwrap();
+        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, tool.deadline());
+        let error = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsDisallowed);
+        assert_eq!(error.details["path"], "/blocked");
+    }
+
+    #[tokio::test]
+    async fn fr_wf_07e_a_hop_to_another_origin_uses_that_origins_robots() {
+        let target = MockServer::start().await;
+        robots(&target, ResponseTemplate::new(503), 1).await;
+        Mock::given(path("/page"))
+            .respond_with(text("hello"))
+            .expect(1)
+            .mount(&target)
+            .await;
+        let source = MockServer::start().await;
+        let location = format!("http://127.0.0.1:{}/page", port(&target));
+        Mock::given(path("/start"))
+            .respond_with(redirect(301, &location))
+            .expect(1)
+            .mount(&source)
+            .await;
+        let tool = Tool::new(&[port(&source), port(&target)], "", "fail_open = true");
+        let start =
+            CanonicalUrl::parse(&format!("http://127.0.0.1:{}/start", port(&source))).unwrap();
+        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, tool.deadline());
+        let document = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
+            .await
+            .unwrap();
+        assert_eq!(&document.body[..], b"hello");
+        assert!(hook.into_notes().contains(Note::RobotsUnavailableFailOpen));
+    }
+}

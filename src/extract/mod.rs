@@ -1,1 +1,86 @@
-//! HTML to Markdown extraction (SRD 3.5.1).
+//! HTML to Markdown extraction (SRD 3.5.1): what the model actually reads.
+//!
+//! Pure functions over text; no I/O. Decode the body first with
+//! [`crate::content::charset::decode`], then:
+//!
+//! 1. [`dom::parse`]: a real HTML5 parse (html5ever), bounded so hostile input stays
+//!    linear; boilerplate (FR-WF-13, EXT-CLASS-01) is flagged as elements are made.
+//! 2. [`root::survey`] + [`root::select_root`]: one document walk finds the root
+//!    candidates, title, language and `<base>`; the first non-empty candidate is
+//!    the root (EXT-ROOT-01, EXT-EMPTY-01/02).
+//! 3. [`markdown::convert`]: the root's subtree to Markdown (13a, EXT-TAGS-01, ...).
+//! 4. [`normalize_whitespace`] (13b, EXT-WS-01).
+//!
+//! ```
+//! let url = url::Url::parse("https://example.com/post/1").unwrap();
+//! let doc = webfetch::extract::extract_html(
+//!     "<title> Hello </title><nav>menu</nav><main><h1>Hi</h1><p>See <a href='/x#y'>x</a>.</p></main>",
+//!     &url,
+//! ).unwrap();
+//! assert_eq!(doc.markdown, "# Hi\n\nSee [x](https://example.com/x#y).\n");
+//! assert_eq!(doc.title.as_deref(), Some("Hello"));
+//! ```
+
+pub mod clean;
+pub mod dom;
+pub mod markdown;
+pub mod root;
+pub mod table;
+mod whitespace;
+pub mod writer;
+
+use url::Url;
+
+use crate::document::ExtractedDocument;
+use crate::error::FetchError;
+
+pub use whitespace::normalize_whitespace;
+
+/// Extracts the Markdown, title and language of an HTML page (FR-WF-13 .. 13f).
+///
+/// `final_url` is the URL the page was finally fetched from; links and images
+/// resolve against it, or against a valid `<base href>` (13d, 13d1).
+///
+/// Fails with `extraction_failed` / `no_extractable_content` when every root
+/// candidate, `<body>` included, is empty after boilerplate removal (EXT-EMPTY-02),
+/// or, defensively, when the Markdown is empty after normalisation.
+pub fn extract_html(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
+    let doc = dom::parse(html);
+    let survey = root::survey(&doc);
+    let title = title(&doc, &survey);
+    let language = survey.language.clone();
+    let base = root::base_url(&doc, &survey, final_url);
+    let root = root::select_root(&doc, &survey).ok_or_else(FetchError::no_extractable_content)?;
+    let markdown = normalize_whitespace(&markdown::convert(root, &base));
+    drop(doc);
+    if markdown.is_empty() {
+        return Err(FetchError::no_extractable_content());
+    }
+    Ok(ExtractedDocument {
+        markdown,
+        title,
+        language,
+    })
+}
+
+/// FR-WF-13c: `text/plain` gets whitespace normalisation only; no title, no
+/// language. (An empty body gives empty Markdown; what to do with that is the
+/// caller's decision, as for any other page.)
+pub fn extract_plain(text: &str) -> ExtractedDocument {
+    ExtractedDocument {
+        markdown: normalize_whitespace(text),
+        title: None,
+        language: None,
+    }
+}
+
+/// FR-WF-13e: the first `<title>` if its normalised text is not empty, else the
+/// first `<h1>`'s, else none.
+fn title(doc: &dom::Document, survey: &root::Survey) -> Option<String> {
+    [survey.title, survey.h1]
+        .into_iter()
+        .flatten()
+        .filter_map(|id| doc.tree.get(id))
+        .map(root::normalized_text)
+        .find(|text| !text.is_empty())
+}

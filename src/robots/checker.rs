@@ -12,7 +12,7 @@ use super::cache::RobotsCache;
 use super::matcher::Rules;
 use super::policy::{FetchOutcome, PolicyParams, Resolution, resolve};
 use crate::config::Settings;
-use crate::error::{FetchError, TimeoutPhase};
+use crate::error::FetchError;
 use crate::notes::{Note, Notes};
 use crate::url::{CanonicalUrl, Origin};
 
@@ -74,8 +74,14 @@ impl RobotsChecker {
     /// Checks `url` against the robots.txt of its origin. `Ok` means the fetch may
     /// go on (a fail-open allow-all adds `robots_unavailable_fail_open` to `notes`);
     /// otherwise `robots_disallowed`, `robots_unavailable` or `timeout` (phase
-    /// `robots`). Never skipped for `no_cache` requests (FR-WF-08h): the origin
-    /// cache is independent of the response cache.
+    /// `robots`); `ssrf_blocked`/`port_blocked` when the retrieval itself is
+    /// refused. Never skipped for `no_cache` requests (FR-WF-08h): the origin cache
+    /// is independent of the response cache.
+    ///
+    /// The pipeline calls this for the document URL after its SSRF check (Appendix
+    /// B: SSRFCheck, then RobotsCheck), and passes a
+    /// [`RobotsHopCheck`](super::http_source::RobotsHopCheck) to the document
+    /// fetch so every redirect target is checked too (FR-WF-07e).
     pub async fn check(
         &self,
         source: &dyn RobotsSource,
@@ -114,9 +120,11 @@ impl RobotsChecker {
             return self.retrieve(source, origin, deadline).await;
         }
         let slot = InflightSlot::join(&self.inflight, origin);
-        let _turn = tokio::time::timeout_at(deadline, slot.lock.lock())
-            .await
-            .map_err(|_| self.timeout())?;
+        let Ok(_turn) = tokio::time::timeout_at(deadline, slot.lock.lock()).await else {
+            // The budget ran out while another fetch was retrieving this origin's
+            // robots.txt: a robots timeout like any other (fail-open applies).
+            return self.decide(origin, FetchOutcome::TimedOut);
+        };
         // Whoever held the turn may have filled the cache meanwhile.
         if let Some(rules) = self.cache.get(origin) {
             return Ok(Some(rules));
@@ -145,10 +153,20 @@ impl RobotsChecker {
             Ok(outcome) => outcome,
             Err(_) => FetchOutcome::TimedOut,
         };
+        self.decide(origin, outcome)
+    }
+
+    /// Applies the policy to an outcome and caches what may be cached.
+    fn decide(
+        &self,
+        origin: &Origin,
+        outcome: FetchOutcome,
+    ) -> Result<Option<Arc<Rules>>, FetchError> {
+        let robots = &self.settings.robots;
         let params = PolicyParams {
             fail_open: robots.fail_open,
             user_agent_token: &robots.user_agent_token,
-            timeout_ms,
+            timeout_ms: self.timeout_ms(),
         };
         match resolve(outcome, origin, &params) {
             Resolution::Rules(rules) => {
@@ -163,10 +181,6 @@ impl RobotsChecker {
 
     fn timeout_ms(&self) -> u64 {
         u64::from(self.settings.timeout_seconds).saturating_mul(1000)
-    }
-
-    fn timeout(&self) -> FetchError {
-        FetchError::timeout(self.timeout_ms(), TimeoutPhase::Robots)
     }
 }
 
@@ -386,14 +400,40 @@ mod tests {
         assert!(checker.inflight.lock().unwrap().is_empty());
     }
 
+    struct Never;
+
+    impl RobotsSource for Never {
+        fn fetch_robots<'a>(&'a self, _: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_fetch_waiting_for_another_ones_retrieval_still_fails_open() {
+        let checker = RobotsChecker::new(settings(
+            "timeout_seconds = 1\n[tools.webfetch.robots]\nfail_open = true\n",
+        ));
+        let target = url("https://e.example/x");
+        let check = |ms| {
+            let (checker, target) = (&checker, &target);
+            async move {
+                let mut notes = Notes::new();
+                let deadline = Instant::now() + Duration::from_millis(ms);
+                let result = checker.check(&Never, target, deadline, &mut notes).await;
+                (result, notes)
+            }
+        };
+        // The first holds the origin's turn until its own budget runs out; the
+        // second times out while waiting for it.
+        let (leader, follower) = tokio::join!(check(60), check(20));
+        for (result, notes) in [leader, follower] {
+            assert!(result.is_ok(), "{result:?}");
+            assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+        }
+    }
+
     #[tokio::test]
     async fn a_source_that_never_answers_times_out_in_phase_robots() {
-        struct Never;
-        impl RobotsSource for Never {
-            fn fetch_robots<'a>(&'a self, _: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
-                Box::pin(std::future::pending())
-            }
-        }
         let checker = RobotsChecker::new(settings("timeout_seconds = 1\n"));
         let error = checker
             .check(

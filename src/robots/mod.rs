@@ -7,6 +7,8 @@
 //! - [`cache`]: the process-local per-origin LRU with a TTL.
 //! - [`checker`]: the gate the pipeline calls for the document URL and every
 //!   redirect hop.
+//! - [`http_source`]: robots.txt over the shared HTTP client with the robots origin
+//!   scope, and the redirect hook that checks each hop of a document fetch.
 //!
 //! The parser, matcher and policy do no I/O; only the checker awaits a
 //! [`checker::RobotsSource`] (the shared HTTP client).
@@ -39,12 +41,14 @@
 
 pub mod cache;
 pub mod checker;
+pub mod http_source;
 pub mod matcher;
 pub mod parse;
 pub mod policy;
 
 pub use cache::{Clock, ManualClock, RobotsCache, SystemClock};
 pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
+pub use http_source::{RobotsHopCheck, ScopeHook};
 pub use matcher::{Pattern, Rule, RuleKind, Rules};
 pub use parse::{Group, RobotsTxt};
 pub use policy::{

@@ -76,6 +76,8 @@ pub struct PolicyParams<'a> {
 /// Non-200 statuses outside 4xx (5xx, 1xx, 3xx that are not followed, other 2xx)
 /// are "unavailable" like network failures (SRD-READINGS 13): RFC 9309 only calls
 /// 200 with a body a success, and FR-WF-07a2 treats every other 2xx as an error.
+/// `ssrf_blocked` and `port_blocked` are returned unchanged, with or without
+/// `fail_open`: they are the refusals the document fetch itself would give.
 pub fn resolve(outcome: FetchOutcome, origin: &Origin, params: &PolicyParams<'_>) -> Resolution {
     let unavailable = |error: FetchError| {
         if params.fail_open {
@@ -107,6 +109,15 @@ pub fn resolve(outcome: FetchOutcome, origin: &Origin, params: &PolicyParams<'_>
         }
         FetchOutcome::Failed(error) if error.code == ErrorCode::Timeout => {
             unavailable(FetchError::timeout(params.timeout_ms, TimeoutPhase::Robots))
+        }
+        // A hop refused by the SSRF or port policy is a security refusal, not an
+        // unavailable file: it keeps its own code and never fails open
+        // (ROBOTS-FETCH-01 "the same SSRF validation and port policy as document
+        // fetching"; Appendix B checks SSRF before robots).
+        FetchOutcome::Failed(error)
+            if matches!(error.code, ErrorCode::SsrfBlocked | ErrorCode::PortBlocked) =>
+        {
+            Resolution::Refused(error)
         }
         FetchOutcome::Failed(error) => unavailable(FetchError::robots_unavailable(
             &origin.to_string(),
@@ -249,6 +260,7 @@ mod tests {
                 "tls_validation_failed",
             ),
             (FetchError::redirect_limit(6, 5), "redirect_limit"),
+            (FetchError::invalid_url("", "no Location"), "invalid_url"),
             (
                 FetchError::robots_unavailable("https://e.example", CROSS_ORIGIN_REDIRECT),
                 CROSS_ORIGIN_REDIRECT,
@@ -262,6 +274,27 @@ mod tests {
             };
             assert_eq!(e.code, ErrorCode::RobotsUnavailable);
             assert_eq!(e.details["error"], reason);
+        }
+    }
+
+    #[test]
+    fn ssrf_and_port_refusals_keep_their_code_and_never_fail_open() {
+        let blocked = FetchError::ssrf_blocked(
+            "10.0.0.1".parse().unwrap(),
+            "10.0.0.0/8",
+            "block_private_ips",
+        );
+        let port = FetchError::port_blocked(8080, &[80, 443]);
+        for error in [blocked, port] {
+            for fail_open in [false, true] {
+                let resolution = resolve(
+                    FetchOutcome::Failed(error.clone()),
+                    &origin(),
+                    &params(fail_open),
+                );
+                assert_eq!(resolution, Resolution::Refused(error.clone()));
+                assert!(!resolution.is_cacheable());
+            }
         }
     }
 

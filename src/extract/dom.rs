@@ -1,0 +1,663 @@
+//! The HTML5 parse tree extraction works on (FR-WF-13): html5ever's tokenizer and
+//! tree builder, a lean arena sink, and the bounds that keep hostile input linear.
+//!
+//! html5ever is a faithful HTML5 parser, but three of its steps cost time in
+//! proportion to something an attacker controls, so the parse is fenced:
+//!
+//! * **Depth.** Scope checks walk the stack of open elements, so `<div>` × 100 000
+//!   costs O(n²). [`Limiter`] sits between tokenizer and tree builder and drops
+//!   start tags (not their text) once the tree builder holds [`MAX_OPEN`] handles,
+//!   like browsers' own nesting cap (Blink: 512); formatting elements, which the
+//!   tree builder re-creates for every text run, are capped lower
+//!   ([`MAX_OPEN_FORMATTING`]).
+//! * **Attributes.** The tokenizer checks each new attribute against all earlier
+//!   ones of the tag; [`cap_attributes`] drops attributes past [`MAX_ATTRIBUTES`]
+//!   in one linear pass before parsing.
+//! * **Synthesised elements.** Misnested formatting can make the tree builder create
+//!   elements without input bytes; once [`element_budget`] elements exist the parse
+//!   stops and the document built so far is used.
+//!
+//! Only the attributes extraction reads are kept, and each element is classified
+//! once, at creation ([`Tag`], boilerplate flag), so the later passes are cheap.
+
+use std::borrow::Cow;
+use std::cell::{Cell, Ref, RefCell};
+
+use ego_tree::{NodeId, NodeRef, Tree};
+use html5ever::TokenizerResult;
+use html5ever::interface::{ElementFlags, NodeOrText, QuirksMode, Tracer, TreeSink};
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{
+    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
+use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
+use html5ever::{Attribute, QualName, local_name, ns};
+
+use super::clean::{self, Tag};
+
+/// Open handles (open elements plus active formatting entries) past which start
+/// tags are dropped.
+pub const MAX_OPEN: usize = 512;
+/// Open handles past which formatting start tags (`<b>`, `<a>`, `<font>`, ...) are
+/// dropped: each one may be re-created for every later text run.
+pub const MAX_OPEN_FORMATTING: usize = 128;
+/// Attributes kept per tag.
+pub const MAX_ATTRIBUTES: usize = 128;
+
+/// Elements the tree may hold for an input of `len` bytes: generous for real pages
+/// (which have one element per 30 or more bytes), linear in the input.
+pub fn element_budget(len: usize) -> usize {
+    10_000 + len / 4
+}
+
+/// The attributes extraction reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attr {
+    /// `href` (links, `<base>`).
+    Href,
+    /// `src` (images).
+    Src,
+    /// `alt` (images).
+    Alt,
+    /// `class` (boilerplate tokens, `content` root, `language-xxx`).
+    Class,
+    /// `id` (boilerplate tokens, `content` root).
+    Id,
+    /// `role` (`main` root).
+    Role,
+    /// `lang` (`<html lang>`).
+    Lang,
+    /// `start` (`<ol start>`).
+    Start,
+    /// `hidden` (boilerplate).
+    Hidden,
+    /// `aria-hidden` (boilerplate).
+    AriaHidden,
+}
+
+impl Attr {
+    fn from_name(name: &QualName) -> Option<Attr> {
+        if name.ns != ns!() {
+            return None;
+        }
+        Some(match name.local {
+            local_name!("href") => Attr::Href,
+            local_name!("src") => Attr::Src,
+            local_name!("alt") => Attr::Alt,
+            local_name!("class") => Attr::Class,
+            local_name!("id") => Attr::Id,
+            local_name!("role") => Attr::Role,
+            local_name!("lang") => Attr::Lang,
+            local_name!("start") => Attr::Start,
+            local_name!("hidden") => Attr::Hidden,
+            local_name!("aria-hidden") => Attr::AriaHidden,
+            _ => return None,
+        })
+    }
+}
+
+/// An element: its name (the tree builder asks for it), its classification and the
+/// attributes extraction reads.
+#[derive(Debug)]
+pub struct Element {
+    /// The qualified name, as parsed.
+    pub name: QualName,
+    /// How extraction treats it.
+    pub tag: Tag,
+    /// Removed as boilerplate (FR-WF-13 steps 1-3, EXT-CLASS-01).
+    pub removed: bool,
+    attrs: Vec<(Attr, StrTendril)>,
+}
+
+impl Element {
+    fn new(name: QualName, attrs: Vec<Attribute>) -> Element {
+        let attrs = attrs
+            .into_iter()
+            .filter_map(|a| Some((Attr::from_name(&a.name)?, a.value)))
+            .collect();
+        let mut element = Element {
+            tag: clean::classify(&name),
+            name,
+            removed: false,
+            attrs,
+        };
+        element.removed = clean::is_boilerplate(&element);
+        element
+    }
+
+    /// The value of `attr`, if present.
+    pub fn attr(&self, attr: Attr) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(a, _)| *a == attr)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Whether `attr` is present (any value).
+    pub fn has_attr(&self, attr: Attr) -> bool {
+        self.attrs.iter().any(|(a, _)| *a == attr)
+    }
+}
+
+/// A node of the tree.
+#[derive(Debug)]
+pub enum Node {
+    /// The document root.
+    Document,
+    /// An element.
+    Element(Element),
+    /// A text node (adjacent text is merged, as the DOM does).
+    Text(StrTendril),
+    /// Comments, doctypes, processing instructions, template fragments: never read.
+    Other,
+}
+
+impl Node {
+    /// The element, if this node is one.
+    pub fn element(&self) -> Option<&Element> {
+        match self {
+            Node::Element(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A parsed document.
+pub struct Document {
+    /// The arena; dropping it is a flat loop, whatever the nesting depth.
+    pub tree: Tree<Node>,
+}
+
+impl Document {
+    /// The document node.
+    pub fn root(&self) -> NodeRef<'_, Node> {
+        self.tree.root()
+    }
+
+    /// Every node in document order, without recursion.
+    pub fn descendants(&self) -> impl Iterator<Item = NodeRef<'_, Node>> {
+        self.tree.root().descendants()
+    }
+}
+
+/// Parses `html` into a [`Document`], within the bounds described in the module docs.
+pub fn parse(html: &str) -> Document {
+    let html = cap_attributes(html);
+    let sink = Sink::new(element_budget(html.len()));
+    let builder = TreeBuilder::new(
+        sink,
+        TreeBuilderOpts {
+            // `<noscript>` is removed as boilerplate either way; with scripting on
+            // its content is raw text and cannot leak markup into the page.
+            scripting_enabled: true,
+            ..TreeBuilderOpts::default()
+        },
+    );
+    let tokenizer = Tokenizer::new(Limiter::new(builder), TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(&html));
+    loop {
+        match tokenizer.feed(&input) {
+            TokenizerResult::Done => break,
+            // Our limiter pauses the tokenizer this way when the element budget is
+            // spent; a real script pause never happens (we run no scripts).
+            TokenizerResult::Script(_) => {
+                if tokenizer.sink.exhausted() {
+                    break;
+                }
+            }
+            // A `<meta charset>` seen: the text is already decoded; go on.
+            TokenizerResult::EncodingIndicator(_) => {}
+        }
+    }
+    tokenizer.end();
+    let sink = tokenizer.sink.builder.sink;
+    Document {
+        tree: sink.tree.into_inner(),
+    }
+}
+
+/// Drops attributes past [`MAX_ATTRIBUTES`] in every tag, following the HTML
+/// tokenizer's tag and attribute states (it does not track raw-text contexts; the
+/// only effect there is on text that looks like a tag with over a hundred
+/// attributes). Borrows the input when nothing is dropped, which is the normal case.
+pub fn cap_attributes(html: &str) -> Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0; // bytes of `html` already copied to `out`
+    let mut pos = 0;
+    while let Some(offset) = memchr_lt(&bytes[pos..]) {
+        let lt = pos + offset;
+        let name_start = lt + 1 + usize::from(bytes.get(lt + 1) == Some(&b'/'));
+        if !bytes.get(name_start).is_some_and(u8::is_ascii_alphabetic) {
+            pos = lt + 1;
+            continue;
+        }
+        // Fast path: a tag whose first `>` is near and has no quote before it
+        // ends there (only a quoted value can hide a `>`), and is too short to
+        // hold more than MAX_ATTRIBUTES attributes (each takes two bytes or more).
+        let window = &bytes[lt..bytes.len().min(lt + 2 * MAX_ATTRIBUTES)];
+        if let Some(gt) = window.iter().position(|&b| b == b'>')
+            && !window[..gt].iter().any(|&b| b == b'"' || b == b'\'')
+        {
+            pos = lt + gt + 1;
+            continue;
+        }
+        match scan_tag(bytes, name_start) {
+            TagScan::Complete { end } => pos = end,
+            TagScan::Capped { cut, end } => {
+                let out = out.get_or_insert_with(|| String::with_capacity(html.len()));
+                // `cut` and `end` are ASCII positions, so these are char boundaries.
+                out.push_str(html.get(copied..cut).unwrap_or_default());
+                copied = end;
+                pos = end;
+            }
+            TagScan::Eof => break,
+        }
+    }
+    match out {
+        None => Cow::Borrowed(html),
+        Some(mut out) => {
+            out.push_str(html.get(copied..).unwrap_or_default());
+            Cow::Owned(out)
+        }
+    }
+}
+
+fn memchr_lt(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'<')
+}
+
+enum TagScan {
+    /// The tag ends before the `>` at `end - 1`, within the cap.
+    Complete { end: usize },
+    /// Attributes from `cut` up to the `>` at `end` are dropped.
+    Capped { cut: usize, end: usize },
+    /// The input ends inside the tag.
+    Eof,
+}
+
+/// Walks one tag from its name to its `>` with the tokenizer's states, counting
+/// attributes.
+fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Name,
+        BeforeAttr,
+        AttrName,
+        AfterAttrName,
+        BeforeValue,
+        Quoted(u8),
+        Unquoted,
+        AfterQuoted,
+    }
+    let is_space = |b: u8| matches!(b, b'\t' | b'\n' | b'\x0C' | b' ' | b'\r');
+    let mut state = State::Name;
+    let mut count = 0;
+    let mut cut = None;
+    let mut i = name_start;
+    while let Some(&b) = bytes.get(i) {
+        let mut reconsume = false;
+        state = match state {
+            State::Name | State::AfterAttrName | State::BeforeAttr | State::AttrName
+                if b == b'>' =>
+            {
+                return finish(cut, i);
+            }
+            State::Unquoted | State::AfterQuoted | State::BeforeValue if b == b'>' => {
+                return finish(cut, i);
+            }
+            State::Name if is_space(b) || b == b'/' => State::BeforeAttr,
+            State::Name => State::Name,
+            State::BeforeAttr if is_space(b) || b == b'/' => State::BeforeAttr,
+            State::BeforeAttr | State::AfterAttrName => {
+                if state == State::AfterAttrName && (is_space(b) || b == b'/') {
+                    State::AfterAttrName
+                } else if state == State::AfterAttrName && b == b'=' {
+                    State::BeforeValue
+                } else {
+                    count += 1;
+                    if count > MAX_ATTRIBUTES && cut.is_none() {
+                        cut = Some(i);
+                    }
+                    State::AttrName
+                }
+            }
+            State::AttrName if is_space(b) || b == b'/' => State::AfterAttrName,
+            State::AttrName if b == b'=' => State::BeforeValue,
+            State::AttrName => State::AttrName,
+            State::BeforeValue if is_space(b) => State::BeforeValue,
+            State::BeforeValue if b == b'"' || b == b'\'' => State::Quoted(b),
+            State::BeforeValue => State::Unquoted,
+            State::Quoted(q) if b == q => State::AfterQuoted,
+            State::Quoted(q) => State::Quoted(q),
+            State::Unquoted if is_space(b) => State::BeforeAttr,
+            State::Unquoted => State::Unquoted,
+            State::AfterQuoted if is_space(b) || b == b'/' => State::BeforeAttr,
+            State::AfterQuoted => {
+                reconsume = true;
+                State::BeforeAttr
+            }
+        };
+        if !reconsume {
+            i += 1;
+        }
+    }
+    TagScan::Eof
+}
+
+fn finish(cut: Option<usize>, gt: usize) -> TagScan {
+    match cut {
+        None => TagScan::Complete { end: gt + 1 },
+        Some(cut) => TagScan::Capped { cut, end: gt },
+    }
+}
+
+/// Counts handles the tree builder holds (document, open elements, active
+/// formatting entries, head, form).
+struct Counter(Cell<usize>);
+
+impl Tracer for Counter {
+    type Handle = NodeId;
+    fn trace_handle(&self, _node: &NodeId) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+/// The token filter between tokenizer and tree builder (see the module docs).
+struct Limiter {
+    builder: TreeBuilder<NodeId, Sink>,
+}
+
+impl Limiter {
+    fn new(builder: TreeBuilder<NodeId, Sink>) -> Limiter {
+        Limiter { builder }
+    }
+
+    fn exhausted(&self) -> bool {
+        self.builder.sink.exhausted.get()
+    }
+
+    fn open_handles(&self) -> usize {
+        let counter = Counter(Cell::new(0));
+        self.builder.trace_handles(&counter);
+        counter.0.get()
+    }
+}
+
+impl TokenSink for Limiter {
+    type Handle = NodeId;
+
+    fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<NodeId> {
+        let is_tag = matches!(token, Token::TagToken(_));
+        // The tokenizer accepts a pause (`Script`) only in answer to a tag; other
+        // tokens after the budget is spent are dropped until the next tag pauses it.
+        let stop = || {
+            if is_tag {
+                TokenSinkResult::Script(self.builder.sink.document)
+            } else {
+                TokenSinkResult::Continue
+            }
+        };
+        if self.exhausted() {
+            return stop();
+        }
+        if let Token::TagToken(tag) = &token
+            && tag.kind == TagKind::StartTag
+            && !clean::is_void(&tag.name)
+            && !clean::is_raw_text(&tag.name)
+        {
+            let limit = if clean::is_formatting(&tag.name) {
+                MAX_OPEN_FORMATTING
+            } else {
+                MAX_OPEN
+            };
+            if self.open_handles() >= limit {
+                return TokenSinkResult::Continue;
+            }
+        }
+        let result = self.builder.process_token(token, line_number);
+        if self.exhausted() && is_tag {
+            return stop();
+        }
+        result
+    }
+
+    fn end(&self) {
+        self.builder.end();
+    }
+
+    fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
+        self.builder
+            .adjusted_current_node_present_but_not_in_html_namespace()
+    }
+}
+
+/// The name returned for a handle that is not an element; html5ever never asks,
+/// but the sink must not panic if it did.
+static FALLBACK_NAME: QualName = QualName {
+    prefix: None,
+    ns: ns!(html),
+    local: local_name!("span"),
+};
+
+/// The tree sink: an `ego_tree` arena of [`Node`]s.
+struct Sink {
+    tree: RefCell<Tree<Node>>,
+    document: NodeId,
+    elements: Cell<usize>,
+    budget: usize,
+    exhausted: Cell<bool>,
+}
+
+impl Sink {
+    fn new(budget: usize) -> Sink {
+        let tree = Tree::new(Node::Document);
+        let document = tree.root().id();
+        Sink {
+            tree: RefCell::new(tree),
+            document,
+            elements: Cell::new(0),
+            budget,
+            exhausted: Cell::new(false),
+        }
+    }
+
+    fn append_text(tree: &mut Tree<Node>, parent: NodeId, text: StrTendril) {
+        let Some(mut parent) = tree.get_mut(parent) else {
+            return;
+        };
+        if let Some(mut last) = parent.last_child()
+            && let Node::Text(existing) = last.value()
+        {
+            existing.push_tendril(&text);
+            return;
+        }
+        parent.append(Node::Text(text));
+    }
+}
+
+impl TreeSink for Sink {
+    type Handle = NodeId;
+    type Output = Self;
+    type ElemName<'a> = Ref<'a, QualName>;
+
+    fn finish(self) -> Self {
+        self
+    }
+
+    fn parse_error(&self, _msg: Cow<'static, str>) {}
+
+    fn get_document(&self) -> NodeId {
+        self.document
+    }
+
+    fn elem_name<'a>(&'a self, target: &'a NodeId) -> Ref<'a, QualName> {
+        Ref::map(self.tree.borrow(), |tree| {
+            match tree.get(*target).map(|n| n.value()) {
+                Some(Node::Element(e)) => &e.name,
+                _ => &FALLBACK_NAME,
+            }
+        })
+    }
+
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, _: ElementFlags) -> NodeId {
+        let count = self.elements.get() + 1;
+        self.elements.set(count);
+        if count >= self.budget {
+            self.exhausted.set(true);
+        }
+        let is_template = name.ns == ns!(html) && name.local == local_name!("template");
+        let mut tree = self.tree.borrow_mut();
+        let mut node = tree.orphan(Node::Element(Element::new(name, attrs)));
+        if is_template {
+            // The template contents fragment (never rendered).
+            node.append(Node::Other);
+        }
+        node.id()
+    }
+
+    fn create_comment(&self, _text: StrTendril) -> NodeId {
+        self.tree.borrow_mut().orphan(Node::Other).id()
+    }
+
+    fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> NodeId {
+        self.tree.borrow_mut().orphan(Node::Other).id()
+    }
+
+    fn append(&self, parent: &NodeId, child: NodeOrText<NodeId>) {
+        let mut tree = self.tree.borrow_mut();
+        match child {
+            NodeOrText::AppendNode(id) => {
+                if let Some(mut parent) = tree.get_mut(*parent) {
+                    parent.append_id(id);
+                }
+            }
+            NodeOrText::AppendText(text) => Sink::append_text(&mut tree, *parent, text),
+        }
+    }
+
+    fn append_based_on_parent_node(
+        &self,
+        element: &NodeId,
+        prev_element: &NodeId,
+        child: NodeOrText<NodeId>,
+    ) {
+        let has_parent = self
+            .tree
+            .borrow()
+            .get(*element)
+            .is_some_and(|n| n.parent().is_some());
+        if has_parent {
+            self.append_before_sibling(element, child);
+        } else {
+            self.append(prev_element, child);
+        }
+    }
+
+    fn append_doctype_to_document(&self, _: StrTendril, _: StrTendril, _: StrTendril) {}
+
+    fn get_template_contents(&self, target: &NodeId) -> NodeId {
+        self.tree
+            .borrow()
+            .get(*target)
+            .and_then(|n| n.first_child())
+            .map_or(*target, |n| n.id())
+    }
+
+    fn same_node(&self, x: &NodeId, y: &NodeId) -> bool {
+        x == y
+    }
+
+    fn set_quirks_mode(&self, _mode: QuirksMode) {}
+
+    fn append_before_sibling(&self, sibling: &NodeId, new_node: NodeOrText<NodeId>) {
+        let mut tree = self.tree.borrow_mut();
+        if let NodeOrText::AppendNode(id) = new_node
+            && let Some(mut node) = tree.get_mut(id)
+        {
+            node.detach();
+        }
+        let Some(mut sibling) = tree.get_mut(*sibling) else {
+            return;
+        };
+        if sibling.parent().is_none() {
+            return;
+        }
+        match new_node {
+            NodeOrText::AppendNode(id) => {
+                sibling.insert_id_before(id);
+            }
+            NodeOrText::AppendText(text) => {
+                if let Some(mut prev) = sibling.prev_sibling()
+                    && let Node::Text(existing) = prev.value()
+                {
+                    existing.push_tendril(&text);
+                    return;
+                }
+                sibling.insert_before(Node::Text(text));
+            }
+        }
+    }
+
+    fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
+        let mut tree = self.tree.borrow_mut();
+        let Some(mut node) = tree.get_mut(*target) else {
+            return;
+        };
+        if let Node::Element(element) = node.value() {
+            for attr in attrs {
+                if let Some(kind) = Attr::from_name(&attr.name)
+                    && !element.has_attr(kind)
+                {
+                    element.attrs.push((kind, attr.value));
+                }
+            }
+            element.removed = clean::is_boilerplate(element);
+        }
+    }
+
+    fn remove_from_parent(&self, target: &NodeId) {
+        if let Some(mut node) = self.tree.borrow_mut().get_mut(*target) {
+            node.detach();
+        }
+    }
+
+    fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
+        if let Some(mut parent) = self.tree.borrow_mut().get_mut(*new_parent) {
+            parent.reparent_from_id_append(*node);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_attributes_keeps_normal_tags() {
+        let html = r#"<a href="x" class='y' data-z=1 disabled>t</a><p/a/b>"#;
+        assert!(matches!(cap_attributes(html), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn cap_attributes_drops_excess() {
+        let attrs: String = (0..MAX_ATTRIBUTES + 50)
+            .map(|i| format!(" a{i}=\"v\""))
+            .collect();
+        let html = format!("<div{attrs}>text</div>");
+        let capped = cap_attributes(&html);
+        assert_eq!(capped.matches("=\"v\"").count(), MAX_ATTRIBUTES);
+        assert!(capped.ends_with(">text</div>"));
+    }
+
+    #[test]
+    fn parse_builds_tree() {
+        let doc = parse("<p class='Nav'>a<b>b</b></p>");
+        let p = doc
+            .descendants()
+            .filter_map(|n| n.value().element())
+            .find(|e| e.name.local == local_name!("p"));
+        assert!(p.is_some_and(|p| p.removed));
+    }
+}

@@ -1,0 +1,551 @@
+//! HTML to Markdown over the cleaned tree (FR-WF-13a, EXT-TAGS-01, EXT-TABLE-01/02,
+//! EXT-LIST-01, EXT-CODE-01/02, 13d, 13d1).
+//!
+//! One iterative walk of the root's subtree (an explicit frame stack, never
+//! recursion, so 100 000 nested elements cost 100 000 steps and no call stack).
+//! Removed (boilerplate) and skipped elements are not entered.
+//!
+//! Choices the SRD leaves open, all deliberate:
+//!
+//! * Fenced code blocks and tables are always written at the start of a line, with
+//!   no list indentation or quote marker, even inside a list item or blockquote:
+//!   fence detection (FR-WF-15, EXT-WS-01) and table rows need column 0, and code
+//!   must come out byte for byte.
+//! * Inside a list item, paragraphs and other blocks are separated by one newline
+//!   and indented to the item's text, so a list stays one block for the chunker
+//!   (FR-WF-CHK-LIST-01). Ordered lists count from `<ol start>` (default 1), one
+//!   number per `<li>`, empty items included.
+//! * Adjacent inline elements are concatenated as the browser shows them
+//!   (`<b>a</b><i>b</i>` is `**a***b*`): whitespace in the source becomes one
+//!   space, no space is invented.
+//! * Links become `[text](absolute URL)` for `http`, `https` and `mailto` targets;
+//!   other schemes (`javascript:`, `data:`) keep only their text. Images become
+//!   `![alt](absolute URL)` when `alt` is not blank and `src` resolves to `http(s)`;
+//!   with another `src` (an inline `data:` image) only the alt text is kept.
+//! * `<pre>` without `<code>` is a code block too. The language comes from a
+//!   `language-xxx` class on the `<code>`, else on the `<pre>`. Content is kept
+//!   exactly; the newline before the closing fence is added only when the content
+//!   does not already end with one, so the code's own bytes are what a Markdown
+//!   reader gets back. Fences are `max(3, 1 + longest backtick run)` backticks
+//!   (SRD-READINGS 16).
+//! * In table cells, breaks become `<br>` and `|` becomes `\|`; a table inside a
+//!   cell is flattened to text (cells separated by spaces, rows by `<br>`).
+
+use ego_tree::NodeRef;
+use url::Url;
+
+use super::clean::Tag;
+use super::dom::{Attr, Element, Node};
+use super::table::TableBuilder;
+use super::writer::{WrapperKind, Writer, code_span, is_html_space, longest_backtick_run};
+
+/// What leaving an element undoes.
+enum Exit {
+    Nothing,
+    Block,
+    Heading,
+    Wrapper,
+    List,
+    Item,
+    Quote,
+    Table,
+    Row,
+    Cell { header: bool },
+    Caption,
+    FlatCell,
+    FlatRow,
+    Pre,
+    Code,
+}
+
+/// Text being collected verbatim (`<pre>`) or for a code span (`<code>`).
+struct Capture {
+    text: String,
+    verbatim: bool,
+    language: Option<String>,
+}
+
+/// An open list: ordered or not, and the next number.
+struct List {
+    ordered: bool,
+    next: u64,
+}
+
+struct Converter<'a> {
+    base: &'a Url,
+    /// The document writer, then one per open table cell.
+    writers: Vec<Writer>,
+    tables: Vec<TableBuilder>,
+    lists: Vec<List>,
+    capture: Option<Capture>,
+}
+
+/// Converts the subtree of `root` to Markdown (not yet whitespace-normalised).
+pub fn convert(root: NodeRef<'_, Node>, base: &Url) -> String {
+    let mut converter = Converter {
+        base,
+        writers: vec![Writer::new()],
+        tables: Vec::new(),
+        lists: Vec::new(),
+        capture: None,
+    };
+    converter.walk(root);
+    // Unclosed tables or cells cannot remain (the walk is balanced), but fold any
+    // leftover writers into the document rather than lose text.
+    let mut out = String::new();
+    for writer in converter.writers {
+        out.push_str(&writer.finish());
+    }
+    out
+}
+
+impl Converter<'_> {
+    fn walk(&mut self, root: NodeRef<'_, Node>) {
+        let mut frames: Vec<Exit> = Vec::new();
+        let mut node = root;
+        'next: loop {
+            let descend = match node.value() {
+                Node::Text(text) => {
+                    self.text(text);
+                    false
+                }
+                Node::Element(element) => match self.enter(element) {
+                    Some(exit) => {
+                        frames.push(exit);
+                        true
+                    }
+                    None => false,
+                },
+                Node::Document => {
+                    frames.push(Exit::Nothing);
+                    true
+                }
+                Node::Other => false,
+            };
+            if descend {
+                if let Some(child) = node.first_child() {
+                    node = child;
+                    continue 'next;
+                }
+                self.leave(&mut frames);
+            }
+            // Climb until a next sibling, leaving each finished ancestor.
+            loop {
+                if node.id() == root.id() {
+                    return;
+                }
+                if let Some(sibling) = node.next_sibling() {
+                    node = sibling;
+                    continue 'next;
+                }
+                match node.parent() {
+                    Some(parent) => {
+                        node = parent;
+                        self.leave(&mut frames);
+                    }
+                    None => return,
+                }
+            }
+        }
+    }
+
+    fn writer(&mut self) -> &mut Writer {
+        if self.writers.is_empty() {
+            self.writers.push(Writer::new());
+        }
+        let last = self.writers.len() - 1;
+        &mut self.writers[last]
+    }
+
+    fn text(&mut self, text: &str) {
+        if let Some(capture) = &mut self.capture {
+            capture.text.push_str(text);
+            return;
+        }
+        self.writer().text(text);
+    }
+
+    /// Handles an element's start; `None` means do not descend.
+    fn enter(&mut self, element: &Element) -> Option<Exit> {
+        if element.removed || matches!(element.tag, Tag::Skip | Tag::Head | Tag::Title) {
+            return None;
+        }
+        if let Some(capture) = &mut self.capture {
+            match element.tag {
+                Tag::LineBreak => {
+                    capture.text.push(if capture.verbatim { '\n' } else { ' ' });
+                }
+                Tag::Code if capture.language.is_none() => {
+                    capture.language = element.attr(Attr::Class).and_then(language);
+                }
+                _ => {}
+            }
+            return Some(Exit::Nothing);
+        }
+        let in_cell = self.writer().is_cell();
+        Some(match element.tag {
+            Tag::Html | Tag::Body | Tag::Base | Tag::Inline => Exit::Nothing,
+            Tag::Main | Tag::Article | Tag::Block => {
+                self.writer().block_break();
+                Exit::Block
+            }
+            Tag::Heading(level) => {
+                if self.writer().open_heading(level) {
+                    Exit::Heading
+                } else {
+                    self.writer().space();
+                    Exit::Nothing
+                }
+            }
+            Tag::Emphasis => self.wrapper(WrapperKind::Emphasis, None),
+            Tag::Strong => self.wrapper(WrapperKind::Strong, None),
+            Tag::Link => match element.attr(Attr::Href).and_then(|h| self.link_url(h)) {
+                Some(url) => self.wrapper(WrapperKind::Link, Some(&url)),
+                None => Exit::Nothing,
+            },
+            Tag::Image => {
+                self.image(element);
+                return None;
+            }
+            Tag::LineBreak => {
+                self.writer().hard_break();
+                return None;
+            }
+            Tag::Rule => {
+                let writer = self.writer();
+                if writer.list_depth() == 0 && !writer.is_cell() && !writer.in_heading() {
+                    writer.raw_block("---");
+                } else {
+                    writer.block_break();
+                }
+                return None;
+            }
+            Tag::UnorderedList | Tag::OrderedList => {
+                let ordered = element.tag == Tag::OrderedList;
+                let start = element
+                    .attr(Attr::Start)
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .filter(|&n| n < 1_000_000_000)
+                    .unwrap_or(1);
+                self.lists.push(List {
+                    ordered,
+                    next: start,
+                });
+                self.writer().open_list();
+                Exit::List
+            }
+            Tag::ListItem => {
+                let marker = match self.lists.last_mut() {
+                    Some(list) if list.ordered => {
+                        let marker = format!("{}. ", list.next);
+                        list.next = list.next.saturating_add(1);
+                        marker
+                    }
+                    _ => "- ".to_owned(),
+                };
+                let level = self.writer().list_depth().saturating_sub(1);
+                self.writer().open_item(level, &marker);
+                Exit::Item
+            }
+            Tag::Quote => {
+                if in_cell {
+                    self.writer().block_break();
+                    Exit::Block
+                } else {
+                    self.writer().open_quote();
+                    Exit::Quote
+                }
+            }
+            Tag::Pre => {
+                self.start_capture(true, element.attr(Attr::Class).and_then(language));
+                Exit::Pre
+            }
+            Tag::Code => {
+                self.start_capture(false, None);
+                Exit::Code
+            }
+            Tag::Table if in_cell => {
+                self.writer().block_break();
+                Exit::Block
+            }
+            Tag::Table => {
+                self.tables.push(TableBuilder::default());
+                Exit::Table
+            }
+            Tag::Row if in_cell || self.tables.is_empty() => {
+                self.writer().line_break();
+                Exit::FlatRow
+            }
+            Tag::Row => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.start_row();
+                }
+                Exit::Row
+            }
+            Tag::Cell { .. } if in_cell || self.tables.is_empty() => {
+                self.writer().space();
+                Exit::FlatCell
+            }
+            Tag::Cell { header } => {
+                self.writers.push(Writer::cell());
+                Exit::Cell { header }
+            }
+            Tag::Caption if !in_cell && !self.tables.is_empty() => {
+                self.writers.push(Writer::cell());
+                Exit::Caption
+            }
+            Tag::Caption => {
+                self.writer().block_break();
+                Exit::Block
+            }
+            Tag::Skip | Tag::Head | Tag::Title => return None,
+        })
+    }
+
+    fn leave(&mut self, frames: &mut Vec<Exit>) {
+        let Some(exit) = frames.pop() else {
+            return;
+        };
+        if self.capture.is_some() && !matches!(exit, Exit::Pre | Exit::Code) {
+            return;
+        }
+        match exit {
+            Exit::Nothing => {}
+            Exit::Block => self.writer().block_break(),
+            Exit::Heading => self.writer().close_heading(),
+            Exit::Wrapper => self.writer().close_wrapper(),
+            Exit::List => {
+                self.lists.pop();
+                self.writer().close_list();
+            }
+            Exit::Item => self.writer().close_item(),
+            Exit::Quote => self.writer().close_quote(),
+            Exit::Table => {
+                if let Some(mut table) = self.tables.pop() {
+                    let caption = std::mem::take(&mut table.caption);
+                    let rendered = table.render();
+                    let writer = self.writer();
+                    if !caption.is_empty() && !rendered.is_empty() {
+                        writer.block_break();
+                        writer.inline_raw(&caption);
+                        writer.block_break();
+                    }
+                    writer.raw_block(&rendered);
+                }
+            }
+            Exit::Row => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.end_row();
+                }
+            }
+            Exit::Cell { header } => {
+                if self.writers.len() > 1
+                    && let Some(cell) = self.writers.pop()
+                    && let Some(table) = self.tables.last_mut()
+                {
+                    table.add_cell(cell.finish(), header);
+                }
+            }
+            Exit::Caption => {
+                if self.writers.len() > 1
+                    && let Some(cell) = self.writers.pop()
+                    && let Some(table) = self.tables.last_mut()
+                {
+                    let text = cell.finish();
+                    if table.caption.is_empty() {
+                        table.caption = text.trim().to_owned();
+                    }
+                }
+            }
+            Exit::FlatCell => self.writer().space(),
+            Exit::FlatRow => self.writer().line_break(),
+            Exit::Pre => self.finish_pre(),
+            Exit::Code => self.finish_code(),
+        }
+    }
+
+    fn wrapper(&mut self, kind: WrapperKind, url: Option<&str>) -> Exit {
+        if self.writer().open_wrapper(kind, url) {
+            Exit::Wrapper
+        } else {
+            Exit::Nothing
+        }
+    }
+
+    fn start_capture(&mut self, verbatim: bool, language: Option<String>) {
+        self.capture = Some(Capture {
+            text: String::new(),
+            verbatim,
+            language,
+        });
+    }
+
+    fn finish_pre(&mut self) {
+        let Some(capture) = self.capture.take() else {
+            return;
+        };
+        if capture.text.trim().is_empty() {
+            return;
+        }
+        let block = fenced_block(&capture.text, capture.language.as_deref());
+        let writer = self.writer();
+        if writer.is_cell() {
+            // A table line cannot hold a fence: the code becomes a code span.
+            let collapsed: Vec<&str> = capture
+                .text
+                .split(is_html_space)
+                .filter(|w| !w.is_empty())
+                .collect();
+            writer.inline_raw(&code_span(&collapsed.join(" ")));
+        } else {
+            writer.raw_block(&block);
+        }
+    }
+
+    fn finish_code(&mut self) {
+        let Some(capture) = self.capture.take() else {
+            return;
+        };
+        let collapsed: Vec<&str> = capture
+            .text
+            .split(is_html_space)
+            .filter(|w| !w.is_empty())
+            .collect();
+        if capture.text.starts_with(is_html_space) {
+            self.writer().space();
+        }
+        self.writer().inline_raw(&code_span(&collapsed.join(" ")));
+        if capture.text.ends_with(is_html_space) {
+            self.writer().space();
+        }
+    }
+
+    fn image(&mut self, element: &Element) {
+        let alt: Vec<&str> = element
+            .attr(Attr::Alt)
+            .unwrap_or_default()
+            .split(is_html_space)
+            .filter(|w| !w.is_empty())
+            .collect();
+        if alt.is_empty() {
+            return;
+        }
+        let alt = alt.join(" ");
+        let src = element
+            .attr(Attr::Src)
+            .and_then(|src| self.base.join(src.trim()).ok())
+            .filter(|url| matches!(url.scheme(), "http" | "https"));
+        let mut escaped = String::with_capacity(alt.len() + 8);
+        for c in alt.chars() {
+            if matches!(c, '[' | ']' | '\\' | '*' | '`' | '_' | '<') {
+                escaped.push('\\');
+            }
+            escaped.push(c);
+        }
+        match src {
+            Some(url) => {
+                let markdown = format!("![{escaped}]({})", destination(url.as_str()));
+                self.writer().inline_raw(&markdown);
+            }
+            None => self.writer().text(&alt),
+        }
+    }
+
+    /// The absolute URL a link points to (FR-WF-13d): resolved against the base
+    /// (FR-WF-13d1), fragment kept; `None` for schemes that are not navigable
+    /// documents.
+    fn link_url(&self, href: &str) -> Option<String> {
+        let url = self.base.join(href.trim()).ok()?;
+        match url.scheme() {
+            "http" | "https" | "mailto" => Some(destination(url.as_str())),
+            _ => None,
+        }
+    }
+}
+
+/// A link destination as Markdown: bare when its parentheses balance, else in
+/// `<...>` (the URL serializer never leaves `<`, `>` or spaces in a URL).
+fn destination(url: &str) -> String {
+    let mut depth = 0i64;
+    let mut balanced = true;
+    for b in url.bytes() {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth < 0 {
+                    balanced = false;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    if balanced && depth == 0 {
+        url.to_owned()
+    } else {
+        format!("<{url}>")
+    }
+}
+
+/// The fenced block for `code` (EXT-CODE-01/02, SRD-READINGS 16).
+pub fn fenced_block(code: &str, language: Option<&str>) -> String {
+    let fence = "`".repeat(longest_backtick_run(code).max(2) + 1);
+    let mut out = String::with_capacity(code.len() + 2 * fence.len() + 16);
+    out.push_str(&fence);
+    out.push_str(language.unwrap_or_default());
+    out.push('\n');
+    out.push_str(code);
+    if !code.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out
+}
+
+/// The `language-xxx` hint of a class list, kept to characters an info string can
+/// hold.
+fn language(class: &str) -> Option<String> {
+    class.split_ascii_whitespace().find_map(|token| {
+        let name = token
+            .get(..9)
+            .filter(|p| p.eq_ignore_ascii_case("language-"))
+            .and_then(|_| token.get(9..))?;
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '-' | '_' | '.'))
+            .collect();
+        (!name.is_empty()).then_some(name)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_length_rule() {
+        assert_eq!(fenced_block("x", None), "```\nx\n```");
+        assert_eq!(
+            fenced_block("a ``` b\n", Some("md")),
+            "````md\na ``` b\n````"
+        );
+        assert_eq!(fenced_block("`````", None), "``````\n`````\n``````");
+        assert_eq!(fenced_block("`", None), "```\n`\n```");
+    }
+
+    #[test]
+    fn language_hint() {
+        assert_eq!(language("hljs language-rust"), Some("rust".to_owned()));
+        assert_eq!(language("Language-C++"), Some("C++".to_owned()));
+        assert_eq!(language("language-"), None);
+        assert_eq!(language("lang-js"), None);
+        assert_eq!(language("language-a`b"), Some("a".to_owned()));
+    }
+
+    #[test]
+    fn destinations() {
+        assert_eq!(destination("https://e.x/a_(b)"), "https://e.x/a_(b)");
+        assert_eq!(destination("https://e.x/a)"), "<https://e.x/a)>");
+    }
+}

@@ -1,0 +1,220 @@
+//! Extraction root selection (FR-WF-EXT-ROOT-01, EXT-EMPTY-01/02) and the document
+//! facts found on the same walk: title (FR-WF-13e), language (13f), `<base href>`
+//! (13d1).
+
+use ego_tree::{NodeId, NodeRef};
+use url::Url;
+
+use super::clean::{Tag, has_class_token};
+use super::dom::{Attr, Document, Node};
+use super::writer::is_html_space;
+
+/// What one walk of the whole document finds.
+#[derive(Debug, Default)]
+pub struct Survey {
+    /// Root candidates in EXT-ROOT-01 order: first `<main>`, first `<article>`,
+    /// first `role="main"`, first `id="content"`, first `class~="content"`, `<body>`.
+    pub candidates: [Option<NodeId>; 6],
+    /// The first HTML `<title>`.
+    pub title: Option<NodeId>,
+    /// The first `<h1>`.
+    pub h1: Option<NodeId>,
+    /// The first `<base>` with an `href`.
+    pub base: Option<NodeId>,
+    /// `<html lang>`.
+    pub language: Option<String>,
+}
+
+/// Walks the document once, in document order, recording the first element of each
+/// kind. Template contents (inert) and `<svg>` are not part of the document's
+/// content and are not searched. Boilerplate subtrees are searched: a `<main>`
+/// inside a removed `<aside>` is still "the first `<main>`", and it is empty, so
+/// selection moves on to `<article>` (EXT-ROOT-01 read literally).
+pub fn survey(doc: &Document) -> Survey {
+    let mut survey = Survey::default();
+    let mut skip_until: Option<NodeId> = None;
+    for edge in doc.root().traverse() {
+        let ego_tree::iter::Edge::Open(node) = edge else {
+            if let ego_tree::iter::Edge::Close(node) = edge
+                && skip_until == Some(node.id())
+            {
+                skip_until = None;
+            }
+            continue;
+        };
+        if skip_until.is_some() {
+            continue;
+        }
+        let Some(element) = node.value().element() else {
+            continue;
+        };
+        let id = Some(node.id());
+        let slot = |i: usize, s: &mut Survey| {
+            if s.candidates[i].is_none() {
+                s.candidates[i] = id;
+            }
+        };
+        match element.tag {
+            Tag::Skip => {
+                skip_until = Some(node.id());
+                continue;
+            }
+            Tag::Main => slot(0, &mut survey),
+            Tag::Article => slot(1, &mut survey),
+            Tag::Body => slot(5, &mut survey),
+            Tag::Title if survey.title.is_none() => survey.title = id,
+            Tag::Heading(1) if survey.h1.is_none() => survey.h1 = id,
+            Tag::Base if survey.base.is_none() && element.has_attr(Attr::Href) => {
+                survey.base = id;
+            }
+            Tag::Html if survey.language.is_none() => {
+                survey.language = element
+                    .attr(Attr::Lang)
+                    .filter(|lang| !lang.trim().is_empty())
+                    .map(str::to_owned);
+            }
+            _ => {}
+        }
+        if element
+            .attr(Attr::Role)
+            .is_some_and(|role| has_class_token(role, "main"))
+        {
+            slot(2, &mut survey);
+        }
+        if element
+            .attr(Attr::Id)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("content"))
+        {
+            slot(3, &mut survey);
+        }
+        if element
+            .attr(Attr::Class)
+            .is_some_and(|class| has_class_token(class, "content"))
+        {
+            slot(4, &mut survey);
+        }
+    }
+    survey
+}
+
+/// The first candidate that is not empty after boilerplate removal, or `None`
+/// when every one is (EXT-EMPTY-02).
+///
+/// Each check stops at the first visible character, and there are at most six, so
+/// selection is linear in the document however the candidates nest.
+pub fn select_root<'a>(doc: &'a Document, survey: &Survey) -> Option<NodeRef<'a, Node>> {
+    survey
+        .candidates
+        .iter()
+        .flatten()
+        .filter_map(|&id| doc.tree.get(id))
+        .find(|node| !is_empty(*node))
+}
+
+/// EXT-EMPTY-01: a root is empty when, with boilerplate removed, it holds no text
+/// node with a non-whitespace character. An image counts when its `alt` text is not
+/// blank (it renders as `![alt](...)`; "images without alt text" are what the SRD
+/// calls empty). What the converter never renders (`<svg>`, `<template>`, form
+/// selects) does not count either, so "not empty" means "renders some text".
+pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
+    // Removed or skipped itself, or inside something removed or skipped.
+    if root.ancestors().chain(std::iter::once(root)).any(|n| {
+        n.value()
+            .element()
+            .is_some_and(|e| e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title))
+    }) {
+        return true;
+    }
+    let mut node = root;
+    'next: loop {
+        let descend = match node.value() {
+            Node::Text(text) => {
+                if text.chars().any(|c| !c.is_whitespace()) {
+                    return false;
+                }
+                false
+            }
+            Node::Element(e)
+                if e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title) =>
+            {
+                false
+            }
+            Node::Element(e) if e.tag == Tag::Image => {
+                if e.attr(Attr::Alt)
+                    .is_some_and(|alt| !alt.trim_matches(is_html_space).is_empty())
+                {
+                    return false;
+                }
+                false
+            }
+            Node::Element(_) | Node::Document => true,
+            Node::Other => false,
+        };
+        if descend && let Some(child) = node.first_child() {
+            node = child;
+            continue 'next;
+        }
+        loop {
+            if node.id() == root.id() {
+                return true;
+            }
+            if let Some(sibling) = node.next_sibling() {
+                node = sibling;
+                continue 'next;
+            }
+            match node.parent() {
+                Some(parent) => node = parent,
+                None => return true,
+            }
+        }
+    }
+}
+
+/// The text of an element's subtree, scripts, styles and skipped elements left
+/// out, whitespace collapsed and trimmed (FR-WF-13e's normalisation: Unicode
+/// whitespace runs become one space).
+pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
+    let mut out = String::new();
+    let mut skip_until: Option<NodeId> = None;
+    for edge in root.traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(node) if skip_until.is_none() => match node.value() {
+                Node::Text(text) => {
+                    for word in text.split_whitespace() {
+                        if !out.is_empty() {
+                            out.push(' ');
+                        }
+                        out.push_str(word);
+                    }
+                }
+                Node::Element(e)
+                    if e.tag == Tag::Skip
+                        || matches!(
+                            e.name.local,
+                            html5ever::local_name!("script") | html5ever::local_name!("style")
+                        ) =>
+                {
+                    skip_until = Some(node.id());
+                }
+                _ => {}
+            },
+            ego_tree::iter::Edge::Close(node) if skip_until == Some(node.id()) => {
+                skip_until = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// FR-WF-13d1: the `<base href>` when it resolves (against the final URL, as HTML
+/// resolves a relative base) to an `http(s)` URL, else the final URL.
+pub fn base_url(doc: &Document, survey: &Survey, final_url: &Url) -> Url {
+    survey
+        .base
+        .and_then(|id| doc.tree.get(id))
+        .and_then(|node| node.value().element()?.attr(Attr::Href).map(str::trim))
+        .and_then(|href| final_url.join(href).ok())
+        .filter(|url| matches!(url.scheme(), "http" | "https"))
+        .unwrap_or_else(|| final_url.clone())
+}
