@@ -1363,3 +1363,67 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
     let error = crash_mid_render(false).await;
     assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
 }
+
+#[tokio::test]
+async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
+    use webfetch::content::charset;
+    use webfetch::extract;
+    use webfetch::render::select::{extracted_chars, should_fall_back};
+
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/",
+        r#"<!doctype html><html><head><title>App</title></head>
+<body><p>Loading the application…</p><div id="root"></div><script src="/bundle.js"></script></body></html>"#,
+    )
+    .await;
+    serve(
+        &server,
+        "/bundle.js",
+        "text/javascript",
+        "document.getElementById('root').innerHTML = '<main><h1>Rendered SPA</h1><p>' + \
+         'The article text only the browser can see. '.repeat(20) + '</p></main>';",
+    )
+    .await;
+    serve_html(
+        &server,
+        "/article",
+        &format!("<html><body><div id=\"root\"><article><h1>Static</h1><p>{}</p></article></div></body></html>", "Plenty of server-rendered text. ".repeat(20)),
+    )
+    .await;
+    let settings = settings(&chromium, &[port], "", "");
+    let rendering = settings.rendering.clone();
+
+    // HTTP first (FR-WF-12): what plain HTTP extracts from each page.
+    let http_stage = |url: String| {
+        let settings = Arc::new(settings.clone());
+        async move {
+            let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
+            let client = HttpClient::new(Arc::clone(&settings), validator);
+            let url = CanonicalUrl::parse(&url).unwrap();
+            let fetched = webfetch::http::fetch_document(&client, &url, Instant::now() + settings.timeout(), None)
+                .await
+                .unwrap();
+            let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), true);
+            let document = extract::extract_html(&decoded.text, fetched.final_url.as_url()).unwrap();
+            (decoded.text, document.markdown)
+        }
+    };
+    let (raw, markdown) = http_stage(format!("http://127.0.0.1:{port}/")).await;
+    assert!(!markdown.contains("Rendered SPA"));
+    assert!(should_fall_back(extracted_chars(&markdown), &raw, true, &rendering), "{markdown}");
+    // Enough server-rendered text: no fallback, whatever the markers.
+    let (raw, markdown) = http_stage(format!("http://127.0.0.1:{port}/article")).await;
+    assert!(!should_fall_back(extracted_chars(&markdown), &raw, true, &rendering));
+
+    // The fallback renders the shell and the same extraction finds the content.
+    let run = run(settings.clone(), &format!("http://127.0.0.1:{port}/"), None).await;
+    let page = run.page();
+    let document = extract::extract_html(&page.html, page.final_url.as_url()).unwrap();
+    assert!(document.markdown.contains("# Rendered SPA"), "{}", document.markdown);
+    assert!(extracted_chars(&document.markdown) >= rendering.min_extracted_chars as usize);
+}
