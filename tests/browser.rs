@@ -124,9 +124,14 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn RedirectHook>) -> 
     let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
     let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
     let url = CanonicalUrl::parse(url).expect("test URL is valid");
-    let root = tempfile::tempdir().unwrap();
-    let mut ctx = RenderContext::new(&client, validator, &url, Instant::now() + settings.timeout())
-        .with_profile_root(root.path().to_path_buf());
+    let root = profile_root();
+    let mut ctx = RenderContext::new(
+        &client,
+        validator,
+        &url,
+        Instant::now() + settings.timeout(),
+    )
+    .with_profile_root(root.path().to_path_buf());
     if let Some(hook) = hook {
         ctx = ctx.with_top_frame_hook(hook);
     }
@@ -143,16 +148,32 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn RedirectHook>) -> 
     Run { result, logs }
 }
 
+/// A private profile root for one render: RAM-backed where possible, like the
+/// default location.
+fn profile_root() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap())
+}
+
 /// BROWSER-ISO-01 step 2: the profile is deleted and no process (Chromium,
 /// helpers, crashpad, the watchdog) still names it.
 fn assert_nothing_left(root: &Path) {
-    let left: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let left: Vec<PathBuf> = walk(root);
     assert!(left.is_empty(), "profile left behind: {left:?}");
     let procs = live_processes_naming(root);
     assert!(procs.is_empty(), "processes left behind: {procs:?}");
+}
+
+/// Every path under `root`, recursively.
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
 }
 
 /// Live (non-zombie) processes whose command line contains `needle`.
@@ -161,7 +182,10 @@ fn live_processes_naming(needle: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -170,7 +194,10 @@ fn live_processes_naming(needle: &Path) -> Vec<String> {
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest.starts_with('Z')))
+            .and_then(|stat| {
+                stat.rsplit_once(") ")
+                    .map(|(_, rest)| rest.starts_with('Z'))
+            })
             .unwrap_or(true);
         if cmdline.contains(&needle) && !zombie {
             found.push(format!("{pid}: {cmdline}"));
@@ -233,7 +260,10 @@ async fn assert_never_contacted(server: &MockServer) {
     assert!(
         received.is_empty(),
         "internal server was contacted: {:?}",
-        received.iter().map(|r| r.url.to_string()).collect::<Vec<_>>()
+        received
+            .iter()
+            .map(|r| r.url.to_string())
+            .collect::<Vec<_>>()
     );
 }
 
@@ -280,13 +310,23 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
         "document.getElementById('root').innerHTML = '<h1>Rendered by JavaScript</h1>';",
     )
     .await;
-    serve(&server, "/api/data", "application/json", r#"{"message":"hello from the api"}"#).await;
+    serve(
+        &server,
+        "/api/data",
+        "application/json",
+        r#"{"message":"hello from the api"}"#,
+    )
+    .await;
     serve_done(&server).await;
 
     let settings = settings(&chromium, &[port], "", "");
     let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
-    assert!(page.html.contains("<h1>Rendered by JavaScript</h1>"), "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Rendered by JavaScript</h1>"),
+        "{}",
+        page.html
+    );
     assert!(has_mark(page, "API:hello from the api"), "{}", page.html);
     assert!(has_mark(page, "DONE"), "{}", page.html);
     // FR-WF-BROWSER-UA-01: the configured User-Agent, in JS and on the wire.
@@ -301,20 +341,25 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
         // FR-WF-BSSR-HEADERS-01: no cookies ever leave.
         assert!(request.headers.get("cookie").is_none(), "{}", request.url);
     }
-    let api = requests.iter().find(|r| r.url.path() == "/api/data").unwrap();
+    let api = requests
+        .iter()
+        .find(|r| r.url.path() == "/api/data")
+        .unwrap();
     assert_eq!(api.headers.get("accept").unwrap(), "application/json");
-    assert!(
-        api.headers
-            .get("referer")
-            .is_some_and(|r| r.to_str().unwrap().starts_with(&format!("http://127.0.0.1:{port}/")))
-    );
+    assert!(api.headers.get("referer").is_some_and(|r| {
+        r.to_str()
+            .unwrap()
+            .starts_with(&format!("http://127.0.0.1:{port}/"))
+    }));
     let _ = std::io::stderr().flush();
 }
 
 /// Lines of the captured log that mention `event` and `needle`.
 fn log_lines<'a>(logs: &'a str, event: &str, needle: &str) -> Vec<&'a str> {
     logs.lines()
-        .filter(|l| l.contains(&format!("event=\"{event}\"")) || l.contains(&format!("event={event}")))
+        .filter(|l| {
+            l.contains(&format!("event=\"{event}\"")) || l.contains(&format!("event={event}"))
+        })
         .filter(|l| l.contains(needle))
         .collect()
 }
@@ -354,11 +399,23 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
     let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
-    assert!(has_mark(page, "SETTLED:rejected,rejected,rejected,rejected,rejected,rejected"), "{}", page.html);
+    assert!(
+        has_mark(
+            page,
+            "SETTLED:rejected,rejected,rejected,rejected,rejected,rejected"
+        ),
+        "{}",
+        page.html
+    );
     assert!(has_mark(page, "DONE"));
     assert_never_contacted(&internal).await;
     // T-WF-INFRA-05 step 6: the block events name the internal addresses.
-    for ip in ["127.0.0.2", "169.254.169.254", "10.0.0.1", "::ffff:10.0.0.1"] {
+    for ip in [
+        "127.0.0.2",
+        "169.254.169.254",
+        "10.0.0.1",
+        "::ffff:10.0.0.1",
+    ] {
         assert!(
             !log_lines(&run.logs, "ssrf_blocked", ip).is_empty(),
             "no ssrf_blocked event for {ip} in:\n{}",
@@ -401,7 +458,11 @@ xhr.send();
     assert!(has_mark(page, "XHR-BLOCKED"), "{}", page.html);
     assert_never_contacted(&internal).await;
     let blocked = log_lines(&run.logs, "port_blocked", &format!("127.0.0.1:{iport}"));
-    assert!(!blocked.is_empty(), "no block event for 127.0.0.1 in:\n{}", run.logs);
+    assert!(
+        !blocked.is_empty(),
+        "no block event for 127.0.0.1 in:\n{}",
+        run.logs
+    );
     assert!(!log_lines(&run.logs, "port_blocked", &format!("localhost:{iport}")).is_empty());
 }
 
@@ -447,7 +508,13 @@ Promise.all([worker, frame, sw]).then(done);
         format!("fetch('{secret}').then(r => r.text()).then(t => postMessage(t), () => postMessage('blocked'));"),
     )
     .await;
-    serve(&server, "/sw.js", "text/javascript", "self.addEventListener('fetch', () => {});").await;
+    serve(
+        &server,
+        "/sw.js",
+        "text/javascript",
+        "self.addEventListener('fetch', () => {});",
+    )
+    .await;
     serve_done(&server).await;
 
     let settings = settings(&chromium, &[port, iport], "", "");
@@ -528,7 +595,11 @@ Promise.all([tryWs('ws://127.0.0.1:{wsport}/'), tryWs('ws://localhost:{wsport}/c
     let settings = settings(&chromium, &[port, wsport, preport], "", "");
     let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
-    assert_eq!(ws.connections(), 0, "a WebSocket handshake left the browser");
+    assert_eq!(
+        ws.connections(),
+        0,
+        "a WebSocket handshake left the browser"
+    );
     assert_eq!(pre.connections(), 0, "a preconnect left the browser");
     assert!(!has_mark(page, "WS-OPEN"), "{}", page.html);
     // The handshakes failed before the page went idle.
@@ -567,7 +638,10 @@ pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => gathered)
     let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
     let mut buf = [0u8; 1500];
-    assert!(stun.recv_from(&mut buf).is_err(), "a STUN packet left the browser");
+    assert!(
+        stun.recv_from(&mut buf).is_err(),
+        "a STUN packet left the browser"
+    );
     // Gathering finished before the page went idle, so any packet would be here.
     assert!(page.html.contains("<p>ICE-COMPLETE:"), "{}", page.html);
     assert!(has_mark(page, "DONE"), "{}", page.html);
@@ -582,12 +656,19 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     let missing = settings("/nonexistent/chromium", &[80], "", "");
     let run1 = run(missing, url, None).await;
     assert_eq!(run1.error().code, ErrorCode::BrowserUnavailable);
-    assert_eq!(run1.error().details["chromium_path"], "/nonexistent/chromium");
+    assert_eq!(
+        run1.error().details["chromium_path"],
+        "/nonexistent/chromium"
+    );
     // Disabled by configuration.
     let disabled = settings(&chromium, &[80], "", "enabled = false");
     let run2 = run(disabled, url, None).await;
     assert_eq!(run2.error().code, ErrorCode::BrowserUnavailable);
-    assert!(run2.error().message.contains("disabled"), "{}", run2.error().message);
+    assert!(
+        run2.error().message.contains("disabled"),
+        "{}",
+        run2.error().message
+    );
     // A binary that fails to launch.
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("chromium");
@@ -600,7 +681,11 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     let broken = settings(&fake.display().to_string(), &[80], "", "");
     let run3 = run(broken, url, None).await;
     assert_eq!(run3.error().code, ErrorCode::BrowserUnavailable);
-    assert!(run3.error().message.contains("cannot open display"), "{}", run3.error().message);
+    assert!(
+        run3.error().message.contains("cannot open display"),
+        "{}",
+        run3.error().message
+    );
     assert!(!run3.error().retryable);
 }
 
@@ -616,7 +701,9 @@ async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
     serve_html(
         &server,
         "/",
-        &html_page(&format!("<p>content</p><script>fetch('http://127.0.0.1:{hport}/forever');</script>")),
+        &html_page(&format!(
+            "<p>content</p><script>fetch('http://127.0.0.1:{hport}/forever');</script>"
+        )),
     )
     .await;
     let mut settings = settings(&chromium, &[port, hport], "", "");
@@ -669,12 +756,24 @@ img.src = '/late.png';
         ),
     )
     .await;
-    serve(&server, "/style.css", "text/css", "body { color: rgb(1, 2, 3); }").await;
+    serve(
+        &server,
+        "/style.css",
+        "text/css",
+        "body { color: rgb(1, 2, 3); }",
+    )
+    .await;
     serve(&server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
     for png in ["/photo.png", "/late.png"] {
         serve(&server, png, "image/png", b"\x89PNG\r\n\x1a\n".to_vec()).await;
     }
-    serve(&server, "/clip.mp4", "video/mp4", b"\0\0\0\x18ftypmp42".to_vec()).await;
+    serve(
+        &server,
+        "/clip.mp4",
+        "video/mp4",
+        b"\0\0\0\x18ftypmp42".to_vec(),
+    )
+    .await;
     serve_done(&server).await;
 
     // FR-WF-11g defaults: Image, Media, Font blocked; scripts and styles not.
@@ -685,10 +784,16 @@ img.src = '/late.png';
     assert!(has_mark(page, "IMG-BLOCKED"), "{}", page.html);
     let paths = received_paths(&server).await;
     for blocked in ["/photo.png", "/late.png", "/clip.mp4"] {
-        assert!(!paths.contains(&blocked.to_owned()), "{blocked} fetched: {paths:?}");
+        assert!(
+            !paths.contains(&blocked.to_owned()),
+            "{blocked} fetched: {paths:?}"
+        );
     }
     for allowed in ["/style.css", "/app.js", "/done"] {
-        assert!(paths.contains(&allowed.to_owned()), "{allowed} missing: {paths:?}");
+        assert!(
+            paths.contains(&allowed.to_owned()),
+            "{allowed} missing: {paths:?}"
+        );
     }
 
     // BLOCKRES-01: entries match CDP names case-insensitively.
@@ -702,7 +807,12 @@ img.src = '/late.png';
     serve(&server, "/style.css", "text/css", "body {}").await;
     serve(&server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
     serve_done(&server).await;
-    let styles_off = settings(&chromium, &[port], "", r#"block_resources = ["STYLESHEET"]"#);
+    let styles_off = settings(
+        &chromium,
+        &[port],
+        "",
+        r#"block_resources = ["STYLESHEET"]"#,
+    );
     let run2 = run(styles_off, &format!("http://127.0.0.1:{port}/"), None).await;
     assert!(has_mark(run2.page(), "SCRIPT-RAN"));
     let paths = received_paths(&server).await;
@@ -746,7 +856,11 @@ Promise.all([idb, caches.open('c').then(c => c.keys()).then(k => k.length ? 'cac
     for _ in 0..2 {
         let run = run(settings(&chromium, &[port], "", ""), &url, None).await;
         // The second call sees nothing of the first: fresh profile, fresh process.
-        assert!(has_mark(run.page(), "STATE:none/none/none"), "{}", run.page().html);
+        assert!(
+            has_mark(run.page(), "STATE:none/none/none"),
+            "{}",
+            run.page().html
+        );
     }
 }
 
@@ -770,9 +884,14 @@ async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
     let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
     let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
     let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
-    let root = tempfile::tempdir().unwrap();
-    let ctx = RenderContext::new(&client, validator, &url, Instant::now() + settings.timeout())
-        .with_profile_root(root.path().to_path_buf());
+    let root = profile_root();
+    let ctx = RenderContext::new(
+        &client,
+        validator,
+        &url,
+        Instant::now() + settings.timeout(),
+    )
+    .with_profile_root(root.path().to_path_buf());
     let rx = Arc::new(Mutex::new(rx));
     let started = {
         let rx = Arc::clone(&rx);
@@ -787,7 +906,10 @@ async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
         std::fs::read_dir(root.path()).unwrap().next().is_none(),
         "profile left behind"
     );
-    assert!(live_processes_naming(root.path()).is_empty(), "processes left behind");
+    assert!(
+        live_processes_naming(root.path()).is_empty(),
+        "processes left behind"
+    );
 }
 
 #[tokio::test]
@@ -828,15 +950,26 @@ Promise.allSettled([
     let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
     assert!(page.blocked_non_get);
-    assert!(has_mark(page, "POSTS:rejected,rejected,rejected,rejected"), "{}", page.html);
+    assert!(
+        has_mark(page, "POSTS:rejected,rejected,rejected,rejected"),
+        "{}",
+        page.html
+    );
     // The blocked form submission left the page as it was, not an error page.
-    assert!(page.html.contains("<h1>Original page</h1>"), "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Original page</h1>"),
+        "{}",
+        page.html
+    );
     assert_eq!(page.final_url.as_str(), format!("http://127.0.0.1:{port}/"));
     let requests = server.received_requests().await.unwrap();
     assert!(
         requests.iter().all(|r| r.method.as_str() == "GET"),
         "{:?}",
-        requests.iter().map(|r| format!("{} {}", r.method, r.url)).collect::<Vec<_>>()
+        requests
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.url))
+            .collect::<Vec<_>>()
     );
     assert_never_contacted(&internal).await;
 }
@@ -847,10 +980,20 @@ async fn it_wf_br_09_get_only_pages_have_no_note() {
     let _serial = SERIAL.lock().await;
     let server = page_server().await;
     let port = server.address().port();
-    serve_html(&server, "/", &html_page("<script>fetch('/a', { method: 'HEAD' }).then(done);</script>")).await;
+    serve_html(
+        &server,
+        "/",
+        &html_page("<script>fetch('/a', { method: 'HEAD' }).then(done);</script>"),
+    )
+    .await;
     serve(&server, "/a", "text/plain", "x").await;
     serve_done(&server).await;
-    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
     assert!(!run.page().blocked_non_get);
     assert!(has_mark(run.page(), "DONE"));
 }
@@ -890,9 +1033,27 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
         ),
     )
     .await;
-    serve(&server, "/A.js", "text/javascript", sized_script("A", 700_000)).await;
-    serve(&server, "/BIG.js", "text/javascript", sized_script("BIG", 900_000)).await;
-    serve(&server, "/B.js", "text/javascript", sized_script("B", 700_000)).await;
+    serve(
+        &server,
+        "/A.js",
+        "text/javascript",
+        sized_script("A", 700_000),
+    )
+    .await;
+    serve(
+        &server,
+        "/BIG.js",
+        "text/javascript",
+        sized_script("BIG", 900_000),
+    )
+    .await;
+    serve(
+        &server,
+        "/B.js",
+        "text/javascript",
+        sized_script("B", 700_000),
+    )
+    .await;
     serve(&server, "/C.js", "text/javascript", sized_script("C", 10)).await;
     serve_done(&server).await;
 
@@ -915,8 +1076,16 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
     assert!(!paths.contains(&"/C.js".to_owned()), "{paths:?}");
     assert!(!paths.contains(&"/done".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/BIG.js".to_owned()), "{paths:?}");
-    assert!(!log_lines(&run.logs, "subresource_budget_exceeded", "").is_empty(), "{}", run.logs);
-    assert!(!log_lines(&run.logs, "subresource_too_large", "BIG.js").is_empty(), "{}", run.logs);
+    assert!(
+        !log_lines(&run.logs, "subresource_budget_exceeded", "").is_empty(),
+        "{}",
+        run.logs
+    );
+    assert!(
+        !log_lines(&run.logs, "subresource_too_large", "BIG.js").is_empty(),
+        "{}",
+        run.logs
+    );
 }
 
 #[tokio::test]
@@ -943,7 +1112,12 @@ Promise.allSettled([
     )
     .await;
     serve_done(&server).await;
-    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
     let page = run.page();
     assert!(has_mark(page, "DATA:rejected,rejected"), "{}", page.html);
     assert!(!has_mark(page, "DATA_URI_SECRET"), "{}", page.html);
@@ -979,7 +1153,12 @@ Promise.allSettled([fetch('file://{secret}').then(r => r.text()).then(t => mark(
     )
     .await;
     serve_done(&server).await;
-    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
     let page = run.page();
     assert!(has_mark(page, "FILE:rejected"), "{}", page.html);
     assert!(!page.html.contains("FILE_SECRET_CONTENT"), "{}", page.html);
@@ -1011,9 +1190,18 @@ Promise.allSettled([
     )
     .await;
     serve_done(&server).await;
-    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
     let page = run.page();
-    assert!(has_mark(page, "BLOB:rejected,rejected,rejected"), "{}", page.html);
+    assert!(
+        has_mark(page, "BLOB:rejected,rejected,rejected"),
+        "{}",
+        page.html
+    );
     assert!(!has_mark(page, "BLOB_SECRET"), "{}", page.html);
     assert!(!has_mark(page, "BLOB-SCRIPT-RAN"), "{}", page.html);
 }
@@ -1049,26 +1237,59 @@ async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_lengt
             .set_body_raw(body, content_type)
     };
     Mock::given(path("/"))
-        .respond_with(encoded(compress("gzip", document.as_bytes()).await, "gzip", "text/html"))
+        .respond_with(encoded(
+            compress("gzip", document.as_bytes()).await,
+            "gzip",
+            "text/html",
+        ))
         .mount(&server)
         .await;
     for encoding in ["gzip", "br", "deflate"] {
         // Long enough that a wrong Content-Length would cut the script short.
-        let js = format!("mark('{encoding}-RAN'); /* {} */ mark('{encoding}-END');", "x".repeat(50_000));
+        let js = format!(
+            "mark('{encoding}-RAN'); /* {} */ mark('{encoding}-END');",
+            "x".repeat(50_000)
+        );
         Mock::given(path(format!("/{encoding}.js")))
-            .respond_with(encoded(compress(encoding, js.as_bytes()).await, encoding, "text/javascript"))
+            .respond_with(encoded(
+                compress(encoding, js.as_bytes()).await,
+                encoding,
+                "text/javascript",
+            ))
             .mount(&server)
             .await;
     }
     Mock::given(path("/data.json"))
-        .respond_with(encoded(compress("br", br#"{"word":"decoded"}"#).await, "br", "application/json"))
+        .respond_with(encoded(
+            compress("br", br#"{"word":"decoded"}"#).await,
+            "br",
+            "application/json",
+        ))
         .mount(&server)
         .await;
     serve_done(&server).await;
-    let run = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
     let page = run.page();
-    assert!(page.html.contains("<h1>Compressed document</h1>"), "{}", page.html);
-    for mark in ["gzip-RAN", "gzip-END", "br-RAN", "br-END", "deflate-RAN", "deflate-END", "JSON:decoded", "DONE"] {
+    assert!(
+        page.html.contains("<h1>Compressed document</h1>"),
+        "{}",
+        page.html
+    );
+    for mark in [
+        "gzip-RAN",
+        "gzip-END",
+        "br-RAN",
+        "br-END",
+        "deflate-RAN",
+        "deflate-END",
+        "JSON:decoded",
+        "DONE",
+    ] {
         assert!(has_mark(page, mark), "{mark}: {}", page.html);
     }
 }
@@ -1089,8 +1310,20 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
     let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
     let iport = internal.address().port();
     redirect(&server, "/r1", 302, "/r2").await;
-    redirect(&server, "/r2", 301, &format!("http://page.test:{port}/final?x=1")).await;
-    redirect(&server, "/to-internal", 302, &format!("http://127.0.0.2:{iport}/secret")).await;
+    redirect(
+        &server,
+        "/r2",
+        301,
+        &format!("http://page.test:{port}/final?x=1"),
+    )
+    .await;
+    redirect(
+        &server,
+        "/to-internal",
+        302,
+        &format!("http://127.0.0.2:{iport}/secret"),
+    )
+    .await;
     serve_html(
         &server,
         "/final",
@@ -1101,14 +1334,30 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
     serve_done(&server).await;
     let ports = [port, iport];
 
-    let run1 = run(settings(&chromium, &ports, "", ""), &format!("http://127.0.0.1:{port}/r1"), None).await;
+    let run1 = run(
+        settings(&chromium, &ports, "", ""),
+        &format!("http://127.0.0.1:{port}/r1"),
+        None,
+    )
+    .await;
     let page = run1.page();
-    assert_eq!(page.final_url.as_str(), format!("http://page.test:{port}/final?x=1"));
+    assert_eq!(
+        page.final_url.as_str(),
+        format!("http://page.test:{port}/final?x=1")
+    );
     // The page runs at its final URL: relative URLs resolve against it.
-    assert!(has_mark(page, &format!("HREF:http://page.test:{port}/final?x=1")), "{}", page.html);
+    assert!(
+        has_mark(page, &format!("HREF:http://page.test:{port}/final?x=1")),
+        "{}",
+        page.html
+    );
     assert!(has_mark(page, "RELATIVE-OK"), "{}", page.html);
     // Fetched once each: the redirect is replayed to Chromium, not refetched.
-    let finals = received_paths(&server).await.iter().filter(|p| *p == "/final").count();
+    let finals = received_paths(&server)
+        .await
+        .iter()
+        .filter(|p| *p == "/final")
+        .count();
     assert_eq!(finals, 1);
 
     let run2 = run(
@@ -1120,7 +1369,12 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
     assert_eq!(run2.error().code, ErrorCode::RedirectLimit);
     assert_eq!(run2.error().details["count"], 2);
 
-    let run3 = run(settings(&chromium, &ports, "", ""), &format!("http://127.0.0.1:{port}/to-internal"), None).await;
+    let run3 = run(
+        settings(&chromium, &ports, "", ""),
+        &format!("http://127.0.0.1:{port}/to-internal"),
+        None,
+    )
+    .await;
     assert_eq!(run3.error().code, ErrorCode::SsrfBlocked);
     assert_eq!(run3.error().details["blocked_ip"], "127.0.0.2");
     assert_never_contacted(&internal).await;
@@ -1134,7 +1388,12 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     let port = server.address().port();
     let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
     let iport = internal.address().port();
-    serve_html(&server, "/js", &html_page("<script>location.href = '/second';</script>")).await;
+    serve_html(
+        &server,
+        "/js",
+        &html_page("<script>location.href = '/second';</script>"),
+    )
+    .await;
     serve_html(
         &server,
         "/meta",
@@ -1145,29 +1404,55 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     serve_html(
         &server,
         "/evil",
-        &html_page(&format!("<script>location.href = 'http://127.0.0.2:{iport}/secret';</script>")),
+        &html_page(&format!(
+            "<script>location.href = 'http://127.0.0.2:{iport}/secret';</script>"
+        )),
     )
     .await;
-    serve_html(&server, "/blank", &html_page("<script>location.href = 'about:blank';</script>")).await;
+    serve_html(
+        &server,
+        "/blank",
+        &html_page("<script>location.href = 'about:blank';</script>"),
+    )
+    .await;
     let ports = [port, iport];
     let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
 
     for start in ["/js", "/meta"] {
         let ok = run(settings(&chromium, &ports, "", ""), &url(start), None).await;
         let page = ok.page();
-        assert!(page.html.contains("<h1>Second document</h1>"), "{start}: {}", page.html);
+        assert!(
+            page.html.contains("<h1>Second document</h1>"),
+            "{start}: {}",
+            page.html
+        );
         assert_eq!(page.final_url.as_str(), url("/second"));
-        let limited = run(settings(&chromium, &ports, "max_redirects = 0", ""), &url(start), None).await;
+        let limited = run(
+            settings(&chromium, &ports, "max_redirects = 0", ""),
+            &url(start),
+            None,
+        )
+        .await;
         assert_eq!(limited.error().code, ErrorCode::RedirectLimit, "{start}");
         assert_eq!(limited.error().details["count"], 1);
     }
     // A blocked hop fails the fetch with the hop's error, never an error page.
     let evil = run(settings(&chromium, &ports, "", ""), &url("/evil"), None).await;
-    assert_eq!(evil.error().code, ErrorCode::SsrfBlocked, "{}", evil.error().to_json());
+    assert_eq!(
+        evil.error().code,
+        ErrorCode::SsrfBlocked,
+        "{}",
+        evil.error().to_json()
+    );
     assert_never_contacted(&internal).await;
     // A top-frame navigation away from the web is not a document we return.
     let blank = run(settings(&chromium, &ports, "", ""), &url("/blank"), None).await;
-    assert_eq!(blank.error().code, ErrorCode::InvalidScheme, "{}", blank.error().to_json());
+    assert_eq!(
+        blank.error().code,
+        ErrorCode::InvalidScheme,
+        "{}",
+        blank.error().to_json()
+    );
 }
 
 /// Records every hop it is asked about and refuses paths starting with `/private`.
@@ -1181,12 +1466,16 @@ impl RedirectHook for RecordingRobots {
         to: &'a CanonicalUrl,
     ) -> futures_util::future::BoxFuture<'a, Result<(), FetchError>> {
         Box::pin(async move {
-            self.0
-                .lock()
-                .unwrap()
-                .push(format!("{} -> {}", from.as_url().path(), to.as_url().path()));
+            self.0.lock().unwrap().push(format!(
+                "{} -> {}",
+                from.as_url().path(),
+                to.as_url().path()
+            ));
             if to.as_url().path().starts_with("/private") {
-                Err(FetchError::robots_disallowed(to.as_url().path(), &to.origin().to_string()))
+                Err(FetchError::robots_disallowed(
+                    to.as_url().path(),
+                    &to.origin().to_string(),
+                ))
             } else {
                 Ok(())
             }
@@ -1223,9 +1512,17 @@ fetch('/private-data').then(r => r.text()).then(mark)
         Some(&robots),
     )
     .await;
-    assert_eq!(run.error().code, ErrorCode::RobotsDisallowed, "{}", run.error().to_json());
+    assert_eq!(
+        run.error().code,
+        ErrorCode::RobotsDisallowed,
+        "{}",
+        run.error().to_json()
+    );
     // Subresources (fetch, iframe) never asked robots.txt, and loaded.
-    assert_eq!(*robots.0.lock().unwrap(), ["/start -> /page", "/page -> /private-area"]);
+    assert_eq!(
+        *robots.0.lock().unwrap(),
+        ["/start -> /page", "/page -> /private-area"]
+    );
     let paths = received_paths(&server).await;
     assert!(paths.contains(&"/private-data".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/private-frame".to_owned()), "{paths:?}");
@@ -1250,8 +1547,17 @@ async fn main_document_status_and_media_type_follow_http_mode() {
     assert_eq!(missing.error().details["status"], 404);
     let pdf = run(settings(&chromium, &[port], "", ""), &url("/doc.pdf"), None).await;
     assert_eq!(pdf.error().code, ErrorCode::UnsupportedContentType);
-    let text = run(settings(&chromium, &[port], "", ""), &url("/notes.txt"), None).await;
-    assert!(text.page().html.contains("plain text notes"), "{}", text.page().html);
+    let text = run(
+        settings(&chromium, &[port], "", ""),
+        &url("/notes.txt"),
+        None,
+    )
+    .await;
+    assert!(
+        text.page().html.contains("plain text notes"),
+        "{}",
+        text.page().html
+    );
 }
 
 #[tokio::test]
@@ -1282,13 +1588,26 @@ setInterval(() => fetch('/tick'), 100);
     .await;
     let page = big.page();
     assert!(page.dom_truncated);
-    assert!(page.html.len() <= 1024 && page.html.len() > 1000, "{}", page.html.len());
-    assert!(page.html.starts_with("<html><head><title>t</title>"), "{}", page.html);
+    assert!(
+        page.html.len() <= 1024 && page.html.len() > 1000,
+        "{}",
+        page.html.len()
+    );
+    assert!(
+        page.html.starts_with("<html><head><title>t</title>"),
+        "{}",
+        page.html
+    );
 
     // Under the cap: no flag.
     server.reset().await;
     serve_html(&server, "/", &html_page("<p>small</p>")).await;
-    let small = run(settings(&chromium, &[port], "", ""), &format!("http://127.0.0.1:{port}/"), None).await;
+    let small = run(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
     assert!(!small.page().dom_truncated);
 }
 
@@ -1322,9 +1641,14 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
     let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
     let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
     let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
-    let root = tempfile::tempdir().unwrap();
-    let ctx = RenderContext::new(&client, validator, &url, Instant::now() + settings.timeout())
-        .with_profile_root(root.path().to_path_buf());
+    let root = profile_root();
+    let ctx = RenderContext::new(
+        &client,
+        validator,
+        &url,
+        Instant::now() + settings.timeout(),
+    )
+    .with_profile_root(root.path().to_path_buf());
     let killer = {
         let root = root.path().to_path_buf();
         tokio::task::spawn_blocking(move || {
@@ -1347,7 +1671,9 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
 }
 
 fn nix_kill(pid: i32) {
-    let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
     assert!(status.unwrap().success());
 }
 
@@ -1405,25 +1731,43 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
             let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
             let client = HttpClient::new(Arc::clone(&settings), validator);
             let url = CanonicalUrl::parse(&url).unwrap();
-            let fetched = webfetch::http::fetch_document(&client, &url, Instant::now() + settings.timeout(), None)
-                .await
-                .unwrap();
+            let fetched = webfetch::http::fetch_document(
+                &client,
+                &url,
+                Instant::now() + settings.timeout(),
+                None,
+            )
+            .await
+            .unwrap();
             let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), true);
-            let document = extract::extract_html(&decoded.text, fetched.final_url.as_url()).unwrap();
+            let document =
+                extract::extract_html(&decoded.text, fetched.final_url.as_url()).unwrap();
             (decoded.text, document.markdown)
         }
     };
     let (raw, markdown) = http_stage(format!("http://127.0.0.1:{port}/")).await;
     assert!(!markdown.contains("Rendered SPA"));
-    assert!(should_fall_back(extracted_chars(&markdown), &raw, true, &rendering), "{markdown}");
+    assert!(
+        should_fall_back(extracted_chars(&markdown), &raw, true, &rendering),
+        "{markdown}"
+    );
     // Enough server-rendered text: no fallback, whatever the markers.
     let (raw, markdown) = http_stage(format!("http://127.0.0.1:{port}/article")).await;
-    assert!(!should_fall_back(extracted_chars(&markdown), &raw, true, &rendering));
+    assert!(!should_fall_back(
+        extracted_chars(&markdown),
+        &raw,
+        true,
+        &rendering
+    ));
 
     // The fallback renders the shell and the same extraction finds the content.
     let run = run(settings.clone(), &format!("http://127.0.0.1:{port}/"), None).await;
     let page = run.page();
     let document = extract::extract_html(&page.html, page.final_url.as_url()).unwrap();
-    assert!(document.markdown.contains("# Rendered SPA"), "{}", document.markdown);
+    assert!(
+        document.markdown.contains("# Rendered SPA"),
+        "{}",
+        document.markdown
+    );
     assert!(extracted_chars(&document.markdown) >= rendering.min_extracted_chars as usize);
 }

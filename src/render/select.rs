@@ -58,12 +58,14 @@ pub fn plan(force_browser: bool, url: &CanonicalUrl, settings: &Settings) -> Ren
 /// subdomains only (`.example.com` matches `a.example.com`, not `example.com`);
 /// any other entry matches the host exactly, with no implicit subdomains.
 pub fn is_js_heavy(host: &str, js_heavy_domains: &[String]) -> bool {
-    js_heavy_domains.iter().any(|entry| match entry.strip_prefix('.') {
-        Some(parent) => host
-            .strip_suffix(parent)
-            .is_some_and(|label| label.len() > 1 && label.ends_with('.')),
-        None => host == entry,
-    })
+    js_heavy_domains
+        .iter()
+        .any(|entry| match entry.strip_prefix('.') {
+            Some(parent) => host
+                .strip_suffix(parent)
+                .is_some_and(|label| label.len() > 1 && label.ends_with('.')),
+            None => host == entry,
+        })
 }
 
 /// The SPA markers of FR-WF-12c step 2, matched as ASCII-case-insensitive
@@ -174,7 +176,10 @@ mod tests {
         assert_eq!(plan(false, &url("http://x.test/"), &off), RenderPlan::Http);
         // Forcing wins over everything, and only the forced plan makes an
         // unavailable browser an error.
-        assert_eq!(plan(true, &url("http://a.spa.test/"), &off), RenderPlan::Browser);
+        assert_eq!(
+            plan(true, &url("http://a.spa.test/"), &off),
+            RenderPlan::Browser
+        );
         assert!(!RenderPlan::Browser.falls_back_to_http_when_unavailable());
         assert!(RenderPlan::BrowserPreferred.falls_back_to_http_when_unavailable());
         assert!(RenderPlan::HttpThenMaybeBrowser.falls_back_to_http_when_unavailable());

@@ -121,7 +121,10 @@ mod tests {
         assert_eq!(idle.in_flight(), 1);
         assert_eq!(idle.state(ms(2000), ms(100)), IdleState::Busy);
         idle.finished(ms(900));
-        assert_eq!(idle.state(ms(1399), ms(100)), IdleState::WaitUntil(ms(1400)));
+        assert_eq!(
+            idle.state(ms(1399), ms(100)),
+            IdleState::WaitUntil(ms(1400))
+        );
         assert_eq!(idle.state(ms(1400), ms(100)), IdleState::Idle);
         // An extra answer never underflows.
         idle.finished(ms(1500));
@@ -138,7 +141,14 @@ mod tests {
     fn fr_wf_domsize_02_truncates_at_a_char_boundary() {
         let mut s = "aé日🎉".to_owned(); // 1 + 2 + 3 + 4 bytes
         assert!(!truncate_utf8(&mut s, 10));
-        for (max, expected) in [(9, "aé日"), (6, "aé日"), (5, "aé"), (2, "a"), (1, "a"), (0, "")] {
+        for (max, expected) in [
+            (9, "aé日"),
+            (6, "aé日"),
+            (5, "aé"),
+            (2, "a"),
+            (1, "a"),
+            (0, ""),
+        ] {
             let mut s = "aé日🎉".to_owned();
             assert!(truncate_utf8(&mut s, max));
             assert_eq!(s, expected, "max {max}");

@@ -27,8 +27,8 @@ use chromiumoxide::cdp::browser_protocol::fetch::{
 };
 use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
 use futures_util::future::BoxFuture;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use http::Method;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
@@ -94,7 +94,8 @@ impl Paused {
         Paused {
             url: event.request.url.clone(),
             method: event.request.method.clone(),
-            top_frame_document: resource_type == "Document" && event.frame_id.as_ref() == main_frame,
+            top_frame_document: resource_type == "Document"
+                && event.frame_id.as_ref() == main_frame,
             resource_type,
             forwarded: forwarded_headers(event.request.headers.inner()),
         }
@@ -297,7 +298,11 @@ impl MainChain {
 /// [`DROPPED_RESPONSE_HEADERS`], `Content-Length` equal to the body passed
 /// (BSSR-BODY-01; the client already removed a decoded `Content-Encoding`), and
 /// [`CONTENT_SECURITY_POLICY`].
-pub(crate) fn fulfil_headers(headers: &HeaderMap, body_len: usize, head: bool) -> Vec<(String, String)> {
+pub(crate) fn fulfil_headers(
+    headers: &HeaderMap,
+    body_len: usize,
+    head: bool,
+) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = headers
         .iter()
         .filter(|(name, _)| !DROPPED_RESPONSE_HEADERS.contains(&name.as_str()))
@@ -372,7 +377,11 @@ impl Fulfilment {
         if !self.phrase.is_empty() {
             params.response_phrase = Some(self.phrase.clone());
         }
-        params.body = Some(base64::engine::general_purpose::STANDARD.encode(&self.body).into());
+        params.body = Some(
+            base64::engine::general_purpose::STANDARD
+                .encode(&self.body)
+                .into(),
+        );
         params
     }
 }
@@ -438,7 +447,9 @@ impl<'a> Interceptor<'a> {
     fn state(&self) -> MutexGuard<'_, State> {
         // A handler that panicked has already failed the whole render; the state
         // itself is never left half-updated, so a poisoned lock is still usable.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Non-GET/HEAD requests failed so far (BROWSER-METHOD-01 step 2).
@@ -458,7 +469,12 @@ impl<'a> Interceptor<'a> {
     }
 
     /// Answers one paused request.
-    pub(crate) async fn handle(&self, paused: Paused, id: RequestId, budget: PhaseBudget) -> Outcome {
+    pub(crate) async fn handle(
+        &self,
+        paused: Paused,
+        id: RequestId,
+        budget: PhaseBudget,
+    ) -> Outcome {
         if let Some(fulfilment) = self.take_replay(&paused) {
             self.fulfil(id, &fulfilment).await;
             return Outcome::Answered;
@@ -589,7 +605,9 @@ impl<'a> Interceptor<'a> {
         });
         match tokio::time::timeout_at(budget.end, work).await {
             Ok(Ok(result)) => result,
-            Ok(Err(join)) => Err(FetchError::internal(format!("resolver task failed: {join}"))),
+            Ok(Err(join)) => Err(FetchError::internal(format!(
+                "resolver task failed: {join}"
+            ))),
             Err(_) => Err(FetchError::timeout(budget.timeout_ms, budget.phase)),
         }
     }
@@ -752,7 +770,13 @@ fn in_phase(error: FetchError, budget: PhaseBudget) -> FetchError {
 /// the address (T-WF-INFRA-05 step 6), timeouts warnings (BSSR-TIMEOUT-01).
 fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) {
     let url = url.redacted();
-    let detail = |key: &str| error.details.get(key).map(ToString::to_string).unwrap_or_default();
+    let detail = |key: &str| {
+        error
+            .details
+            .get(key)
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    };
     match error.code {
         ErrorCode::SsrfBlocked => tracing::warn!(
             target: "webfetch::browser",
@@ -950,7 +974,10 @@ mod tests {
             NavStep::Fatal(e) if e.code == ErrorCode::InvalidUrl
         ));
         // Nothing was counted for refused navigations.
-        assert!(matches!(chain.navigation("http://a.test/", "GET"), NavStep::First(_)));
+        assert!(matches!(
+            chain.navigation("http://a.test/", "GET"),
+            NavStep::First(_)
+        ));
     }
 
     #[test]
@@ -994,7 +1021,10 @@ mod tests {
         headers.insert("content-type", HeaderValue::from_static("text/javascript"));
         headers.insert("content-length", HeaderValue::from_static("999"));
         headers.insert("set-cookie", HeaderValue::from_static("a=1"));
-        headers.insert("strict-transport-security", HeaderValue::from_static("max-age=1"));
+        headers.insert(
+            "strict-transport-security",
+            HeaderValue::from_static("max-age=1"),
+        );
         headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
         let out = fulfil_headers(&headers, 42, false);
         let get = |name: &str| -> Vec<&str> {
@@ -1011,7 +1041,10 @@ mod tests {
         assert_eq!(get("content-security-policy"), [CONTENT_SECURITY_POLICY]);
         // HEAD keeps the length of the body it describes.
         let head = fulfil_headers(&headers, 0, true);
-        assert!(head.iter().any(|(n, v)| n == "content-length" && v == "999"));
+        assert!(
+            head.iter()
+                .any(|(n, v)| n == "content-length" && v == "999")
+        );
     }
 
     #[test]
@@ -1026,10 +1059,7 @@ mod tests {
 
     #[test]
     fn redact_keeps_scheme_host_path_only() {
-        assert_eq!(
-            redact("http://u:p@a.test/p?q=secret#f"),
-            "http://a.test/p"
-        );
+        assert_eq!(redact("http://u:p@a.test/p?q=secret#f"), "http://a.test/p");
         assert_eq!(redact("data:text/plain,secret"), "data:");
         assert_eq!(redact("::"), "<unparsable>");
     }

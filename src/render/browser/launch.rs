@@ -231,8 +231,8 @@ pub(crate) struct Chromium {
 pub(crate) struct LaunchSpec<'a> {
     pub(crate) executable: &'a Path,
     pub(crate) user_agent: &'a str,
-    /// Where the temporary profile is created.
-    pub(crate) profile_root: &'a Path,
+    /// Where the temporary profile is created; `None` for [`default_profile_roots`].
+    pub(crate) profile_root: Option<&'a Path>,
     /// When the launch must have finished.
     pub(crate) deadline: Instant,
     /// CDP command timeout.
@@ -245,9 +245,7 @@ impl Chromium {
     pub(crate) async fn launch(spec: &LaunchSpec<'_>) -> Result<Chromium, FetchError> {
         let exe = spec.executable.display().to_string();
         let unavailable = |error: String| FetchError::browser_unavailable(&exe, error);
-        let profile = tempfile::Builder::new()
-            .prefix(PROFILE_PREFIX)
-            .tempdir_in(spec.profile_root)
+        let profile = create_profile(spec.profile_root)
             .map_err(|e| unavailable(format!("cannot create a temporary profile: {e}")))?;
         let dirs = ProfileDirs::create(profile.path())
             .map_err(|e| unavailable(format!("cannot prepare the temporary profile: {e}")))?;
@@ -269,9 +267,11 @@ impl Chromium {
                 running_as_root(),
             ))
             .env_clear()
-            .envs(ENV_PASSTHROUGH.iter().filter_map(|name| {
-                std::env::var_os(name).map(|value| (*name, value))
-            }))
+            .envs(
+                ENV_PASSTHROUGH
+                    .iter()
+                    .filter_map(|name| std::env::var_os(name).map(|value| (*name, value))),
+            )
             .env("HOME", &dirs.home)
             .env("XDG_CONFIG_HOME", dirs.home.join(".config"))
             .env("XDG_CACHE_HOME", dirs.home.join(".cache"))
@@ -394,6 +394,38 @@ impl Drop for Chromium {
         self.stderr.abort();
         // `process` drops next and kills whatever is left.
     }
+}
+
+/// Where profiles go by default: `/dev/shm` first on Linux, then the system temp
+/// dir. A RAM-backed profile is created and deleted in milliseconds (on a disk
+/// mounted with `discard`, deleting Chromium's ~200 profile files took 0.3-0.5 s)
+/// and never reaches a disk at all.
+pub(crate) fn default_profile_roots() -> Vec<PathBuf> {
+    if cfg!(target_os = "linux") {
+        vec![PathBuf::from("/dev/shm"), std::env::temp_dir()]
+    } else {
+        vec![std::env::temp_dir()]
+    }
+}
+
+/// A fresh, uniquely named, private (0700) directory for one call's profile
+/// (BROWSER-ISO-01 step 1).
+fn create_profile(root: Option<&Path>) -> io::Result<tempfile::TempDir> {
+    let roots = match root {
+        Some(root) => vec![root.to_path_buf()],
+        None => default_profile_roots(),
+    };
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no profile root");
+    for root in roots {
+        match tempfile::Builder::new()
+            .prefix(PROFILE_PREFIX)
+            .tempdir_in(&root)
+        {
+            Ok(dir) => return Ok(dir),
+            Err(error) => last = error,
+        }
+    }
+    Err(last)
 }
 
 /// The profile layout: Chromium's user-data-dir plus a HOME and TMPDIR inside the
@@ -536,10 +568,14 @@ impl ProcessGuard {
         let _ = pgid;
     }
 
-    /// Kills stragglers outside the group and deletes the profile.
+    /// Kills stragglers outside the group, waits until no process that could
+    /// still write into the profile is alive, and deletes it.
     fn finish(&mut self) {
         if let Some(profile) = self.profile.take() {
-            kill_processes_naming(profile.path());
+            let until = std::time::Instant::now() + REAP_WAIT;
+            while kill_processes_naming(profile.path()) && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
             remove_profile(profile);
         }
     }
@@ -565,26 +601,35 @@ impl Drop for ProcessGuard {
     }
 }
 
-/// SIGKILLs every process whose command line mentions `profile` (crashpad
-/// handlers run in their own session, outside the group). Linux only; elsewhere
-/// the group kill is all there is.
-fn kill_processes_naming(profile: &Path) {
+/// SIGKILLs every live process whose command line mentions `profile` (crashpad
+/// handlers run in their own session, outside the group; a killed process may
+/// take a moment to go). Returns whether there was any. Linux only; elsewhere the
+/// group kill is all there is.
+fn kill_processes_naming(profile: &Path) -> bool {
     #[cfg(target_os = "linux")]
-    for pid in processes_naming(profile) {
-        if let Ok(pid) = i32::try_from(pid) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+    {
+        let pids = processes_naming(profile);
+        for pid in &pids {
+            if let Ok(pid) = i32::try_from(*pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
         }
+        !pids.is_empty()
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = profile;
+    {
+        let _ = profile;
+        false
+    }
 }
 
-/// Live (non-zombie) processes whose command line contains `needle`'s path.
+/// Live processes whose command line contains `needle`'s path (a zombie's
+/// command line is empty, so zombies never match).
 #[cfg(target_os = "linux")]
-pub(crate) fn processes_naming(needle: &Path) -> Vec<u32> {
+fn processes_naming(needle: &Path) -> Vec<u32> {
     let needle = needle.display().to_string();
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -603,15 +648,14 @@ pub(crate) fn processes_naming(needle: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Deletes the profile, retrying briefly: a process killed a moment ago may still
-/// be closing files in it.
+/// Deletes the profile, retrying briefly in case a file system is slow to let go.
 fn remove_profile(profile: tempfile::TempDir) {
     let path = profile.keep();
-    for attempt in 0..5 {
+    for attempt in 0..10 {
         match std::fs::remove_dir_all(&path) {
             Ok(()) => return,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return,
-            Err(error) if attempt == 4 => {
+            Err(error) if attempt == 9 => {
                 tracing::warn!(
                     target: "webfetch::browser",
                     %error,
@@ -695,13 +739,20 @@ mod tests {
             .find(|a| a.starts_with("--disable-features="))
             .unwrap();
         for feature in ["IsolateOrigins", "site-per-process", "HttpsUpgrades"] {
-            assert!(features.split([',', '=']).any(|f| f == feature), "{feature}");
+            assert!(
+                features.split([',', '=']).any(|f| f == feature),
+                "{feature}"
+            );
         }
         // Exactly one --disable-features: Chromium keeps only the last one.
         assert_eq!(
-            args.iter().filter(|a| a.starts_with("--disable-features")).count(),
+            args.iter()
+                .filter(|a| a.starts_with("--disable-features"))
+                .count(),
             1
         );
-        assert!(!chromium_args(Path::new("/p"), "ua", 1, false).contains(&"--no-sandbox".to_owned()));
+        assert!(
+            !chromium_args(Path::new("/p"), "ua", 1, false).contains(&"--no-sandbox".to_owned())
+        );
     }
 }

@@ -52,13 +52,14 @@ pub struct RenderContext<'a> {
     /// from the start of this render; the idle wait after it has its own budget,
     /// `network_idle_ms` (FR-WF-11e, FR-WF-TIMEOUT-01).
     pub deadline: Instant,
-    /// Where temporary profiles are created; the system temp dir when `None`.
+    /// Where temporary profiles are created; when `None`, `/dev/shm` on Linux if
+    /// writable, else the system temp dir.
     pub profile_root: Option<PathBuf>,
 }
 
 impl<'a> RenderContext<'a> {
-    /// A context with the client's settings, no robots hook, and the system temp
-    /// directory for profiles.
+    /// A context with the client's settings, no robots hook, and the default
+    /// profile location.
     pub fn new(
         client: &'a HttpClient,
         validator: Arc<dyn SsrfValidator>,
@@ -82,7 +83,7 @@ impl<'a> RenderContext<'a> {
         self
     }
 
-    /// Creates temporary profiles under `root` instead of the system temp dir.
+    /// Creates temporary profiles under `root` instead of the default location.
     pub fn with_profile_root(mut self, root: PathBuf) -> RenderContext<'a> {
         self.profile_root = Some(root);
         self
@@ -104,6 +105,10 @@ pub struct BrowserPage {
     pub blocked_non_get: bool,
 }
 
+fn ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Renders `ctx.url` in a fresh headless Chromium (FR-WF-11).
 ///
 /// Errors: `browser_unavailable` when browser mode is disabled, no Chromium is
@@ -118,12 +123,13 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
     let configured = browser.chromium_path.as_deref();
     if !browser.enabled {
         return Err(FetchError::browser_unavailable(
-            &configured.map(|p| p.display().to_string()).unwrap_or_default(),
+            &configured
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
             "browser mode is disabled (browser.enabled = false)",
         ));
     }
     let executable = launch::resolve_executable(configured, std::env::var_os("PATH"))?;
-    let profile_root = ctx.profile_root.clone().unwrap_or_else(std::env::temp_dir);
     let started = Instant::now();
     let command_timeout = Duration::from_secs(u64::from(ctx.settings.timeout_seconds))
         + Duration::from_millis(u64::from(browser.network_idle_ms))
@@ -131,13 +137,25 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
     let chromium = launch::Chromium::launch(&launch::LaunchSpec {
         executable: &executable,
         user_agent: &ctx.settings.user_agent,
-        profile_root: &profile_root,
+        profile_root: ctx.profile_root.as_deref(),
         deadline: started + LAUNCH_BUDGET,
         command_timeout,
     })
     .await?;
-    let nav_deadline = ctx.deadline + started.elapsed().min(LAUNCH_BUDGET);
+    let launched = Instant::now();
+    let nav_deadline = ctx.deadline + (launched - started).min(LAUNCH_BUDGET);
     let outcome = session::run(&chromium, ctx, nav_deadline).await;
+    let rendered = Instant::now();
     chromium.shutdown().await;
+    tracing::debug!(
+        target: "webfetch::browser",
+        event = "browser_render",
+        url = %ctx.url.redacted(),
+        ok = outcome.is_ok(),
+        launch_ms = ms(launched - started),
+        page_ms = ms(rendered - launched),
+        shutdown_ms = ms(rendered.elapsed()),
+        "browser render timings"
+    );
     outcome
 }

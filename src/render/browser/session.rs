@@ -74,12 +74,17 @@ pub(crate) async fn run(
     let mut closed = chromium.connection_closed.clone();
     let cdp = |error: CdpError| cdp_failure(error, &closed_now(&chromium.connection_closed));
 
+    let page_started = Instant::now();
     let setup = async {
         browser
-            .execute(SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny))
+            .execute(SetDownloadBehaviorParams::new(
+                SetDownloadBehaviorBehavior::Deny,
+            ))
             .await?;
         let crashes = browser.event_listener::<EventTargetCrashed>().await?;
-        let page = browser.new_page(CreateTargetParams::new("about:blank")).await?;
+        let page = browser
+            .new_page(CreateTargetParams::new("about:blank"))
+            .await?;
         let paused = page.event_listener::<EventRequestPaused>().await?;
         let loaded = page.event_listener::<EventDomContentEventFired>().await?;
         let pattern = RequestPattern {
@@ -105,6 +110,7 @@ pub(crate) async fn run(
             Err(_) => return Err(nav_timeout()),
         };
 
+    let navigation_started = Instant::now();
     let interceptor = Interceptor::new(ctx, page.clone());
     let mut handlers = FuturesUnordered::new();
     let mut network = NetworkIdle::new(Instant::now());
@@ -203,6 +209,7 @@ pub(crate) async fn run(
             }
         }
     };
+    let settled_at = Instant::now();
     if let Settled::DomFull = settled {
         tracing::debug!(target: "webfetch::browser", "DOM over max_rendered_dom_bytes: extracting now");
     }
@@ -215,6 +222,21 @@ pub(crate) async fn run(
         Ok(Err(error)) => return Err(cdp(error)),
         Err(_) => return Err(FetchError::timeout(timeout_ms, TimeoutPhase::unknown())),
     };
+    if let Phase::Settling {
+        dom_content_loaded, ..
+    } = phase
+    {
+        tracing::debug!(
+            target: "webfetch::browser",
+            event = "browser_page",
+            setup_ms = ms(navigation_started - page_started),
+            navigation_ms = ms(dom_content_loaded - navigation_started),
+            settle_ms = ms(settled_at - dom_content_loaded),
+            dom_read_ms = ms(settled_at.elapsed()),
+            dom_bytes = dom.html.len(),
+            "browser page timings"
+        );
+    }
     check_document_url(&dom.href, &interceptor)?;
     let final_url = interceptor
         .final_url()
@@ -225,6 +247,10 @@ pub(crate) async fn run(
         dom_truncated: dom.truncated,
         blocked_non_get: interceptor.blocked_non_get() > 0,
     })
+}
+
+fn ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn closed_now(closed: &tokio::sync::watch::Receiver<bool>) -> bool {
@@ -242,7 +268,12 @@ fn cdp_failure(error: CdpError, connection_closed: &bool) -> FetchError {
 }
 
 /// The time a request paused now may use, and how a main-chain timeout reads.
-fn phase_budget(phase: &Phase, nav_deadline: Instant, timeout_ms: u64, idle_ms: u32) -> PhaseBudget {
+fn phase_budget(
+    phase: &Phase,
+    nav_deadline: Instant,
+    timeout_ms: u64,
+    idle_ms: u32,
+) -> PhaseBudget {
     match phase {
         Phase::Navigating => PhaseBudget {
             end: nav_deadline,
@@ -324,13 +355,20 @@ async fn isolated_world(page: &Page, frame: &FrameId) -> Result<ExecutionContext
     Ok(page.execute(params).await?.result.execution_context_id)
 }
 
-async fn evaluate(page: &Page, context: ExecutionContextId, expression: String) -> Result<Value, CdpError> {
+async fn evaluate(
+    page: &Page,
+    context: ExecutionContextId,
+    expression: String,
+) -> Result<Value, CdpError> {
     let mut params = EvaluateParams::new(expression);
     params.context_id = Some(context);
     params.return_by_value = Some(true);
     let returns = page.execute(params).await?.result;
     if let Some(exception) = returns.exception_details {
-        return Err(CdpError::msg(format!("DOM script failed: {}", exception.text)));
+        return Err(CdpError::msg(format!(
+            "DOM script failed: {}",
+            exception.text
+        )));
     }
     Ok(returns.result.value.unwrap_or(Value::Null))
 }
@@ -351,7 +389,11 @@ async fn read_dom(page: &Page, frame: &FrameId, max_bytes: u64) -> Result<Dom, C
     let shape = || CdpError::msg("unexpected DOM script result");
     let units = prepared.get(0).and_then(Value::as_u64).ok_or_else(shape)?;
     let bytes = prepared.get(1).and_then(Value::as_u64).ok_or_else(shape)?;
-    let href = prepared.get(2).and_then(Value::as_str).ok_or_else(shape)?.to_owned();
+    let href = prepared
+        .get(2)
+        .and_then(Value::as_str)
+        .ok_or_else(shape)?
+        .to_owned();
     let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
     let mut html = String::with_capacity(usize::try_from(bytes.min(max_bytes)).unwrap_or(0));
     let mut start = 0u64;
