@@ -386,8 +386,9 @@ impl Fulfilment {
     }
 }
 
-/// The phase a paused request belongs to: where its fetch's time comes from and
-/// which phase a main-chain timeout reports.
+/// The phase a paused request belongs to: when a main-chain fetch must be done
+/// and which phase its timeout reports. Subresources get `timeout_seconds` each
+/// (BSSR-TIMEOUT-01) whatever the phase.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PhaseBudget {
     /// The phase's end: navigation deadline before DOMContentLoaded, the idle cap
@@ -482,7 +483,7 @@ impl<'a> Interceptor<'a> {
         if paused.top_frame_document {
             self.main_document(paused, id, budget).await
         } else {
-            self.subresource(paused, id, budget).await;
+            self.subresource(paused, id).await;
             Outcome::Answered
         }
     }
@@ -612,7 +613,7 @@ impl<'a> Interceptor<'a> {
         }
     }
 
-    async fn subresource(&self, paused: Paused, id: RequestId, budget: PhaseBudget) {
+    async fn subresource(&self, paused: Paused, id: RequestId) {
         let settings = &self.ctx.settings;
         let open = self.state().budget.is_open();
         let (url, method) = match check_subresource(&paused, &settings.browser, open) {
@@ -632,10 +633,11 @@ impl<'a> Interceptor<'a> {
                 self.fail(id, ErrorReason::BlockedByClient).await;
                 return;
             };
-            // BSSR-TIMEOUT-01: timeout_seconds per subrequest.
+            // BSSR-TIMEOUT-01: timeout_seconds per subrequest, whatever the phase;
+            // a render that ends first drops the fetch with it.
             let timeout = Duration::from_secs(u64::from(settings.timeout_seconds));
             let mut opts = GetOptions::new(
-                (Instant::now() + timeout).min(budget.end),
+                Instant::now() + timeout,
                 u64::from(settings.timeout_seconds) * 1000,
                 settings.max_download_bytes,
             );

@@ -1,11 +1,57 @@
 //! Browser mode (SRD 3.4.3 .. 3.4.5, Appendix G): headless Chromium over CDP where
 //! every request the page makes passes the same SSRF gate as HTTP mode.
 //!
-//! [`render`] launches a fresh Chromium for the call ([`launch`]), navigates one
-//! page while answering every paused request through the pinned [`HttpClient`]
-//! ([`intercept`]), waits for DOMContentLoaded and network idle ([`idle`]), reads
-//! the DOM under its size cap, and tears everything down. Nothing leaves the
-//! browser by its own networking: the security model is in the crate README.
+//! [`render`] launches a fresh Chromium for the call, navigates one page while
+//! answering every paused request through the pinned [`HttpClient`], waits for
+//! DOMContentLoaded and network idle, reads the DOM under its size cap, and tears
+//! everything down.
+//!
+//! # Security model
+//!
+//! Nothing leaves the browser by its own networking. Two layers:
+//!
+//! 1. **Interception (BSSR-01 Option A).** The page target's CDP Fetch domain
+//!    pauses every request; each is checked in Appendix G's order (scheme, method,
+//!    `block_resources`, subresource budget) and then fetched by the same pinned
+//!    client as HTTP mode (port, SSRF ranges, one resolution, pinned connect,
+//!    TLS verified against the host), or failed with `BlockedByClient`. Only
+//!    `Accept` and `Referer` are forwarded; cookies and credentials never are.
+//!    Site isolation is off, so cross-site iframes run in the page's renderer and
+//!    are intercepted with it; dedicated workers' requests are intercepted too.
+//! 2. **Fail-closed backstop.** Chromium's own network stack can reach nothing:
+//!    every connection goes to a local proxy that closes it at once
+//!    (`--proxy-server`, with `--proxy-bypass-list=<-loopback>` so loopback is not
+//!    exempt), and every host name resolves to nothing
+//!    (`--host-resolver-rules=MAP * ~NOTFOUND`). So whatever escapes interception
+//!    fails instead of leaking.
+//!
+//! The known gaps of Fetch interception, and what closes each (tested by outcome in
+//! `tests/browser.rs`):
+//!
+//! | gap | closed by |
+//! | --- | --- |
+//! | WebSocket handshakes (never paused) | CSP `connect-src http: https:` refuses `ws:`/`wss:`; the backstop refuses the connection (BSSR-WS-01 Option A, no note) |
+//! | `data:`, `blob:`, `filesystem:` loads (never paused) | a CSP added to every fulfilled response: `*` matches network schemes only |
+//! | `file:` | Chromium refuses it from web pages; the CSP; the scheme check |
+//! | WebRTC / STUN over UDP | `--force-webrtc-ip-handling-policy=disable_non_proxied_udp` |
+//! | DNS prefetch, preconnect | host resolver maps everything to NOTFOUND; connections meet the backstop |
+//! | service workers (script fetched outside the page target) | backstop: registration fails |
+//! | popups, prerenders, other targets | not intercepted, so backstop; popups blocked; Prerender2 off |
+//! | background services (updates, sync, safe browsing, metrics) | `--disable-background-networking` and friends; backstop |
+//! | downloads | `Browser.setDownloadBehavior(deny)`; non-HTML main documents are refused |
+//! | HSTS, Alt-Svc, reporting endpoints, cookies | those response headers are dropped before fulfilling |
+//! | http to https upgrades | `HttpsUpgrades` off, so the URL checked is the URL loaded |
+//!
+//! Top-frame navigations of any kind (redirects, `location = ...`, meta refresh)
+//! form the main chain: counted toward `max_redirects`, SSRF-checked, robots.txt
+//! checked, and any refusal fails the fetch (SRD-READINGS 22). A non-GET top-frame
+//! navigation is cancelled and noted (SRD-READINGS 23).
+//!
+//! Isolation (BROWSER-ISO-01): a new profile per call (RAM-backed when `/dev/shm`
+//! is writable) holding Chromium's user-data-dir, HOME and TMPDIR, deleted after
+//! the call; Chromium runs in its own process group with a scrubbed environment
+//! and is killed as a group on success, error, timeout, cancellation and panic; a
+//! watchdog kills the group if this process dies without unwinding.
 //!
 //! [`HttpClient`]: crate::http::HttpClient
 
