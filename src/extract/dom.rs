@@ -9,7 +9,8 @@
 //!   start tags (not their text) once the tree builder holds [`MAX_OPEN`] handles,
 //!   like browsers' own nesting cap (Blink: 512); formatting elements, which the
 //!   tree builder re-creates for every text run, are capped lower
-//!   ([`MAX_OPEN_FORMATTING`]).
+//!   ([`MAX_OPEN_FORMATTING`]). Raw-text elements (`<script>`, `<style>`, ...) are
+//!   never dropped, so their content can never turn into page text.
 //! * **Attributes.** The tokenizer checks each new attribute against all earlier
 //!   ones of the tag; [`cap_attributes`] drops attributes past [`MAX_ATTRIBUTES`]
 //!   in one linear pass before parsing.
@@ -38,8 +39,11 @@ use super::clean::{self, Tag};
 /// Open handles (open elements plus active formatting entries) past which start
 /// tags are dropped.
 pub const MAX_OPEN: usize = 512;
-/// Open handles past which formatting start tags (`<b>`, `<a>`, `<font>`, ...) are
-/// dropped: each one may be re-created for every later text run.
+/// Formatting elements held (open, or waiting in the active formatting list) past
+/// which formatting start tags (`<b>`, `<a>`, `<font>`, ...) are dropped: each
+/// entry may be re-created for every later text run, and each new one is compared
+/// with all of them (the "Noah's Ark" clause). Counted apart from [`MAX_OPEN`], so
+/// a legitimately deep page keeps its links and emphasis.
 pub const MAX_OPEN_FORMATTING: usize = 128;
 /// Attributes kept per tag.
 pub const MAX_ATTRIBUTES: usize = 128;
@@ -354,13 +358,23 @@ fn finish(cut: Option<usize>, gt: usize) -> TagScan {
 }
 
 /// Counts handles the tree builder holds (document, open elements, active
-/// formatting entries, head, form).
-struct Counter(Cell<usize>);
+/// formatting entries, head, form), and among them the formatting elements.
+struct Counter<'a> {
+    tree: &'a Tree<Node>,
+    total: Cell<usize>,
+    formatting: Cell<usize>,
+}
 
-impl Tracer for Counter {
+impl Tracer for Counter<'_> {
     type Handle = NodeId;
-    fn trace_handle(&self, _node: &NodeId) {
-        self.0.set(self.0.get() + 1);
+    fn trace_handle(&self, node: &NodeId) {
+        self.total.set(self.total.get() + 1);
+        if let Some(Node::Element(e)) = self.tree.get(*node).map(|n| n.value())
+            && e.name.ns == ns!(html)
+            && clean::is_formatting(&e.name.local)
+        {
+            self.formatting.set(self.formatting.get() + 1);
+        }
     }
 }
 
@@ -378,10 +392,16 @@ impl Limiter {
         self.builder.sink.exhausted.get()
     }
 
-    fn open_handles(&self) -> usize {
-        let counter = Counter(Cell::new(0));
+    /// (all handles held, formatting elements among them).
+    fn open_handles(&self) -> (usize, usize) {
+        let tree = self.builder.sink.tree.borrow();
+        let counter = Counter {
+            tree: &tree,
+            total: Cell::new(0),
+            formatting: Cell::new(0),
+        };
         self.builder.trace_handles(&counter);
-        counter.0.get()
+        (counter.total.get(), counter.formatting.get())
     }
 }
 
@@ -407,12 +427,10 @@ impl TokenSink for Limiter {
             && !clean::is_void(&tag.name)
             && !clean::is_raw_text(&tag.name)
         {
-            let limit = if clean::is_formatting(&tag.name) {
-                MAX_OPEN_FORMATTING
-            } else {
-                MAX_OPEN
-            };
-            if self.open_handles() >= limit {
+            let (total, formatting) = self.open_handles();
+            if total >= MAX_OPEN
+                || (formatting >= MAX_OPEN_FORMATTING && clean::is_formatting(&tag.name))
+            {
                 return TokenSinkResult::Continue;
             }
         }
