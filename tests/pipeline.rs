@@ -140,7 +140,10 @@ async fn it_wf_http_01_fetch_and_extract_markdown() {
     let after = OffsetDateTime::now_utc().unix_timestamp();
 
     // FR-WF-OUT-01a: compact, fields in the canonical order, chunks likewise.
-    assert!(!text.contains('\n'), "one line: newlines appear only escaped");
+    assert!(
+        !text.contains('\n'),
+        "one line: newlines appear only escaped"
+    );
     let ordered = Ordered::parse(&text);
     assert_eq!(
         ordered.keys(),
