@@ -271,3 +271,21 @@ fn t_wf_err_03_cli_stderr_never_shows_the_query() {
     drop(server);
     drop(runtime);
 }
+
+#[test]
+fn fr_wf_cch_enable_02_uncreatable_cache_dir_is_logged() {
+    let scratch = tempfile::tempdir().unwrap();
+    let blocker = scratch.path().join("file");
+    std::fs::write(&blocker, "a file").unwrap();
+    let (result, logs) = with_logs(async || {
+        let server = server().await;
+        let tool = Config::new(&[server.address().port()])
+            .cache(&blocker.join("cache"))
+            .tool();
+        call(&tool, &site(&server, &format!("/page?token={SECRET}"))).await
+    });
+    assert_eq!(result.unwrap()["notes"], json!([]));
+    assert_no_secret(&logs);
+    let events = events(&logs);
+    assert_eq!(event(&events, "cache_disabled").len(), 1, "{logs}");
+}

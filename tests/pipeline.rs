@@ -586,6 +586,26 @@ async fn fr_wf_19a_cache_write_failure_is_a_note_not_an_error() {
     assert_eq!(hits(&server, "/page").await, 2);
 }
 
+#[tokio::test]
+async fn t_wf_cch_13_pipeline_uncreatable_cache_dir_disables_caching() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(ARTICLE)).await;
+    // A cache_dir under a regular file can not be created, even by root.
+    let scratch = tempfile::tempdir().unwrap();
+    let blocker = scratch.path().join("file");
+    std::fs::write(&blocker, "a file, not a directory").unwrap();
+    let tool = Config::new(&[server.address().port()])
+        .cache(&blocker.join("cache"))
+        .tool();
+    let url = site(&server, "/page");
+    for _ in 0..2 {
+        let response = fetch_ok(&tool, json!({ "url": url })).await;
+        // FR-WF-CCH-ENABLE-01: neither cache_hit nor cache_write_failed.
+        assert_eq!(response["notes"], json!([]));
+    }
+    assert_eq!(hits(&server, "/page").await, 2);
+}
+
 // ---------------------------------------------------------------- output limits
 
 #[tokio::test]
@@ -686,11 +706,15 @@ async fn it_wf_br_07_spa_shell_with_browser_unavailable_uses_http() {
     let port = server.address().port();
     let url = site(&server, "/app");
 
-    let tool = Config::new(&[port]).tool(); // browser.enabled = false
+    let cache = tempfile::tempdir().unwrap();
+    let tool = Config::new(&[port]).cache(cache.path()).tool(); // browser.enabled = false
     let response = fetch_ok(&tool, json!({ "url": url })).await;
     assert_eq!(response["rendering_method"], "http");
     assert_eq!(notes(&response), ["browser_unavailable_used_http"]);
     assert_eq!(all_text(&response), "Loading the application");
+    // FR-WF-CCH-KEY-03: the result returned (HTTP) is what is cached.
+    let key = CacheKey::new(&CanonicalUrl::parse(&url).unwrap(), RenderingMethod::Http);
+    assert_eq!(json_files(cache.path()), [key.entry_path(cache.path())]);
 
     // FR-WF-12e: with the fallback off, no attempt and no note.
     let off = Config::new(&[port])
