@@ -290,6 +290,10 @@ impl WebFetchTool {
         let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), is_html);
         let document = if is_html {
             extract::extract_html(&decoded.text, fetched.final_url.as_url())?
+        } else if decoded.text.trim().is_empty() {
+            // FR-WF-EXT-EMPTY-02's rule applied to text/plain too: an empty body is
+            // an actionable error, never a success with no chunks.
+            return Err(FetchError::no_extractable_content());
         } else {
             extract::extract_plain(&decoded.text)
         };

@@ -819,6 +819,17 @@ async fn fr_wf_13c_text_plain_is_whitespace_normalised_only() {
     let response = fetch_ok(&tool, json!({ "url": site(&server, "/bare.txt") })).await;
     assert_eq!(notes(&response), ["charset_fallback"]);
     assert_eq!(all_text(&response), "café \u{fffd}");
+
+    // An empty text/plain body is an error like an empty HTML page, never `chunks: []`.
+    serve(
+        &server,
+        "/blank.txt",
+        ResponseTemplate::new(200).set_body_raw(b" \r\n\t\n".to_vec(), "text/plain; charset=utf-8"),
+    )
+    .await;
+    let error = fetch_err(&tool, json!({ "url": site(&server, "/blank.txt") })).await;
+    assert_code(&error, ErrorCode::ExtractionFailed);
+    assert_eq!(error.details["error"], "no_extractable_content");
 }
 
 #[tokio::test]
