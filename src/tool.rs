@@ -213,8 +213,29 @@ impl WebFetchTool {
 
         // Fetch, ContentType, Extract (with the SPA fallback of FR-WF-12c).
         let rendered = match planned {
-            RenderingMethod::Browser => self.render_browser(url, deadline, &mut notes).await?,
-            RenderingMethod::Http => self.render_http(url, deadline, &mut notes).await?,
+            RenderingMethod::Browser if args.force_browser => {
+                self.render_browser(url, deadline, &mut notes).await?
+            }
+            RenderingMethod::Browser => {
+                // A `js_heavy_domains` host. SRD-READINGS 19 (FR-WF-11a, 12d): only
+                // `force_browser` makes an unavailable browser an error; otherwise the
+                // HTTP result stands, with the note. Any other browser failure is the
+                // result of browser mode and is returned (FR-WF-12f).
+                match self.render_browser(url, deadline, &mut notes).await {
+                    Ok(rendered) => rendered,
+                    Err(error) if error.code == ErrorCode::BrowserUnavailable => {
+                        tracing::warn!(
+                            event = "browser_unavailable_used_http",
+                            "{}",
+                            error.message
+                        );
+                        notes.add(Note::BrowserUnavailableUsedHttp);
+                        self.render_http(url, deadline, &mut notes, false).await?
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            RenderingMethod::Http => self.render_http(url, deadline, &mut notes, true).await?,
         };
         let fetched_at = OffsetDateTime::now_utc();
 
@@ -252,12 +273,14 @@ impl WebFetchTool {
     }
 
     /// HTTP mode: fetch (robots.txt checked on every redirect hop), decode, extract;
-    /// then the SPA fallback when the page looks like an unrendered SPA shell.
+    /// then, if `spa_fallback`, the browser when the page looks like an unrendered
+    /// SPA shell (off when the browser was already found unavailable).
     async fn render_http(
         &self,
         url: &CanonicalUrl,
         deadline: Instant,
         notes: &mut Notes,
+        spa_fallback: bool,
     ) -> Result<Rendered, FetchError> {
         let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
         let fetched = http::fetch_document(&self.client, url, deadline, Some(&hop_check)).await;
@@ -267,6 +290,10 @@ impl WebFetchTool {
         let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), is_html);
         let document = if is_html {
             extract::extract_html(&decoded.text, fetched.final_url.as_url())?
+        } else if decoded.text.trim().is_empty() {
+            // FR-WF-EXT-EMPTY-02's rule applied to text/plain too: an empty body is
+            // an actionable error, never a success with no chunks.
+            return Err(FetchError::no_extractable_content());
         } else {
             extract::extract_plain(&decoded.text)
         };
@@ -279,7 +306,10 @@ impl WebFetchTool {
             method: RenderingMethod::Http,
             document,
         };
-        if !(is_html && self.wants_spa_fallback(&http_result.document, &decoded.text)) {
+        if !(spa_fallback
+            && is_html
+            && self.wants_spa_fallback(&http_result.document, &decoded.text))
+        {
             notes.extend(&http_notes);
             return Ok(http_result);
         }

@@ -399,6 +399,10 @@ fn deep_nesting_is_linear_and_stack_safe() {
     assert!(md(&html).contains('x'));
     let html = format!("{}x", "<table><tr><td>".repeat(20_000));
     assert!(md(&html).contains('x'));
+    // A legitimately deep page (200 levels, under MAX_OPEN) keeps its links and
+    // emphasis: formatting elements are counted apart from depth.
+    let html = format!("{}<a href='/l'>link</a> <b>bold</b>", "<div>".repeat(200));
+    assert_eq!(md(&html), "[link](https://example.com/l) **bold**\n");
 }
 
 #[test]

@@ -7,9 +7,10 @@
 //! * **Depth.** Scope checks walk the stack of open elements, so `<div>` × 100 000
 //!   costs O(n²). [`Limiter`] sits between tokenizer and tree builder and drops
 //!   start tags (not their text) once the tree builder holds [`MAX_OPEN`] handles,
-//!   like browsers' own nesting cap (Blink: 512); formatting elements, which the
+//!   like browsers' own nesting cap (Blink's is 512); formatting elements, which the
 //!   tree builder re-creates for every text run, are capped lower
-//!   ([`MAX_OPEN_FORMATTING`]).
+//!   ([`MAX_OPEN_FORMATTING`]). Raw-text elements (`<script>`, `<style>`, ...) are
+//!   never dropped, so their content can never turn into page text.
 //! * **Attributes.** The tokenizer checks each new attribute against all earlier
 //!   ones of the tag; [`cap_attributes`] drops attributes past [`MAX_ATTRIBUTES`]
 //!   in one linear pass before parsing.
@@ -36,10 +37,15 @@ use html5ever::{Attribute, QualName, local_name, ns};
 use super::clean::{self, Tag};
 
 /// Open handles (open elements plus active formatting entries) past which start
-/// tags are dropped.
-pub const MAX_OPEN: usize = 512;
-/// Open handles past which formatting start tags (`<b>`, `<a>`, `<font>`, ...) are
-/// dropped: each one may be re-created for every later text run.
+/// tags are dropped. Half of Blink's 512: every start tag costs html5ever a scope
+/// scan of the open elements, so this bounds the cost per tag; real pages stay far
+/// below it.
+pub const MAX_OPEN: usize = 256;
+/// Formatting elements held (open, or waiting in the active formatting list) past
+/// which formatting start tags (`<b>`, `<a>`, `<font>`, ...) are dropped: each
+/// entry may be re-created for every later text run, and each new one is compared
+/// with all of them (the "Noah's Ark" clause). Counted apart from [`MAX_OPEN`], so
+/// a legitimately deep page keeps its links and emphasis.
 pub const MAX_OPEN_FORMATTING: usize = 128;
 /// Attributes kept per tag.
 pub const MAX_ATTRIBUTES: usize = 128;
@@ -354,34 +360,72 @@ fn finish(cut: Option<usize>, gt: usize) -> TagScan {
 }
 
 /// Counts handles the tree builder holds (document, open elements, active
-/// formatting entries, head, form).
-struct Counter(Cell<usize>);
+/// formatting entries, head, form), and among them the formatting elements.
+/// Looks nodes up only when `tree` is given (formatting start tags).
+struct Counter<'a> {
+    tree: Option<&'a Tree<Node>>,
+    total: Cell<usize>,
+    formatting: Cell<usize>,
+}
 
-impl Tracer for Counter {
+impl Tracer for Counter<'_> {
     type Handle = NodeId;
-    fn trace_handle(&self, _node: &NodeId) {
-        self.0.set(self.0.get() + 1);
+    fn trace_handle(&self, node: &NodeId) {
+        self.total.set(self.total.get() + 1);
+        if let Some(Node::Element(e)) = self.tree.and_then(|t| t.get(*node)).map(|n| n.value())
+            && e.name.ns == ns!(html)
+            && clean::is_formatting(&e.name.local)
+        {
+            self.formatting.set(self.formatting.get() + 1);
+        }
     }
 }
 
 /// The token filter between tokenizer and tree builder (see the module docs).
 struct Limiter {
     builder: TreeBuilder<NodeId, Sink>,
+    /// The last count, valid until a token reaches the tree builder: a run of
+    /// dropped start tags (the deep-nesting attack) costs O(1) per tag.
+    cached: Cell<Option<(usize, Option<usize>)>>,
 }
 
 impl Limiter {
     fn new(builder: TreeBuilder<NodeId, Sink>) -> Limiter {
-        Limiter { builder }
+        Limiter {
+            builder,
+            cached: Cell::new(None),
+        }
+    }
+
+    /// [`Limiter::open_handles`] through the cache.
+    fn counts(&self, formatting: bool) -> (usize, usize) {
+        if let Some((total, known)) = self.cached.get() {
+            match known {
+                Some(f) => return (total, f),
+                None if !formatting => return (total, 0),
+                None => {}
+            }
+        }
+        let (total, f) = self.open_handles(formatting);
+        self.cached.set(Some((total, formatting.then_some(f))));
+        (total, f)
     }
 
     fn exhausted(&self) -> bool {
         self.builder.sink.exhausted.get()
     }
 
-    fn open_handles(&self) -> usize {
-        let counter = Counter(Cell::new(0));
+    /// (all handles held, formatting elements among them; the latter only
+    /// counted when `formatting` is asked for).
+    fn open_handles(&self, formatting: bool) -> (usize, usize) {
+        let tree = self.builder.sink.tree.borrow();
+        let counter = Counter {
+            tree: formatting.then_some(&*tree),
+            total: Cell::new(0),
+            formatting: Cell::new(0),
+        };
         self.builder.trace_handles(&counter);
-        counter.0.get()
+        (counter.total.get(), counter.formatting.get())
     }
 }
 
@@ -407,15 +451,13 @@ impl TokenSink for Limiter {
             && !clean::is_void(&tag.name)
             && !clean::is_raw_text(&tag.name)
         {
-            let limit = if clean::is_formatting(&tag.name) {
-                MAX_OPEN_FORMATTING
-            } else {
-                MAX_OPEN
-            };
-            if self.open_handles() >= limit {
+            let is_formatting = clean::is_formatting(&tag.name);
+            let (total, formatting) = self.counts(is_formatting);
+            if total >= MAX_OPEN || (is_formatting && formatting >= MAX_OPEN_FORMATTING) {
                 return TokenSinkResult::Continue;
             }
         }
+        self.cached.set(None);
         let result = self.builder.process_token(token, line_number);
         if self.exhausted() && is_tag {
             return stop();

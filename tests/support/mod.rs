@@ -1,0 +1,283 @@
+//! Shared helpers of the pipeline-level integration tests (`pipeline`, `logs`,
+//! `corpus_cli`): configs built through the real loader, the stub resolver, wiremock
+//! shorthands and an order-preserving view of JSON.
+//!
+//! Each test crate uses a different subset, hence the `dead_code` allowance.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use webfetch::config::{Settings, load_str};
+use webfetch::ssrf::StubValidator;
+use webfetch::tool::WebFetchTool;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// 127.0.0.1, where every wiremock listens.
+pub const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// A `[tools.webfetch]` configuration under construction. Loopback is unblocked
+/// through the visible gate (`allow_insecure_overrides`, `block_loopback = false`);
+/// private, link-local and reserved ranges stay blocked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    ports: Vec<u16>,
+    cache_dir: Option<PathBuf>,
+    top: Vec<String>,
+    sections: Vec<String>,
+}
+
+impl Config {
+    /// Loopback allowed on `ports`, caching disabled, `timeout_seconds = 10`, the
+    /// browser disabled.
+    pub fn new(ports: &[u16]) -> Config {
+        Config {
+            ports: ports.to_vec(),
+            cache_dir: None,
+            top: Vec::new(),
+            sections: Vec::new(),
+        }
+    }
+
+    /// Caches in `dir` (a tempdir: T-WF-INFRA-03).
+    pub fn cache(mut self, dir: &Path) -> Config {
+        self.cache_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// A `key = value` line under `[tools.webfetch]`.
+    pub fn top(mut self, line: &str) -> Config {
+        self.top.push(line.to_owned());
+        self
+    }
+
+    /// A whole sub-table, e.g. `"[tools.webfetch.robots]\nfail_open = true"`.
+    pub fn section(mut self, text: &str) -> Config {
+        self.sections.push(text.to_owned());
+        self
+    }
+
+    /// The TOML text.
+    pub fn toml(&self) -> String {
+        let mut text = String::from("[tools.webfetch]\n");
+        if !self.top.iter().any(|l| l.starts_with("timeout_seconds")) {
+            text.push_str("timeout_seconds = 10\n");
+        }
+        let cache = match &self.cache_dir {
+            Some(dir) => dir.display().to_string(),
+            None => String::new(),
+        };
+        let _ = writeln!(text, "cache_dir = {}", toml_string(&cache));
+        for line in &self.top {
+            let _ = writeln!(text, "{line}");
+        }
+        let ports: Vec<String> = self.ports.iter().map(u16::to_string).collect();
+        let _ = writeln!(
+            text,
+            "[tools.webfetch.security]\nallow_insecure_overrides = true\n\
+             block_loopback = false\nallowed_ports = [{}]",
+            ports.join(", ")
+        );
+        if !self
+            .sections
+            .iter()
+            .any(|s| s.starts_with("[tools.webfetch.browser]"))
+        {
+            text.push_str("[tools.webfetch.browser]\nenabled = false\n");
+        }
+        for section in &self.sections {
+            let _ = writeln!(text, "{section}");
+        }
+        text
+    }
+
+    /// The resolved settings, through the real loader.
+    pub fn settings(&self) -> Settings {
+        load_str(&self.toml()).expect("test config loads").settings
+    }
+
+    /// A tool with these settings and the stub resolver of [`stub`].
+    pub fn tool(&self) -> WebFetchTool {
+        let settings = self.settings();
+        let validator = Arc::new(stub(&settings));
+        WebFetchTool::with_validator(settings, validator)
+    }
+}
+
+/// A TOML basic string.
+pub fn toml_string(text: &str) -> String {
+    format!("{:?}", text)
+}
+
+/// The stub resolver (T-WF-INFRA-01): `site.test` and `other.test` are loopback;
+/// `internal.test` (10/8), `metadata.test` (169.254/16) and `mapped.test`
+/// (`::ffff:10.0.0.1`) must stay blocked; anything else does not resolve.
+pub fn stub(settings: &Settings) -> StubValidator {
+    StubValidator::new(&settings.security)
+        .with_host("site.test", &[LOCALHOST])
+        .with_host("other.test", &[LOCALHOST])
+        .with_host("internal.test", &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 5))])
+        .with_host(
+            "metadata.test",
+            &[IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254))],
+        )
+        .with_host(
+            "mapped.test",
+            &[IpAddr::V6(Ipv4Addr::new(10, 0, 0, 1).to_ipv6_mapped())],
+        )
+        .with_host("v6.test", &[IpAddr::V6(Ipv6Addr::LOCALHOST)])
+}
+
+/// A 200 `text/html; charset=utf-8` response.
+pub fn html(body: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "text/html; charset=utf-8")
+}
+
+/// Mounts `GET path` answering `response`.
+pub async fn serve(server: &MockServer, at: &str, response: ResponseTemplate) {
+    Mock::given(method("GET"))
+        .and(path(at))
+        .respond_with(response)
+        .mount(server)
+        .await;
+}
+
+/// Mounts a robots.txt with `body`.
+pub async fn robots(server: &MockServer, body: &str) {
+    serve(
+        server,
+        "/robots.txt",
+        ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "text/plain"),
+    )
+    .await;
+}
+
+/// How many requests for `at` (path only) the server received.
+pub async fn hits(server: &MockServer, at: &str) -> usize {
+    server
+        .received_requests()
+        .await
+        .expect("request recording is on")
+        .iter()
+        .filter(|r| r.url.path() == at)
+        .count()
+}
+
+/// `http://site.test:{port}{path}`.
+pub fn site(server: &MockServer, path: &str) -> String {
+    format!("http://site.test:{}{path}", server.address().port())
+}
+
+/// Every `*.json` file under `dir`, recursively.
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(at: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(at) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
+/// A JSON value with object keys in document order (serde_json's `Value` sorts them),
+/// to check the field order of FR-WF-OUT-01a and FR-WF-18.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ordered {
+    /// An object, keys in order.
+    Object(Vec<(String, Ordered)>),
+    /// An array.
+    Array(Vec<Ordered>),
+    /// Anything else.
+    Scalar,
+}
+
+impl Ordered {
+    /// Parses `text`.
+    pub fn parse(text: &str) -> Ordered {
+        serde_json::from_str(text).expect("valid JSON")
+    }
+
+    /// The keys of an object, in order (empty for anything else).
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            Ordered::Object(fields) => fields.iter().map(|(k, _)| k.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The value of `key` in an object.
+    pub fn get(&self, key: &str) -> Option<&Ordered> {
+        match self {
+            Ordered::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The elements of an array.
+    pub fn items(&self) -> &[Ordered] {
+        match self {
+            Ordered::Array(items) => items,
+            _ => &[],
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ordered, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Ordered::Array(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Ordered>()? {
+                    fields.push((key, value));
+                }
+                Ok(Ordered::Object(fields))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
