@@ -23,6 +23,7 @@ use crate::extract;
 use crate::http::{self, HttpClient};
 use crate::notes::{Note, Notes};
 use crate::output::{self, ResponseMeta, Timestamp};
+use crate::render::{self, RenderContext};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
 use crate::ssrf::{self, SsrfValidator, SystemValidator};
@@ -73,15 +74,7 @@ impl WebFetchTool {
 
     /// Whether the URL's host is in `js_heavy_domains` (FR-WF-RENDER-JS-01).
     fn is_js_heavy(&self, url: &CanonicalUrl) -> bool {
-        let host = url.host_str();
-        self.settings
-            .rendering
-            .js_heavy_domains
-            .iter()
-            .any(|entry| match entry.strip_prefix('.') {
-                Some(suffix) => host.len() > suffix.len() && host.ends_with(entry.as_str()),
-                None => host == entry,
-            })
+        render::is_js_heavy(url.host_str(), &self.settings.rendering.js_heavy_domains)
     }
 
     /// The disk cache, opened on first use. A directory that cannot be created
@@ -338,35 +331,36 @@ impl WebFetchTool {
         let rendering = &self.settings.rendering;
         rendering.spa_fallback_enabled
             && document.markdown.chars().count() < rendering.min_extracted_chars as usize
-            && crate::render::has_spa_indicators(raw_html)
+            && render::spa_indicators(raw_html)
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
-    /// the pinned client (SRD 3.4.3 .. 3.4.6).
+    /// the pinned client, and robots.txt applies to the top frame's chain only
+    /// (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01).
     async fn render_browser(
         &self,
         url: &CanonicalUrl,
-        _deadline: Instant,
-        _notes: &mut Notes,
+        deadline: Instant,
+        notes: &mut Notes,
     ) -> Result<Rendered, FetchError> {
-        let chromium = self
-            .settings
-            .browser
-            .chromium_path
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        if !self.settings.browser.enabled {
-            return Err(FetchError::browser_unavailable(
-                &chromium,
-                "browser mode is disabled (browser.enabled = false)",
-            ));
+        let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
+        let ctx = RenderContext::new(&self.client, Arc::clone(&self.validator), url, deadline)
+            .with_top_frame_hook(&hop_check);
+        let page = render::render(&ctx).await;
+        notes.extend(&hop_check.into_notes());
+        let page = page?;
+        if page.dom_truncated {
+            notes.add(Note::BrowserDomTruncated);
         }
-        let _ = url;
-        Err(FetchError::browser_unavailable(
-            &chromium,
-            "browser rendering is not available in this build",
-        ))
+        if page.blocked_non_get {
+            notes.add(Note::BrowserBlockedNonGet);
+        }
+        let document = extract::extract_html(&page.html, page.final_url.as_url())?;
+        Ok(Rendered {
+            final_url: page.final_url,
+            method: RenderingMethod::Browser,
+            document,
+        })
     }
 
     /// The SSRF stage (Appendix F.2): ports, literal checks, one resolution.

@@ -9,9 +9,3 @@ pub mod select;
 
 pub use self::browser::{BrowserPage, RenderContext, render};
 pub use self::select::{RenderPlan, is_js_heavy, plan, should_fall_back, spa_indicators};
-
-/// Whether the raw decoded HTML (before any cleaning) carries an SPA indicator
-/// (FR-WF-12c step 2); the pipeline's name for [`spa_indicators`].
-pub fn has_spa_indicators(raw_html: &str) -> bool {
-    spa_indicators(raw_html)
-}
