@@ -289,6 +289,15 @@ impl DiskCache {
         }
     }
 
+    /// Builds the in-memory index now if it is missing or stale, so the next
+    /// [`put`](Self::put) does not pay for the directory scan (tens of ms at 10 000
+    /// entries). Meant to run on a blocking thread while the network fetch of a miss
+    /// is in flight; a failure is left for `put` to report.
+    pub fn warm_index(&self) {
+        let mut guard = self.lock_index();
+        let _ = self.fresh_index(&mut guard);
+    }
+
     /// Forgets the in-memory index; the next write rebuilds it from the directory.
     /// Useful after another process is known to have changed the cache.
     pub fn refresh_index(&self) {
