@@ -196,7 +196,6 @@ impl DiskCache {
                 return None;
             }
         };
-        drop(bytes);
         if entry.is_expired(now) {
             // Left in place: the write that follows the re-fetch replaces it, and
             // deleting by path here could race with that very write.
@@ -204,8 +203,10 @@ impl DiskCache {
             return None;
         }
         let fetched_at = entry.fetched_at.to_datetime()?;
+        let mut bytes = bytes;
+        let restamped = entry::restamp(&mut bytes, entry.last_accessed_at, now);
         entry.last_accessed_at = now;
-        self.touch(&key, &entry, &path, read_id);
+        self.touch(&key, &entry, restamped.then_some(bytes), &path, read_id);
         Some(CachedDocument {
             document: entry.extracted,
             fetched_at,
@@ -346,13 +347,25 @@ impl DiskCache {
     }
 
     /// Rewrites a hit with its new `last_accessed_at`, unless the file changed since
-    /// it was read (then the newer file wins). A failure costs LRU precision only,
-    /// never the hit.
-    fn touch(&self, key: &CacheKey, entry: &Entry, path: &Path, read_id: store::FileId) {
+    /// it was read (then the newer file wins). `restamped` is the file's own bytes
+    /// with the new stamp spliced in, when that was possible; otherwise the entry is
+    /// encoded again. A failure costs LRU precision only, never the hit.
+    fn touch(
+        &self,
+        key: &CacheKey,
+        entry: &Entry,
+        restamped: Option<Vec<u8>>,
+        path: &Path,
+        read_id: store::FileId,
+    ) {
         if store::file_id(path) != Some(read_id) {
             return;
         }
-        let written = entry.encode().map_err(|e| e.to_string()).and_then(|bytes| {
+        let bytes = match restamped {
+            Some(bytes) => Ok(bytes),
+            None => entry.encode().map_err(|e| e.to_string()),
+        };
+        let written = bytes.and_then(|bytes| {
             store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
                 .map_err(|e| e.to_string())
         });
