@@ -135,12 +135,19 @@ pub(crate) fn write_atomic(
     let shard = final_path
         .parent()
         .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
-    // Also recreates `dir` if someone cleared the cache by hand (FR-WF-17b).
-    fs::create_dir_all(&shard)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!("{key}{TEMP_INFIX}"))
-        .rand_bytes(10)
-        .tempfile_in(&shard)?;
+    let prefix = format!("{key}{TEMP_INFIX}");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).rand_bytes(10);
+    // The shard usually exists; creating it only on demand saves a failing `mkdir`
+    // per write. Also recreates `dir` if someone cleared the cache by hand
+    // (FR-WF-17b).
+    let mut temp = match builder.tempfile_in(&shard) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(&shard)?;
+            builder.tempfile_in(&shard)?
+        }
+        created => created?,
+    };
     temp.write_all(bytes)?;
     // Best effort: an mtime that cannot be set only makes a later scan's LRU order
     // approximate; the entry itself is still right.
