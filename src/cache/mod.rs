@@ -15,7 +15,9 @@
 //!
 //! # The index, and why writes stay cheap at 10 000 entries
 //!
-//! Hits never need the index: they read one file and rewrite it. Writes need entry
+//! Hits never need the index: they read one file and rewrite it, splicing the new
+//! fixed-width `last_accessed_at` into the bytes read rather than re-encoding the
+//! document. Writes need entry
 //! count, total bytes and the LRU entry. [`DiskCache`] keeps these in an in-memory
 //! index built on the first write from one scan of the two-level directory that
 //! reads metadata only (mtime = `last_accessed_at`, length = on-disk size), then
@@ -29,7 +31,8 @@
 //!   when the index is older than [`INDEX_MAX_AGE`] (or on [`DiskCache::refresh_index`]).
 //!   Between scans the directory can overshoot the limits by at most what other
 //!   processes wrote meanwhile; a one-shot CLI process scans on its first write, so
-//!   it always starts from the truth.
+//!   it always starts from the truth. [`DiskCache::warm_index`] lets the tool run
+//!   that scan while the network fetch of a miss is still in flight.
 //!
 //! Entries whose mtime was changed by hand (`touch`, `cp`) are ordered by that mtime
 //! until their next hit rewrites them; the SRD's `last_accessed_at` inside the file

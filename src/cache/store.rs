@@ -16,7 +16,7 @@
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::key::CacheKey;
@@ -275,7 +275,7 @@ fn is_temp_name(name: &str) -> bool {
 /// Removes a temp file whose last inode change is older than [`STALE_TEMP_AGE`].
 /// The change time (not mtime, which writers set to the entry's
 /// `last_accessed_at`) says when a writer last touched it.
-fn remove_if_stale(path: &PathBuf) {
+fn remove_if_stale(path: &Path) {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return;
     };
