@@ -19,6 +19,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use webfetch::cache::DiskCache;
+use webfetch::config::CacheSettings;
 use webfetch::document::{ExtractedDocument, RenderingMethod};
 use webfetch::url::CanonicalUrl;
 
@@ -26,13 +27,16 @@ const SIZES: [usize; 3] = [10, 1_000, 10_000];
 const T0: OffsetDateTime = datetime!(2026-01-10 12:00:00 UTC);
 const HTTP: RenderingMethod = RenderingMethod::Http;
 
-fn open(dir: &Path, max_entries: usize) -> DiskCache {
+fn settings(dir: &Path, max_entries: usize) -> CacheSettings {
     let text = format!(
         "[tools.webfetch]\ncache_dir = '{}'\nmax_cache_entries = {max_entries}\n",
         dir.display()
     );
-    let settings = webfetch::config::load_str(&text).unwrap().settings;
-    DiskCache::open(&settings.cache).unwrap()
+    webfetch::config::load_str(&text).unwrap().settings.cache
+}
+
+fn open(dir: &Path, max_entries: usize) -> DiskCache {
+    DiskCache::open(&settings(dir, max_entries)).unwrap()
 }
 
 fn url(path: &str) -> CanonicalUrl {
@@ -73,6 +77,9 @@ fn filled(n: usize, last: &ExtractedDocument) -> (tempfile::TempDir, DiskCache) 
     }
     let at = T0 + Duration::seconds(i64::try_from(n).unwrap());
     cache.put(&url("target"), HTTP, last, at, at).unwrap();
+    // Let the kernel write the fill back first, or the first group measures the
+    // writeback of thousands of fresh files instead of the cache.
+    let _ = std::process::Command::new("sync").status();
     (dir, cache)
 }
 
@@ -125,14 +132,14 @@ fn bench(c: &mut Criterion) {
             })
         });
 
-        let dir = cache.dir().to_path_buf();
+        let cold = settings(cache.dir(), n);
         let mut now = ticking(start + Duration::days(3));
         group.bench_with_input(BenchmarkId::new("cold_write_1k", n), &n, |b, _| {
             b.iter(|| {
                 let i = fresh.get() + 1;
                 fresh.set(i);
                 let at = now();
-                let handle = open(&dir, n);
+                let handle = DiskCache::open(&cold).unwrap();
                 handle
                     .put(&url(&format!("new/{i}")), HTTP, &small, at, at)
                     .unwrap()

@@ -286,6 +286,7 @@ fn t_wf_cch_06_lru_order_survives_a_new_process() {
         assert!(first.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
     }
     let second = open(dir.path(), "max_cache_entries = 2");
+    second.warm_index();
     second
         .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3))
         .unwrap();

@@ -136,6 +136,50 @@ impl Entry {
     }
 }
 
+/// The key that holds `last_accessed_at`, with the quotes that make it structural:
+/// inside a JSON string every `"` is escaped, so `at":"` cannot occur there.
+const LAST_ACCESSED_KEY: &[u8] = br#""last_accessed_at":""#;
+
+/// Rewrites the `last_accessed_at` value of encoded entry `bytes` in place from
+/// `old` to `new`, the hit-path shortcut of FR-WF-CCH-LRU-01: stamps are fixed
+/// width, so nothing else moves and the 100 KiB document need not be escaped
+/// again. Returns `false`, leaving `bytes` untouched, unless the key occurs exactly
+/// once and holds exactly `old`; the caller then re-encodes the entry.
+pub(crate) fn restamp(bytes: &mut [u8], old: Stamp, new: Stamp) -> bool {
+    let (Some(old), Some(new)) = (old.format(), new.format()) else {
+        return false;
+    };
+    let (at, second) = {
+        let mut hits = find_all(bytes, LAST_ACCESSED_KEY);
+        (hits.next(), hits.next())
+    };
+    let (Some(at), None) = (at, second) else {
+        return false;
+    };
+    let start = at + LAST_ACCESSED_KEY.len();
+    let end = start + old.len();
+    let matches = bytes.get(start..end) == Some(old.as_bytes()) && bytes.get(end) == Some(&b'"');
+    match bytes.get_mut(start..end) {
+        Some(value) if matches && new.len() == old.len() => {
+            value.copy_from_slice(new.as_bytes());
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Start offsets of `needle` in `haystack`. Linear: a first-byte scan, then a
+/// short comparison at each candidate.
+fn find_all<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let first = needle.first().copied();
+    haystack
+        .iter()
+        .enumerate()
+        .filter(move |(_, b)| Some(**b) == first)
+        .map(|(i, _)| i)
+        .filter(move |&i| haystack.get(i..i + needle.len()) == Some(needle))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +286,37 @@ mod tests {
         let entry = sample(None);
         assert!(!entry.is_expired(entry.expires_at));
         assert!(entry.is_expired(Stamp::from_unix(entry.expires_at.unix() + 1)));
+    }
+
+    #[test]
+    fn restamp_changes_only_last_accessed_at() {
+        let mut entry = sample(Some("T"));
+        entry.extracted.markdown =
+            r#"quote "last_accessed_at":"2026-01-10T14:30:00Z" inside"#.into();
+        let mut bytes = entry.encode().unwrap();
+        let new = Stamp::parse("2026-02-01T00:00:00Z").unwrap();
+        assert!(restamp(&mut bytes, entry.last_accessed_at, new));
+        entry.last_accessed_at = new;
+        assert_eq!(bytes, entry.encode().unwrap());
+        assert_eq!(Entry::decode(&bytes, &key_of(&entry)), Ok(entry));
+    }
+
+    #[test]
+    fn restamp_refuses_ambiguous_or_unexpected_bytes() {
+        let entry = sample(None);
+        let old = entry.last_accessed_at;
+        let new = Stamp::parse("2026-02-01T00:00:00Z").unwrap();
+        let good = String::from_utf8(entry.encode().unwrap()).unwrap();
+        let nested = good.replacen(
+            r#"{"version":2,"#,
+            r#"{"x":{"last_accessed_at":"2026-01-10T14:30:00Z"},"version":2,"#,
+            1,
+        );
+        let other_value = good.replace("2026-01-10T14:30:00Z", "2026-01-10T14:30:01Z");
+        for text in [nested, other_value, String::new(), "{}".into()] {
+            let mut bytes = text.clone().into_bytes();
+            assert!(!restamp(&mut bytes, old, new), "{text}");
+            assert_eq!(bytes, text.into_bytes(), "untouched");
+        }
     }
 }

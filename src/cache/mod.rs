@@ -15,7 +15,9 @@
 //!
 //! # The index, and why writes stay cheap at 10 000 entries
 //!
-//! Hits never need the index: they read one file and rewrite it. Writes need entry
+//! Hits never need the index: they read one file and rewrite it, splicing the new
+//! fixed-width `last_accessed_at` into the bytes read rather than re-encoding the
+//! document. Writes need entry
 //! count, total bytes and the LRU entry. [`DiskCache`] keeps these in an in-memory
 //! index built on the first write from one scan of the two-level directory that
 //! reads metadata only (mtime = `last_accessed_at`, length = on-disk size), then
@@ -29,7 +31,8 @@
 //!   when the index is older than [`INDEX_MAX_AGE`] (or on [`DiskCache::refresh_index`]).
 //!   Between scans the directory can overshoot the limits by at most what other
 //!   processes wrote meanwhile; a one-shot CLI process scans on its first write, so
-//!   it always starts from the truth.
+//!   it always starts from the truth. [`DiskCache::warm_index`] lets the tool run
+//!   that scan while the network fetch of a miss is still in flight.
 //!
 //! Entries whose mtime was changed by hand (`touch`, `cp`) are ordered by that mtime
 //! until their next hit rewrites them; the SRD's `last_accessed_at` inside the file
@@ -196,7 +199,6 @@ impl DiskCache {
                 return None;
             }
         };
-        drop(bytes);
         if entry.is_expired(now) {
             // Left in place: the write that follows the re-fetch replaces it, and
             // deleting by path here could race with that very write.
@@ -204,8 +206,10 @@ impl DiskCache {
             return None;
         }
         let fetched_at = entry.fetched_at.to_datetime()?;
+        let mut bytes = bytes;
+        let restamped = entry::restamp(&mut bytes, entry.last_accessed_at, now);
         entry.last_accessed_at = now;
-        self.touch(&key, &entry, &path, read_id);
+        self.touch(&key, &entry, restamped.then_some(bytes), &path, read_id);
         Some(CachedDocument {
             document: entry.extracted,
             fetched_at,
@@ -289,6 +293,15 @@ impl DiskCache {
         }
     }
 
+    /// Builds the in-memory index now if it is missing or stale, so the next
+    /// [`put`](Self::put) does not pay for the directory scan (tens of ms at 10 000
+    /// entries). Meant to run on a blocking thread while the network fetch of a miss
+    /// is in flight; a failure is left for `put` to report.
+    pub fn warm_index(&self) {
+        let mut guard = self.lock_index();
+        let _ = self.fresh_index(&mut guard);
+    }
+
     /// Forgets the in-memory index; the next write rebuilds it from the directory.
     /// Useful after another process is known to have changed the cache.
     pub fn refresh_index(&self) {
@@ -337,13 +350,25 @@ impl DiskCache {
     }
 
     /// Rewrites a hit with its new `last_accessed_at`, unless the file changed since
-    /// it was read (then the newer file wins). A failure costs LRU precision only,
-    /// never the hit.
-    fn touch(&self, key: &CacheKey, entry: &Entry, path: &Path, read_id: store::FileId) {
+    /// it was read (then the newer file wins). `restamped` is the file's own bytes
+    /// with the new stamp spliced in, when that was possible; otherwise the entry is
+    /// encoded again. A failure costs LRU precision only, never the hit.
+    fn touch(
+        &self,
+        key: &CacheKey,
+        entry: &Entry,
+        restamped: Option<Vec<u8>>,
+        path: &Path,
+        read_id: store::FileId,
+    ) {
         if store::file_id(path) != Some(read_id) {
             return;
         }
-        let written = entry.encode().map_err(|e| e.to_string()).and_then(|bytes| {
+        let bytes = match restamped {
+            Some(bytes) => Ok(bytes),
+            None => entry.encode().map_err(|e| e.to_string()),
+        };
+        let written = bytes.and_then(|bytes| {
             store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
                 .map_err(|e| e.to_string())
         });

@@ -16,7 +16,7 @@
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::key::CacheKey;
@@ -135,12 +135,19 @@ pub(crate) fn write_atomic(
     let shard = final_path
         .parent()
         .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
-    // Also recreates `dir` if someone cleared the cache by hand (FR-WF-17b).
-    fs::create_dir_all(&shard)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!("{key}{TEMP_INFIX}"))
-        .rand_bytes(10)
-        .tempfile_in(&shard)?;
+    let prefix = format!("{key}{TEMP_INFIX}");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).rand_bytes(10);
+    // The shard usually exists; creating it only on demand saves a failing `mkdir`
+    // per write. Also recreates `dir` if someone cleared the cache by hand
+    // (FR-WF-17b).
+    let mut temp = match builder.tempfile_in(&shard) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(&shard)?;
+            builder.tempfile_in(&shard)?
+        }
+        created => created?,
+    };
     temp.write_all(bytes)?;
     // Best effort: an mtime that cannot be set only makes a later scan's LRU order
     // approximate; the entry itself is still right.
@@ -268,7 +275,7 @@ fn is_temp_name(name: &str) -> bool {
 /// Removes a temp file whose last inode change is older than [`STALE_TEMP_AGE`].
 /// The change time (not mtime, which writers set to the entry's
 /// `last_accessed_at`) says when a writer last touched it.
-fn remove_if_stale(path: &PathBuf) {
+fn remove_if_stale(path: &Path) {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return;
     };
