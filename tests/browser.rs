@@ -1771,3 +1771,65 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
     );
     assert!(extracted_chars(&document.markdown) >= rendering.min_extracted_chars as usize);
 }
+
+/// T-WF-CCH-10 and IT-WF-BR-07 through the whole pipeline: an SPA shell over HTTP
+/// falls back to the browser, the response is the browser's, and only the browser
+/// result is cached, under its own key and final URL (FR-WF-CCH-KEY-03).
+#[tokio::test]
+async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
+    use webfetch::cache::DiskCache;
+    use webfetch::document::RenderingMethod;
+    use webfetch::tool::WebFetchTool;
+
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = page_server().await;
+    let port = server.address().port();
+    serve_html(
+        &server,
+        "/app",
+        r#"<!doctype html><html><head><title>App</title></head>
+<body><p>Loading…</p><div id="root"></div><script src="/bundle.js"></script></body></html>"#,
+    )
+    .await;
+    serve(
+        &server,
+        "/bundle.js",
+        "text/javascript",
+        "document.getElementById('root').innerHTML = '<main><h1>Rendered SPA</h1><p>' + \
+         'Only the browser sees this article text. '.repeat(20) + '</p></main>';",
+    )
+    .await;
+    let cache_dir = tempfile::tempdir().unwrap();
+    let top = format!("cache_dir = \"{}\"", cache_dir.path().display());
+    let settings = settings(&chromium, &[port], &top, "");
+    let cache_settings = settings.cache.clone();
+    let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
+
+    let url = format!("http://page.test:{port}/app");
+    let json = tool
+        .call(&serde_json::json!({ "url": url }), usize::MAX)
+        .await
+        .unwrap();
+    let response: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(response["rendering_method"], "browser", "{json}");
+    assert!(json.contains("Rendered SPA"), "{json}");
+    assert_eq!(response["notes"], serde_json::json!([]), "{json}");
+
+    let cache = DiskCache::open(&cache_settings).unwrap();
+    let canonical = CanonicalUrl::parse(&url).unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let browser_entry = cache
+        .get(&canonical, RenderingMethod::Browser, now)
+        .expect("browser result cached");
+    assert!(browser_entry.document.markdown.contains("Rendered SPA"));
+    assert!(
+        cache.get(&canonical, RenderingMethod::Http, now).is_none(),
+        "the intermediate HTTP extraction must not be cached"
+    );
+    let files: Vec<PathBuf> = walk(cache_dir.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+}

@@ -873,8 +873,9 @@ async fn fr_wf_10a_stalled_server_is_a_structured_timeout() {
 /// is no longer produced.
 const NOT_PRODUCIBLE: [(ErrorCode, &str); 1] = [(
     ErrorCode::BrowserCrashed,
-    "browser mode is not merged yet: render_browser only returns browser_unavailable, \
-     so no Chromium process exists that could crash",
+    "needs a real Chromium to kill mid-render: produced and asserted by \
+     tests/browser.rs::fr_wf_11_browser_dying_mid_render_is_browser_crashed, which runs \
+     where FORGE_TEST_CHROMIUM_PATH is set (CI installs Chromium)",
 )];
 
 /// One real path per registry code, each run the way a host runs the tool
