@@ -1,18 +1,14 @@
 //! Cache timestamps: RFC 3339, UTC, second precision, `Z` suffix only
 //! (FR-WF-CCH-TS-01).
 //!
-//! Private to the cache on purpose: `output::Timestamp` is being written on another
-//! branch and the two will be unified at merge; until then the cache keeps its own
-//! tiny, strict codec.
+//! The text form is [`Timestamp`]'s, the one codec of the crate, so the response
+//! and the cache agree byte for byte; this wrapper adds the arithmetic the cache
+//! needs. The form is fixed width, so entries keep their size when
+//! `last_accessed_at` is rewritten in place.
 
-use time::format_description::FormatItem;
-use time::macros::format_description;
-use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
+use time::OffsetDateTime;
 
-/// `2026-01-10T12:00:00Z`: fixed width, so entries keep their size when
-/// `last_accessed_at` is rewritten.
-const FORMAT: &[FormatItem<'static>] =
-    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+use crate::output::Timestamp;
 
 /// A second-precision UTC instant, kept as Unix seconds so comparisons are exact
 /// and sub-second noise in `now` cannot reorder entries.
@@ -46,21 +42,13 @@ impl Stamp {
 
     /// The RFC 3339 text; `None` when the year has no four-digit form.
     pub(crate) fn format(self) -> Option<String> {
-        let at = self.to_datetime()?;
-        if !(0..=9999).contains(&at.year()) {
-            return None;
-        }
-        at.format(FORMAT).ok()
+        Timestamp::from_unix_seconds(self.0).map(|t| t.to_string())
     }
 
     /// Parses exactly the form [`Stamp::format`] writes: no offset other than `Z`, no
     /// fractional seconds, no lowercase `t`/`z`.
     pub(crate) fn parse(text: &str) -> Option<Stamp> {
-        if text.len() != 20 {
-            return None;
-        }
-        let at = PrimitiveDateTime::parse(text, FORMAT).ok()?;
-        Some(Stamp::from_datetime(at.assume_offset(UtcOffset::UTC)))
+        Timestamp::parse(text).ok().map(|t| Stamp(t.unix_seconds()))
     }
 }
 
