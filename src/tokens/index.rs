@@ -4,23 +4,26 @@
 //! block with its separator, every candidate chunk). Counting each from scratch reads
 //! the document two or three times over. cl100k_base counting is pre-tokenisation
 //! (a regex splits the text into pieces) followed by byte-pair encoding of each
-//! piece, and the regex is local: where the piece starting at a position ends depends
-//! only on the text up to a short *horizon* after it (the end of the match, the end of
-//! the whitespace run it starts, three characters for `'re`, `123`). So the index
-//! pre-tokenises and encodes the whole document once, keeps prefix sums of the piece
-//! counts, and answers `count(document[a..e])` as
+//! piece, and the regex is local. The index pre-tokenises and encodes the whole
+//! document once, keeps prefix sums of the piece counts, and answers
+//! `count(document[a..e])` as
 //!
-//! * the pieces of `document[a..e]` itself from `a` until one ends where a piece of
-//!   the whole document ends (usually the first piece: `a` is a block, sentence or
-//!   word start);
-//! * plus the prefix-sum difference over the document's pieces from there on, for as
-//!   long as their horizons end before `e`, so cutting the text at `e` cannot change
-//!   them;
-//! * plus the pieces of the remainder up to `e`, counted afresh (the last piece or two).
+//! 1. the pieces of `document[a..e]` itself from `a` until one ends where a piece of
+//!    the whole document ends (none at all when `a` is such a boundary, the usual
+//!    case: blocks, sentences and words start there);
+//! 2. plus the prefix-sum difference over the document's pieces from there on, as
+//!    long as cutting the text at `e` cannot change them (below);
+//! 3. plus the pieces of the remainder up to `e`, counted afresh.
 //!
-//! Each part is exactly what counting `document[a..e]` from scratch computes, so the
-//! sum is equal, not an estimate; the tests compare it with `count_str` on hundreds
-//! of thousands of random spans.
+//! When can a cut at `e` change a piece `[b, b')` with `b' <= e`? The pattern's
+//! only construct that a shorter text can newly satisfy is `$` (`\s+$`); everything
+//! else matches a shorter text only if it matched the longer one, and a greedy run
+//! that stopped at `b'` stops there in both. `\s+$` needs the piece to be all
+//! whitespace, so a piece holding any other character is the same for every `e >=
+//! b'`. A whitespace piece is kept only when its whole whitespace run, plus two bytes
+//! for the look-ahead and end checks, ends at or before `e`. Each part is then what
+//! counting `document[a..e]` from scratch computes, so the sum is equal, not an
+//! estimate; the tests compare it with `count_str` on hundreds of thousands of spans.
 
 use std::ops::Range;
 
@@ -33,8 +36,8 @@ pub(super) struct Cl100kIndex<'a> {
     bounds: Vec<u32>,
     /// `sums[i]`: tokens of the pieces before piece `i` (`sums.len() == bounds.len()`).
     sums: Vec<u32>,
-    /// `reach[i]`: the furthest horizon of pieces `0..=i` (a running maximum, so it
-    /// can be searched).
+    /// `reach[i]`: the largest span end that could still change one of pieces
+    /// `0..=i`, plus one (a running maximum, so it can be searched).
     reach: Vec<u32>,
 }
 
@@ -59,15 +62,17 @@ impl<'a> Cl100kIndex<'a> {
         PIECE_COUNTS.with_borrow_mut(|cache| {
             for piece in tokenizer.split(text) {
                 let end = pos + piece.len();
-                let starts_run = text[pos..].starts_with(char::is_whitespace);
-                if starts_run && run_end <= pos {
-                    run_end = whitespace_run_end(text, pos);
-                }
-                let run = if starts_run { run_end } else { pos };
-                // What decided this piece lies before `horizon` (see the module doc;
-                // two bytes of margin for the end-of-text and look-ahead checks).
-                let horizon = end.max(run).max(pos + 3) + 2;
-                reach = reach.max(horizon);
+                // The smallest span end from which this piece is certain to be the
+                // same (see the module doc).
+                let safe_from = if piece.chars().all(char::is_whitespace) {
+                    if run_end <= pos {
+                        run_end = whitespace_run_end(text, pos);
+                    }
+                    run_end + 2
+                } else {
+                    end
+                };
+                reach = reach.max(safe_from);
                 index.bounds.push(pos as u32);
                 index.sums.push(total as u32);
                 index.reach.push(reach.min(limit) as u32);
@@ -90,37 +95,47 @@ impl SpanCounter for Cl100kIndex<'_> {
         if start >= end {
             return 0;
         }
-        let tokenizer = bpe_openai::cl100k_base();
         // 1. The span's own pieces until one ends on a piece boundary of the document.
         let mut own = 0;
-        let mut at = start;
-        let mut synced = None;
-        PIECE_COUNTS.with_borrow_mut(|cache| {
-            for piece in tokenizer.split(&self.text[start..end]) {
-                own += cache.count(&tokenizer.bpe, piece);
-                at += piece.len();
-                if at == end {
-                    break;
-                }
-                if let Ok(i) = self.bounds.binary_search(&(at as u32)) {
-                    synced = Some(i);
-                    break;
+        let first = match self.bounds.binary_search(&(start as u32)) {
+            Ok(i) => i,
+            Err(_) => {
+                let tokenizer = bpe_openai::cl100k_base();
+                let mut at = start;
+                let mut synced = None;
+                PIECE_COUNTS.with_borrow_mut(|cache| {
+                    for piece in tokenizer.split(&self.text[start..end]) {
+                        own += cache.count(&tokenizer.bpe, piece);
+                        at += piece.len();
+                        if at == end {
+                            break;
+                        }
+                        if let Ok(i) = self.bounds.binary_search(&(at as u32)) {
+                            synced = Some(i);
+                            break;
+                        }
+                    }
+                });
+                match synced {
+                    Some(i) => i,
+                    None => return own,
                 }
             }
-        });
-        let Some(first) = synced else {
-            return own;
         };
-        // 2. The document's pieces whose horizon ends before the span does.
-        let pieces = self.reach.len();
+        // 2. The document's pieces that a cut at `end` cannot change.
         let last = self
             .reach
-            .partition_point(|&r| (r as usize) < end)
-            .clamp(first, pieces);
+            .partition_point(|&r| r as usize <= end)
+            .max(first);
         let shared = (self.sums[last] - self.sums[first]) as usize;
         // 3. The rest, counted as the span would count it.
         let rest = self.bounds[last] as usize;
-        own + shared + Cl100k.count_str(&self.text[rest..end])
+        let tail = if rest < end {
+            Cl100k.count_str(&self.text[rest..end])
+        } else {
+            0
+        };
+        own + shared + tail
     }
 }
 
