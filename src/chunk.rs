@@ -12,7 +12,10 @@
 //!    exact count is over budget the last block goes back to the next chunk
 //!    (SRD-READINGS 18: `token_count` is the count of the final text and never
 //!    exceeds the budget). Nothing re-counts a growing chunk: each block is counted
-//!    once and each chunk once, so the work is linear (NFR-WF-PERF-02).
+//!    once and each chunk once, and both are spans of the Markdown, which
+//!    [`TokenCounter::index`] counts after one pass over it (for cl100k_base, a
+//!    binary search and a piece or two at the span's ends), so the work is linear
+//!    (NFR-WF-PERF-02).
 //! 3. **Oversized blocks** (FR-WF-15b): a block that cannot fit alone is split, each
 //!    piece its own chunk: code at line boundaries with the fences (and language
 //!    hint) repeated in every piece (CHK-CODE-01), lists at item boundaries and then
@@ -41,7 +44,7 @@
 //! continuation indentation of split list items ([`SourcedChunk`] says which bytes of
 //! each text those are).
 
-pub mod blocks;
+mod blocks;
 mod units;
 
 use std::ops::Range;
@@ -51,7 +54,7 @@ use serde::{Deserialize, Serialize};
 pub use blocks::{Block, BlockKind, blocks, heading_text};
 use units::Unit;
 
-use crate::tokens::TokenCounter;
+use crate::tokens::{SpanCounter, TokenCounter};
 
 /// One chunk of the response (FR-WF-03b); serialises as `heading`, `text`,
 /// `token_count` in that order (FR-WF-OUT-01a).
@@ -106,7 +109,7 @@ pub fn chunk_with_sources(
         .iter()
         .map(|b| {
             if b.kind == BlockKind::Heading {
-                headings.push(heading_text(&markdown[b.span.clone()]));
+                headings.push(capped(heading_text(&markdown[b.span.clone()])));
             }
             headings.len() - 1
         })
@@ -129,6 +132,7 @@ pub fn chunk_with_sources(
         markdown,
         max: max_chunk_tokens,
         counter,
+        spans: counter.index(markdown),
         blocks,
         headings,
         heading_after,
@@ -136,6 +140,27 @@ pub fn chunk_with_sources(
     };
     chunker.pack(&units, Level::Blocks, None);
     chunker.out
+}
+
+/// The longest `heading` a chunk carries, in bytes.
+///
+/// The SRD sets no limit, but every chunk under a heading repeats it: a hostile page
+/// with one megabyte-long heading line would otherwise make thousands of chunks each
+/// hold a megabyte (memory and time quadratic in the page). Real headings are far
+/// shorter; a longer one is cut at a character boundary. The heading line itself is
+/// still in full in the `text` of the chunks that contain it.
+pub const MAX_HEADING_BYTES: usize = 1024;
+
+/// `heading` cut to [`MAX_HEADING_BYTES`] at a character boundary.
+fn capped(mut heading: String) -> String {
+    if heading.len() > MAX_HEADING_BYTES {
+        let cut = (0..=MAX_HEADING_BYTES)
+            .rev()
+            .find(|&i| heading.is_char_boundary(i))
+            .unwrap_or(0);
+        heading.truncate(cut);
+    }
+    heading
 }
 
 /// The split levels of FR-WF-15b, coarsest first.
@@ -201,6 +226,8 @@ struct Chunker<'a> {
     markdown: &'a str,
     max: usize,
     counter: &'a dyn TokenCounter,
+    /// Counts of spans of `markdown`: everything but decorated pieces is counted here.
+    spans: Box<dyn SpanCounter + 'a>,
     blocks: Vec<Block>,
     /// Distinct heading texts; `headings[0]` is `""`.
     headings: Vec<String>,
@@ -220,10 +247,7 @@ impl Chunker<'_> {
         // Each unit with the gap before it: what it adds when appended.
         let costs: Vec<Option<usize>> = units
             .iter()
-            .map(|u| {
-                self.counter
-                    .count_up_to(&self.markdown[u.lead..u.end], budget)
-            })
+            .map(|u| self.spans.count_span_up_to(u.lead..u.end, budget))
             .collect();
         let mut k = 0;
         while k < units.len() {
@@ -313,7 +337,7 @@ impl Chunker<'_> {
             Level::Chars => {
                 // One character over budget: only possible with a budget under 8.
                 let piece = self.build(unit.start, unit.end, deco);
-                let exact = self.counter.count_str(&piece.text);
+                let exact = self.count_up_to(&piece, usize::MAX).unwrap_or(usize::MAX);
                 self.emit(piece, exact, block);
             }
         }
@@ -362,7 +386,17 @@ impl Chunker<'_> {
 
     /// The exact count of a piece, if within budget.
     fn count(&self, piece: &Piece) -> Option<usize> {
-        self.counter.count_up_to(&piece.text, self.max)
+        self.count_up_to(piece, self.max)
+    }
+
+    /// The exact count of a piece, if at most `limit`: a plain span of the Markdown
+    /// is counted by the index, a decorated one as text.
+    fn count_up_to(&self, piece: &Piece, limit: usize) -> Option<usize> {
+        if piece.prefix_len == 0 && piece.suffix_len == 0 {
+            self.spans.count_span_up_to(piece.source.clone(), limit)
+        } else {
+            self.counter.count_up_to(&piece.text, limit)
+        }
     }
 
     fn emit(&mut self, piece: Piece, token_count: usize, block: usize) {
@@ -449,6 +483,16 @@ mod tests {
         let chunks = chunk_markdown(&md, 30, &Bytes);
         assert!(chunks.iter().all(|c| c.token_count <= 30), "{chunks:?}");
         assert_eq!(chunks.len(), 2);
+    }
+
+    #[test]
+    fn a_huge_heading_is_capped_in_the_heading_field_only() {
+        let title = "é".repeat(MAX_HEADING_BYTES);
+        let md = format!("# {title}\n\nbody\n");
+        let chunks = chunk_markdown(&md, 1 << 20, &Bytes);
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].heading, "é".repeat(MAX_HEADING_BYTES / 2));
+        assert!(chunks[0].text.contains(&title));
     }
 
     #[test]

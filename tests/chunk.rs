@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use webfetch::chunk::{
-    BlockKind, FetchChunk, SourcedChunk, blocks, chunk_markdown, chunk_with_sources, heading_text,
+    BlockKind, FetchChunk, MAX_HEADING_BYTES, SourcedChunk, blocks, chunk_markdown,
+    chunk_with_sources, heading_text,
 };
 use webfetch::tokens::{Cl100k, TokenCounter};
 
@@ -67,12 +68,19 @@ fn check(markdown: &str, max: usize, chunks: &[SourcedChunk]) -> Result<(), Test
     Ok(())
 }
 
-/// The heading lines of the document: where each starts and its text.
+/// The heading lines of the document: where each starts and its text, cut to
+/// `MAX_HEADING_BYTES` at a character boundary.
 fn headings(markdown: &str) -> Vec<(usize, String)> {
     blocks(markdown)
         .into_iter()
         .filter(|b| b.kind == BlockKind::Heading)
-        .map(|b| (b.span.start, heading_text(&markdown[b.span])))
+        .map(|b| {
+            let mut text = heading_text(&markdown[b.span.clone()]);
+            while text.len() > MAX_HEADING_BYTES {
+                text.pop();
+            }
+            (b.span.start, text)
+        })
         .collect()
 }
 
