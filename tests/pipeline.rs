@@ -1210,3 +1210,52 @@ async fn srd_readings_13_refused_robots_connection_is_robots_unavailable() {
     .await;
     assert_code(&error, ErrorCode::Network);
 }
+
+/// IT-WF-HTTP-05 over a real server: an ISO-8859-1 page (declared in the header)
+/// arrives as correct UTF-8, with no `charset_fallback` note.
+#[tokio::test]
+async fn it_wf_http_05_pipeline_latin1_page_decoded_to_utf8() {
+    let server = MockServer::start().await;
+    let mut body = b"<html><head><title>Caf\xe9</title></head><body><main><p>Cr\xe8me br\xfbl\xe9e \xe0 \xa3 5, na\xefve r\xe9sum\xe9.</p></main></body></html>".to_vec();
+    body.shrink_to_fit();
+    serve(
+        &server,
+        "/latin1",
+        ResponseTemplate::new(200).set_body_raw(body, "text/html; charset=ISO-8859-1"),
+    )
+    .await;
+    let tool = Config::new(&[server.address().port()]).tool();
+    let response = fetch_ok(&tool, json!({ "url": site(&server, "/latin1") })).await;
+    assert_eq!(response["title"], "Café");
+    assert_eq!(all_text(&response), "Crème brûlée à £ 5, naïve résumé.");
+    assert_eq!(response["notes"], json!([]));
+}
+
+/// IT-WF-HTTP-06 over a real server: the header charset wins over a conflicting
+/// `<meta charset>`; without a header charset, the meta tag is used.
+#[tokio::test]
+async fn it_wf_http_06_pipeline_header_charset_beats_meta() {
+    let server = MockServer::start().await;
+    // UTF-8 bytes for "é" (C3 A9) read as windows-1252 give "Ã©".
+    let page = "<html><head><meta charset=\"windows-1252\"><title>x</title></head><body><main><p>caf\u{e9}</p></main></body></html>";
+    serve(
+        &server,
+        "/header-wins",
+        ResponseTemplate::new(200)
+            .set_body_raw(page.as_bytes().to_vec(), "text/html; charset=utf-8"),
+    )
+    .await;
+    serve(
+        &server,
+        "/meta-only",
+        ResponseTemplate::new(200).set_body_raw(page.as_bytes().to_vec(), "text/html"),
+    )
+    .await;
+    let tool = Config::new(&[server.address().port()]).tool();
+    let header = fetch_ok(&tool, json!({ "url": site(&server, "/header-wins") })).await;
+    assert_eq!(all_text(&header), "caf\u{e9}");
+    assert_eq!(header["notes"], json!([]));
+    let meta = fetch_ok(&tool, json!({ "url": site(&server, "/meta-only") })).await;
+    assert_eq!(all_text(&meta), "caf\u{c3}\u{a9}");
+    assert_eq!(meta["notes"], json!([]));
+}
