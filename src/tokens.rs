@@ -19,7 +19,16 @@
 //!   pre-tokeniser cannot split (a 100 KB word, a base64 blob): with hostile input
 //!   that difference is the one that matters (NFR-WF-PERF-02);
 //! * its token ids equal tiktoken's: the tests below compare counts with those of the
-//!   official Python `tiktoken` 0.14.0 on fixed strings and on 1,000 generated ones.
+//!   official Python `tiktoken` 0.14.0 on fixed strings and on 1,000 generated ones
+//!   (and, once, on a 39 MB corpus of 40,001 strings: all equal).
+//!
+//! # Counting fast
+//!
+//! Counting is pre-tokenising with the encoding's regex, then byte-pair encoding each
+//! piece. Two things make chunking cheap on top of that, neither changing a count:
+//! short pieces' counts are memoised per thread (a page repeats its words), and
+//! [`TokenCounter::index`] reads a document once so that the count of any of its
+//! spans costs a binary search and a piece or two at the span's ends (`index.rs`).
 
 mod index;
 

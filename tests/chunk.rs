@@ -508,8 +508,27 @@ fn noise() -> impl Strategy<Value = String> {
     prop::collection::vec(ch, 0..4000).prop_map(|c| c.into_iter().collect())
 }
 
+/// cl100k_base without its span index: every span counted from scratch.
+struct FromScratch;
+
+impl TokenCounter for FromScratch {
+    fn count_str(&self, text: &str) -> usize {
+        Cl100k.count_str(text)
+    }
+
+    fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
+        Cl100k.count_up_to(text, limit)
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The span index changes the speed of chunking, never its result.
+    #[test]
+    fn span_index_gives_the_same_chunks_as_counting_from_scratch(md in markdown(), max in 128usize..=2048) {
+        prop_assert_eq!(chunk_markdown(&md, max, &Cl100k), chunk_markdown(&md, max, &FromScratch));
+    }
 
     /// T-WF-CHK-01, 04, 15a1, 15f on generated Markdown, any budget in the tool's range.
     #[test]
