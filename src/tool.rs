@@ -369,21 +369,16 @@ impl WebFetchTool {
         url: &CanonicalUrl,
         deadline: Instant,
     ) -> Result<Vec<std::net::IpAddr>, FetchError> {
-        let settings = Arc::clone(&self.settings);
-        let validator = Arc::clone(&self.validator);
-        let target = url.clone();
-        let work = tokio::task::spawn_blocking(move || {
-            ssrf::authorize(&target, &settings.security, validator.as_ref())
-        });
-        match tokio::time::timeout_at(deadline, work).await {
-            Ok(joined) => {
-                joined.map_err(|e| FetchError::internal(format!("resolver task failed: {e}")))?
-            }
-            Err(_) => Err(FetchError::timeout(
-                budget_ms(self.settings.timeout()),
-                TimeoutPhase::Dns,
-            )),
-        }
+        let timeout_ms = budget_ms(self.settings.timeout());
+        ssrf::authorize_within(
+            url,
+            &self.settings,
+            &self.validator,
+            deadline,
+            timeout_ms,
+            TimeoutPhase::Dns,
+        )
+        .await
     }
 }
 

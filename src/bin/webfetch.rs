@@ -93,12 +93,8 @@ fn main() -> ExitCode {
             max_output_bytes,
             pretty,
         } => {
-            let loaded = match load_config(config.as_deref()) {
-                Ok(loaded) => loaded,
-                Err(message) => {
-                    eprintln!("{message}");
-                    return ExitCode::from(1);
-                }
+            let Some(loaded) = load_config(config.as_deref()) else {
+                return ExitCode::from(1);
             };
             let mut args =
                 json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
@@ -128,12 +124,8 @@ fn main() -> ExitCode {
             config,
             max_output_bytes,
         } => {
-            let loaded = match load_config(config.as_deref()) {
-                Ok(loaded) => loaded,
-                Err(message) => {
-                    eprintln!("{message}");
-                    return ExitCode::from(1);
-                }
+            let Some(loaded) = load_config(config.as_deref()) else {
+                return ExitCode::from(1);
             };
             let server = WebFetchServer::new(WebFetchTool::new(loaded.settings), max_output_bytes);
             let Some(runtime) = runtime() else {
@@ -164,8 +156,19 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
 }
 
 /// Loads the config file (or the defaults), logs start-up warnings, and refuses a
-/// configuration that disables the tool (5.2).
-fn load_config(path: Option<&std::path::Path>) -> Result<Loaded, String> {
+/// configuration that disables the tool (5.2). `None` after printing the reason on
+/// stderr.
+fn load_config(path: Option<&std::path::Path>) -> Option<Loaded> {
+    match checked_config(path) {
+        Ok(loaded) => Some(loaded),
+        Err(message) => {
+            eprintln!("{message}");
+            None
+        }
+    }
+}
+
+fn checked_config(path: Option<&std::path::Path>) -> Result<Loaded, String> {
     let loaded = match path {
         Some(path) => config::load_file(path),
         None => config::load_str(""),

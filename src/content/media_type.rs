@@ -19,6 +19,16 @@ pub enum MediaKind {
     Plain,
 }
 
+/// The `Content-Type` of a response. With several fields the last one wins, as in
+/// the Fetch standard's header-list extraction.
+pub fn last_content_type(headers: &http::HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::CONTENT_TYPE)
+        .iter()
+        .next_back()
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+}
+
 /// Selects the pipeline for a response.
 ///
 /// With a `Content-Type`, only its media type counts (FR-WF-CT-01: parameters

@@ -2,7 +2,6 @@
 //! (Appendix B: Fetch -> CheckStatus -> ContentType).
 
 use bytes::Bytes;
-use http::header::CONTENT_TYPE;
 use tokio::time::Instant;
 
 use super::{GetOptions, HttpClient, RedirectHook, check_status};
@@ -46,14 +45,7 @@ pub async fn fetch_document(
     opts.hook = hook;
     let response = client.get(url, &opts).await?;
     check_status(response.status, &response.status_text)?;
-    // Several Content-Type fields: the last one wins, as in the Fetch standard's
-    // header-list extraction.
-    let content_type = response
-        .headers
-        .get_all(CONTENT_TYPE)
-        .iter()
-        .next_back()
-        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+    let content_type = media_type::last_content_type(&response.headers);
     let kind = media_type::select(content_type.as_deref(), &response.body)?;
     let header_charset = content_type.as_deref().and_then(media_type::charset_param);
     Ok(FetchedDocument {

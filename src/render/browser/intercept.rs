@@ -28,7 +28,7 @@ use chromiumoxide::cdp::browser_protocol::fetch::{
 use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
 use futures_util::future::BoxFuture;
 use http::Method;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::header::{CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
@@ -586,31 +586,23 @@ impl<'a> Interceptor<'a> {
             .await
             .map_err(|error| in_phase(error, budget))?;
         check_status(response.status, &response.status_text)?;
-        let content_type = response
-            .headers
-            .get_all(CONTENT_TYPE)
-            .iter()
-            .next_back()
-            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        let content_type = media_type::last_content_type(&response.headers);
         media_type::select(content_type.as_deref(), &response.body)?;
         Ok(response)
     }
 
     /// `ssrf::authorize` on a blocking thread, for the error order of a hop.
     async fn authorize(&self, url: &CanonicalUrl, budget: PhaseBudget) -> Result<(), FetchError> {
-        let settings = self.ctx.settings.clone();
-        let validator = self.ctx.validator.clone();
-        let target = url.clone();
-        let work = tokio::task::spawn_blocking(move || {
-            ssrf::authorize(&target, &settings.security, validator.as_ref()).map(|_| ())
-        });
-        match tokio::time::timeout_at(budget.end, work).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(join)) => Err(FetchError::internal(format!(
-                "resolver task failed: {join}"
-            ))),
-            Err(_) => Err(FetchError::timeout(budget.timeout_ms, budget.phase)),
-        }
+        ssrf::authorize_within(
+            url,
+            &self.ctx.settings,
+            &self.ctx.validator,
+            budget.end,
+            budget.timeout_ms,
+            budget.phase,
+        )
+        .await
+        .map(|_| ())
     }
 
     async fn subresource(&self, paused: Paused, id: RequestId) {
