@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 
 use crate::args::{ArgsError, FetchArgs};
-use crate::cache::DiskCache;
+use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
 use crate::content::charset;
 use crate::content::media_type::MediaKind;
@@ -177,7 +177,7 @@ impl WebFetchTool {
 
         // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
         if let (Some(cache), false) = (&cache, args.no_cache) {
-            if let Some(hit) = cache.get(url, planned, OffsetDateTime::now_utc()) {
+            if let Some(hit) = cache_get(cache, url, planned).await {
                 *cache_hit = true;
                 notes.add(Note::CacheHit);
                 let meta = ResponseMeta {
@@ -234,15 +234,18 @@ impl WebFetchTool {
 
         // WriteCache (best effort, FR-WF-16h), before fitting so its note is in the
         // response; only the result actually returned is cached (CCH-KEY-03).
+        let document = Arc::new(rendered.document);
         if let Some(cache) = &cache {
-            if let Err(error) = cache.put(
+            let written = cache_put(
+                cache,
                 &rendered.final_url,
                 rendered.method,
-                &rendered.document,
+                &document,
                 fetched_at,
-                fetched_at,
-            ) {
-                tracing::warn!(event = "cache_write_failed", "cache_write_failed: {error}");
+            )
+            .await;
+            if let Err(reason) = written {
+                tracing::warn!(event = "cache_write_failed", "cache_write_failed: {reason}");
                 notes.add(Note::CacheWriteFailed);
             }
         }
@@ -256,7 +259,7 @@ impl WebFetchTool {
             notes,
         };
         let json = output::build(
-            &rendered.document,
+            &document,
             meta,
             max_chunk_tokens,
             effective_max_bytes,
@@ -380,6 +383,39 @@ impl WebFetchTool {
         )
         .await
     }
+}
+
+/// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which
+/// must not stall the async workers of a server handling concurrent calls.
+async fn cache_get(
+    cache: &Arc<DiskCache>,
+    url: &CanonicalUrl,
+    method: RenderingMethod,
+) -> Option<CachedDocument> {
+    let (cache, url) = (Arc::clone(cache), url.clone());
+    tokio::task::spawn_blocking(move || cache.get(&url, method, OffsetDateTime::now_utc()))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// `DiskCache::put` on a blocking thread; the error is the `{reason}` of the
+/// `cache_write_failed: {reason}` warning (FR-WF-16h).
+async fn cache_put(
+    cache: &Arc<DiskCache>,
+    url: &CanonicalUrl,
+    method: RenderingMethod,
+    document: &Arc<ExtractedDocument>,
+    fetched_at: OffsetDateTime,
+) -> Result<(), String> {
+    let (cache, url, document) = (Arc::clone(cache), url.clone(), Arc::clone(document));
+    tokio::task::spawn_blocking(move || {
+        cache
+            .put(&url, method, &document, fetched_at, fetched_at)
+            .map_err(|error| error.to_string())
+    })
+    .await
+    .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))
 }
 
 fn to_timestamp(at: OffsetDateTime) -> Timestamp {
