@@ -177,14 +177,25 @@ impl WebFetchTool {
 
         // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
         if let (Some(cache), false) = (&cache, args.no_cache) {
-            if let Some(hit) = cache_get(cache, url, planned).await {
+            let hit = match cache_get(cache, url, planned).await {
+                Some(hit) => Some((hit, planned)),
+                // A js-heavy host served over HTTP because the browser was
+                // unavailable was cached under `http` (CCH-KEY-03: the method used).
+                None if planned == RenderingMethod::Browser && !args.force_browser => {
+                    cache_get(cache, url, RenderingMethod::Http)
+                        .await
+                        .map(|hit| (hit, RenderingMethod::Http))
+                }
+                None => None,
+            };
+            if let Some((hit, method)) = hit {
                 *cache_hit = true;
                 notes.add(Note::CacheHit);
                 let meta = ResponseMeta {
                     requested_url: args.url.clone(),
                     final_url: url.as_str().to_owned(),
                     fetched_at: to_timestamp(hit.fetched_at),
-                    rendering_method: planned,
+                    rendering_method: method,
                     notes,
                 };
                 let json = output::build(
@@ -194,7 +205,7 @@ impl WebFetchTool {
                     effective_max_bytes,
                     &Cl100k,
                 )?;
-                return Ok((json, planned));
+                return Ok((json, method));
             }
         }
 

@@ -759,13 +759,27 @@ async fn it_wf_br_02_force_browser_with_browser_disabled_is_browser_unavailable(
 async fn srd_readings_19_js_heavy_host_without_browser_uses_http() {
     let server = MockServer::start().await;
     serve(&server, "/page", html(ARTICLE)).await;
+    let cache_dir = tempfile::tempdir().unwrap();
     let tool = Config::new(&[server.address().port()])
+        .cache(cache_dir.path())
         .section("[tools.webfetch.rendering]\njs_heavy_domains = [\"site.test\"]")
         .tool();
     let response = fetch_ok(&tool, json!({ "url": site(&server, "/page") })).await;
     assert_eq!(response["rendering_method"], "http");
     assert_eq!(notes(&response), ["browser_unavailable_used_http"]);
     assert!(all_text(&response).contains("Pipelines in Rust"));
+    // The HTTP result was cached under `http`; the next call finds it there.
+    let again = fetch_ok(&tool, json!({ "url": site(&server, "/page") })).await;
+    assert_eq!(notes(&again), ["cache_hit"]);
+    assert_eq!(again["rendering_method"], "http");
+    assert_eq!(hits(&server, "/page").await, 1);
+    // force_browser never takes an HTTP entry for a browser render.
+    let forced = call(
+        &tool,
+        json!({ "url": site(&server, "/page"), "force_browser": true }),
+    )
+    .await;
+    assert_eq!(forced.unwrap_err().code, ErrorCode::BrowserUnavailable);
 }
 
 #[tokio::test]
