@@ -361,9 +361,8 @@ fn finish(cut: Option<usize>, gt: usize) -> TagScan {
 
 /// Counts handles the tree builder holds (document, open elements, active
 /// formatting entries, head, form), and among them the formatting elements.
-/// Looks nodes up only when `tree` is given (formatting start tags).
 struct Counter<'a> {
-    tree: Option<&'a Tree<Node>>,
+    tree: &'a Tree<Node>,
     total: Cell<usize>,
     formatting: Cell<usize>,
 }
@@ -372,7 +371,7 @@ impl Tracer for Counter<'_> {
     type Handle = NodeId;
     fn trace_handle(&self, node: &NodeId) {
         self.total.set(self.total.get() + 1);
-        if let Some(Node::Element(e)) = self.tree.and_then(|t| t.get(*node)).map(|n| n.value())
+        if let Some(Node::Element(e)) = self.tree.get(*node).map(|n| n.value())
             && e.name.ns == ns!(html)
             && clean::is_formatting(&e.name.local)
         {
@@ -384,43 +383,86 @@ impl Tracer for Counter<'_> {
 /// The token filter between tokenizer and tree builder (see the module docs).
 struct Limiter {
     builder: TreeBuilder<NodeId, Sink>,
-    /// The last count, valid until a token reaches the tree builder: a run of
-    /// dropped start tags (the deep-nesting attack) costs O(1) per tag.
-    cached: Cell<Option<(usize, Option<usize>)>>,
+    /// The last exact count of the handles the tree builder holds.
+    last: Cell<Option<Count>>,
 }
+
+/// An exact count of [`Limiter::open_handles`], and when it was taken.
+#[derive(Clone, Copy)]
+struct Count {
+    total: usize,
+    formatting: usize,
+    /// [`Sink::elements`] when counted.
+    elements: usize,
+    /// No token has reached the tree builder since: the count is still exact, so a
+    /// run of dropped start tags (the deep-nesting attack) costs O(1) per tag.
+    exact: bool,
+}
+
+/// Handles one created element can add: it can sit in the stack of open elements
+/// and in the list of active formatting elements or the head/form pointer (two); the
+/// tree builder never re-adds an existing element across tokens. One more for margin.
+const HANDLES_PER_ELEMENT: usize = 3;
 
 impl Limiter {
     fn new(builder: TreeBuilder<NodeId, Sink>) -> Limiter {
         Limiter {
             builder,
-            cached: Cell::new(None),
+            last: Cell::new(None),
         }
     }
 
-    /// [`Limiter::open_handles`] through the cache.
-    fn counts(&self, formatting: bool) -> (usize, usize) {
-        if let Some((total, known)) = self.cached.get() {
-            match known {
-                Some(f) => return (total, f),
-                None if !formatting => return (total, 0),
-                None => {}
+    /// Whether a start tag may reach the tree builder: the handles it holds are
+    /// below [`MAX_OPEN`] and, for a formatting tag, its formatting elements below
+    /// [`MAX_OPEN_FORMATTING`].
+    ///
+    /// Counting walks every handle, so it runs only when the last count plus what
+    /// the elements created since could add reaches a cap: on a shallow page that is
+    /// once per ~80 elements, not once per tag. The answer is always the one an
+    /// exact count would give.
+    fn may_open(&self, formatting: bool) -> bool {
+        let elements = self.builder.sink.elements.get();
+        if let Some(last) = self.last.get() {
+            let growth = if last.exact {
+                0
+            } else {
+                elements.saturating_sub(last.elements) * HANDLES_PER_ELEMENT
+            };
+            let below = last.total + growth < MAX_OPEN
+                && (!formatting || last.formatting + growth < MAX_OPEN_FORMATTING);
+            if below || last.exact {
+                return below;
             }
         }
-        let (total, f) = self.open_handles(formatting);
-        self.cached.set(Some((total, formatting.then_some(f))));
-        (total, f)
+        let (total, formatting_count) = self.open_handles();
+        self.last.set(Some(Count {
+            total,
+            formatting: formatting_count,
+            elements,
+            exact: true,
+        }));
+        total < MAX_OPEN && (!formatting || formatting_count < MAX_OPEN_FORMATTING)
+    }
+
+    /// A token reached the tree builder: the last count is now only a bound.
+    fn passed(&self) {
+        if let Some(last) = self.last.get() {
+            self.last.set(Some(Count {
+                exact: false,
+                ..last
+            }));
+        }
     }
 
     fn exhausted(&self) -> bool {
         self.builder.sink.exhausted.get()
     }
 
-    /// (all handles held, formatting elements among them; the latter only
-    /// counted when `formatting` is asked for).
-    fn open_handles(&self, formatting: bool) -> (usize, usize) {
+    /// (all handles held, formatting elements among them).
+    fn open_handles(&self) -> (usize, usize) {
         let tree = self.builder.sink.tree.borrow();
         let counter = Counter {
-            tree: formatting.then_some(&*tree),
+            tree: &tree,
             total: Cell::new(0),
             formatting: Cell::new(0),
         };
@@ -450,14 +492,11 @@ impl TokenSink for Limiter {
             && tag.kind == TagKind::StartTag
             && !clean::is_void(&tag.name)
             && !clean::is_raw_text(&tag.name)
+            && !self.may_open(clean::is_formatting(&tag.name))
         {
-            let is_formatting = clean::is_formatting(&tag.name);
-            let (total, formatting) = self.counts(is_formatting);
-            if total >= MAX_OPEN || (is_formatting && formatting >= MAX_OPEN_FORMATTING) {
-                return TokenSinkResult::Continue;
-            }
+            return TokenSinkResult::Continue;
         }
-        self.cached.set(None);
+        self.passed();
         let result = self.builder.process_token(token, line_number);
         if self.exhausted() && is_tag {
             return stop();
