@@ -232,7 +232,7 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
     let mut out: Option<String> = None;
     let mut copied = 0; // bytes of `html` already copied to `out`
     let mut pos = 0;
-    while let Some(offset) = memchr_lt(&bytes[pos..]) {
+    while let Some(offset) = memchr::memchr(b'<', &bytes[pos..]) {
         let lt = pos + offset;
         let name_start = lt + 1 + usize::from(bytes.get(lt + 1) == Some(&b'/'));
         if !bytes.get(name_start).is_some_and(u8::is_ascii_alphabetic) {
@@ -243,8 +243,8 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
         // ends there (only a quoted value can hide a `>`), and is too short to
         // hold more than MAX_ATTRIBUTES attributes (each takes two bytes or more).
         let window = &bytes[lt..bytes.len().min(lt + 2 * MAX_ATTRIBUTES)];
-        if let Some(gt) = window.iter().position(|&b| b == b'>')
-            && !window[..gt].iter().any(|&b| b == b'"' || b == b'\'')
+        if let Some(gt) = memchr::memchr(b'>', window)
+            && memchr::memchr2(b'"', b'\'', &window[..gt]).is_none()
         {
             pos = lt + gt + 1;
             continue;
@@ -268,10 +268,6 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
             Cow::Owned(out)
         }
     }
-}
-
-fn memchr_lt(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'<')
 }
 
 enum TagScan {
@@ -336,7 +332,15 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
             State::BeforeValue if b == b'"' || b == b'\'' => State::Quoted(b),
             State::BeforeValue => State::Unquoted,
             State::Quoted(q) if b == q => State::AfterQuoted,
-            State::Quoted(q) => State::Quoted(q),
+            State::Quoted(q) => {
+                // Jump to the closing quote: values are most of a tag's bytes.
+                match memchr::memchr(q, &bytes[i..]) {
+                    Some(offset) => i += offset,
+                    None => return TagScan::Eof,
+                }
+                reconsume = true;
+                State::Quoted(q)
+            }
             State::Unquoted if is_space(b) => State::BeforeAttr,
             State::Unquoted => State::Unquoted,
             State::AfterQuoted if is_space(b) || b == b'/' => State::BeforeAttr,

@@ -1,5 +1,7 @@
 //! Whitespace normalisation of the final Markdown (FR-WF-13b, FR-WF-EXT-WS-01).
 
+use std::borrow::Cow;
+
 /// Normalises whitespace (FR-WF-13b) without touching code (FR-WF-EXT-WS-01):
 ///
 /// 1. CRLF becomes LF everywhere, code included (a lone CR is left alone: 13b names
@@ -16,7 +18,11 @@
 /// whitespace, or at the end of the document (CommonMark). Lines in between are
 /// copied as they are.
 pub fn normalize_whitespace(markdown: &str) -> String {
-    let text = markdown.replace("\r\n", "\n");
+    let text = if markdown.contains('\r') {
+        Cow::Owned(markdown.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(markdown)
+    };
     let mut out = String::with_capacity(text.len() + 1);
     let mut fence: Option<(u8, usize)> = None;
     let mut blank_run = 0usize;

@@ -27,6 +27,7 @@
 //! Inside table cells `|` becomes `\|` (EXT-TABLE-01), code spans included, as GFM
 //! requires.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Newlines a block boundary asks for.
@@ -38,7 +39,7 @@ const LINE: u8 = 1;
 struct Wrapper {
     kind: WrapperKind,
     open: &'static str,
-    close: String,
+    close: Cow<'static, str>,
     written: bool,
 }
 
@@ -154,13 +155,13 @@ impl Writer {
         }
         self.close_written_wrappers();
         if n >= PARAGRAPH {
-            let prefix = self.prefix().trim_end().to_owned();
+            let prefix = self.prefixes.last().map_or("", |p| p.trim_end());
             if self
                 .blank_prefix
                 .as_ref()
                 .is_none_or(|p| prefix.len() < p.len())
             {
-                self.blank_prefix = Some(prefix);
+                self.blank_prefix = Some(prefix.to_owned());
             }
         }
         self.pending_newlines = self.pending_newlines.max(n);
@@ -213,8 +214,9 @@ impl Writer {
                 // (`- - x` is a nested list), so line-start escaping still applies.
                 Some(marker) => self.out.push_str(&marker),
                 None if !self.cell => {
-                    let prefix = self.prefix().to_owned();
-                    self.out.push_str(&prefix);
+                    if let Some(prefix) = self.prefixes.last() {
+                        self.out.push_str(prefix);
+                    }
                 }
                 None => {}
             }
@@ -251,19 +253,24 @@ impl Writer {
     /// are escaped (see the module docs).
     pub fn text(&mut self, text: &str) {
         let in_link = self.wrappers.iter().any(|w| w.kind == WrapperKind::Link);
-        let mut words = text.split(is_html_space).peekable();
-        let mut first = true;
-        while let Some(word) = words.next() {
-            if !first {
-                self.pending_space = true;
+        let mut rest = text;
+        loop {
+            // HTML whitespace is ASCII, so byte positions are char boundaries.
+            let end = rest
+                .bytes()
+                .position(|b| is_html_space(char::from(b)))
+                .unwrap_or(rest.len());
+            let word = &rest[..end];
+            let run_end = end == rest.len();
+            if !word.is_empty() {
+                let line_start = self.begin_content() && !self.cell;
+                escape_into(&mut self.out, word, line_start, in_link, run_end);
             }
-            first = false;
-            if word.is_empty() {
-                continue;
+            if run_end {
+                return;
             }
-            let line_start = self.begin_content() && !self.cell;
-            let run_end = words.peek().is_none();
-            escape_into(&mut self.out, word, line_start, in_link, run_end);
+            self.pending_space = true;
+            rest = &rest[end + 1..];
         }
     }
 
@@ -307,9 +314,9 @@ impl Writer {
             return false;
         }
         let (open, close) = match kind {
-            WrapperKind::Emphasis => ("*", "*".to_owned()),
-            WrapperKind::Strong => ("**", "**".to_owned()),
-            WrapperKind::Link => ("[", format!("]({})", url.unwrap_or_default())),
+            WrapperKind::Emphasis => ("*", Cow::Borrowed("*")),
+            WrapperKind::Strong => ("**", Cow::Borrowed("**")),
+            WrapperKind::Link => ("[", Cow::Owned(format!("]({})", url.unwrap_or_default()))),
         };
         self.wrappers.push(Wrapper {
             kind,
@@ -449,6 +456,9 @@ pub fn escape_into(out: &mut String, word: &str, line_start: bool, in_link: bool
     }
     let mut last = start;
     for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if !MAY_ESCAPE[usize::from(b)] {
+            continue;
+        }
         let escape = match b {
             b'*' | b'`' | b'[' | b'~' => true,
             b']' => in_link,
@@ -476,6 +486,18 @@ pub fn escape_into(out: &mut String, word: &str, line_start: bool, in_link: bool
     }
     out.push_str(&word[last..]);
 }
+
+/// Bytes [`escape_into`] may escape, by value: most bytes of a text are none of them.
+static MAY_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let special = b"*`[~]_\\<&";
+    while i < special.len() {
+        table[special[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// Escapes what would start a block construct at the start of a line; returns how
 /// many bytes of `word` it wrote.
