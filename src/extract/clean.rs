@@ -5,9 +5,9 @@
 //! flag, not a tree edit: a removed element's whole subtree is skipped by every
 //! later pass, which is the same as removing it and costs nothing.
 
-use html5ever::{LocalName, QualName, local_name, ns};
+use html5ever::{LocalName, local_name, ns};
 
-use super::dom::{Attr, Element};
+use super::dom::{Attr, Element, Name};
 
 /// The FR-WF-EXT-CLASS-01 boilerplate tokens, lowercase.
 pub const BOILERPLATE_TOKENS: [&str; 10] = [
@@ -109,7 +109,7 @@ impl Tag {
 /// Classifies an element by name. Only HTML-namespace elements get HTML meanings;
 /// `<svg>` is skipped whole (inline graphics: icon titles are not page text), MathML
 /// is kept as inline text.
-pub fn classify(name: &QualName) -> Tag {
+pub fn classify(name: &Name) -> Tag {
     if name.ns == ns!(svg) && name.local == local_name!("svg") {
         return Tag::Skip;
     }

@@ -26,13 +26,14 @@ use std::cell::{Cell, Ref, RefCell};
 
 use ego_tree::{NodeId, NodeRef, Tree};
 use html5ever::TokenizerResult;
+use html5ever::interface::ElemName;
 use html5ever::interface::{ElementFlags, NodeOrText, QuirksMode, Tracer, TreeSink};
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::{
     BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
-use html5ever::{Attribute, QualName, local_name, ns};
+use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 
 use super::clean::{self, Tag};
 
@@ -102,21 +103,52 @@ impl Attr {
     }
 }
 
+/// An element's namespace and local name: what the tree builder asks for and
+/// extraction reads (a prefix never matters in HTML, and leaving it out keeps the
+/// tree small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    /// The namespace (HTML, SVG, MathML).
+    pub ns: Namespace,
+    /// The local name (`div`).
+    pub local: LocalName,
+}
+
+/// A borrowed [`Name`], as html5ever's tree builder asks for it.
+#[derive(Debug)]
+pub struct NameRef<'a>(Ref<'a, Name>);
+
+impl ElemName for NameRef<'_> {
+    fn ns(&self) -> &Namespace {
+        &self.0.ns
+    }
+
+    fn local_name(&self) -> &LocalName {
+        &self.0.local
+    }
+}
+
 /// An element: its name (the tree builder asks for it), its classification and the
 /// attributes extraction reads.
 #[derive(Debug)]
 pub struct Element {
-    /// The qualified name, as parsed.
-    pub name: QualName,
+    /// The name, as parsed.
+    pub name: Name,
     /// How extraction treats it.
     pub tag: Tag,
     /// Removed as boilerplate (FR-WF-13 steps 1-3, EXT-CLASS-01).
     pub removed: bool,
-    attrs: Vec<(Attr, StrTendril)>,
+    /// Boxed, not a `Vec`: most elements keep none, and every byte of an element
+    /// is paid for every node of the tree.
+    attrs: Box<[(Attr, StrTendril)]>,
 }
 
 impl Element {
     fn new(name: QualName, attrs: Vec<Attribute>) -> Element {
+        let name = Name {
+            ns: name.ns,
+            local: name.local,
+        };
         let attrs = attrs
             .into_iter()
             .filter_map(|a| Some((Attr::from_name(&a.name)?, a.value)))
@@ -520,8 +552,7 @@ impl TokenSink for Limiter {
 
 /// The name returned for a handle that is not an element; html5ever never asks,
 /// but the sink must not panic if it did.
-static FALLBACK_NAME: QualName = QualName {
-    prefix: None,
+static FALLBACK_NAME: Name = Name {
     ns: ns!(html),
     local: local_name!("span"),
 };
@@ -565,7 +596,7 @@ impl Sink {
 impl TreeSink for Sink {
     type Handle = NodeId;
     type Output = Self;
-    type ElemName<'a> = Ref<'a, QualName>;
+    type ElemName<'a> = NameRef<'a>;
 
     fn finish(self) -> Self {
         self
@@ -577,13 +608,13 @@ impl TreeSink for Sink {
         self.document
     }
 
-    fn elem_name<'a>(&'a self, target: &'a NodeId) -> Ref<'a, QualName> {
-        Ref::map(self.tree.borrow(), |tree| {
+    fn elem_name<'a>(&'a self, target: &'a NodeId) -> NameRef<'a> {
+        NameRef(Ref::map(self.tree.borrow(), |tree| {
             match tree.get(*target).map(|n| n.value()) {
                 Some(Node::Element(e)) => &e.name,
                 _ => &FALLBACK_NAME,
             }
-        })
+        }))
     }
 
     fn create_element(&self, name: QualName, attrs: Vec<Attribute>, _: ElementFlags) -> NodeId {
@@ -691,13 +722,15 @@ impl TreeSink for Sink {
             return;
         };
         if let Node::Element(element) = node.value() {
+            let mut kept = std::mem::take(&mut element.attrs).into_vec();
             for attr in attrs {
                 if let Some(kind) = Attr::from_name(&attr.name)
-                    && !element.has_attr(kind)
+                    && !kept.iter().any(|(a, _)| *a == kind)
                 {
-                    element.attrs.push((kind, attr.value));
+                    kept.push((kind, attr.value));
                 }
             }
+            element.attrs = kept.into_boxed_slice();
             element.removed = clean::is_boilerplate(element);
         }
     }
