@@ -1,192 +1,172 @@
-//! Times the stages of extraction (decode, parse, survey, convert, whitespace) on a
-//! file or on the dense synthetic page of `benches/extract.rs`. Run with
-//! `cargo run --release --example extract_stages -- [FILE]`.
-use std::time::Instant;
+//! Where extraction time goes: stage timings, loops to profile one stage, the
+//! linearity checks, and Markdown dumps to compare two builds.
+//!
+//! ```text
+//! cargo run --release --example extract_stages -- stages [FILE]     # decode/parse/survey/convert/whitespace/drop
+//! cargo run --release --example extract_stages -- parse N [FILE]    # N parses (for `perf record`)
+//! cargo run --release --example extract_stages -- convert N [FILE]  # N conversions of one parse
+//! cargo run --release --example extract_stages -- linearity         # corpus pages concatenated vs one by one
+//! cargo run --release --example extract_stages -- markdown OUT FILE...  # OUT/<name>.md per file
+//! ```
+//!
+//! Without FILE the dense 5 MiB page of `benches/extract.rs` is used. Timings go
+//! to stderr.
 
+#[path = "../benches/support/pages.rs"]
+mod pages;
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::{dom, markdown, normalize_whitespace, root};
+use webfetch::extract::{dom, extract_html, markdown, normalize_whitespace, root};
 
 fn main() {
-    let bytes = match std::env::args().nth(1) {
-        Some(path) => std::fs::read(path).expect("read"),
-        None => synthetic(5 << 20),
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let url = Url::parse("https://example.com/article").expect("static URL");
+    let input = |i: usize| match args.get(i) {
+        Some(path) => std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}")),
+        None => pages::dense(5 << 20),
     };
-    let url = url::Url::parse("https://example.com/a").unwrap();
-    if let Ok(out) = std::env::var("DUMP_MD") {
-        // Markdown of every file given after the output dir, one `.md` each.
-        for path in std::env::args().skip(1) {
-            let bytes = std::fs::read(&path).unwrap();
-            let md = match webfetch::extract::extract_html(&decode(&bytes, None, true).text, &url) {
-                Ok(d) => d.markdown,
-                Err(e) => format!("ERROR {e:?}"),
-            };
-            let name = std::path::Path::new(&path)
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            std::fs::write(format!("{out}/{name}.md"), md).unwrap();
+    let count = |i: usize| args.get(i).and_then(|n| n.parse().ok()).unwrap_or(10);
+    match args.first().map(String::as_str) {
+        Some("stages") => stages(&input(1), &url),
+        Some("parse") => {
+            let text = decode(&input(2), None, true).text;
+            for _ in 0..count(1) {
+                black_box(dom::parse(&text));
+            }
         }
-        return;
-    }
-    if let Ok(dir) = std::env::var("LINEARITY") {
-        linearity(&dir, &url);
-        return;
-    }
-    if let Ok(path) = std::env::var("DUMP") {
-        std::fs::write(path, &bytes).unwrap();
-        return;
-    }
-    if let Ok(n) = std::env::var("CONVERT_ONLY") {
-        let text = decode(&bytes, None, true).text;
-        let doc = dom::parse(&text);
-        let survey = root::survey(&doc);
-        let r = root::select_root(&doc, &survey).unwrap();
-        for _ in 0..n.parse().unwrap_or(10) {
-            std::hint::black_box(normalize_whitespace(&markdown::convert(r, &url)));
+        Some("convert") => {
+            let text = decode(&input(2), None, true).text;
+            let doc = dom::parse(&text);
+            let survey = root::survey(&doc);
+            let root = root::select_root(&doc, &survey).expect("a non-empty root");
+            for _ in 0..count(1) {
+                black_box(normalize_whitespace(&markdown::convert(root, &url)));
+            }
         }
-        return;
-    }
-    if let Ok(n) = std::env::var("PARSE_ONLY") {
-        let text = decode(&bytes, None, true).text;
-        for _ in 0..n.parse().unwrap_or(10) {
-            std::hint::black_box(dom::parse(&text));
+        Some("linearity") => linearity(&url),
+        Some("markdown") if args.len() >= 2 => {
+            for path in &args[2..] {
+                let markdown = extract(&std::fs::read(path).expect("read"), &url);
+                let name = Path::new(path).file_name().expect("a file name");
+                let out = Path::new(&args[1]).join(format!("{}.md", name.to_string_lossy()));
+                std::fs::write(out, markdown).expect("write");
+            }
         }
-        return;
+        _ => eprintln!("usage: see the doc comment of examples/extract_stages.rs"),
     }
+}
+
+/// The Markdown, or the error, of one page.
+fn extract(bytes: &[u8], url: &Url) -> String {
+    match extract_html(&decode(bytes, None, true).text, url) {
+        Ok(doc) => doc.markdown,
+        Err(e) => format!("ERROR {e:?}"),
+    }
+}
+
+/// Five runs of each stage, one line per run.
+fn stages(bytes: &[u8], url: &Url) {
     for _ in 0..5 {
-        let t = Instant::now();
-        let tokens = tokenize_only(std::str::from_utf8(&bytes).unwrap_or(""));
-        eprintln!("tokenizer alone {:?} ({tokens} tokens)", t.elapsed());
-        let t = Instant::now();
-        let decoded = decode(&bytes, None, true);
-        let t_decode = t.elapsed();
-        let t = Instant::now();
+        let mut times: Vec<(&str, Duration)> = Vec::new();
+        let mut lap = Instant::now();
+        let mut split = |name, times: &mut Vec<_>| {
+            times.push((name, lap.elapsed()));
+            lap = Instant::now();
+        };
+        let decoded = decode(bytes, None, true);
+        split("decode", &mut times);
         let doc = dom::parse(&decoded.text);
-        let t_parse = t.elapsed();
-        let t = Instant::now();
+        split("parse", &mut times);
         let survey = root::survey(&doc);
-        let r = root::select_root(&doc, &survey).unwrap();
-        let t_survey = t.elapsed();
-        if std::env::var_os("COUNT").is_some() {
-            eprintln!(
-                "nodes {} size {}",
-                doc.tree.nodes().count(),
-                std::mem::size_of::<ego_tree::NodeRef<'_, dom::Node>>()
-                    + std::mem::size_of::<dom::Node>()
-            );
-        }
-        let t = Instant::now();
-        let md = markdown::convert(r, &url);
-        let t_convert = t.elapsed();
-        let t = Instant::now();
-        let md = normalize_whitespace(&md);
-        let t_ws = t.elapsed();
-        let t = Instant::now();
+        let Some(root) = root::select_root(&doc, &survey) else {
+            eprintln!("no extractable content");
+            return;
+        };
+        split("survey", &mut times);
+        let converted = markdown::convert(root, url);
+        split("convert", &mut times);
+        let markdown = normalize_whitespace(&converted);
+        split("ws", &mut times);
+        let nodes = doc.tree.nodes().count();
         drop(doc);
-        let t_drop = t.elapsed();
+        split("drop", &mut times);
+        let total: Duration = times.iter().map(|(_, t)| *t).sum();
+        let line: Vec<String> = times.iter().map(|(n, t)| format!("{n} {t:?}")).collect();
         eprintln!(
-            "{} bytes: decode {:?} parse {:?} survey {:?} convert {:?} ws {:?} drop {:?} (md {})",
+            "{} bytes, {nodes} nodes, {} bytes of Markdown: {} total {total:?}",
             bytes.len(),
-            t_decode,
-            t_parse,
-            t_survey,
-            t_convert,
-            t_ws,
-            t_drop,
-            md.len()
+            markdown.len(),
+            line.join(" ")
         );
     }
 }
 
-fn synthetic(size: usize) -> Vec<u8> {
-    let block = r#"<section class="part"><h2>Section heading</h2>
-<p>Residents of three river towns began clearing mud from their homes on <a href="/t">Thursday</a>,
-a week after the highest water levels in <strong>four decades</strong> forced thousands to leave.</p>
-<div class="ad"><img src="/ad.gif" alt="Ad"> Sponsored content</div>
-<ul><li>First <em>point</em></li><li>Second point<ul><li>nested</li></ul></li></ul>
-<table><tr><th>Year</th><th>Level</th></tr><tr><td>2024</td><td>7.1 m</td></tr></table>
-<pre><code class="language-rust">fn main() {
-    println!("hello");
-}</code></pre>
-<blockquote><p>The dikes held where we had rebuilt them.</p></blockquote></section>
-"#;
-    let mut page = String::from(
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Bench</title></head><body><nav><a href=/>Home</a></nav><article>",
-    );
-    while page.len() + block.len() < size {
-        page.push_str(block);
-    }
-    page.push_str("</article><footer>f</footer></body></html>");
-    page.into_bytes()
+/// Best of five, in milliseconds.
+fn best_ms(bytes: &[u8], url: &Url) -> f64 {
+    (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(extract(bytes, url));
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .fold(f64::MAX, f64::min)
 }
 
-fn tokenize_only(html: &str) -> usize {
-    use html5ever::tendril::StrTendril;
-    use html5ever::tokenizer::{BufferQueue, Token, TokenSink, TokenSinkResult, Tokenizer};
-    struct Count(std::cell::Cell<usize>);
-    impl TokenSink for Count {
-        type Handle = ();
-        fn process_token(&self, _t: Token, _l: u64) -> TokenSinkResult<()> {
-            self.0.set(self.0.get() + 1);
-            TokenSinkResult::Continue
-        }
-    }
-    let tok = Tokenizer::new(Count(Default::default()), Default::default());
-    let q = BufferQueue::default();
-    q.push_back(StrTendril::from_slice(html));
-    let _ = tok.feed(&q);
-    tok.end();
-    tok.sink.0.get()
-}
-
-fn time_extract(bytes: &[u8], url: &url::Url) -> f64 {
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        let decoded = decode(bytes, None, true);
-        let _ = std::hint::black_box(webfetch::extract::extract_html(&decoded.text, url));
-        best = best.min(t.elapsed().as_secs_f64() * 1e3);
-    }
-    best
-}
-
-fn linearity(dir: &str, url: &url::Url) {
-    use std::io::Read as _;
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.sort();
-    let pages: Vec<Vec<u8>> = paths
+/// Corpus pages one after another up to 1, 2, 4 and 5 MiB: the concatenation
+/// should take the sum of its pages' times (no cost grows faster than the input),
+/// and the slowest pages per byte with their tag density.
+fn linearity(url: &Url) {
+    let corpus = pages::corpus();
+    let single: Vec<f64> = corpus.iter().map(|(_, p)| best_ms(p, url)).collect();
+    let mut rates: Vec<(f64, &Path, usize, f64)> = corpus
         .iter()
-        .map(|p| {
-            let mut v = Vec::new();
-            flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
-                .read_to_end(&mut v)
-                .unwrap();
-            v
+        .zip(&single)
+        .map(|((path, page), ms)| {
+            let tags = page.iter().filter(|&&b| b == b'<').count().max(1);
+            let rate = page.len() as f64 / ms / 1e3;
+            (
+                rate,
+                path.as_path(),
+                page.len(),
+                page.len() as f64 / tags as f64,
+            )
         })
         .collect();
-    let singles: Vec<f64> = pages.iter().map(|p| time_extract(p, url)).collect();
+    rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (rate, path, len, density) in rates.iter().take(5) {
+        eprintln!(
+            "slow page: {rate:.1} MB/s, {len} bytes, a tag every {density:.0} bytes: {}",
+            path.display()
+        );
+    }
     for mib in [1usize, 2, 4, 5] {
-        let mut out = Vec::new();
-        let mut sum = 0.0;
-        let mut n = 0;
-        for (page, t) in pages.iter().zip(&singles) {
-            if out.len() + page.len() > mib << 20 {
+        let (mut page, mut sum, mut n) = (Vec::new(), 0.0, 0);
+        for ((_, bytes), ms) in corpus.iter().zip(&single) {
+            if page.len() + bytes.len() > mib << 20 {
                 break;
             }
-            out.extend_from_slice(page);
-            sum += t;
+            page.extend_from_slice(bytes);
+            sum += ms;
             n += 1;
         }
-        let whole = time_extract(&out, url);
-        let md = webfetch::extract::extract_html(&decode(&out, None, true).text, url)
-            .map_or(0, |d| d.markdown.len());
         eprintln!(
-            "{mib} MiB ({n} pages, {} bytes): concatenated {whole:.1} ms, sum of pages {sum:.1} ms, md {md}",
-            out.len()
+            "{mib} MiB ({n} pages): concatenated {:.1} ms, sum of the pages {sum:.1} ms",
+            best_ms(&page, url)
+        );
+    }
+    let bodies: Vec<Vec<u8>> = corpus.into_iter().map(|(_, page)| page).collect();
+    for mib in [1usize, 2, 4, 5] {
+        let page = pages::repeated(&bodies, mib << 20);
+        let dense = pages::dense(mib << 20);
+        eprintln!(
+            "{mib} MiB: median page repeated {:.1} ms, dense {:.1} ms",
+            best_ms(&page, url),
+            best_ms(&dense, url)
         );
     }
 }

@@ -1,0 +1,83 @@
+//! Pages for the extraction bench and `examples/extract_stages.rs`: the
+//! article-extraction corpus, a content-dense synthetic article, and a real page
+//! repeated to a given size.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// The corpus directory: `WEBFETCH_CORPUS_DIR`, else `../shared/corpus/article-extraction`.
+pub fn corpus_dir() -> PathBuf {
+    std::env::var_os("WEBFETCH_CORPUS_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/article-extraction"),
+        PathBuf::from,
+    )
+}
+
+/// The corpus pages (`html/*.html.gz`, decompressed), sorted by file name, with
+/// their paths; empty (with a message on stderr) when the corpus is not there.
+pub fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = corpus_dir().join("html");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("corpus not found at {}: corpus runs skipped", dir.display());
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let bytes = gunzip(&path)?;
+            Some((path, bytes))
+        })
+        .collect()
+}
+
+fn gunzip(path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).ok()?)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+/// A content-dense article of about `size` bytes: a news-like block (headings,
+/// links, lists, a table, code, a quote, an ad) repeated inside one `<article>`,
+/// with boilerplate around it. A tag every 14 bytes, the worst case for the HTML
+/// tokenizer (corpus pages: one every 26 to 720 bytes, median 81).
+pub fn dense(size: usize) -> Vec<u8> {
+    let block = r#"<section class="part"><h2>Section heading</h2>
+<p>Residents of three river towns began clearing mud from their homes on <a href="/t">Thursday</a>,
+a week after the highest water levels in <strong>four decades</strong> forced thousands to leave.</p>
+<div class="ad"><img src="/ad.gif" alt="Ad"> Sponsored content</div>
+<ul><li>First <em>point</em></li><li>Second point<ul><li>nested</li></ul></li></ul>
+<table><tr><th>Year</th><th>Level</th></tr><tr><td>2024</td><td>7.1 m</td></tr></table>
+<pre><code class="language-rust">fn main() {
+    println!("hello");
+}</code></pre>
+<blockquote><p>The dikes held where we had rebuilt them.</p></blockquote></section>
+"#;
+    let mut page = String::from(
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Bench</title></head><body><nav><a href=/>Home</a></nav><article>",
+    );
+    while page.len() + block.len() < size {
+        page.push_str(block);
+    }
+    page.push_str("</article><footer>f</footer></body></html>");
+    page.into_bytes()
+}
+
+/// The corpus page of median size, whole, repeated up to about `size` bytes: real
+/// markup (scripts, styles, attributes) at a given size, the same mix at every size,
+/// so the series shows linearity. (Concatenating different pages mixes pages of
+/// very different speeds; `extract_stages linearity` shows such a concatenation
+/// takes the sum of its pages' times.)
+pub fn repeated(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
+    let mut by_size: Vec<&Vec<u8>> = pages.iter().collect();
+    by_size.sort_by_key(|p| p.len());
+    let page = by_size[by_size.len() / 2];
+    let mut out = Vec::with_capacity(size);
+    while out.len() + page.len() <= size {
+        out.extend_from_slice(page);
+    }
+    out
+}
