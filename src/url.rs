@@ -365,7 +365,12 @@ fn normalize_escapes(text: &str) -> String {
         if bytes[i] == b'%' && i + 2 < bytes.len() {
             if let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
                 let value = hi << 4 | lo;
-                if value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~') {
+                let unreserved =
+                    value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~');
+                // After a stray `%` (`%E%61`), decoding a hex digit would make a new
+                // escape (`%Ea`) that the next normalisation reads differently:
+                // keep it encoded, so the canonical form is a fixed point.
+                if unreserved && !(value.is_ascii_hexdigit() && ends_in_partial_escape(&out)) {
                     out.push(value as char);
                 } else {
                     out.push('%');
@@ -381,6 +386,16 @@ fn normalize_escapes(text: &str) -> String {
         i += ch.len_utf8();
     }
     out
+}
+
+/// Whether `text` ends with `%` or `%` and one hex digit: the start of an escape
+/// that one more hex digit would complete.
+fn ends_in_partial_escape(text: &str) -> bool {
+    match text.as_bytes() {
+        [.., b'%'] => true,
+        [.., b'%', digit] => digit.is_ascii_hexdigit(),
+        _ => false,
+    }
 }
 
 fn hex_value(byte: u8) -> Option<u8> {
@@ -419,6 +434,23 @@ mod tests {
             canonical("https://example.com/path?b=2&a=1"),
             "https://example.com/path?b=2&a=1"
         );
+    }
+
+    /// Found by `cargo fuzz run url`: decoding `%61` after a stray `%E` made a new
+    /// escape `%Ea`, which the next parse upper-cased.
+    #[test]
+    fn canonical_form_is_a_fixed_point_after_stray_percent() {
+        for input in [
+            "https://s/%E%61e",
+            "https://s/%%36%31",
+            "https://s/a%4%31?q=%%46%46",
+            "https:s:/.448K.%2E%71e.%\u{18}\0%E%61e",
+        ] {
+            let once = canonical(input);
+            assert_eq!(canonical(&once), once, "{input}");
+        }
+        assert_eq!(canonical("https://s/%E%61e"), "https://s/%E%61e");
+        assert_eq!(canonical("https://s/%41%E"), "https://s/A%E");
     }
 
     #[test]
