@@ -220,6 +220,20 @@ impl Document {
 
 /// Parses `html` into a [`Document`], within the bounds described in the module docs.
 pub fn parse(html: &str) -> Document {
+    parse_counting(html, Counting::Bounded)
+}
+
+/// When [`Limiter`] counts the tree builder's handles.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counting {
+    /// Only when the bound says a cap may be reached (what [`parse`] does).
+    Bounded,
+    /// Before every start tag: the reference the bounded mode must agree with.
+    #[cfg(test)]
+    Always,
+}
+
+fn parse_counting(html: &str, counting: Counting) -> Document {
     let html = cap_attributes(html);
     let sink = Sink::new(element_budget(html.len()));
     let builder = TreeBuilder::new(
@@ -231,7 +245,7 @@ pub fn parse(html: &str) -> Document {
             ..TreeBuilderOpts::default()
         },
     );
-    let tokenizer = Tokenizer::new(Limiter::new(builder), TokenizerOpts::default());
+    let tokenizer = Tokenizer::new(Limiter::new(builder, counting), TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(&html));
     loop {
@@ -419,6 +433,7 @@ impl Tracer for Counter<'_> {
 /// The token filter between tokenizer and tree builder (see the module docs).
 struct Limiter {
     builder: TreeBuilder<NodeId, Sink>,
+    counting: Counting,
     /// The last exact count of the handles the tree builder holds.
     last: Cell<Option<Count>>,
 }
@@ -441,9 +456,10 @@ struct Count {
 const HANDLES_PER_ELEMENT: usize = 3;
 
 impl Limiter {
-    fn new(builder: TreeBuilder<NodeId, Sink>) -> Limiter {
+    fn new(builder: TreeBuilder<NodeId, Sink>, counting: Counting) -> Limiter {
         Limiter {
             builder,
+            counting,
             last: Cell::new(None),
         }
     }
@@ -466,7 +482,7 @@ impl Limiter {
             };
             let below = last.total + growth < MAX_OPEN
                 && (!formatting || last.formatting + growth < MAX_OPEN_FORMATTING);
-            if below || last.exact {
+            if last.exact || (below && self.counting == Counting::Bounded) {
                 return below;
             }
         }
@@ -767,6 +783,56 @@ mod tests {
         let capped = cap_attributes(&html);
         assert_eq!(capped.matches("=\"v\"").count(), MAX_ATTRIBUTES);
         assert!(capped.ends_with(">text</div>"));
+    }
+
+    /// The tree as text: each node's depth and name or text, in document order.
+    fn outline(doc: &Document) -> String {
+        let mut out = String::new();
+        for edge in doc.root().traverse() {
+            if let ego_tree::iter::Edge::Open(node) = edge {
+                let depth = node.ancestors().count();
+                let label = match node.value() {
+                    Node::Element(e) => format!("<{}>", e.name.local),
+                    Node::Text(t) => format!("{:?}", &**t),
+                    Node::Document | Node::Other => "#".to_owned(),
+                };
+                out.push_str(&format!("{depth} {label}\n"));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Counting handles only when the bound allows a cap to be reached builds
+        /// the same tree as counting before every start tag, on tag soup deep enough
+        /// to reach both caps.
+        #[test]
+        fn bounded_counting_builds_the_same_tree(
+            tokens in proptest::collection::vec(0usize..24, 0..3000)
+        ) {
+            const SOUP: [&str; 24] = [
+                "<div>", "<b>", "<i>", "<a href=/x>", "<p>", "</b>", "</i>", "</a>",
+                "</div>", "<table>", "<td>", "<tr>", "text ", "<ul><li>", "</p>",
+                "<font>", "<span>", "</span>", "<em>", "<nobr>", "<svg><g>",
+                "<template>", "<select><option>", "</table>",
+            ];
+            let html: String = tokens.iter().map(|&i| SOUP[i]).collect();
+            let bounded = outline(&parse_counting(&html, Counting::Bounded));
+            let always = outline(&parse_counting(&html, Counting::Always));
+            proptest::prop_assert_eq!(bounded, always);
+        }
+    }
+
+    #[test]
+    fn deep_soup_reaches_the_caps_with_bounded_counting() {
+        let html = "<div><b>x".repeat(1000);
+        let doc = parse(&html);
+        assert_eq!(
+            outline(&doc),
+            outline(&parse_counting(&html, Counting::Always))
+        );
+        let depth = doc.descendants().map(|n| n.ancestors().count()).max();
+        assert!(depth.is_some_and(|d| d < MAX_OPEN + 8), "{depth:?}");
     }
 
     #[test]
