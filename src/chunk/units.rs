@@ -198,14 +198,10 @@ pub(crate) fn char_runs(
     from_cuts(span, block, cuts.into_iter())
 }
 
-/// The end of the whitespace run starting at byte `from` (`from` if none).
+/// The end of the whitespace run starting at byte `from` (`from` if none); `from`
+/// is a char boundary.
 fn whitespace_run_end(text: &str, from: usize) -> usize {
-    text.get(from..).map_or(from, |rest| {
-        from + rest
-            .char_indices()
-            .find(|&(_, c)| !c.is_whitespace())
-            .map_or(rest.len(), |(i, _)| i)
-    })
+    text.len() - text[from..].trim_start().len()
 }
 
 #[cfg(test)]

@@ -130,6 +130,18 @@ fn escape_for_uri(text: &str) -> String {
 /// outlives its fetch.
 pub(crate) struct ConnectionGuard(JoinHandle<()>);
 
+impl ConnectionGuard {
+    /// Runs hyper's connection driver on its own task until the guard drops.
+    fn drive<C>(connection: C) -> ConnectionGuard
+    where
+        C: std::future::Future + Send + 'static,
+    {
+        ConnectionGuard(tokio::spawn(async move {
+            let _ = connection.await;
+        }))
+    }
+}
+
 impl Drop for ConnectionGuard {
     fn drop(&mut self) {
         self.0.abort();
@@ -143,34 +155,24 @@ pub(crate) async fn exchange(
     request: Request<Empty<Bytes>>,
 ) -> Result<(Response<Incoming>, ConnectionGuard), FetchError> {
     let io = TokioIo::new(connected.io);
-    if connected.h2 {
+    let (response, guard) = if connected.h2 {
         let (mut sender, connection) =
             hyper::client::conn::http2::Builder::new(TokioExecutor::new())
                 .handshake(io)
                 .await
                 .map_err(|e| network("http2_handshake_failed", &e))?;
-        let guard = ConnectionGuard(tokio::spawn(async move {
-            let _ = connection.await;
-        }));
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| network("request_failed", &e))?;
-        Ok((response, guard))
+        let guard = ConnectionGuard::drive(connection);
+        (sender.send_request(request).await, guard)
     } else {
         let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
             .handshake(io)
             .await
             .map_err(|e| network("http1_handshake_failed", &e))?;
-        let guard = ConnectionGuard(tokio::spawn(async move {
-            let _ = connection.await;
-        }));
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| network("request_failed", &e))?;
-        Ok((response, guard))
-    }
+        let guard = ConnectionGuard::drive(connection);
+        (sender.send_request(request).await, guard)
+    };
+    let response = response.map_err(|e| network("request_failed", &e))?;
+    Ok((response, guard))
 }
 
 /// `network` with `context: cause: cause of cause ...`.

@@ -274,6 +274,21 @@ mod tests {
         Instant::now() + Duration::from_secs(30)
     }
 
+    /// Checks `https://e.example/x` `times` times, each allowed.
+    async fn check_allowed_times(checker: &RobotsChecker, fake: &Fake, times: usize) {
+        for _ in 0..times {
+            checker
+                .check(
+                    fake,
+                    &url("https://e.example/x"),
+                    deadline(),
+                    &mut Notes::new(),
+                )
+                .await
+                .unwrap();
+        }
+    }
+
     #[tokio::test]
     async fn disallowed_path_is_refused_and_rules_are_cached() {
         let checker = RobotsChecker::new(settings(""));
@@ -325,17 +340,7 @@ mod tests {
     async fn robots_cache_02_allow_all_is_cached() {
         let checker = RobotsChecker::new(settings(""));
         let fake = Fake::new(FetchOutcome::Status(404));
-        for _ in 0..3 {
-            checker
-                .check(
-                    &fake,
-                    &url("https://e.example/x"),
-                    deadline(),
-                    &mut Notes::new(),
-                )
-                .await
-                .unwrap();
-        }
+        check_allowed_times(&checker, &fake, 3).await;
         assert_eq!(fake.calls(), 1);
     }
 
@@ -343,17 +348,7 @@ mod tests {
     async fn robots_cache_03_disabled_cache_fetches_every_time() {
         let checker = RobotsChecker::new(settings("robots_cache_entries = 0\n"));
         let fake = Fake::new(FetchOutcome::Status(404));
-        for _ in 0..3 {
-            checker
-                .check(
-                    &fake,
-                    &url("https://e.example/x"),
-                    deadline(),
-                    &mut Notes::new(),
-                )
-                .await
-                .unwrap();
-        }
+        check_allowed_times(&checker, &fake, 3).await;
         assert_eq!(fake.calls(), 3);
     }
 

@@ -66,7 +66,8 @@ impl<'a> Cl100kIndex<'a> {
                 // same (see the module doc).
                 let safe_from = if piece.chars().all(char::is_whitespace) {
                     if run_end <= pos {
-                        run_end = whitespace_run_end(text, pos);
+                        // The end of the whitespace run starting here.
+                        run_end = text.len() - text[pos..].trim_start().len();
                     }
                     run_end + 2
                 } else {
@@ -137,15 +138,6 @@ impl SpanCounter for Cl100kIndex<'_> {
         };
         own + shared + tail
     }
-}
-
-/// The end of the whitespace run starting at byte `from`.
-fn whitespace_run_end(text: &str, from: usize) -> usize {
-    let rest = &text[from..];
-    from + rest
-        .char_indices()
-        .find(|&(_, c)| !c.is_whitespace())
-        .map_or(rest.len(), |(i, _)| i)
 }
 
 #[cfg(test)]

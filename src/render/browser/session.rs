@@ -311,43 +311,52 @@ struct Dom {
     href: String,
 }
 
+/// JavaScript that sets `bytes` to the UTF-8 length of the well-formed string
+/// `html`, without building the encoding (shared by the two scripts below).
+macro_rules! utf8_length_js {
+    () => {
+        r#"
+  let bytes = 0;
+  for (let i = 0; i < html.length; i++) {
+    const c = html.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xD800 && c <= 0xDBFF) { bytes += 4; i++; }
+    else bytes += 3;
+  }
+"#
+    };
+}
+
 /// JavaScript run in our isolated world (pristine built-ins, the page's DOM):
 /// serialises the DOM once, makes it well-formed UTF-16 (a lone surrogate would
 /// break the JSON transport) and measures its UTF-8 length (DOMSIZE-01).
-const PREPARE_DOM: &str = r#"(() => {
+const PREPARE_DOM: &str = concat!(
+    r#"(() => {
   const root = document.documentElement;
   let html = root ? root.outerHTML : '';
   html = typeof html.toWellFormed === 'function'
     ? html.toWellFormed()
     : html.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
   globalThis.__webfetchDom = html;
-  let bytes = 0;
-  for (let i = 0; i < html.length; i++) {
-    const c = html.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xD800 && c <= 0xDBFF) { bytes += 4; i++; }
-    else bytes += 3;
-  }
-  return [html.length, bytes, String(location.href)];
-})()"#;
+"#,
+    utf8_length_js!(),
+    r#"  return [html.length, bytes, String(location.href)];
+})()"#
+);
 
 /// The UTF-8 size of the DOM; when three bytes per UTF-16 unit stay under the
 /// limit (`LIMIT`, substituted) the unit count is answer enough.
-const DOM_SIZE: &str = r#"(() => {
+const DOM_SIZE: &str = concat!(
+    r#"(() => {
   const root = document.documentElement;
   const html = root ? root.outerHTML : '';
   if (html.length * 3 <= LIMIT) return html.length;
-  let bytes = 0;
-  for (let i = 0; i < html.length; i++) {
-    const c = html.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xD800 && c <= 0xDBFF) { bytes += 4; i++; }
-    else bytes += 3;
-  }
-  return bytes;
-})()"#;
+"#,
+    utf8_length_js!(),
+    r#"  return bytes;
+})()"#
+);
 
 async fn isolated_world(page: &Page, frame: &FrameId) -> Result<ExecutionContextId, CdpError> {
     let mut params = CreateIsolatedWorldParams::new(frame.clone());
