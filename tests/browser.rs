@@ -117,21 +117,53 @@ impl std::io::Write for LogBuffer {
     }
 }
 
+/// The pinned client over the stub resolver, and that resolver (for a render context).
+fn stub_client(settings: Settings) -> (HttpClient, Arc<dyn SsrfValidator>) {
+    let settings = Arc::new(settings);
+    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
+    let client = HttpClient::new(settings, Arc::clone(&validator));
+    (client, validator)
+}
+
+/// What one render needs to outlive its context: client, resolver, URL, profile root.
+struct Target {
+    client: HttpClient,
+    validator: Arc<dyn SsrfValidator>,
+    url: CanonicalUrl,
+    root: tempfile::TempDir,
+}
+
+impl Target {
+    /// A target for `url` under `settings`, with a fresh profile root.
+    fn new(settings: Settings, url: &str) -> Target {
+        let (client, validator) = stub_client(settings);
+        let url = CanonicalUrl::parse(url).expect("test URL is valid");
+        let root = profile_root();
+        Target {
+            client,
+            validator,
+            url,
+            root,
+        }
+    }
+
+    /// A render context due `timeout_seconds` from now, with profiles under `root`.
+    fn context(&self) -> RenderContext<'_> {
+        RenderContext::new(
+            &self.client,
+            Arc::clone(&self.validator),
+            &self.url,
+            Instant::now() + self.client.settings().timeout(),
+        )
+        .with_profile_root(self.root.path().to_path_buf())
+    }
+}
+
 /// Renders `url` with a fresh profile root, capturing `webfetch` logs, then checks
 /// that nothing of the browser is left (BROWSER-ISO-01).
 async fn run(settings: Settings, url: &str, hook: Option<&dyn RedirectHook>) -> Run {
-    let settings = Arc::new(settings);
-    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
-    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
-    let url = CanonicalUrl::parse(url).expect("test URL is valid");
-    let root = profile_root();
-    let mut ctx = RenderContext::new(
-        &client,
-        validator,
-        &url,
-        Instant::now() + settings.timeout(),
-    )
-    .with_profile_root(root.path().to_path_buf());
+    let target = Target::new(settings, url);
+    let mut ctx = target.context();
     if let Some(hook) = hook {
         ctx = ctx.with_top_frame_hook(hook);
     }
@@ -143,7 +175,7 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn RedirectHook>) -> 
         .with_writer(move || writer.clone())
         .finish();
     let result = render(&ctx).with_subscriber(subscriber).await;
-    assert_nothing_left(root.path());
+    assert_nothing_left(target.root.path());
     let logs = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
     Run { result, logs }
 }
@@ -215,16 +247,58 @@ async fn page_server() -> MockServer {
     MockServer::start().await
 }
 
+/// One browser test's setup: its turn at the browser, the Chromium under test and
+/// a page server on 127.0.0.1.
+struct Rig {
+    chromium: String,
+    server: MockServer,
+    port: u16,
+    // Last, so the server is gone before the next test takes its turn.
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Rig {
+    /// `None` (skip) without Chromium; otherwise waits its turn and starts the server.
+    async fn new() -> Option<Rig> {
+        let chromium = chromium()?;
+        let serial = SERIAL.lock().await;
+        let server = page_server().await;
+        let port = server.address().port();
+        Some(Rig {
+            chromium,
+            server,
+            port,
+            _serial: serial,
+        })
+    }
+
+    /// `path` on the page server, by IP address.
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The test configuration with only the page server's port open.
+    fn settings(&self) -> Settings {
+        settings(&self.chromium, &[self.port], "", "")
+    }
+
+    /// Renders `path` of the page server under `settings`, without a top-frame hook.
+    async fn render(&self, settings: Settings, path: &str) -> Run {
+        run(settings, &self.url(path), None).await
+    }
+}
+
 /// A wiremock on 127.0.0.2 (blocked by `additional_blocked_cidrs`) or 127.0.0.1,
-/// serving the secret; its request log must stay empty (T-WF-INFRA-05).
-async fn internal_server(ip: Ipv4Addr) -> MockServer {
+/// serving the secret, with its port; its request log must stay empty (T-WF-INFRA-05).
+async fn internal_server(ip: Ipv4Addr) -> (MockServer, u16) {
     let listener = StdTcpListener::bind(SocketAddr::from((ip, 0))).unwrap();
     let server = MockServer::builder().listener(listener).start().await;
     Mock::given(method("GET"))
         .respond_with(ResponseTemplate::new(200).set_body_string(INTERNAL_SECRET))
         .mount(&server)
         .await;
-    server
+    let port = server.address().port();
+    (server, port)
 }
 
 async fn serve_html(server: &MockServer, at: &str, html: &str) {
@@ -234,6 +308,11 @@ async fn serve_html(server: &MockServer, at: &str, html: &str) {
         .respond_with(ResponseTemplate::new(200).set_body_raw(html, "text/html; charset=utf-8"))
         .mount(server)
         .await;
+}
+
+/// Serves `html_page(body)`, the page with the helper script, at `/`.
+async fn serve_page(server: &MockServer, body: &str) {
+    serve_html(server, "/", &html_page(body)).await;
 }
 
 async fn serve(server: &MockServer, at: &str, content_type: &str, body: impl Into<Vec<u8>>) {
@@ -284,15 +363,11 @@ async fn serve_done(server: &MockServer) {
 
 #[tokio::test]
 async fn it_wf_br_01_forced_render_runs_scripts_and_fetches_through_the_client() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<div id="root"></div>
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<div id="root"></div>
 <script src="/app.js"></script>
 <script>
 document.cookie = 'sid=secret-cookie';
@@ -300,27 +375,25 @@ mark('UA:' + navigator.userAgent);
 fetch('/api/data', { headers: { 'Accept': 'application/json' } })
   .then(r => r.json()).then(j => mark('API:' + j.message)).then(done);
 </script>"#,
-        ),
     )
     .await;
     serve(
-        &server,
+        server,
         "/app.js",
         "text/javascript",
         "document.getElementById('root').innerHTML = '<h1>Rendered by JavaScript</h1>';",
     )
     .await;
     serve(
-        &server,
+        server,
         "/api/data",
         "application/json",
         r#"{"message":"hello from the api"}"#,
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
-    let settings = settings(&chromium, &[port], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(
         page.html.contains("<h1>Rendered by JavaScript</h1>"),
@@ -331,7 +404,7 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
     assert!(has_mark(page, "DONE"), "{}", page.html);
     // FR-WF-BROWSER-UA-01: the configured User-Agent, in JS and on the wire.
     assert!(has_mark(page, &format!("UA:{UA}")), "{}", page.html);
-    assert_eq!(page.final_url.as_str(), format!("http://127.0.0.1:{port}/"));
+    assert_eq!(page.final_url.as_str(), rig.url("/"));
     assert!(!page.dom_truncated);
     assert!(!page.blocked_non_get);
     let requests = server.received_requests().await.unwrap();
@@ -346,11 +419,11 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
         .find(|r| r.url.path() == "/api/data")
         .unwrap();
     assert_eq!(api.headers.get("accept").unwrap(), "application/json");
-    assert!(api.headers.get("referer").is_some_and(|r| {
-        r.to_str()
-            .unwrap()
-            .starts_with(&format!("http://127.0.0.1:{port}/"))
-    }));
+    assert!(
+        api.headers
+            .get("referer")
+            .is_some_and(|r| r.to_str().unwrap().starts_with(&rig.url("/")))
+    );
     let _ = std::io::stderr().flush();
 }
 
@@ -366,18 +439,14 @@ fn log_lines<'a>(logs: &'a str, event: &str, needle: &str) -> Vec<&'a str> {
 
 #[tokio::test]
 async fn it_wf_br_03_page_js_fetching_private_ranges_is_blocked_by_ssrf() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     // 127.0.0.2 is blocked by range (additional_blocked_cidrs), on an allowed port,
     // so only the SSRF check stands between the page and the secret.
-    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
-    let iport = internal.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    serve_page(
+        server,
+        &format!(
             r#"<script>
 const targets = [
   'http://127.0.0.2:{iport}/secret',
@@ -390,13 +459,13 @@ const targets = [
 Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ document.body.innerHTML += t; }})))
   .then(results => mark('SETTLED:' + results.map(r => r.status).join(','))).then(done);
 </script>"#
-        )),
+        ),
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
-    let settings = settings(&chromium, &[port, iport, 80], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let settings = settings(&rig.chromium, &[rig.port, iport, 80], "", "");
+    let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
     assert!(
@@ -426,17 +495,13 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
 
 #[tokio::test]
 async fn it_wf_br_04_xhr_and_fetch_to_localhost_are_blocked() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     // T-WF-INFRA-05 exactly: the internal wiremock on 127.0.0.1:{internal_port}.
-    let internal = internal_server(Ipv4Addr::LOCALHOST).await;
-    let iport = internal.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    let (internal, iport) = internal_server(Ipv4Addr::LOCALHOST).await;
+    serve_page(
+        server,
+        &format!(
             r#"<script>fetch('http://127.0.0.1:{iport}/secret').then(r=>r.text()).then(t=>document.body.innerHTML+=t)</script>
 <script>
 const xhr = new XMLHttpRequest();
@@ -445,14 +510,13 @@ xhr.onload = () => {{ document.body.innerHTML += xhr.responseText; done(); }};
 xhr.onerror = () => {{ mark('XHR-BLOCKED'); done(); }};
 xhr.send();
 </script>"#
-        )),
+        ),
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
     // Loopback is open for the page's port only.
-    let settings = settings(&chromium, &[port], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
     assert!(has_mark(page, "XHR-BLOCKED"), "{}", page.html);
@@ -468,17 +532,14 @@ xhr.send();
 
 #[tokio::test]
 async fn fr_wf_11b_iframes_workers_popups_and_service_workers_never_reach_internal() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
-    let iport = internal.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let port = rig.port;
+    let server = &rig.server;
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
     let secret = format!("http://127.0.0.2:{iport}/secret");
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    serve_page(
+        server,
+        &format!(
             r#"<iframe src="http://page.test:{port}/frame"></iframe>
 <iframe src="{secret}"></iframe>
 <script>
@@ -489,12 +550,12 @@ const frame = new Promise(res => window.addEventListener('message', e => {{ mark
 const sw = navigator.serviceWorker.register('/sw.js').then(() => mark('SW-REGISTERED'), () => mark('SW-FAILED'));
 Promise.all([worker, frame, sw]).then(done);
 </script>"#
-        )),
+        ),
     )
     .await;
     // A cross-origin iframe (page.test vs 127.0.0.1) whose script tries the secret.
     serve_html(
-        &server,
+        server,
         "/frame",
         &format!(
             r#"<script>fetch('{secret}').then(r => r.text()).then(t => parent.postMessage(t, '*'), () => parent.postMessage('blocked', '*'));</script>"#
@@ -502,23 +563,23 @@ Promise.all([worker, frame, sw]).then(done);
     )
     .await;
     serve(
-        &server,
+        server,
         "/worker.js",
         "text/javascript",
         format!("fetch('{secret}').then(r => r.text()).then(t => postMessage(t), () => postMessage('blocked'));"),
     )
     .await;
     serve(
-        &server,
+        server,
         "/sw.js",
         "text/javascript",
         "self.addEventListener('fetch', () => {});",
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
-    let settings = settings(&chromium, &[port, iport], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let settings = settings(&rig.chromium, &[rig.port, iport], "", "");
+    let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
     assert!(has_mark(page, "WORKER:blocked"), "{}", page.html);
@@ -527,7 +588,7 @@ Promise.all([worker, frame, sw]).then(done);
     // reaches nothing: registration fails and the server never sees the script.
     assert!(has_mark(page, "SW-FAILED"), "{}", page.html);
     assert!(has_mark(page, "DONE"), "{}", page.html);
-    let paths = received_paths(&server).await;
+    let paths = received_paths(server).await;
     assert!(paths.contains(&"/frame".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/worker.js".to_owned()), "{paths:?}");
     assert!(!paths.contains(&"/sw.js".to_owned()), "{paths:?}");
@@ -561,18 +622,15 @@ impl Tripwire {
 
 #[tokio::test]
 async fn it_wf_br_14_websockets_preconnect_and_dns_prefetch_open_no_connection() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     let ws = Tripwire::new();
     let wsport = ws.port();
     let pre = Tripwire::new();
     let preport = pre.port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    serve_page(
+        server,
+        &format!(
             r#"<link rel="preconnect" href="http://127.0.0.1:{preport}">
 <link rel="dns-prefetch" href="//internal.test">
 <script>
@@ -587,13 +645,13 @@ function tryWs(url) {{
 Promise.all([tryWs('ws://127.0.0.1:{wsport}/'), tryWs('ws://localhost:{wsport}/chat'), tryWs('wss://127.0.0.1:{wsport}/')])
   .then(done);
 </script>"#
-        )),
+        ),
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
-    let settings = settings(&chromium, &[port, wsport, preport], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let settings = settings(&rig.chromium, &[rig.port, wsport, preport], "", "");
+    let run = rig.render(settings, "/").await;
     let page = run.page();
     assert_eq!(
         ws.connections(),
@@ -608,17 +666,14 @@ Promise.all([tryWs('ws://127.0.0.1:{wsport}/'), tryWs('ws://localhost:{wsport}/c
 
 #[tokio::test]
 async fn fr_wf_11b_webrtc_sends_no_udp() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     let stun = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     stun.set_nonblocking(true).unwrap();
     let stun_port = stun.local_addr().unwrap().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    serve_page(
+        server,
+        &format!(
             r#"<script>
 const pc = new RTCPeerConnection({{ iceServers: [{{ urls: 'stun:127.0.0.1:{stun_port}' }}] }});
 pc.createDataChannel('x');
@@ -629,13 +684,12 @@ pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => gathered)
   .then(() => mark('ICE-COMPLETE:' + (pc.localDescription.sdp.match(/a=candidate/g) || []).length))
   .then(done);
 </script>"#
-        )),
+        ),
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
-    let settings = settings(&chromium, &[port], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     let mut buf = [0u8; 1500];
     assert!(
@@ -691,24 +745,19 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
 
 #[tokio::test]
 async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     // A request that never gets an answer keeps the network busy.
     let hang = Tripwire::new();
     let hport = hang.port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
-            "<p>content</p><script>fetch('http://127.0.0.1:{hport}/forever');</script>"
-        )),
+    serve_page(
+        server,
+        &format!("<p>content</p><script>fetch('http://127.0.0.1:{hport}/forever');</script>"),
     )
     .await;
-    let mut settings = settings(&chromium, &[port, hport], "", "");
+    let mut settings = settings(&rig.chromium, &[rig.port, hport], "", "");
     settings.browser.network_idle_ms = 1000;
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = rig.render(settings, "/").await;
     let error = run.error();
     assert_eq!(error.code, ErrorCode::Timeout);
     assert_eq!(error.details["phase"], "browser_network_idle");
@@ -736,15 +785,11 @@ async fn it_wf_br_05_document_never_answered_is_a_navigation_timeout() {
 
 #[tokio::test]
 async fn it_wf_br_06_blocked_resource_types_are_never_fetched() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<link rel="stylesheet" href="/style.css">
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<link rel="stylesheet" href="/style.css">
 <img src="/photo.png"><video src="/clip.mp4"></video>
 <script src="/app.js"></script>
 <script>
@@ -753,36 +798,34 @@ img.onload = () => { mark('IMG-LOADED'); done(); };
 img.onerror = () => { mark('IMG-BLOCKED'); done(); };
 img.src = '/late.png';
 </script>"#,
-        ),
     )
     .await;
     serve(
-        &server,
+        server,
         "/style.css",
         "text/css",
         "body { color: rgb(1, 2, 3); }",
     )
     .await;
-    serve(&server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
+    serve(server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
     for png in ["/photo.png", "/late.png"] {
-        serve(&server, png, "image/png", b"\x89PNG\r\n\x1a\n".to_vec()).await;
+        serve(server, png, "image/png", b"\x89PNG\r\n\x1a\n".to_vec()).await;
     }
     serve(
-        &server,
+        server,
         "/clip.mp4",
         "video/mp4",
         b"\0\0\0\x18ftypmp42".to_vec(),
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
 
     // FR-WF-11g defaults: Image, Media, Font blocked; scripts and styles not.
-    let settings_default = settings(&chromium, &[port], "", "");
-    let run1 = run(settings_default, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run1 = rig.render(rig.settings(), "/").await;
     let page = run1.page();
     assert!(has_mark(page, "SCRIPT-RAN"), "{}", page.html);
     assert!(has_mark(page, "IMG-BLOCKED"), "{}", page.html);
-    let paths = received_paths(&server).await;
+    let paths = received_paths(server).await;
     for blocked in ["/photo.png", "/late.png", "/clip.mp4"] {
         assert!(
             !paths.contains(&blocked.to_owned()),
@@ -798,39 +841,34 @@ img.src = '/late.png';
 
     // BLOCKRES-01: entries match CDP names case-insensitively.
     server.reset().await;
-    serve_html(
-        &server,
-        "/",
-        &html_page(r#"<link rel="stylesheet" href="/style.css"><script src="/app.js"></script><script>done();</script>"#),
+    serve_page(
+        server,
+        r#"<link rel="stylesheet" href="/style.css"><script src="/app.js"></script><script>done();</script>"#,
     )
     .await;
-    serve(&server, "/style.css", "text/css", "body {}").await;
-    serve(&server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
-    serve_done(&server).await;
+    serve(server, "/style.css", "text/css", "body {}").await;
+    serve(server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
+    serve_done(server).await;
     let styles_off = settings(
-        &chromium,
-        &[port],
+        &rig.chromium,
+        &[rig.port],
         "",
         r#"block_resources = ["STYLESHEET"]"#,
     );
-    let run2 = run(styles_off, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run2 = rig.render(styles_off, "/").await;
     assert!(has_mark(run2.page(), "SCRIPT-RAN"));
-    let paths = received_paths(&server).await;
+    let paths = received_paths(server).await;
     assert!(!paths.contains(&"/style.css".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/app.js".to_owned()), "{paths:?}");
 }
 
 #[tokio::test]
 async fn it_wf_br_08_every_call_gets_a_fresh_profile() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<script>
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<script>
 const before = [
   localStorage.getItem('k') ? 'local' : '',
   document.cookie.includes('k=1') ? 'cookie' : '',
@@ -848,13 +886,11 @@ document.cookie = 'k=1; max-age=86400';
 Promise.all([idb, caches.open('c').then(c => c.keys()).then(k => k.length ? 'cache' : 'none', () => 'none')])
   .then(([i, c]) => mark('STATE:' + before + '/' + i + '/' + c)).then(done);
 </script>"#,
-        ),
     )
     .await;
-    serve_done(&server).await;
-    let url = format!("http://127.0.0.1:{port}/");
+    serve_done(server).await;
     for _ in 0..2 {
-        let run = run(settings(&chromium, &[port], "", ""), &url, None).await;
+        let run = rig.render(rig.settings(), "/").await;
         // The second call sees nothing of the first: fresh profile, fresh process.
         assert!(
             has_mark(run.page(), "STATE:none/none/none"),
@@ -864,34 +900,29 @@ Promise.all([idb, caches.open('c').then(c => c.keys()).then(k => k.length ? 'cac
     }
 }
 
-#[tokio::test]
-async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+/// Serves a page at `/` that requests `/slow`, which answers only after 30 s; the
+/// receiver hears each time `/slow` is requested.
+async fn serve_stalling_page(server: &MockServer) -> std::sync::mpsc::Receiver<()> {
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let tx = Mutex::new(tx);
-    serve_html(&server, "/", &html_page("<script>fetch('/slow');</script>")).await;
+    serve_page(server, "<script>fetch('/slow');</script>").await;
     Mock::given(path("/slow"))
         .respond_with(move |_: &wiremock::Request| {
             let _ = tx.lock().unwrap().send(());
             ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30))
         })
-        .mount(&server)
+        .mount(server)
         .await;
-    let settings = Arc::new(settings(&chromium, &[port], "", ""));
-    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
-    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
-    let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
-    let root = profile_root();
-    let ctx = RenderContext::new(
-        &client,
-        validator,
-        &url,
-        Instant::now() + settings.timeout(),
-    )
-    .with_profile_root(root.path().to_path_buf());
+    rx
+}
+
+#[tokio::test]
+async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    let rx = serve_stalling_page(server).await;
+    let target = Target::new(rig.settings(), &rig.url("/"));
+    let ctx = target.context();
     let rx = Arc::new(Mutex::new(rx));
     let started = {
         let rx = Arc::clone(&rx);
@@ -903,27 +934,26 @@ async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
         received = started => received.unwrap().unwrap(),
     }
     assert!(
-        std::fs::read_dir(root.path()).unwrap().next().is_none(),
+        std::fs::read_dir(target.root.path())
+            .unwrap()
+            .next()
+            .is_none(),
         "profile left behind"
     );
     assert!(
-        live_processes_naming(root.path()).is_empty(),
+        live_processes_naming(target.root.path()).is_empty(),
         "processes left behind"
     );
 }
 
 #[tokio::test]
 async fn it_wf_br_09_non_get_subrequests_are_blocked_with_the_note() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
-    let iport = internal.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    serve_page(
+        server,
+        &format!(
             r#"<h1>Original page</h1>
 <form id="f" method="POST" action="/submit"><input name="q" value="exfiltrated"></form>
 <script>
@@ -937,17 +967,17 @@ Promise.allSettled([
 ]).then(r => mark('POSTS:' + r.map(x => x.status).join(','))).then(done)
   .then(() => document.getElementById('f').submit());
 </script>"#
-        )),
+        ),
     )
     .await;
-    serve_done(&server).await;
+    serve_done(server).await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200).set_body_string("POST-ACCEPTED"))
-        .mount(&server)
+        .mount(server)
         .await;
 
-    let settings = settings(&chromium, &[port, iport], "", "");
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let settings = settings(&rig.chromium, &[rig.port, iport], "", "");
+    let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(page.blocked_non_get);
     assert!(
@@ -961,7 +991,7 @@ Promise.allSettled([
         "{}",
         page.html
     );
-    assert_eq!(page.final_url.as_str(), format!("http://127.0.0.1:{port}/"));
+    assert_eq!(page.final_url.as_str(), rig.url("/"));
     let requests = server.received_requests().await.unwrap();
     assert!(
         requests.iter().all(|r| r.method.as_str() == "GET"),
@@ -976,24 +1006,16 @@ Promise.allSettled([
 
 #[tokio::test]
 async fn it_wf_br_09_get_only_pages_have_no_note() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page("<script>fetch('/a', { method: 'HEAD' }).then(done);</script>"),
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        "<script>fetch('/a', { method: 'HEAD' }).then(done);</script>",
     )
     .await;
-    serve(&server, "/a", "text/plain", "x").await;
-    serve_done(&server).await;
-    let run = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve(server, "/a", "text/plain", "x").await;
+    serve_done(server).await;
+    let run = rig.render(rig.settings(), "/").await;
     assert!(!run.page().blocked_non_get);
     assert!(has_mark(run.page(), "DONE"));
 }
@@ -1009,18 +1031,14 @@ fn sized_script(name: &str, size: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn it_wf_br_10_subresource_budget_fails_everything_after_the_crossing_request() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     // Budget 1 MiB (the minimum), per-resource 800 kB, loaded one after the other:
     // A (700 kB) fits; BIG (900 kB) fails alone and is not counted; B (700 kB)
     // crosses the budget and is still fulfilled (SRD-READINGS 25); C fails.
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<script>
+    serve_page(
+        server,
+        r#"<script>
 function load(name, then) {
   const s = document.createElement('script');
   s.src = '/' + name + '.js';
@@ -1030,40 +1048,39 @@ function load(name, then) {
 }
 load('A', () => load('BIG', () => load('B', () => load('C', done))));
 </script>"#,
-        ),
     )
     .await;
     serve(
-        &server,
+        server,
         "/A.js",
         "text/javascript",
         sized_script("A", 700_000),
     )
     .await;
     serve(
-        &server,
+        server,
         "/BIG.js",
         "text/javascript",
         sized_script("BIG", 900_000),
     )
     .await;
     serve(
-        &server,
+        server,
         "/B.js",
         "text/javascript",
         sized_script("B", 700_000),
     )
     .await;
-    serve(&server, "/C.js", "text/javascript", sized_script("C", 10)).await;
-    serve_done(&server).await;
+    serve(server, "/C.js", "text/javascript", sized_script("C", 10)).await;
+    serve_done(server).await;
 
     let settings = settings(
-        &chromium,
-        &[port],
+        &rig.chromium,
+        &[rig.port],
         "max_download_bytes = 800000",
         "max_total_subresource_bytes = 1048576",
     );
-    let run = run(settings, &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = rig.render(settings, "/").await;
     let page = run.page();
     for mark in ["A-RAN", "BIG-FAILED", "B-RAN", "C-FAILED", "DONE-FAILED"] {
         assert!(has_mark(page, mark), "{mark}: {}", page.html);
@@ -1072,7 +1089,7 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
         assert!(!has_mark(page, absent), "{absent}: {}", page.html);
     }
     // C and /done were failed before any network: the budget was spent.
-    let paths = received_paths(&server).await;
+    let paths = received_paths(server).await;
     assert!(!paths.contains(&"/C.js".to_owned()), "{paths:?}");
     assert!(!paths.contains(&"/done".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/BIG.js".to_owned()), "{paths:?}");
@@ -1090,15 +1107,11 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
 
 #[tokio::test]
 async fn it_wf_br_11_data_uri_subrequests_are_blocked() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<script src="data:text/javascript,mark('DATA%2DSCRIPT%2DRAN')"></script>
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<script src="data:text/javascript,mark('DATA%2DSCRIPT%2DRAN')"></script>
 <iframe id="fr" src="data:text/html,<script>parent.postMessage('DATA%2DFRAME%2DRAN','*')</script>"></iframe>
 <script>
 window.addEventListener('message', e => mark(e.data));
@@ -1108,16 +1121,10 @@ Promise.allSettled([
   new Promise((res, rej) => { const w = new Worker('data:text/javascript,postMessage(1)'); w.onmessage = res; w.onerror = rej; }),
 ]).then(r => mark('DATA:' + r.map(x => x.status).join(','))).then(done);
 </script>"#,
-        ),
     )
     .await;
-    serve_done(&server).await;
-    let run = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve_done(server).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(has_mark(page, "DATA:rejected,rejected"), "{}", page.html);
     assert!(!has_mark(page, "DATA_URI_SECRET"), "{}", page.html);
@@ -1128,19 +1135,16 @@ Promise.allSettled([
 
 #[tokio::test]
 async fn it_wf_br_12_file_uri_subrequests_are_blocked() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     let dir = tempfile::tempdir().unwrap();
     let secret = dir.path().join("secret.txt");
     std::fs::write(&secret, "FILE_SECRET_CONTENT").unwrap();
     let script = dir.path().join("run.js");
     std::fs::write(&script, "mark('FILE-SCRIPT-RAN');").unwrap();
-    serve_html(
-        &server,
-        "/",
-        &html_page(&format!(
+    serve_page(
+        server,
+        &format!(
             r#"<script src="file://{script}"></script>
 <iframe src="file://{secret}"></iframe>
 <script>
@@ -1149,16 +1153,11 @@ Promise.allSettled([fetch('file://{secret}').then(r => r.text()).then(t => mark(
 </script>"#,
             script = script.display(),
             secret = secret.display()
-        )),
+        ),
     )
     .await;
-    serve_done(&server).await;
-    let run = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve_done(server).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(has_mark(page, "FILE:rejected"), "{}", page.html);
     assert!(!page.html.contains("FILE_SECRET_CONTENT"), "{}", page.html);
@@ -1167,15 +1166,11 @@ Promise.allSettled([fetch('file://{secret}').then(r => r.text()).then(t => mark(
 
 #[tokio::test]
 async fn it_wf_br_13_blob_uri_subrequests_are_blocked() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<script>
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<script>
 const blob = (text, type) => URL.createObjectURL(new Blob([text], { type }));
 const script = document.createElement('script');
 script.src = blob("mark('BLOB' + '-SCRIPT-RAN')", 'text/javascript');
@@ -1186,16 +1181,10 @@ Promise.allSettled([
   new Promise((res, rej) => { const x = new XMLHttpRequest(); x.open('GET', blob('x', 'text/plain')); x.onload = res; x.onerror = rej; x.send(); }),
 ]).then(r => mark('BLOB:' + r.map(x => x.status).join(','))).then(done);
 </script>"#,
-        ),
     )
     .await;
-    serve_done(&server).await;
-    let run = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve_done(server).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(
         has_mark(page, "BLOB:rejected,rejected,rejected"),
@@ -1222,10 +1211,8 @@ async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
 
 #[tokio::test]
 async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_length() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     let document = html_page(
         r#"<h1>Compressed document</h1>
 <script src="/gzip.js"></script><script src="/br.js"></script><script src="/deflate.js"></script>
@@ -1242,7 +1229,7 @@ async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_lengt
             "gzip",
             "text/html",
         ))
-        .mount(&server)
+        .mount(server)
         .await;
     for encoding in ["gzip", "br", "deflate"] {
         // Long enough that a wrong Content-Length would cut the script short.
@@ -1256,7 +1243,7 @@ async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_lengt
                 encoding,
                 "text/javascript",
             ))
-            .mount(&server)
+            .mount(server)
             .await;
     }
     Mock::given(path("/data.json"))
@@ -1265,15 +1252,10 @@ async fn it_wf_br_15_compressed_bodies_are_fulfilled_decoded_with_matching_lengt
             "br",
             "application/json",
         ))
-        .mount(&server)
+        .mount(server)
         .await;
-    serve_done(&server).await;
-    let run = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve_done(server).await;
+    let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(
         page.html.contains("<h1>Compressed document</h1>"),
@@ -1303,43 +1285,38 @@ async fn redirect(server: &MockServer, from: &str, status: u16, to: &str) {
 
 #[tokio::test]
 async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
-    let iport = internal.address().port();
-    redirect(&server, "/r1", 302, "/r2").await;
+    let Some(rig) = Rig::new().await else { return };
+    let port = rig.port;
+    let server = &rig.server;
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    redirect(server, "/r1", 302, "/r2").await;
     redirect(
-        &server,
+        server,
         "/r2",
         301,
         &format!("http://page.test:{port}/final?x=1"),
     )
     .await;
     redirect(
-        &server,
+        server,
         "/to-internal",
         302,
         &format!("http://127.0.0.2:{iport}/secret"),
     )
     .await;
     serve_html(
-        &server,
+        server,
         "/final",
         &html_page("<h1>Final</h1><script>mark('HREF:' + location.href); fetch('rel.txt').then(r => r.text()).then(mark).then(done);</script>"),
     )
     .await;
-    serve(&server, "/rel.txt", "text/plain", "RELATIVE-OK").await;
-    serve_done(&server).await;
-    let ports = [port, iport];
+    serve(server, "/rel.txt", "text/plain", "RELATIVE-OK").await;
+    serve_done(server).await;
+    let ports = [rig.port, iport];
 
-    let run1 = run(
-        settings(&chromium, &ports, "", ""),
-        &format!("http://127.0.0.1:{port}/r1"),
-        None,
-    )
-    .await;
+    let run1 = rig
+        .render(settings(&rig.chromium, &ports, "", ""), "/r1")
+        .await;
     let page = run1.page();
     assert_eq!(
         page.final_url.as_str(),
@@ -1353,28 +1330,25 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
     );
     assert!(has_mark(page, "RELATIVE-OK"), "{}", page.html);
     // Fetched once each: the redirect is replayed to Chromium, not refetched.
-    let finals = received_paths(&server)
+    let finals = received_paths(server)
         .await
         .iter()
         .filter(|p| *p == "/final")
         .count();
     assert_eq!(finals, 1);
 
-    let run2 = run(
-        settings(&chromium, &ports, "max_redirects = 1", ""),
-        &format!("http://127.0.0.1:{port}/r1"),
-        None,
-    )
-    .await;
+    let run2 = rig
+        .render(
+            settings(&rig.chromium, &ports, "max_redirects = 1", ""),
+            "/r1",
+        )
+        .await;
     assert_eq!(run2.error().code, ErrorCode::RedirectLimit);
     assert_eq!(run2.error().details["count"], 2);
 
-    let run3 = run(
-        settings(&chromium, &ports, "", ""),
-        &format!("http://127.0.0.1:{port}/to-internal"),
-        None,
-    )
-    .await;
+    let run3 = rig
+        .render(settings(&rig.chromium, &ports, "", ""), "/to-internal")
+        .await;
     assert_eq!(run3.error().code, ErrorCode::SsrfBlocked);
     assert_eq!(run3.error().details["blocked_ip"], "127.0.0.2");
     assert_never_contacted(&internal).await;
@@ -1382,27 +1356,24 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
 
 #[tokio::test]
 async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    let internal = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
-    let iport = internal.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
     serve_html(
-        &server,
+        server,
         "/js",
         &html_page("<script>location.href = '/second';</script>"),
     )
     .await;
     serve_html(
-        &server,
+        server,
         "/meta",
         "<html><head><meta http-equiv=\"refresh\" content=\"0; url=/second\"></head><body>first</body></html>",
     )
     .await;
-    serve_html(&server, "/second", &html_page("<h1>Second document</h1>")).await;
+    serve_html(server, "/second", &html_page("<h1>Second document</h1>")).await;
     serve_html(
-        &server,
+        server,
         "/evil",
         &html_page(&format!(
             "<script>location.href = 'http://127.0.0.2:{iport}/secret';</script>"
@@ -1410,34 +1381,37 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     )
     .await;
     serve_html(
-        &server,
+        server,
         "/blank",
         &html_page("<script>location.href = 'about:blank';</script>"),
     )
     .await;
-    let ports = [port, iport];
-    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    let ports = [rig.port, iport];
 
     for start in ["/js", "/meta"] {
-        let ok = run(settings(&chromium, &ports, "", ""), &url(start), None).await;
+        let ok = rig
+            .render(settings(&rig.chromium, &ports, "", ""), start)
+            .await;
         let page = ok.page();
         assert!(
             page.html.contains("<h1>Second document</h1>"),
             "{start}: {}",
             page.html
         );
-        assert_eq!(page.final_url.as_str(), url("/second"));
-        let limited = run(
-            settings(&chromium, &ports, "max_redirects = 0", ""),
-            &url(start),
-            None,
-        )
-        .await;
+        assert_eq!(page.final_url.as_str(), rig.url("/second"));
+        let limited = rig
+            .render(
+                settings(&rig.chromium, &ports, "max_redirects = 0", ""),
+                start,
+            )
+            .await;
         assert_eq!(limited.error().code, ErrorCode::RedirectLimit, "{start}");
         assert_eq!(limited.error().details["count"], 1);
     }
     // A blocked hop fails the fetch with the hop's error, never an error page.
-    let evil = run(settings(&chromium, &ports, "", ""), &url("/evil"), None).await;
+    let evil = rig
+        .render(settings(&rig.chromium, &ports, "", ""), "/evil")
+        .await;
     assert_eq!(
         evil.error().code,
         ErrorCode::SsrfBlocked,
@@ -1446,7 +1420,9 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     );
     assert_never_contacted(&internal).await;
     // A top-frame navigation away from the web is not a document we return.
-    let blank = run(settings(&chromium, &ports, "", ""), &url("/blank"), None).await;
+    let blank = rig
+        .render(settings(&rig.chromium, &ports, "", ""), "/blank")
+        .await;
     assert_eq!(
         blank.error().code,
         ErrorCode::InvalidScheme,
@@ -1485,13 +1461,11 @@ impl RedirectHook for RecordingRobots {
 
 #[tokio::test]
 async fn fr_wf_robots_scope_01_robots_applies_to_the_top_frame_chain_only() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    redirect(&server, "/start", 302, "/page").await;
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    redirect(server, "/start", 302, "/page").await;
     serve_html(
-        &server,
+        server,
         "/page",
         &html_page(
             r#"<iframe src="/private-frame"></iframe>
@@ -1502,16 +1476,11 @@ fetch('/private-data').then(r => r.text()).then(mark)
         ),
     )
     .await;
-    serve_html(&server, "/private-frame", "<p>frame</p>").await;
-    serve(&server, "/private-data", "text/plain", "SUBRESOURCE-OK").await;
-    serve_html(&server, "/private-area", "<p>must not load</p>").await;
+    serve_html(server, "/private-frame", "<p>frame</p>").await;
+    serve(server, "/private-data", "text/plain", "SUBRESOURCE-OK").await;
+    serve_html(server, "/private-area", "<p>must not load</p>").await;
     let robots = RecordingRobots::default();
-    let run = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/start"),
-        Some(&robots),
-    )
-    .await;
+    let run = run(rig.settings(), &rig.url("/start"), Some(&robots)).await;
     assert_eq!(
         run.error().code,
         ErrorCode::RobotsDisallowed,
@@ -1523,7 +1492,7 @@ fetch('/private-data').then(r => r.text()).then(mark)
         *robots.0.lock().unwrap(),
         ["/start -> /page", "/page -> /private-area"]
     );
-    let paths = received_paths(&server).await;
+    let paths = received_paths(server).await;
     assert!(paths.contains(&"/private-data".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/private-frame".to_owned()), "{paths:?}");
     assert!(!paths.contains(&"/private-area".to_owned()), "{paths:?}");
@@ -1531,28 +1500,20 @@ fetch('/private-data').then(r => r.text()).then(mark)
 
 #[tokio::test]
 async fn main_document_status_and_media_type_follow_http_mode() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     Mock::given(path("/missing"))
         .respond_with(ResponseTemplate::new(404).set_body_string("not here"))
-        .mount(&server)
+        .mount(server)
         .await;
-    serve(&server, "/doc.pdf", "application/pdf", b"%PDF-1.7".to_vec()).await;
-    serve(&server, "/notes.txt", "text/plain", "plain text notes").await;
-    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
-    let missing = run(settings(&chromium, &[port], "", ""), &url("/missing"), None).await;
+    serve(server, "/doc.pdf", "application/pdf", b"%PDF-1.7".to_vec()).await;
+    serve(server, "/notes.txt", "text/plain", "plain text notes").await;
+    let missing = rig.render(rig.settings(), "/missing").await;
     assert_eq!(missing.error().code, ErrorCode::Http4xx);
     assert_eq!(missing.error().details["status"], 404);
-    let pdf = run(settings(&chromium, &[port], "", ""), &url("/doc.pdf"), None).await;
+    let pdf = rig.render(rig.settings(), "/doc.pdf").await;
     assert_eq!(pdf.error().code, ErrorCode::UnsupportedContentType);
-    let text = run(
-        settings(&chromium, &[port], "", ""),
-        &url("/notes.txt"),
-        None,
-    )
-    .await;
+    let text = rig.render(rig.settings(), "/notes.txt").await;
     assert!(
         text.page().html.contains("plain text notes"),
         "{}",
@@ -1562,30 +1523,26 @@ async fn main_document_status_and_media_type_follow_http_mode() {
 
 #[tokio::test]
 async fn fr_wf_domsize_01_02_large_dom_is_truncated_with_the_flag() {
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
     // 3-byte chars so the cut must land on a char boundary; keeps growing, so only
     // the size cap (not network idle) can end the wait.
-    serve_html(
-        &server,
-        "/",
-        &html_page(
-            r#"<script>
+    serve_page(
+        server,
+        r#"<script>
 document.body.insertAdjacentHTML('beforeend', '<p>' + '日本語'.repeat(2000) + '</p>');
 setInterval(() => fetch('/tick'), 100);
 </script>"#,
-        ),
     )
     .await;
-    serve(&server, "/tick", "text/plain", "t").await;
-    let big = run(
-        settings(&chromium, &[port], "", "max_rendered_dom_bytes = 1024"),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve(server, "/tick", "text/plain", "t").await;
+    let capped = settings(
+        &rig.chromium,
+        &[rig.port],
+        "",
+        "max_rendered_dom_bytes = 1024",
+    );
+    let big = rig.render(capped, "/").await;
     let page = big.page();
     assert!(page.dom_truncated);
     assert!(
@@ -1601,13 +1558,8 @@ setInterval(() => fetch('/tick'), 100);
 
     // Under the cap: no flag.
     server.reset().await;
-    serve_html(&server, "/", &html_page("<p>small</p>")).await;
-    let small = run(
-        settings(&chromium, &[port], "", ""),
-        &format!("http://127.0.0.1:{port}/"),
-        None,
-    )
-    .await;
+    serve_page(server, "<p>small</p>").await;
+    let small = rig.render(rig.settings(), "/").await;
     assert!(!small.page().dom_truncated);
 }
 
@@ -1627,30 +1579,14 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
     let chromium = chromium().expect("checked by the caller");
     let server = page_server().await;
     let port = server.address().port();
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let tx = Mutex::new(tx);
-    serve_html(&server, "/", &html_page("<script>fetch('/slow');</script>")).await;
-    Mock::given(path("/slow"))
-        .respond_with(move |_: &wiremock::Request| {
-            let _ = tx.lock().unwrap().send(());
-            ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30))
-        })
-        .mount(&server)
-        .await;
-    let settings = Arc::new(settings(&chromium, &[port], "", ""));
-    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
-    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
-    let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
-    let root = profile_root();
-    let ctx = RenderContext::new(
-        &client,
-        validator,
-        &url,
-        Instant::now() + settings.timeout(),
-    )
-    .with_profile_root(root.path().to_path_buf());
+    let rx = serve_stalling_page(&server).await;
+    let target = Target::new(
+        settings(&chromium, &[port], "", ""),
+        &format!("http://127.0.0.1:{port}/"),
+    );
+    let ctx = target.context();
     let killer = {
-        let root = root.path().to_path_buf();
+        let root = target.root.path().to_path_buf();
         tokio::task::spawn_blocking(move || {
             rx.recv().unwrap();
             for (pid, browser) in chromium_processes(&root) {
@@ -1666,7 +1602,7 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
     };
     let result = render(&ctx).await;
     killer.await.unwrap();
-    assert_nothing_left(root.path());
+    assert_nothing_left(target.root.path());
     result.expect_err("the render cannot succeed after a crash")
 }
 
@@ -1690,51 +1626,54 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
     assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
 }
 
+/// Serves at `at` an SPA shell whose only text is `loading`; its `/bundle.js`
+/// renders a "Rendered SPA" article of `sentence` twenty times.
+async fn serve_spa_shell(server: &MockServer, at: &str, loading: &str, sentence: &str) {
+    let shell = format!(
+        r#"<!doctype html><html><head><title>App</title></head>
+<body><p>{loading}</p><div id="root"></div><script src="/bundle.js"></script></body></html>"#
+    );
+    serve_html(server, at, &shell).await;
+    let bundle = format!(
+        "document.getElementById('root').innerHTML = '<main><h1>Rendered SPA</h1><p>' + \
+         '{sentence}'.repeat(20) + '</p></main>';"
+    );
+    serve(server, "/bundle.js", "text/javascript", bundle).await;
+}
+
 #[tokio::test]
 async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
     use webfetch::content::charset;
     use webfetch::extract;
     use webfetch::render::select::{extracted_chars, should_fall_back};
 
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_spa_shell(
+        server,
         "/",
-        r#"<!doctype html><html><head><title>App</title></head>
-<body><p>Loading the application…</p><div id="root"></div><script src="/bundle.js"></script></body></html>"#,
-    )
-    .await;
-    serve(
-        &server,
-        "/bundle.js",
-        "text/javascript",
-        "document.getElementById('root').innerHTML = '<main><h1>Rendered SPA</h1><p>' + \
-         'The article text only the browser can see. '.repeat(20) + '</p></main>';",
+        "Loading the application…",
+        "The article text only the browser can see. ",
     )
     .await;
     serve_html(
-        &server,
+        server,
         "/article",
         &format!("<html><body><div id=\"root\"><article><h1>Static</h1><p>{}</p></article></div></body></html>", "Plenty of server-rendered text. ".repeat(20)),
     )
     .await;
-    let settings = settings(&chromium, &[port], "", "");
+    let settings = rig.settings();
     let rendering = settings.rendering.clone();
 
     // HTTP first (FR-WF-12): what plain HTTP extracts from each page.
     let http_stage = |url: String| {
-        let settings = Arc::new(settings.clone());
+        let (client, _) = stub_client(settings.clone());
         async move {
-            let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
-            let client = HttpClient::new(Arc::clone(&settings), validator);
             let url = CanonicalUrl::parse(&url).unwrap();
             let fetched = webfetch::http::fetch_document(
                 &client,
                 &url,
-                Instant::now() + settings.timeout(),
+                Instant::now() + client.settings().timeout(),
                 None,
             )
             .await
@@ -1745,14 +1684,14 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
             (decoded.text, document.markdown)
         }
     };
-    let (raw, markdown) = http_stage(format!("http://127.0.0.1:{port}/")).await;
+    let (raw, markdown) = http_stage(rig.url("/")).await;
     assert!(!markdown.contains("Rendered SPA"));
     assert!(
         should_fall_back(extracted_chars(&markdown), &raw, true, &rendering),
         "{markdown}"
     );
     // Enough server-rendered text: no fallback, whatever the markers.
-    let (raw, markdown) = http_stage(format!("http://127.0.0.1:{port}/article")).await;
+    let (raw, markdown) = http_stage(rig.url("/article")).await;
     assert!(!should_fall_back(
         extracted_chars(&markdown),
         &raw,
@@ -1761,7 +1700,7 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
     ));
 
     // The fallback renders the shell and the same extraction finds the content.
-    let run = run(settings.clone(), &format!("http://127.0.0.1:{port}/"), None).await;
+    let run = rig.render(settings.clone(), "/").await;
     let page = run.page();
     let document = extract::extract_html(&page.html, page.final_url.as_url()).unwrap();
     assert!(
@@ -1781,32 +1720,22 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     use webfetch::document::RenderingMethod;
     use webfetch::tool::WebFetchTool;
 
-    let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
-    let server = page_server().await;
-    let port = server.address().port();
-    serve_html(
-        &server,
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_spa_shell(
+        server,
         "/app",
-        r#"<!doctype html><html><head><title>App</title></head>
-<body><p>Loading…</p><div id="root"></div><script src="/bundle.js"></script></body></html>"#,
-    )
-    .await;
-    serve(
-        &server,
-        "/bundle.js",
-        "text/javascript",
-        "document.getElementById('root').innerHTML = '<main><h1>Rendered SPA</h1><p>' + \
-         'Only the browser sees this article text. '.repeat(20) + '</p></main>';",
+        "Loading…",
+        "Only the browser sees this article text. ",
     )
     .await;
     let cache_dir = tempfile::tempdir().unwrap();
     let top = format!("cache_dir = \"{}\"", cache_dir.path().display());
-    let settings = settings(&chromium, &[port], &top, "");
+    let settings = settings(&rig.chromium, &[rig.port], &top, "");
     let cache_settings = settings.cache.clone();
     let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
 
-    let url = format!("http://page.test:{port}/app");
+    let url = format!("http://page.test:{}/app", rig.port);
     let json = tool
         .call(&serde_json::json!({ "url": url }), usize::MAX)
         .await

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
+use tempfile::TempDir;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use webfetch::cache::{CacheKey, CacheWriteError, DiskCache};
@@ -49,6 +50,40 @@ fn doc(markdown: &str) -> ExtractedDocument {
     }
 }
 
+/// A cache with `extra` settings in a new temp dir, returned with it to keep it alive.
+fn temp_cache(extra: &str) -> (TempDir, DiskCache) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = open(dir.path(), extra);
+    (dir, cache)
+}
+
+/// A [`temp_cache`] holding "body" for `https://example.com/` (HTTP, at [`T0`]), with
+/// that page and its entry's path.
+fn one_entry(extra: &str) -> (TempDir, DiskCache, CanonicalUrl, PathBuf) {
+    let (dir, cache) = temp_cache(extra);
+    let page = url("https://example.com/");
+    put_http(&cache, &page, "body", 0);
+    let path = cache.entry_path(&page, HTTP);
+    (dir, cache, page, path)
+}
+
+/// Stores `markdown` for `page` as an HTTP render fetched at [`T0`] and written
+/// `seconds` later.
+fn put_http(cache: &DiskCache, page: &CanonicalUrl, markdown: &str, seconds: i64) {
+    let written = T0 + Duration::seconds(seconds);
+    cache.put(page, HTTP, &doc(markdown), T0, written).unwrap();
+}
+
+/// The markdown of the hit for (`page`, `method`) at [`T0`]; panics on a miss.
+fn hit_markdown(cache: &DiskCache, page: &CanonicalUrl, method: RenderingMethod) -> String {
+    cache.get(page, method, T0).unwrap().document.markdown
+}
+
+/// `https://example.com/a`, `/b` and `/c`.
+fn pages_abc() -> [CanonicalUrl; 3] {
+    ["a", "b", "c"].map(|name| url(&format!("https://example.com/{name}")))
+}
+
 fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
@@ -72,6 +107,19 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     walk(dir, dir, &mut out);
     out.sort();
     out
+}
+
+/// The relative path of the entry file whose key is `hex`.
+fn entry_file(hex: &str) -> PathBuf {
+    PathBuf::from(&hex[..2]).join(format!("{hex}.json"))
+}
+
+/// The bytes of every file under `dir`.
+fn total_bytes(dir: &Path) -> u64 {
+    files(dir)
+        .iter()
+        .map(|p| fs::metadata(dir.join(p)).unwrap().len())
+        .sum()
 }
 
 fn json(path: &Path) -> serde_json::Value {
@@ -105,8 +153,7 @@ fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
 
 #[test]
 fn t_wf_cch_01_hit_returns_prior_content_with_original_fetched_at() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (_dir, cache) = temp_cache("");
     let page = url("https://example.com/page");
     let document = ExtractedDocument {
         markdown: "# Page Title\n\nContent here...".into(),
@@ -134,10 +181,9 @@ fn t_wf_cch_01_hit_returns_prior_content_with_original_fetched_at() {
 fn t_wf_cch_02_fresh_write_overwrites_existing_entry() {
     // The module half of FR-WF-17 / CCH-NOCACHE-01: the no_cache fetch's put
     // replaces the entry under the same key. Skipping the read is the tool's part.
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (dir, cache) = temp_cache("");
     let page = url("https://example.com/news");
-    cache.put(&page, HTTP, &doc("old"), T0, T0).unwrap();
+    put_http(&cache, &page, "old", 0);
     let later = T0 + Duration::hours(1);
     cache.put(&page, HTTP, &doc("new"), later, later).unwrap();
 
@@ -149,11 +195,7 @@ fn t_wf_cch_02_fresh_write_overwrites_existing_entry() {
 
 #[test]
 fn t_wf_cch_03_expired_entries_are_a_miss() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "cache_ttl_days = 2");
-    let page = url("https://example.com/");
-    cache.put(&page, HTTP, &doc("body"), T0, T0).unwrap();
-    let path = cache.entry_path(&page, HTTP);
+    let (_dir, cache, page, path) = one_entry("cache_ttl_days = 2");
     assert_eq!(json(&path)["expires_at"], "2026-01-12T12:00:00Z");
 
     // expires_at == now is not yet "expires_at < now".
@@ -165,14 +207,10 @@ fn t_wf_cch_03_expired_entries_are_a_miss() {
 
 #[test]
 fn fr_wf_cch_ttl_02_hits_do_not_slide_expiry() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "cache_ttl_days = 7");
-    let page = url("https://example.com/");
-    cache.put(&page, HTTP, &doc("body"), T0, T0).unwrap();
+    let (_dir, cache, page, path) = one_entry("cache_ttl_days = 7");
     for day in 1..=7 {
         assert!(cache.get(&page, HTTP, T0 + Duration::days(day)).is_some());
     }
-    let path = cache.entry_path(&page, HTTP);
     assert_eq!(json(&path)["expires_at"], "2026-01-17T12:00:00Z");
     let just_after = T0 + Duration::days(7) + Duration::seconds(1);
     assert_eq!(cache.get(&page, HTTP, just_after), None);
@@ -180,8 +218,7 @@ fn fr_wf_cch_ttl_02_hits_do_not_slide_expiry() {
 
 #[test]
 fn t_wf_cch_04_http_and_browser_renders_have_separate_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (dir, cache) = temp_cache("");
     let page = url("https://example.com/app");
     assert_ne!(CacheKey::new(&page, HTTP), CacheKey::new(&page, BROWSER));
     assert_ne!(
@@ -196,14 +233,8 @@ fn t_wf_cch_04_http_and_browser_renders_have_separate_keys() {
     cache
         .put(&page, BROWSER, &doc("rendered app"), T0, T0)
         .unwrap();
-    assert_eq!(
-        cache.get(&page, HTTP, T0).unwrap().document.markdown,
-        "static shell"
-    );
-    assert_eq!(
-        cache.get(&page, BROWSER, T0).unwrap().document.markdown,
-        "rendered app"
-    );
+    assert_eq!(hit_markdown(&cache, &page, HTTP), "static shell");
+    assert_eq!(hit_markdown(&cache, &page, BROWSER), "rendered app");
     assert_eq!(files(dir.path()).len(), 2);
     assert_eq!(
         json(&cache.entry_path(&page, BROWSER))["rendering_method"],
@@ -213,17 +244,13 @@ fn t_wf_cch_04_http_and_browser_renders_have_separate_keys() {
 
 #[test]
 fn t_wf_cch_05_cache_path_uses_hash_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (dir, cache) = temp_cache("");
     let page = url("https://münchen.example/secret/../etc/passwd?token=hunter2&next=/x");
-    cache.put(&page, HTTP, &doc("x"), T0, T0).unwrap();
+    put_http(&cache, &page, "x", 0);
 
     let hex = sha256_hex(&format!("{}\nhttp", page.as_str()));
     let listed = files(dir.path());
-    assert_eq!(
-        listed,
-        vec![PathBuf::from(&hex[..2]).join(format!("{hex}.json"))]
-    );
+    assert_eq!(listed, vec![entry_file(&hex)]);
     let shown = listed[0].to_string_lossy().into_owned();
     for fragment in [
         "xn--", "mnchen", "example", "etc", "passwd", "token", "hunter2", "next",
@@ -239,22 +266,13 @@ fn t_wf_cch_05_cache_path_uses_hash_only() {
 
 #[test]
 fn t_wf_cch_06_lru_eviction_when_limit_reached() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "max_cache_entries = 2");
-    let (a, b, c) = (
-        url("https://example.com/a"),
-        url("https://example.com/b"),
-        url("https://example.com/c"),
-    );
-    cache.put(&a, HTTP, &doc("a"), T0, T0).unwrap();
-    cache
-        .put(&b, HTTP, &doc("b"), T0, T0 + Duration::seconds(1))
-        .unwrap();
+    let (dir, cache) = temp_cache("max_cache_entries = 2");
+    let [a, b, c] = pages_abc();
+    put_http(&cache, &a, "a", 0);
+    put_http(&cache, &b, "b", 1);
     // A hit makes `a` the most recently used.
     assert!(cache.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
-    cache
-        .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3))
-        .unwrap();
+    put_http(&cache, &c, "c", 3);
 
     let now = T0 + Duration::seconds(4);
     assert_eq!(
@@ -272,24 +290,16 @@ fn t_wf_cch_06_lru_order_survives_a_new_process() {
     // A new handle rebuilds its index from the directory (mtime mirrors
     // last_accessed_at), so LRU order carries over between processes.
     let dir = tempfile::tempdir().unwrap();
-    let (a, b, c) = (
-        url("https://example.com/a"),
-        url("https://example.com/b"),
-        url("https://example.com/c"),
-    );
+    let [a, b, c] = pages_abc();
     {
         let first = open(dir.path(), "max_cache_entries = 2");
-        first.put(&a, HTTP, &doc("a"), T0, T0).unwrap();
-        first
-            .put(&b, HTTP, &doc("b"), T0, T0 + Duration::seconds(1))
-            .unwrap();
+        put_http(&first, &a, "a", 0);
+        put_http(&first, &b, "b", 1);
         assert!(first.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
     }
     let second = open(dir.path(), "max_cache_entries = 2");
     second.warm_index();
-    second
-        .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(3))
-        .unwrap();
+    put_http(&second, &c, "c", 3);
     let now = T0 + Duration::seconds(4);
     assert_eq!(second.get(&b, HTTP, now), None);
     assert!(second.get(&a, HTTP, now).is_some());
@@ -297,18 +307,11 @@ fn t_wf_cch_06_lru_order_survives_a_new_process() {
 
 #[test]
 fn fr_wf_cch_lru_01_ties_are_broken_by_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "max_cache_entries = 2");
-    let (a, b, c) = (
-        url("https://example.com/a"),
-        url("https://example.com/b"),
-        url("https://example.com/c"),
-    );
-    cache.put(&a, HTTP, &doc("a"), T0, T0).unwrap();
-    cache.put(&b, HTTP, &doc("b"), T0, T0).unwrap();
-    cache
-        .put(&c, HTTP, &doc("c"), T0, T0 + Duration::seconds(1))
-        .unwrap();
+    let (_dir, cache) = temp_cache("max_cache_entries = 2");
+    let [a, b, c] = pages_abc();
+    put_http(&cache, &a, "a", 0);
+    put_http(&cache, &b, "b", 0);
+    put_http(&cache, &c, "c", 1);
     let (key_a, key_b) = (CacheKey::new(&a, HTTP), CacheKey::new(&b, HTTP));
     let (evicted, kept) = if key_a.to_hex() < key_b.to_hex() {
         (&a, &b)
@@ -321,12 +324,8 @@ fn fr_wf_cch_lru_01_ties_are_broken_by_key() {
 
 #[test]
 fn fr_wf_cch_evict_01_byte_budget_evicts_until_both_limits_hold() {
-    let dir = tempfile::tempdir().unwrap();
     // The smallest byte budget the config allows: 1 MiB.
-    let cache = open(
-        dir.path(),
-        "max_cache_entries = 100\nmax_cache_bytes = 1048576",
-    );
+    let (dir, cache) = temp_cache("max_cache_entries = 100\nmax_cache_bytes = 1048576");
     let big = "x".repeat(400 * 1024);
     let pages: Vec<_> = (0..3)
         .map(|i| url(&format!("https://example.com/{i}")))
@@ -340,10 +339,7 @@ fn fr_wf_cch_evict_01_byte_budget_evicts_until_both_limits_hold() {
     assert!(cache.get(&pages[1], HTTP, T0).is_some());
     assert!(cache.get(&pages[2], HTTP, T0).is_some());
     // On-disk sizes are what counts (FR-WF-CCH-SIZE-02).
-    let total: u64 = files(dir.path())
-        .iter()
-        .map(|p| fs::metadata(dir.path().join(p)).unwrap().len())
-        .sum();
+    let total = total_bytes(dir.path());
     assert!(total <= 1_048_576, "{total}");
 }
 
@@ -352,8 +348,7 @@ fn t_wf_cch_07_entry_stores_the_unchunked_document() {
     // FR-WF-CCH-CONTENT-01, module half: the entry is the whole extracted
     // document, with nothing chunk-shaped in it, so every hit can be re-chunked
     // with the current max_chunk_tokens. The re-chunking itself is the tool's test.
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (_dir, cache) = temp_cache("");
     let page = url("https://example.com/long");
     let markdown: String = (0..200)
         .map(|i| format!("## Section {i}\n\nParagraph {i} of the document.\n\n"))
@@ -373,11 +368,7 @@ fn t_wf_cch_07_entry_stores_the_unchunked_document() {
 
 #[test]
 fn t_wf_cch_08_hit_updates_last_accessed_at() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
-    let page = url("https://example.com/");
-    cache.put(&page, HTTP, &doc("body"), T0, T0).unwrap();
-    let path = cache.entry_path(&page, HTTP);
+    let (dir, cache, page, path) = one_entry("");
     let before = json(&path);
     assert_eq!(before["last_accessed_at"], "2026-01-10T12:00:00Z");
 
@@ -407,11 +398,7 @@ fn t_wf_cch_08_hit_updates_last_accessed_at() {
 
 #[test]
 fn t_wf_cch_09_version_mismatch_is_a_miss_and_deleted() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
-    let page = url("https://example.com/");
-    cache.put(&page, HTTP, &doc("body"), T0, T0).unwrap();
-    let path = cache.entry_path(&page, HTTP);
+    let (_dir, cache, page, path) = one_entry("");
     let current = fs::read_to_string(&path).unwrap();
     let v1_chunks = format!(
         r#"{{"version":1,"canonical_url":"{}","rendering_method":"http","chunks":[{{"text":"old"}}]}}"#,
@@ -431,11 +418,8 @@ fn t_wf_cch_09_version_mismatch_is_a_miss_and_deleted() {
         assert!(logs.contains("version"), "{logs}");
     }
     // The re-fetch's write then serves again.
-    cache.put(&page, HTTP, &doc("fresh"), T0, T0).unwrap();
-    assert_eq!(
-        cache.get(&page, HTTP, T0).unwrap().document.markdown,
-        "fresh"
-    );
+    put_http(&cache, &page, "fresh", 0);
+    assert_eq!(hit_markdown(&cache, &page, HTTP), "fresh");
 }
 
 #[test]
@@ -443,8 +427,7 @@ fn t_wf_cch_10_fallback_caches_under_browser_method_and_final_url() {
     // FR-WF-CCH-KEY-03, module half: the tool puts the browser result under
     // (browser final_url, browser); nothing is filed under http. The pipeline test
     // (with the browser or a stub renderer) asserts the tool makes exactly that put.
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (dir, cache) = temp_cache("");
     let requested = url("https://example.com/spa");
     let browser_final = url("https://example.com/spa/home");
     cache
@@ -452,30 +435,19 @@ fn t_wf_cch_10_fallback_caches_under_browser_method_and_final_url() {
         .unwrap();
     assert_eq!(cache.get(&requested, HTTP, T0), None);
     assert_eq!(cache.get(&browser_final, HTTP, T0), None);
-    assert_eq!(
-        cache
-            .get(&browser_final, BROWSER, T0)
-            .unwrap()
-            .document
-            .markdown,
-        "rendered"
-    );
+    assert_eq!(hit_markdown(&cache, &browser_final, BROWSER), "rendered");
     let hex = CacheKey::new(&browser_final, BROWSER).to_hex();
     assert_eq!(hex, sha256_hex("https://example.com/spa/home\nbrowser"));
-    assert_eq!(
-        files(dir.path()),
-        vec![PathBuf::from(&hex[..2]).join(format!("{hex}.json"))]
-    );
+    assert_eq!(files(dir.path()), vec![entry_file(&hex)]);
 }
 
 #[test]
 fn t_wf_cch_11_oversized_entry_skips_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "max_cache_bytes = 1048576");
+    let (dir, cache) = temp_cache("max_cache_bytes = 1048576");
     let small = url("https://example.com/small");
     let page = url("https://example.com/huge");
-    cache.put(&small, HTTP, &doc("small"), T0, T0).unwrap();
-    cache.put(&page, HTTP, &doc("old"), T0, T0).unwrap();
+    put_http(&cache, &small, "small", 0);
+    put_http(&cache, &page, "old", 0);
 
     let huge = doc(&"x".repeat(1_048_576));
     let error = cache.put(&page, HTTP, &huge, T0, T0).unwrap_err();
@@ -496,11 +468,10 @@ fn t_wf_cch_11_oversized_entry_skips_write() {
 
 #[test]
 fn t_wf_cch_12_read_failure_is_a_miss_and_deleted() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (_dir, cache) = temp_cache("");
     let page = url("https://example.com/");
     let other = url("https://example.com/other");
-    cache.put(&other, HTTP, &doc("other"), T0, T0).unwrap();
+    put_http(&cache, &other, "other", 0);
     let foreign = fs::read(cache.entry_path(&other, HTTP)).unwrap();
     let path = cache.entry_path(&page, HTTP);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -525,7 +496,7 @@ fn t_wf_cch_12_read_failure_is_a_miss_and_deleted() {
     assert_eq!(cache.get(&page, HTTP, T0), None);
     fs::remove_dir(&path).unwrap();
     // Deleted entries leave the size accounting: the write that follows works.
-    cache.put(&page, HTTP, &doc("fresh"), T0, T0).unwrap();
+    put_http(&cache, &page, "fresh", 0);
     assert!(cache.get(&page, HTTP, T0).is_some());
 }
 
@@ -566,7 +537,7 @@ fn fr_wf_cch_enable_02_creates_missing_dirs_with_parents() {
     // Cleared by hand while running (FR-WF-17b): the next write recreates it.
     fs::remove_dir_all(&nested).unwrap();
     let page = url("https://example.com/");
-    cache.put(&page, HTTP, &doc("x"), T0, T0).unwrap();
+    put_http(&cache, &page, "x", 0);
     assert!(cache.get(&page, HTTP, T0).is_some());
 }
 
@@ -611,8 +582,7 @@ fn fr_wf_cch_key_02_lowercase_hex_of_64_chars() {
 
 #[test]
 fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "cache_ttl_days = 7");
+    let (_dir, cache) = temp_cache("cache_ttl_days = 7");
     let page = url("https://example.com/page");
     let at = datetime!(2026-01-10 12:00:00.999 UTC);
     cache
@@ -640,8 +610,7 @@ fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
 
 #[test]
 fn fr_wf_16h_write_failure_is_reported_and_leaves_no_temp_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = open(dir.path(), "");
+    let (dir, cache) = temp_cache("");
     let page = url("https://example.com/");
     // Occupy the shard directory's name with a file: the write cannot happen.
     let shard = cache
@@ -739,10 +708,7 @@ fn assert_limits_restored(dir: &Path) {
         .unwrap();
     let count = assert_only_valid_entries(dir);
     assert!(count <= 6, "{count} entries");
-    let total: u64 = files(dir)
-        .iter()
-        .map(|p| fs::metadata(dir.join(p)).unwrap().len())
-        .sum();
+    let total = total_bytes(dir);
     assert!(total <= 1_048_576, "{total} bytes");
 }
 

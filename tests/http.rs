@@ -17,7 +17,9 @@ use tokio::time::Instant;
 use webfetch::config::{Settings, load_str};
 use webfetch::content::media_type::MediaKind;
 use webfetch::error::{ErrorCode, FetchError, TimeoutPhase};
-use webfetch::http::{GetOptions, HttpClient, OverLimit, RedirectHook, fetch_document};
+use webfetch::http::{
+    FetchedDocument, GetOptions, HttpClient, OverLimit, RedirectHook, fetch_document,
+};
 use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
@@ -65,11 +67,29 @@ fn deadline(settings: &Settings) -> Instant {
     Instant::now() + settings.timeout()
 }
 
-async fn document(
-    settings: &Arc<Settings>,
+/// `http://site.test:<port><path>`: the loopback site of the stub resolver.
+fn site(port: u16, path: &str) -> String {
+    format!("http://site.test:{port}{path}")
+}
+
+/// Fetches `target` as a document through `client`, within its settings' budget.
+async fn fetch_via(
+    client: &HttpClient,
     target: &str,
-) -> Result<webfetch::http::FetchedDocument, FetchError> {
-    fetch_document(&client(settings), &url(target), deadline(settings), None).await
+    hook: Option<&dyn RedirectHook>,
+) -> Result<FetchedDocument, FetchError> {
+    fetch_document(client, &url(target), deadline(client.settings()), hook).await
+}
+
+/// Fetches `target` as a document with the stub resolver and no redirect hook.
+async fn document(settings: &Arc<Settings>, target: &str) -> Result<FetchedDocument, FetchError> {
+    fetch_via(&client(settings), target, None).await
+}
+
+/// A client whose resolver knows only `host`, answering `ips`.
+fn resolving(settings: &Arc<Settings>, host: &str, ips: &[IpAddr]) -> HttpClient {
+    let validator = StubValidator::new(&settings.security).with_host(host, ips);
+    HttpClient::new(Arc::clone(settings), Arc::new(validator))
 }
 
 fn options(settings: &Settings) -> GetOptions<'static> {
@@ -80,12 +100,25 @@ fn options(settings: &Settings) -> GetOptions<'static> {
     )
 }
 
+/// A 200 response carrying `body` as `content_type`.
+fn ok(body: &[u8], content_type: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.to_vec(), content_type)
+}
+
+/// Mounts `response` at `at`, whatever the request method.
+async fn mount(server: &MockServer, at: impl Into<String>, response: ResponseTemplate) {
+    Mock::given(path(at))
+        .respond_with(response)
+        .mount(server)
+        .await;
+}
+
 async fn html_server() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/page"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(
-            b"<html><body><p>final</p></body></html>".to_vec(),
+        .respond_with(ok(
+            b"<html><body><p>final</p></body></html>",
             "text/html; charset=utf-8",
         ))
         .mount(&server)
@@ -119,24 +152,41 @@ impl RedirectHook for HopLog {
     }
 }
 
-/// A server that reads one request head per connection, writes `reply`, then
-/// closes (`hold = false`) or keeps the socket open forever (`hold = true`).
-async fn raw_server(reply: &'static [u8], hold: bool) -> SocketAddr {
+/// Listens on loopback and spawns `answer` on every accepted connection.
+async fn raw_listener<F, Fut>(answer: F) -> SocketAddr
+where
+    F: Fn(TcpStream) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                read_head(&mut socket).await;
-                let _ = socket.write_all(reply).await;
-                if hold {
-                    std::future::pending::<()>().await;
-                }
-                let _ = socket.shutdown().await;
-            });
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(answer(socket));
         }
     });
     address
+}
+
+/// A server that reads one request head per connection, writes `reply`, then
+/// closes (`hold = false`) or keeps the socket open forever (`hold = true`).
+async fn raw_server(reply: &'static [u8], hold: bool) -> SocketAddr {
+    raw_listener(move |mut socket| async move {
+        read_head(&mut socket).await;
+        let _ = socket.write_all(reply).await;
+        if hold {
+            std::future::pending::<()>().await;
+        }
+        let _ = socket.shutdown().await;
+    })
+    .await
+}
+
+/// Fetches `/` from a fresh [`raw_server`] sending `reply` (held open when `hold`).
+async fn fetch_raw(reply: &'static [u8], hold: bool) -> Result<FetchedDocument, FetchError> {
+    let server = raw_server(reply, hold).await;
+    let settings = settings(&[server.port()], "", "");
+    document(&settings, &site(server.port(), "/")).await
 }
 
 /// Reads up to the blank line ending a request head; returns it.
@@ -163,32 +213,44 @@ fn assert_code(error: &FetchError, code: ErrorCode) {
     assert_eq!(error.code, code, "unexpected error: {}", error.to_json());
 }
 
+/// Asserts that `error` carries exactly the `details` object.
+fn assert_details(error: &FetchError, details: serde_json::Value) {
+    assert_eq!(error.details, *details.as_object().unwrap());
+}
+
+/// Asserts that `error` is the network error of a final `status` the client refuses.
+fn assert_unexpected_status(error: &FetchError, status: u16) {
+    assert_code(error, ErrorCode::Network);
+    assert_eq!(error.details["error"], "unexpected_status");
+    assert_eq!(error.details["status"], status);
+}
+
+/// Asserts that `error` is a network error whose `error` detail starts with `prefix`.
+fn assert_network_failure(error: &FetchError, prefix: &str) {
+    assert_code(error, ErrorCode::Network);
+    assert!(
+        error.details["error"].as_str().unwrap().starts_with(prefix),
+        "{}",
+        error.to_json()
+    );
+}
+
 // ---------------------------------------------------------------- requests
 
 #[tokio::test]
 async fn fr_wf_10b_fixed_headers_and_no_cookies() {
     let server = MockServer::start().await;
-    Mock::given(path("/a"))
-        .respond_with(
-            ResponseTemplate::new(302)
-                .insert_header("location", "/page")
-                .insert_header("set-cookie", "session=secret; Path=/"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(path("/page"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "text/plain")
-                .set_body_string("ok"),
-        )
-        .mount(&server)
-        .await;
+    let with_cookie = ResponseTemplate::new(302)
+        .insert_header("location", "/page")
+        .insert_header("set-cookie", "session=secret; Path=/");
+    mount(&server, "/a", with_cookie).await;
+    let page = ResponseTemplate::new(200)
+        .insert_header("content-type", "text/plain")
+        .set_body_string("ok");
+    mount(&server, "/page", page).await;
     let port = server.address().port();
     let settings = settings(&[port], "user_agent = \"test-agent/2.0\"", "");
-    let fetched = document(&settings, &format!("http://site.test:{port}/a"))
-        .await
-        .unwrap();
+    let fetched = document(&settings, &site(port, "/a")).await.unwrap();
     assert_eq!(&fetched.body[..], b"ok");
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 2);
@@ -226,7 +288,7 @@ async fn head_requests_return_headers_only() {
     let mut opts = options(&settings);
     opts.method = http::Method::HEAD;
     let response = client(&settings)
-        .get(&url(&format!("http://site.test:{port}/h")), &opts)
+        .get(&url(&site(port, "/h")), &opts)
         .await
         .unwrap();
     assert_eq!(response.status, 200);
@@ -246,14 +308,10 @@ async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
     redirect(&server, "/r5", 308, "/page#frag").await;
     let settings = settings(&[port], "", "");
     let hops = HopLog::default();
-    let start = url(&format!("http://site.test:{port}/r1"));
-    let fetched = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops))
+    let fetched = fetch_via(&client(&settings), &site(port, "/r1"), Some(&hops))
         .await
         .unwrap();
-    assert_eq!(
-        fetched.final_url.as_str(),
-        format!("http://site.test:{port}/page")
-    );
+    assert_eq!(fetched.final_url.as_str(), site(port, "/page"));
     assert_eq!(fetched.redirects, 5);
     assert_eq!(fetched.kind, MediaKind::Html);
     let base = format!("http://site.test:{port}");
@@ -280,20 +338,16 @@ async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
 async fn fr_wf_07a_other_3xx_are_not_followed() {
     let server = MockServer::start().await;
     for status in [300u16, 304, 305] {
-        Mock::given(path(format!("/s{status}")))
-            .respond_with(ResponseTemplate::new(status).insert_header("location", "/page"))
-            .mount(&server)
-            .await;
+        let response = ResponseTemplate::new(status).insert_header("location", "/page");
+        mount(&server, format!("/s{status}"), response).await;
     }
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     for status in [300u16, 304, 305] {
-        let error = document(&settings, &format!("http://site.test:{port}/s{status}"))
+        let error = document(&settings, &site(port, &format!("/s{status}")))
             .await
             .unwrap_err();
-        assert_code(&error, ErrorCode::Network);
-        assert_eq!(error.details["error"], "unexpected_status");
-        assert_eq!(error.details["status"], status);
+        assert_unexpected_status(&error, status);
     }
 }
 
@@ -303,14 +357,9 @@ async fn fr_wf_07f1_redirect_limit_counts_the_refused_hop() {
     let port = server.address().port();
     redirect(&server, "/loop", 302, "/loop").await;
     let capped = settings(&[port], "max_redirects = 2", "");
-    let error = document(&capped, &format!("http://site.test:{port}/loop"))
-        .await
-        .unwrap_err();
+    let error = document(&capped, &site(port, "/loop")).await.unwrap_err();
     assert_code(&error, ErrorCode::RedirectLimit);
-    assert_eq!(
-        error.details,
-        *json!({"count": 3, "max": 2}).as_object().unwrap()
-    );
+    assert_details(&error, json!({"count": 3, "max": 2}));
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
@@ -320,34 +369,22 @@ async fn fr_wf_07g_zero_redirects() {
     let port = server.address().port();
     redirect(&server, "/once", 301, "/page").await;
     let none = settings(&[port], "max_redirects = 0", "");
-    let error = document(&none, &format!("http://site.test:{port}/once"))
-        .await
-        .unwrap_err();
+    let error = document(&none, &site(port, "/once")).await.unwrap_err();
     assert_code(&error, ErrorCode::RedirectLimit);
-    assert_eq!(
-        error.details,
-        *json!({"count": 1, "max": 0}).as_object().unwrap()
-    );
+    assert_details(&error, json!({"count": 1, "max": 0}));
 }
 
 #[tokio::test]
 async fn fr_wf_07b1_missing_or_unparsable_location() {
     let server = MockServer::start().await;
-    Mock::given(path("/none"))
-        .respond_with(ResponseTemplate::new(302))
-        .mount(&server)
-        .await;
+    mount(&server, "/none", ResponseTemplate::new(302)).await;
     redirect(&server, "/bad", 302, "http://[::1").await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let missing = document(&settings, &format!("http://site.test:{port}/none"))
-        .await
-        .unwrap_err();
+    let missing = document(&settings, &site(port, "/none")).await.unwrap_err();
     assert_code(&missing, ErrorCode::InvalidUrl);
     assert_eq!(missing.details["url"], "");
-    let bad = document(&settings, &format!("http://site.test:{port}/bad"))
-        .await
-        .unwrap_err();
+    let bad = document(&settings, &site(port, "/bad")).await.unwrap_err();
     assert_code(&bad, ErrorCode::InvalidUrl);
     assert_eq!(bad.details["url"], "http://[::1");
 }
@@ -373,8 +410,7 @@ async fn redirect_hook_error_aborts_the_fetch() {
     let port = server.address().port();
     redirect(&server, "/r", 302, "/page").await;
     let settings = settings(&[port], "", "");
-    let start = url(&format!("http://site.test:{port}/r"));
-    let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&Deny))
+    let error = fetch_via(&client(&settings), &site(port, "/r"), Some(&Deny))
         .await
         .unwrap_err();
     assert_code(&error, ErrorCode::RobotsDisallowed);
@@ -419,8 +455,7 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
     let settings = settings(&[port], "", "");
     for (from, _, blocked_ip, cidr) in &cases {
         let hops = HopLog::default();
-        let start = url(&format!("http://site.test:{port}{from}"));
-        let error = fetch_document(&client(&settings), &start, deadline(&settings), Some(&hops))
+        let error = fetch_via(&client(&settings), &site(port, from), Some(&hops))
             .await
             .unwrap_err();
         assert_code(&error, ErrorCode::SsrfBlocked);
@@ -447,15 +482,11 @@ async fn fr_wf_07e_redirect_to_blocked_port_or_scheme() {
     redirect(&server, "/file", 302, "file:///etc/passwd").await;
     redirect(&server, "/octal", 302, "http://0177.0.0.1/").await;
     let settings = settings(&[port], "", "");
-    let blocked_port = document(&settings, &format!("http://site.test:{port}/port"))
-        .await
-        .unwrap_err();
+    let blocked_port = document(&settings, &site(port, "/port")).await.unwrap_err();
     assert_code(&blocked_port, ErrorCode::PortBlocked);
-    let scheme = document(&settings, &format!("http://site.test:{port}/file"))
-        .await
-        .unwrap_err();
+    let scheme = document(&settings, &site(port, "/file")).await.unwrap_err();
     assert_code(&scheme, ErrorCode::InvalidScheme);
-    let host = document(&settings, &format!("http://site.test:{port}/octal"))
+    let host = document(&settings, &site(port, "/octal"))
         .await
         .unwrap_err();
     assert_code(&host, ErrorCode::InvalidHost);
@@ -504,16 +535,12 @@ async fn t_wf_ssrf_10_no_re_resolution_across_hops() {
         calls: std::sync::atomic::AtomicUsize::new(0),
     });
     let client = HttpClient::new(Arc::clone(&settings), rebinding.clone());
-    let start = url(&format!("http://rebind.test:{port}/first"));
-    let fetched = fetch_document(&client, &start, deadline(&settings), None)
-        .await
-        .unwrap();
+    let start = format!("http://rebind.test:{port}/first");
+    let fetched = fetch_via(&client, &start, None).await.unwrap();
     assert_eq!(fetched.redirects, 1);
     assert_eq!(rebinding.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     // A new fetch resolves again, and the rebound answer is refused.
-    let error = fetch_document(&client, &start, deadline(&settings), None)
-        .await
-        .unwrap_err();
+    let error = fetch_via(&client, &start, None).await.unwrap_err();
     assert_code(&error, ErrorCode::SsrfBlocked);
     assert_eq!(error.details["blocked_ip"], "10.0.0.9");
 }
@@ -523,23 +550,14 @@ async fn t_wf_ssrf_17_mixed_answer_connects_only_to_allowed_addresses() {
     let server = html_server().await;
     let port = server.address().port();
     let settings = settings(&[port], "", "max_dns_attempts = 10");
-    let validator = StubValidator::new(&settings.security).with_host(
-        "mixed.test",
-        &[
-            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)),
-            LOCALHOST,
-            "fd00::1".parse().unwrap(),
-        ],
-    );
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
-    let fetched = fetch_document(
-        &client,
-        &url(&format!("http://mixed.test:{port}/page")),
-        deadline(&settings),
-        None,
-    )
-    .await
-    .unwrap();
+    let ips = [
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)),
+        LOCALHOST,
+        "fd00::1".parse().unwrap(),
+    ];
+    let client = resolving(&settings, "mixed.test", &ips);
+    let target = format!("http://mixed.test:{port}/page");
+    let fetched = fetch_via(&client, &target, None).await.unwrap();
     assert_eq!(fetched.kind, MediaKind::Html);
 }
 
@@ -577,16 +595,9 @@ async fn t_wf_ssrf_13_only_max_dns_attempts_addresses_are_tried() {
         .iter()
         .map(|last| IpAddr::V4(Ipv4Addr::new(127, 0, 0, *last)))
         .collect();
-    let validator = StubValidator::new(&settings.security).with_host("multi.test", &ips);
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
-    let error = fetch_document(
-        &client,
-        &url(&format!("http://multi.test:{port}/")),
-        deadline(&settings),
-        None,
-    )
-    .await
-    .unwrap_err();
+    let client = resolving(&settings, "multi.test", &ips);
+    let target = format!("http://multi.test:{port}/");
+    let error = fetch_via(&client, &target, None).await.unwrap_err();
     assert_code(&error, ErrorCode::Network);
     assert_eq!(error.details["error"], "connection_refused");
     assert_eq!(
@@ -605,17 +616,13 @@ async fn fr_wf_dns_01_failed_address_falls_through_to_the_next() {
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     // Sorted order puts ::1 first; the server listens on 127.0.0.1 only.
-    let validator = StubValidator::new(&settings.security)
-        .with_host("dual.test", &[LOCALHOST, IpAddr::V6(Ipv6Addr::LOCALHOST)]);
-    let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
-    let fetched = fetch_document(
-        &client,
-        &url(&format!("http://dual.test:{port}/page")),
-        deadline(&settings),
-        None,
-    )
-    .await
-    .unwrap();
+    let client = resolving(
+        &settings,
+        "dual.test",
+        &[LOCALHOST, IpAddr::V6(Ipv6Addr::LOCALHOST)],
+    );
+    let target = format!("http://dual.test:{port}/page");
+    let fetched = fetch_via(&client, &target, None).await.unwrap();
     assert_eq!(fetched.kind, MediaKind::Html);
 }
 
@@ -630,17 +637,14 @@ async fn t_wf_ssrf_19_proxy_does_not_bypass_target_validation() {
     let text = "[tools.webfetch]\n[tools.webfetch.http]\nuse_system_proxy = true\n";
     let settings = Arc::new(load_str(text).unwrap().settings);
     let env = move |name: &str| (name == "HTTP_PROXY").then(|| proxy_url.clone());
-    let client =
-        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
+    let client = client(&settings).with_proxy_env(&env);
     for target in [
         "http://10.0.0.1/",
         "http://internal.test/",
         "http://[::ffff:10.0.0.1]/",
         "http://site.test/",
     ] {
-        let error = fetch_document(&client, &url(target), deadline(&settings), None)
-            .await
-            .unwrap_err();
+        let error = fetch_via(&client, target, None).await.unwrap_err();
         assert_code(&error, ErrorCode::SsrfBlocked);
     }
     assert!(
@@ -651,29 +655,26 @@ async fn t_wf_ssrf_19_proxy_does_not_bypass_target_validation() {
 
 /// A minimal CONNECT proxy: records each CONNECT target, then relays bytes.
 async fn connect_proxy() -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let address = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
-    tokio::spawn(async move {
-        while let Ok((mut client, _)) = listener.accept().await {
-            let log = Arc::clone(&log);
-            tokio::spawn(async move {
-                let head = read_head(&mut client).await;
-                let line = head.lines().next().unwrap_or("").to_owned();
-                log.lock().unwrap().push(line.clone());
-                let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-                let Ok(mut upstream) = TcpStream::connect(target).await else {
-                    let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
-                    return;
-                };
-                let _ = client
-                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    .await;
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-            });
+    let address = raw_listener(move |mut client| {
+        let log = Arc::clone(&log);
+        async move {
+            let head = read_head(&mut client).await;
+            let line = head.lines().next().unwrap_or("").to_owned();
+            log.lock().unwrap().push(line.clone());
+            let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let Ok(mut upstream) = TcpStream::connect(target).await else {
+                let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+                return;
+            };
+            let _ = client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .await;
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
         }
-    });
+    })
+    .await;
     (address, seen)
 }
 
@@ -688,16 +689,10 @@ async fn t_wf_ssrf_19_proxy_tunnels_to_the_validated_ip() {
         "",
     );
     let env = move |name: &str| (name == "http_proxy").then(|| format!("http://{proxy}"));
-    let client =
-        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
-    let fetched = fetch_document(
-        &client,
-        &url(&format!("http://site.test:{port}/page")),
-        deadline(&settings),
-        None,
-    )
-    .await
-    .unwrap();
+    let client = client(&settings).with_proxy_env(&env);
+    let fetched = fetch_via(&client, &site(port, "/page"), None)
+        .await
+        .unwrap();
     assert_eq!(fetched.kind, MediaKind::Html);
     assert_eq!(
         *seen.lock().unwrap(),
@@ -718,16 +713,10 @@ async fn fr_wf_10d_environment_proxy_ignored_by_default() {
     let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
     let settings = settings(&[port], "", "");
     let env = move |name: &str| name.ends_with("_PROXY").then(|| proxy_url.clone());
-    let client =
-        HttpClient::new(Arc::clone(&settings), Arc::new(stub(&settings))).with_proxy_env(&env);
-    fetch_document(
-        &client,
-        &url(&format!("http://site.test:{port}/page")),
-        deadline(&settings),
-        None,
-    )
-    .await
-    .unwrap();
+    let client = client(&settings).with_proxy_env(&env);
+    fetch_via(&client, &site(port, "/page"), None)
+        .await
+        .unwrap();
     assert!(never_contacted(&proxy));
 }
 
@@ -737,10 +726,8 @@ async fn fr_wf_10d_environment_proxy_ignored_by_default() {
 async fn t_wf_err_04_retryable_4xx_and_status_text() {
     let server = MockServer::start().await;
     for status in [404u16, 408, 429, 503] {
-        Mock::given(path(format!("/{status}")))
-            .respond_with(ResponseTemplate::new(status).set_body_string("error page"))
-            .mount(&server)
-            .await;
+        let response = ResponseTemplate::new(status).set_body_string("error page");
+        mount(&server, format!("/{status}"), response).await;
     }
     let port = server.address().port();
     let settings = settings(&[port], "", "");
@@ -751,7 +738,7 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
         (503, ErrorCode::Http5xx, true, "Service Unavailable"),
     ];
     for (status, code, retryable, text) in expected {
-        let error = document(&settings, &format!("http://site.test:{port}/{status}"))
+        let error = document(&settings, &site(port, &format!("/{status}")))
             .await
             .unwrap_err();
         assert_code(&error, code);
@@ -763,20 +750,11 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
 
 #[tokio::test]
 async fn fr_wf_err_http_02_reason_phrase_as_sent() {
-    let custom = raw_server(
-        b"HTTP/1.1 404 Gone Fishing\r\nContent-Length: 0\r\n\r\n",
-        false,
-    )
-    .await;
-    let empty = raw_server(b"HTTP/1.1 500 \r\nContent-Length: 0\r\n\r\n", false).await;
-    let settings = settings(&[custom.port(), empty.port()], "", "");
-    let error = document(&settings, &format!("http://site.test:{}/", custom.port()))
-        .await
-        .unwrap_err();
+    let custom = b"HTTP/1.1 404 Gone Fishing\r\nContent-Length: 0\r\n\r\n";
+    let error = fetch_raw(custom, false).await.unwrap_err();
     assert_eq!(error.details["status_text"], "Gone Fishing");
-    let error = document(&settings, &format!("http://site.test:{}/", empty.port()))
-        .await
-        .unwrap_err();
+    let empty = b"HTTP/1.1 500 \r\nContent-Length: 0\r\n\r\n";
+    let error = fetch_raw(empty, false).await.unwrap_err();
     assert_code(&error, ErrorCode::Http5xx);
     assert_eq!(error.details["status_text"], "");
 }
@@ -785,53 +763,29 @@ async fn fr_wf_err_http_02_reason_phrase_as_sent() {
 async fn it_wf_http_08_non_200_2xx_is_unexpected_status() {
     let server = MockServer::start().await;
     for status in [201u16, 202, 203, 204, 206, 226] {
-        Mock::given(path(format!("/{status}")))
-            .respond_with(ResponseTemplate::new(status).insert_header("content-type", "text/html"))
-            .mount(&server)
-            .await;
+        let response = ResponseTemplate::new(status).insert_header("content-type", "text/html");
+        mount(&server, format!("/{status}"), response).await;
     }
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     for status in [201u16, 202, 203, 204, 206, 226] {
-        let error = document(&settings, &format!("http://site.test:{port}/{status}"))
+        let error = document(&settings, &site(port, &format!("/{status}")))
             .await
             .unwrap_err();
-        assert_code(&error, ErrorCode::Network);
-        assert_eq!(error.details["error"], "unexpected_status");
-        assert_eq!(error.details["status"], status);
+        assert_unexpected_status(&error, status);
         assert!(error.retryable);
     }
 }
 
 #[tokio::test]
 async fn srd_readings_8_interim_1xx_ignored_final_1xx_refused() {
-    let early_hints = raw_server(
-        b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok",
-        false,
-    )
-    .await;
-    let switching = raw_server(
-        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n",
-        true,
-    )
-    .await;
-    let settings = settings(&[early_hints.port(), switching.port()], "", "");
-    let fetched = document(
-        &settings,
-        &format!("http://site.test:{}/", early_hints.port()),
-    )
-    .await
-    .unwrap();
+    let early_hints = b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok";
+    let fetched = fetch_raw(early_hints, false).await.unwrap();
     assert_eq!(&fetched.body[..], b"ok");
-    let error = document(
-        &settings,
-        &format!("http://site.test:{}/", switching.port()),
-    )
-    .await
-    .unwrap_err();
-    assert_code(&error, ErrorCode::Network);
-    assert_eq!(error.details["error"], "unexpected_status");
-    assert_eq!(error.details["status"], 101);
+    let switching =
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n";
+    let error = fetch_raw(switching, true).await.unwrap_err();
+    assert_unexpected_status(&error, 101);
 }
 
 // ---------------------------------------------------------------- content type
@@ -839,23 +793,11 @@ async fn srd_readings_8_interim_1xx_ignored_final_1xx_refused() {
 #[tokio::test]
 async fn it_wf_http_03_unsupported_content_type() {
     let server = MockServer::start().await;
-    Mock::given(path("/doc.pdf"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(b"%PDF-1.7".to_vec(), "application/pdf"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(path("/api"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(b"{}".to_vec(), "application/json; charset=utf-8"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(path("/sniffed"))
-        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"\x89PNG\r\n\x1a\n....".to_vec()))
-        .mount(&server)
-        .await;
+    mount(&server, "/doc.pdf", ok(b"%PDF-1.7", "application/pdf")).await;
+    let json = ok(b"{}", "application/json; charset=utf-8");
+    mount(&server, "/api", json).await;
+    let png = ResponseTemplate::new(200).set_body_bytes(b"\x89PNG\r\n\x1a\n....".to_vec());
+    mount(&server, "/sniffed", png).await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     for (path, content_type) in [
@@ -863,9 +805,7 @@ async fn it_wf_http_03_unsupported_content_type() {
         ("/api", "application/json; charset=utf-8"),
         ("/sniffed", "sniffed:png"),
     ] {
-        let error = document(&settings, &format!("http://site.test:{port}{path}"))
-            .await
-            .unwrap_err();
+        let error = document(&settings, &site(port, path)).await.unwrap_err();
         assert_code(&error, ErrorCode::UnsupportedContentType);
         assert_eq!(error.details["content_type"], content_type);
     }
@@ -874,29 +814,15 @@ async fn it_wf_http_03_unsupported_content_type() {
 #[tokio::test]
 async fn it_wf_http_07_content_type_parameters_ignored() {
     let server = MockServer::start().await;
-    Mock::given(path("/html"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(b"<p>x</p>".to_vec(), " TEXT/HTML ; Charset=ISO-8859-1; q=x"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(path("/plain"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(b"x".to_vec(), "text/plain;format=flowed"),
-        )
-        .mount(&server)
-        .await;
+    let latin1 = ok(b"<p>x</p>", " TEXT/HTML ; Charset=ISO-8859-1; q=x");
+    mount(&server, "/html", latin1).await;
+    mount(&server, "/plain", ok(b"x", "text/plain;format=flowed")).await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let html = document(&settings, &format!("http://site.test:{port}/html"))
-        .await
-        .unwrap();
+    let html = document(&settings, &site(port, "/html")).await.unwrap();
     assert_eq!(html.kind, MediaKind::Html);
     assert_eq!(html.header_charset.as_deref(), Some("ISO-8859-1"));
-    let plain = document(&settings, &format!("http://site.test:{port}/plain"))
-        .await
-        .unwrap();
+    let plain = document(&settings, &site(port, "/plain")).await.unwrap();
     assert_eq!(plain.kind, MediaKind::Plain);
     assert_eq!(plain.header_charset, None);
 }
@@ -904,27 +830,17 @@ async fn it_wf_http_07_content_type_parameters_ignored() {
 #[tokio::test]
 async fn t_wf_ext_10_bom_stripped_before_sniffing() {
     let server = MockServer::start().await;
-    Mock::given(path("/bom"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_bytes(b"\xEF\xBB\xBF \r\n<!DOCTYPE html><p>hi</p>".to_vec()),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(path("/nul"))
-        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"abc\0def".to_vec()))
-        .mount(&server)
-        .await;
+    let bom = ResponseTemplate::new(200)
+        .set_body_bytes(b"\xEF\xBB\xBF \r\n<!DOCTYPE html><p>hi</p>".to_vec());
+    mount(&server, "/bom", bom).await;
+    let nul = ResponseTemplate::new(200).set_body_bytes(b"abc\0def".to_vec());
+    mount(&server, "/nul", nul).await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let fetched = document(&settings, &format!("http://site.test:{port}/bom"))
-        .await
-        .unwrap();
+    let fetched = document(&settings, &site(port, "/bom")).await.unwrap();
     assert_eq!(fetched.content_type, None);
     assert_eq!(fetched.kind, MediaKind::Html);
-    let error = document(&settings, &format!("http://site.test:{port}/nul"))
-        .await
-        .unwrap_err();
+    let error = document(&settings, &site(port, "/nul")).await.unwrap_err();
     assert_eq!(error.details["content_type"], "missing");
 }
 
@@ -956,23 +872,16 @@ async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
         ("deflate", "deflate"),
         ("br", "br"),
     ] {
-        Mock::given(path(format!("/{name}")))
-            .respond_with(
-                ResponseTemplate::new(200)
-                    .insert_header("content-encoding", header)
-                    .set_body_raw(compressed(name, text.as_bytes()).await, "text/html"),
-            )
-            .mount(&server)
-            .await;
+        let response = ResponseTemplate::new(200)
+            .insert_header("content-encoding", header)
+            .set_body_raw(compressed(name, text.as_bytes()).await, "text/html");
+        mount(&server, format!("/{name}"), response).await;
     }
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     for name in ["gzip", "zlib", "deflate", "br"] {
         let response = client(&settings)
-            .get(
-                &url(&format!("http://site.test:{port}/{name}")),
-                &options(&settings),
-            )
+            .get(&url(&site(port, &format!("/{name}"))), &options(&settings))
             .await
             .unwrap();
         assert_eq!(response.body, text.as_bytes(), "{name}");
@@ -987,19 +896,13 @@ async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
 #[tokio::test]
 async fn unknown_content_encoding_is_a_network_error() {
     let server = MockServer::start().await;
-    Mock::given(path("/z"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-encoding", "zstd")
-                .set_body_raw(b"x".to_vec(), "text/html"),
-        )
-        .mount(&server)
-        .await;
+    let zstd = ResponseTemplate::new(200)
+        .insert_header("content-encoding", "zstd")
+        .set_body_raw(b"x".to_vec(), "text/html");
+    mount(&server, "/z", zstd).await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
-    let error = document(&settings, &format!("http://site.test:{port}/z"))
-        .await
-        .unwrap_err();
+    let error = document(&settings, &site(port, "/z")).await.unwrap_err();
     assert_code(&error, ErrorCode::Network);
     assert_eq!(error.details["error"], "unsupported_content_encoding");
 }
@@ -1007,66 +910,35 @@ async fn unknown_content_encoding_is_a_network_error() {
 #[tokio::test]
 async fn it_wf_http_04_response_size_limit() {
     let server = MockServer::start().await;
-    Mock::given(path("/big"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(vec![b'a'; 4096], "text/plain"))
-        .mount(&server)
-        .await;
-    Mock::given(path("/exact"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(vec![b'a'; 1024], "text/plain"))
-        .mount(&server)
-        .await;
-    let inflating = compressed("gzip", &vec![b'a'; 4096]).await;
-    Mock::given(path("/gz"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-encoding", "gzip")
-                .set_body_raw(inflating, "text/plain"),
-        )
-        .mount(&server)
-        .await;
+    mount(&server, "/big", ok(&[b'a'; 4096], "text/plain")).await;
+    mount(&server, "/exact", ok(&[b'a'; 1024], "text/plain")).await;
+    let inflating = compressed("gzip", &[b'a'; 4096]).await;
+    let gz = ok(&inflating, "text/plain").insert_header("content-encoding", "gzip");
+    mount(&server, "/gz", gz).await;
     let port = server.address().port();
     let settings = settings(&[port], "max_download_bytes = 1024", "");
-    let declared = document(&settings, &format!("http://site.test:{port}/big"))
-        .await
-        .unwrap_err();
+    let declared = document(&settings, &site(port, "/big")).await.unwrap_err();
     assert_code(&declared, ErrorCode::ResponseTooLarge);
-    assert_eq!(
-        declared.details,
-        *json!({"size": 4096, "max_bytes": 1024})
-            .as_object()
-            .unwrap()
-    );
-    let exact = document(&settings, &format!("http://site.test:{port}/exact"))
-        .await
-        .unwrap();
+    assert_details(&declared, json!({"size": 4096, "max_bytes": 1024}));
+    let exact = document(&settings, &site(port, "/exact")).await.unwrap();
     assert_eq!(exact.body.len(), 1024);
     // Small on the wire, over the limit once decoded: the cap counts decoded bytes.
-    let decoded = document(&settings, &format!("http://site.test:{port}/gz"))
-        .await
-        .unwrap_err();
+    let decoded = document(&settings, &site(port, "/gz")).await.unwrap_err();
     assert_code(&decoded, ErrorCode::ResponseTooLarge);
-    assert_eq!(
-        decoded.details,
-        *json!({"size": 1025, "max_bytes": 1024})
-            .as_object()
-            .unwrap()
-    );
+    assert_details(&decoded, json!({"size": 1025, "max_bytes": 1024}));
 }
 
 #[tokio::test]
 async fn fr_wf_robots_size_01_truncate_keeps_the_prefix() {
     let server = MockServer::start().await;
-    Mock::given(path("/robots.txt"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(vec![b'x'; 5000], "text/plain"))
-        .mount(&server)
-        .await;
+    mount(&server, "/robots.txt", ok(&[b'x'; 5000], "text/plain")).await;
     let port = server.address().port();
     let settings = settings(&[port], "", "");
     let mut opts = options(&settings);
     opts.max_body_bytes = 1000;
     opts.over_limit = OverLimit::Truncate;
     let response = client(&settings)
-        .get(&url(&format!("http://site.test:{port}/robots.txt")), &opts)
+        .get(&url(&site(port, "/robots.txt")), &opts)
         .await
         .unwrap();
     assert!(response.truncated);
@@ -1079,78 +951,39 @@ async fn fr_wf_robots_size_01_truncate_keeps_the_prefix() {
 async fn gzip_bomb_server(total: u64) -> SocketAddr {
     use async_compression::Level;
     use async_compression::tokio::bufread::GzipEncoder;
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                read_head(&mut socket).await;
-                let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n";
-                if socket.write_all(head).await.is_err() {
-                    return;
-                }
-                let zeros = tokio::io::BufReader::new(tokio::io::repeat(0).take(total));
-                let mut bomb = GzipEncoder::with_quality(zeros, Level::Best);
-                let _ = tokio::io::copy(&mut bomb, &mut socket).await;
-            });
+    raw_listener(move |mut socket| async move {
+        read_head(&mut socket).await;
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n";
+        if socket.write_all(head).await.is_err() {
+            return;
         }
-    });
-    address
+        let zeros = tokio::io::BufReader::new(tokio::io::repeat(0).take(total));
+        let mut bomb = GzipEncoder::with_quality(zeros, Level::Best);
+        let _ = tokio::io::copy(&mut bomb, &mut socket).await;
+    })
+    .await
 }
 
 #[tokio::test]
 async fn fr_wf_10e_gzip_bomb_stops_at_the_limit() {
     let bomb = gzip_bomb_server(1 << 30).await;
     let settings = settings(&[bomb.port()], "max_download_bytes = 65536", "");
-    let error = document(&settings, &format!("http://site.test:{}/", bomb.port()))
+    let error = document(&settings, &site(bomb.port(), "/"))
         .await
         .unwrap_err();
     assert_code(&error, ErrorCode::ResponseTooLarge);
-    assert_eq!(
-        error.details,
-        *json!({"size": 65537, "max_bytes": 65536})
-            .as_object()
-            .unwrap()
-    );
+    assert_details(&error, json!({"size": 65537, "max_bytes": 65536}));
 }
 
 #[tokio::test]
 async fn fr_wf_19_dropped_connection_is_never_a_partial_body() {
-    let cut = raw_server(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>0123",
-        false,
-    )
-    .await;
-    let gz_cut = raw_server(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48",
-        false,
-    )
-    .await;
-    let settings = settings(&[cut.port(), gz_cut.port()], "", "");
-    let error = document(&settings, &format!("http://site.test:{}/", cut.port()))
-        .await
-        .unwrap_err();
-    assert_code(&error, ErrorCode::Network);
-    assert!(
-        error.details["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("body_read_failed"),
-        "{}",
-        error.to_json()
-    );
-    let error = document(&settings, &format!("http://site.test:{}/", gz_cut.port()))
-        .await
-        .unwrap_err();
-    assert_code(&error, ErrorCode::Network);
-    assert!(
-        error.details["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("decompression_failed"),
-        "{}",
-        error.to_json()
-    );
+    let cut =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>0123";
+    let error = fetch_raw(cut, false).await.unwrap_err();
+    assert_network_failure(&error, "body_read_failed");
+    let gz_cut = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48";
+    let error = fetch_raw(gz_cut, false).await.unwrap_err();
+    assert_network_failure(&error, "decompression_failed");
 }
 
 // ---------------------------------------------------------------- timeouts
@@ -1161,55 +994,39 @@ fn timeout_phase(error: &FetchError) -> &str {
     error.details["phase"].as_str().unwrap()
 }
 
+/// The [`timeout_phase`] of fetching `scheme://site.test:<port>/` within a 1 s budget
+/// from a [`raw_server`] that sends `reply` and then holds the connection open.
+async fn stalled_phase(scheme: &str, reply: &'static [u8]) -> String {
+    let stall = raw_server(reply, true).await;
+    let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
+    let target = format!("{scheme}://site.test:{}/", stall.port());
+    let error = document(&settings, &target).await.unwrap_err();
+    timeout_phase(&error).to_owned()
+}
+
 #[tokio::test]
 async fn fr_wf_err_timeout_phase_request_server_never_answers() {
-    let silent = raw_server(b"", true).await;
-    let settings = settings(&[silent.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{}/", silent.port()))
-        .await
-        .unwrap_err();
-    assert_eq!(timeout_phase(&error), "request");
+    assert_eq!(stalled_phase("http", b"").await, "request");
 }
 
 #[tokio::test]
 async fn fr_wf_err_timeout_phase_response_stall_mid_body() {
-    let stall = raw_server(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>",
-        true,
-    )
-    .await;
-    let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{}/", stall.port()))
-        .await
-        .unwrap_err();
-    assert_eq!(timeout_phase(&error), "response");
+    let reply = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>";
+    assert_eq!(stalled_phase("http", reply).await, "response");
 }
 
 #[tokio::test]
 async fn t_wf_err_07_timeout_while_decoding_reports_response() {
     // A gzip header and then nothing: the deadline passes inside the decoder,
     // where no finer phase exists; FR-WF-ERR-TIMEOUT-PHASE-02's fallback applies.
-    let stall = raw_server(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00",
-        true,
-    )
-    .await;
-    let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{}/", stall.port()))
-        .await
-        .unwrap_err();
-    assert_eq!(timeout_phase(&error), "response");
+    let reply = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n\x1f\x8b\x08\x00";
+    assert_eq!(stalled_phase("http", reply).await, "response");
     assert_eq!(TimeoutPhase::unknown(), TimeoutPhase::Response);
 }
 
 #[tokio::test]
 async fn fr_wf_err_timeout_phase_tls_handshake_never_completes() {
-    let silent = raw_server(b"", true).await;
-    let settings = settings(&[silent.port()], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("https://site.test:{}/", silent.port()))
-        .await
-        .unwrap_err();
-    assert_eq!(timeout_phase(&error), "tls");
+    assert_eq!(stalled_phase("https", b"").await, "tls");
 }
 
 /// Resolution that blocks until the test drops the sender.
@@ -1236,14 +1053,9 @@ async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
         Arc::clone(&settings),
         Arc::new(StuckResolver(Mutex::new(gate))),
     );
-    let error = fetch_document(
-        &client,
-        &url("http://slow.test/"),
-        deadline(&settings),
-        None,
-    )
-    .await
-    .unwrap_err();
+    let error = fetch_via(&client, "http://slow.test/", None)
+        .await
+        .unwrap_err();
     drop(release);
     assert_eq!(timeout_phase(&error), "dns");
 }
@@ -1264,15 +1076,9 @@ async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
     let port = server.address().port();
     redirect(&server, "/r", 302, "/page").await;
     let settings = settings(&[port], "timeout_seconds = 1", "");
-    let start = url(&format!("http://site.test:{port}/r"));
-    let error = fetch_document(
-        &client(&settings),
-        &start,
-        deadline(&settings),
-        Some(&Stall),
-    )
-    .await
-    .unwrap_err();
+    let error = fetch_via(&client(&settings), &site(port, "/r"), Some(&Stall))
+        .await
+        .unwrap_err();
     assert_eq!(timeout_phase(&error), "redirect");
 }
 
@@ -1283,17 +1089,13 @@ async fn fr_wf_timeout_02_one_budget_for_all_hops() {
     let server = MockServer::start().await;
     let port = server.address().port();
     for (from, to) in [("/slow1", "/slow2"), ("/slow2", "/slow3")] {
-        Mock::given(path(from))
-            .respond_with(
-                ResponseTemplate::new(302)
-                    .insert_header("location", to)
-                    .set_delay(std::time::Duration::from_millis(700)),
-            )
-            .mount(&server)
-            .await;
+        let slow = ResponseTemplate::new(302)
+            .insert_header("location", to)
+            .set_delay(std::time::Duration::from_millis(700));
+        mount(&server, from, slow).await;
     }
     let settings = settings(&[port], "timeout_seconds = 1", "");
-    let error = document(&settings, &format!("http://site.test:{port}/slow1"))
+    let error = document(&settings, &site(port, "/slow1"))
         .await
         .unwrap_err();
     assert_eq!(timeout_phase(&error), "request");

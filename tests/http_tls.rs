@@ -16,8 +16,8 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use webfetch::config::{Settings, load_str};
-use webfetch::error::ErrorCode;
-use webfetch::http::{HttpClient, fetch_document};
+use webfetch::error::{ErrorCode, FetchError};
+use webfetch::http::{FetchedDocument, HttpClient, fetch_document};
 use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 
@@ -146,18 +146,19 @@ fn deadline() -> Instant {
     Instant::now() + std::time::Duration::from_secs(5)
 }
 
+/// Fetches `target` from `server` with a client that trusts its certificate.
+async fn fetch_trusted(
+    server: &TlsServer,
+    target: &CanonicalUrl,
+) -> Result<FetchedDocument, FetchError> {
+    let settings = settings(server.address.port());
+    fetch_document(&trusting(&settings, server), target, deadline(), None).await
+}
+
 #[tokio::test]
 async fn fr_wf_bssr_tls_01_pinned_ip_verified_against_url_host() {
     let server = tls_server(&["site.test"], &[b"h2", b"http/1.1"], 200).await;
-    let settings = settings(server.address.port());
-    let fetched = fetch_document(
-        &trusting(&settings, &server),
-        &url(&server),
-        deadline(),
-        None,
-    )
-    .await
-    .unwrap();
+    let fetched = fetch_trusted(&server, &url(&server)).await.unwrap();
     assert_eq!(&fetched.body[..], b"<html><p>secure</p></html>");
     assert_eq!(
         *server.seen.lock().unwrap(),
@@ -191,15 +192,7 @@ async fn t_wf_err_05_certificate_for_another_name_is_refused() {
     // Trusted, but issued for another host: pinning to the right IP must not make
     // the name check optional.
     let server = tls_server(&["other.test"], &[b"http/1.1"], 200).await;
-    let settings = settings(server.address.port());
-    let error = fetch_document(
-        &trusting(&settings, &server),
-        &url(&server),
-        deadline(),
-        None,
-    )
-    .await
-    .unwrap_err();
+    let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Network);
     assert_eq!(error.details["error"], "tls_validation_failed");
 }
@@ -207,27 +200,16 @@ async fn t_wf_err_05_certificate_for_another_name_is_refused() {
 #[tokio::test]
 async fn t_wf_err_05_ip_literal_needs_an_ip_certificate() {
     let server = tls_server(&["site.test"], &[b"http/1.1"], 200).await;
-    let settings = settings(server.address.port());
     let literal =
         CanonicalUrl::parse(&format!("https://127.0.0.1:{}/", server.address.port())).unwrap();
-    let error = fetch_document(&trusting(&settings, &server), &literal, deadline(), None)
-        .await
-        .unwrap_err();
+    let error = fetch_trusted(&server, &literal).await.unwrap_err();
     assert_eq!(error.details["error"], "tls_validation_failed");
 }
 
 #[tokio::test]
 async fn t_wf_err_06_http2_has_no_reason_phrase() {
     let server = tls_server(&["site.test"], &[b"h2"], 503).await;
-    let settings = settings(server.address.port());
-    let error = fetch_document(
-        &trusting(&settings, &server),
-        &url(&server),
-        deadline(),
-        None,
-    )
-    .await
-    .unwrap_err();
+    let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Http5xx);
     assert_eq!(error.details["status"], 503);
     assert_eq!(error.details["status_text"], "");
@@ -237,15 +219,7 @@ async fn t_wf_err_06_http2_has_no_reason_phrase() {
 #[tokio::test]
 async fn fr_wf_err_http_02_http11_over_tls_keeps_its_reason_phrase() {
     let server = tls_server(&["site.test"], &[b"http/1.1"], 404).await;
-    let settings = settings(server.address.port());
-    let error = fetch_document(
-        &trusting(&settings, &server),
-        &url(&server),
-        deadline(),
-        None,
-    )
-    .await
-    .unwrap_err();
+    let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Http4xx);
     assert_eq!(error.details["status_text"], "Not Found");
     assert!(!server.seen.lock().unwrap()[0].h2);

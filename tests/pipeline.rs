@@ -14,6 +14,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tempfile::TempDir;
 use time::OffsetDateTime;
 use webfetch::cache::{CacheKey, DiskCache};
 use webfetch::document::{ExtractedDocument, RenderingMethod};
@@ -28,6 +29,9 @@ use support::{Config, Ordered, hits, html, json_files, robots, serve, site};
 
 /// No byte budget (the CLI's default).
 const UNLIMITED: usize = usize::MAX;
+
+/// The config section that lets a robots.txt failure through with a note.
+const FAIL_OPEN: &str = "[tools.webfetch.robots]\nfail_open = true";
 
 /// A realistic article: navigation, header, sidebar and footer around the content,
 /// relative links, a title and a language.
@@ -78,6 +82,35 @@ fn long_article(sections: usize) -> String {
     body
 }
 
+/// A loopback config allowing `server`'s port (no cache, browser disabled).
+fn config(server: &MockServer) -> Config {
+    Config::new(&[server.address().port()])
+}
+
+/// A tool for `server` caching in a new tempdir, returned with it to keep it alive.
+fn cached_tool(server: &MockServer) -> (TempDir, WebFetchTool) {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = config(server).cache(dir.path()).tool();
+    (dir, tool)
+}
+
+/// A new server answering `GET at` with [`ARTICLE`].
+async fn article_server(at: &str) -> MockServer {
+    let server = MockServer::start().await;
+    serve(&server, at, html(ARTICLE)).await;
+    server
+}
+
+/// The tool arguments fetching `path` on `server` through `site.test`.
+fn url_args(server: &MockServer, path: &str) -> Value {
+    json!({ "url": site(server, path) })
+}
+
+/// A 200 response carrying `body` as `content_type`.
+fn typed(body: &[u8], content_type: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.to_vec(), content_type)
+}
+
 async fn call(tool: &WebFetchTool, args: Value) -> Result<Value, FetchError> {
     let text = tool.call(&args, UNLIMITED).await?;
     Ok(serde_json::from_str(&text).expect("the response is JSON"))
@@ -124,10 +157,9 @@ fn assert_code(error: &FetchError, code: ErrorCode) {
 
 #[tokio::test]
 async fn it_wf_http_01_fetch_and_extract_markdown() {
-    let server = MockServer::start().await;
-    serve(&server, "/Blog/Post", html(ARTICLE)).await;
+    let server = article_server("/Blog/Post").await;
     let port = server.address().port();
-    let tool = Config::new(&[port]).tool();
+    let tool = config(&server).tool();
     // Mixed-case scheme and host, a default-less port, a query and a fragment: the
     // response echoes it verbatim and reports the canonical form.
     let requested = format!("HTTP://Site.TEST:{port}/Blog/Post?id=7#Section-2");
@@ -253,7 +285,7 @@ async fn it_wf_http_01_fetch_and_extract_markdown() {
 async fn it_wf_http_01_small_chunk_budget_gives_headed_chunks_in_order() {
     let server = MockServer::start().await;
     serve(&server, "/long", html(&long_article(8))).await;
-    let tool = Config::new(&[server.address().port()]).tool();
+    let tool = config(&server).tool();
     let response = fetch_ok(
         &tool,
         json!({ "url": site(&server, "/long"), "max_chunk_tokens": 128 }),
@@ -280,12 +312,8 @@ async fn t_wf_rob_01_pipeline_disallowed_path_is_never_fetched() {
     robots(&server, "User-agent: *\nDisallow: /private/\n").await;
     serve(&server, "/private/page", html(ARTICLE)).await;
     let port = server.address().port();
-    let tool = Config::new(&[port]).tool();
-    let error = fetch_err(
-        &tool,
-        json!({ "url": site(&server, "/private/page?token=abc") }),
-    )
-    .await;
+    let tool = config(&server).tool();
+    let error = fetch_err(&tool, url_args(&server, "/private/page?token=abc")).await;
     assert_code(&error, ErrorCode::RobotsDisallowed);
     assert!(!error.retryable);
     assert_eq!(error.details["path"], "/private/page");
@@ -333,8 +361,8 @@ async fn t_wf_rob_06_robots_404_allows_everything() {
     let server = MockServer::start().await;
     serve(&server, "/robots.txt", ResponseTemplate::new(404)).await;
     serve(&server, "/page", html(ARTICLE)).await;
-    let tool = Config::new(&[server.address().port()]).tool();
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/page") })).await;
+    let tool = config(&server).tool();
+    let response = fetch_ok(&tool, url_args(&server, "/page")).await;
     assert_eq!(response["notes"], json!([]));
     assert_eq!(hits(&server, "/robots.txt").await, 1);
     assert_eq!(hits(&server, "/page").await, 1);
@@ -348,15 +376,13 @@ async fn fr_wf_09a_robots_503_fail_open_succeeds_with_note() {
     let port = server.address().port();
     let url = site(&server, "/page");
 
-    let open = Config::new(&[port])
-        .section("[tools.webfetch.robots]\nfail_open = true")
-        .tool();
+    let open = config(&server).section(FAIL_OPEN).tool();
     let response = fetch_ok(&open, json!({ "url": url })).await;
     assert_eq!(notes(&response), ["robots_unavailable_fail_open"]);
     assert!(!response["chunks"].as_array().unwrap().is_empty());
 
     // The default (fail closed) refuses the same page without fetching it.
-    let closed = Config::new(&[port]).tool();
+    let closed = config(&server).tool();
     let before = hits(&server, "/page").await;
     let error = fetch_err(&closed, json!({ "url": url })).await;
     assert_code(&error, ErrorCode::RobotsUnavailable);
@@ -367,10 +393,9 @@ async fn fr_wf_09a_robots_503_fail_open_succeeds_with_note() {
 
 #[tokio::test]
 async fn fr_wf_08h_no_cache_does_not_bypass_robots() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
+    let server = article_server("/page").await;
     let cache = tempfile::tempdir().unwrap();
-    let config = Config::new(&[server.address().port()]).cache(cache.path());
+    let config = config(&server).cache(cache.path());
     let url = site(&server, "/page");
     // Allowed today (robots.txt 404): fetched and cached.
     fetch_ok(&config.tool(), json!({ "url": url })).await;
@@ -397,12 +422,8 @@ async fn fr_wf_08h_no_cache_does_not_bypass_robots() {
 
 #[tokio::test]
 async fn t_wf_cch_01_pipeline_hit_keeps_fetched_at() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
-    let cache = tempfile::tempdir().unwrap();
-    let tool = Config::new(&[server.address().port()])
-        .cache(cache.path())
-        .tool();
+    let server = article_server("/page").await;
+    let (_cache, tool) = cached_tool(&server);
     let url = site(&server, "/page");
 
     let first = fetch_ok(&tool, json!({ "url": url })).await;
@@ -424,10 +445,9 @@ async fn t_wf_cch_01_pipeline_hit_keeps_fetched_at() {
 #[tokio::test]
 async fn t_wf_cch_01_pipeline_hit_reports_the_stored_fetch_time() {
     // An entry fetched two days ago: a hit must report that time, not now.
-    let server = MockServer::start().await;
-    serve(&server, "/old", html(ARTICLE)).await;
+    let server = article_server("/old").await;
     let cache = tempfile::tempdir().unwrap();
-    let config = Config::new(&[server.address().port()]).cache(cache.path());
+    let config = config(&server).cache(cache.path());
     let url = site(&server, "/old");
     let two_days_ago = OffsetDateTime::now_utc() - Duration::from_secs(2 * 86_400);
     let stored = DiskCache::open(&config.settings().cache).unwrap();
@@ -463,10 +483,7 @@ async fn t_wf_cch_01_pipeline_hit_reports_the_stored_fetch_time() {
 async fn t_wf_cch_02_pipeline_no_cache_skips_read_still_writes() {
     let server = MockServer::start().await;
     serve(&server, "/page", html("<main><p>version one</p></main>")).await;
-    let cache = tempfile::tempdir().unwrap();
-    let tool = Config::new(&[server.address().port()])
-        .cache(cache.path())
-        .tool();
+    let (cache, tool) = cached_tool(&server);
     let url = site(&server, "/page");
 
     let first = fetch_ok(&tool, json!({ "url": url })).await;
@@ -496,10 +513,7 @@ async fn t_wf_cch_02_pipeline_no_cache_skips_read_still_writes() {
 async fn t_wf_cch_07_pipeline_rechunks_one_entry() {
     let server = MockServer::start().await;
     serve(&server, "/long", html(&long_article(8))).await;
-    let cache = tempfile::tempdir().unwrap();
-    let tool = Config::new(&[server.address().port()])
-        .cache(cache.path())
-        .tool();
+    let (cache, tool) = cached_tool(&server);
     let url = site(&server, "/long");
 
     let wide = fetch_ok(&tool, json!({ "url": url, "max_chunk_tokens": 2048 })).await;
@@ -528,11 +542,9 @@ async fn srd_readings_21_redirect_is_cached_under_the_final_url() {
     )
     .await;
     serve(&server, "/new", html(ARTICLE)).await;
-    let cache = tempfile::tempdir().unwrap();
-    let config = Config::new(&[server.address().port()]).cache(cache.path());
-    let tool = config.tool();
+    let (cache, tool) = cached_tool(&server);
 
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/old") })).await;
+    let response = fetch_ok(&tool, url_args(&server, "/old")).await;
     assert_eq!(response["requested_url"], site(&server, "/old"));
     assert_eq!(response["final_url"], site(&server, "/new"));
     let final_url = CanonicalUrl::parse(&site(&server, "/new")).unwrap();
@@ -540,19 +552,18 @@ async fn srd_readings_21_redirect_is_cached_under_the_final_url() {
     assert_eq!(json_files(cache.path()), [expected]);
 
     // The final URL hits; the redirecting URL misses and is fetched again.
-    let direct = fetch_ok(&tool, json!({ "url": site(&server, "/new") })).await;
+    let direct = fetch_ok(&tool, url_args(&server, "/new")).await;
     assert_eq!(notes(&direct), ["cache_hit"]);
     assert_eq!(hits(&server, "/new").await, 1);
-    let again = fetch_ok(&tool, json!({ "url": site(&server, "/old") })).await;
+    let again = fetch_ok(&tool, url_args(&server, "/old")).await;
     assert_eq!(again["notes"], json!([]));
     assert_eq!(hits(&server, "/old").await, 2);
 }
 
 #[tokio::test]
 async fn fr_wf_cch_enable_01_disabled_cache_has_no_cache_notes() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
-    let tool = Config::new(&[server.address().port()]).tool(); // cache_dir = ""
+    let server = article_server("/page").await;
+    let tool = config(&server).tool(); // cache_dir = ""
     assert_eq!(tool.settings().cache.dir, None);
     let url = site(&server, "/page");
     for no_cache in [false, false, true] {
@@ -564,12 +575,8 @@ async fn fr_wf_cch_enable_01_disabled_cache_has_no_cache_notes() {
 
 #[tokio::test]
 async fn fr_wf_19a_cache_write_failure_is_a_note_not_an_error() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
-    let cache = tempfile::tempdir().unwrap();
-    let tool = Config::new(&[server.address().port()])
-        .cache(cache.path())
-        .tool();
+    let server = article_server("/page").await;
+    let (cache, tool) = cached_tool(&server);
     let url = site(&server, "/page");
     // Occupy the entry's shard directory name with a file: works as root too, where
     // a read-only directory would not stop the write.
@@ -588,15 +595,12 @@ async fn fr_wf_19a_cache_write_failure_is_a_note_not_an_error() {
 
 #[tokio::test]
 async fn t_wf_cch_13_pipeline_uncreatable_cache_dir_disables_caching() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
+    let server = article_server("/page").await;
     // A cache_dir under a regular file can not be created, even by root.
     let scratch = tempfile::tempdir().unwrap();
     let blocker = scratch.path().join("file");
     std::fs::write(&blocker, "a file, not a directory").unwrap();
-    let tool = Config::new(&[server.address().port()])
-        .cache(&blocker.join("cache"))
-        .tool();
+    let tool = config(&server).cache(&blocker.join("cache")).tool();
     let url = site(&server, "/page");
     for _ in 0..2 {
         let response = fetch_ok(&tool, json!({ "url": url })).await;
@@ -612,7 +616,7 @@ async fn t_wf_cch_13_pipeline_uncreatable_cache_dir_disables_caching() {
 async fn fr_wf_03a_execute_fits_the_smaller_budget() {
     let server = MockServer::start().await;
     serve(&server, "/long", html(&long_article(8))).await;
-    let tool = Config::new(&[server.address().port()]).tool();
+    let tool = config(&server).tool();
     let args = json!({ "url": site(&server, "/long"), "max_chunk_tokens": 128 });
 
     // Unconstrained, the page is well over 3000 bytes.
@@ -661,10 +665,9 @@ async fn fr_wf_03a_execute_fits_the_smaller_budget() {
 
 #[tokio::test]
 async fn fr_wf_out_02_budget_too_small_for_an_empty_chunk() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
-    let tool = Config::new(&[server.address().port()]).tool();
-    let args = json!({ "url": site(&server, "/page") });
+    let server = article_server("/page").await;
+    let tool = config(&server).tool();
+    let args = url_args(&server, "/page");
 
     let mut ctx = ToolCtx::new(1 << 20, 120);
     match tool.execute(args.clone(), &mut ctx).await {
@@ -703,11 +706,9 @@ const SPA_SHELL: &str = r#"<!DOCTYPE html><html><head><title>App</title>
 async fn it_wf_br_07_spa_shell_with_browser_unavailable_uses_http() {
     let server = MockServer::start().await;
     serve(&server, "/app", html(SPA_SHELL)).await;
-    let port = server.address().port();
     let url = site(&server, "/app");
 
-    let cache = tempfile::tempdir().unwrap();
-    let tool = Config::new(&[port]).cache(cache.path()).tool(); // browser.enabled = false
+    let (cache, tool) = cached_tool(&server); // browser.enabled = false
     let response = fetch_ok(&tool, json!({ "url": url })).await;
     assert_eq!(response["rendering_method"], "http");
     assert_eq!(notes(&response), ["browser_unavailable_used_http"]);
@@ -717,7 +718,7 @@ async fn it_wf_br_07_spa_shell_with_browser_unavailable_uses_http() {
     assert_eq!(json_files(cache.path()), [key.entry_path(cache.path())]);
 
     // FR-WF-12e: with the fallback off, no attempt and no note.
-    let off = Config::new(&[port])
+    let off = config(&server)
         .section("[tools.webfetch.rendering]\nspa_fallback_enabled = false")
         .tool();
     let response = fetch_ok(&off, json!({ "url": url })).await;
@@ -730,15 +731,14 @@ async fn it_wf_br_07_spa_shell_with_browser_unavailable_uses_http() {
         html(&long_article(3).replace("<main>", "<main id=\"root\">")),
     )
     .await;
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/rich") })).await;
+    let response = fetch_ok(&tool, url_args(&server, "/rich")).await;
     assert_eq!(response["notes"], json!([]));
 }
 
 #[tokio::test]
 async fn it_wf_br_02_force_browser_with_browser_disabled_is_browser_unavailable() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
-    let tool = Config::new(&[server.address().port()]).tool();
+    let server = article_server("/page").await;
+    let tool = config(&server).tool();
     let error = fetch_err(
         &tool,
         json!({ "url": site(&server, "/page"), "force_browser": true }),
@@ -757,19 +757,18 @@ async fn it_wf_br_02_force_browser_with_browser_disabled_is_browser_unavailable(
 
 #[tokio::test]
 async fn srd_readings_19_js_heavy_host_without_browser_uses_http() {
-    let server = MockServer::start().await;
-    serve(&server, "/page", html(ARTICLE)).await;
+    let server = article_server("/page").await;
     let cache_dir = tempfile::tempdir().unwrap();
-    let tool = Config::new(&[server.address().port()])
+    let tool = config(&server)
         .cache(cache_dir.path())
         .section("[tools.webfetch.rendering]\njs_heavy_domains = [\"site.test\"]")
         .tool();
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/page") })).await;
+    let response = fetch_ok(&tool, url_args(&server, "/page")).await;
     assert_eq!(response["rendering_method"], "http");
     assert_eq!(notes(&response), ["browser_unavailable_used_http"]);
     assert!(all_text(&response).contains("Pipelines in Rust"));
     // The HTTP result was cached under `http`; the next call finds it there.
-    let again = fetch_ok(&tool, json!({ "url": site(&server, "/page") })).await;
+    let again = fetch_ok(&tool, url_args(&server, "/page")).await;
     assert_eq!(notes(&again), ["cache_hit"]);
     assert_eq!(again["rendering_method"], "http");
     assert_eq!(hits(&server, "/page").await, 1);
@@ -791,8 +790,8 @@ async fn t_wf_ext_08_pipeline_boilerplate_only_page_is_extraction_failed() {
         html("<html><body><nav>Home About</nav><footer>(c) 2026</footer></body></html>"),
     )
     .await;
-    let tool = Config::new(&[server.address().port()]).tool();
-    let error = fetch_err(&tool, json!({ "url": site(&server, "/empty") })).await;
+    let tool = config(&server).tool();
+    let error = fetch_err(&tool, url_args(&server, "/empty")).await;
     assert_code(&error, ErrorCode::ExtractionFailed);
     assert_eq!(error.details["error"], "no_extractable_content");
     assert!(!error.retryable);
@@ -805,19 +804,18 @@ async fn fr_wf_13c_text_plain_is_whitespace_normalised_only() {
     serve(
         &server,
         "/notes.txt",
-        ResponseTemplate::new(200)
-            .set_body_raw(body.as_bytes().to_vec(), "text/plain; charset=utf-8"),
+        typed(body.as_bytes(), "text/plain; charset=utf-8"),
     )
     .await;
     serve(
         &server,
         "/bare.txt",
-        ResponseTemplate::new(200).set_body_raw(b"caf\xc3\xa9 \xff".to_vec(), "text/plain"),
+        typed(b"caf\xc3\xa9 \xff", "text/plain"),
     )
     .await;
-    let tool = Config::new(&[server.address().port()]).tool();
+    let tool = config(&server).tool();
 
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/notes.txt") })).await;
+    let response = fetch_ok(&tool, url_args(&server, "/notes.txt")).await;
     assert_eq!(response["rendering_method"], "http");
     assert!(response.get("title").is_none() && response.get("language").is_none());
     assert_eq!(response["notes"], json!([]));
@@ -830,7 +828,7 @@ async fn fr_wf_13c_text_plain_is_whitespace_normalised_only() {
     );
 
     // SRD-READINGS 12: no declared charset, text/plain included.
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/bare.txt") })).await;
+    let response = fetch_ok(&tool, url_args(&server, "/bare.txt")).await;
     assert_eq!(notes(&response), ["charset_fallback"]);
     assert_eq!(all_text(&response), "café \u{fffd}");
 
@@ -838,10 +836,10 @@ async fn fr_wf_13c_text_plain_is_whitespace_normalised_only() {
     serve(
         &server,
         "/blank.txt",
-        ResponseTemplate::new(200).set_body_raw(b" \r\n\t\n".to_vec(), "text/plain; charset=utf-8"),
+        typed(b" \r\n\t\n", "text/plain; charset=utf-8"),
     )
     .await;
-    let error = fetch_err(&tool, json!({ "url": site(&server, "/blank.txt") })).await;
+    let error = fetch_err(&tool, url_args(&server, "/blank.txt")).await;
     assert_code(&error, ErrorCode::ExtractionFailed);
     assert_eq!(error.details["error"], "no_extractable_content");
 }
@@ -852,11 +850,11 @@ async fn it_wf_http_03_pipeline_unsupported_content_type() {
     serve(
         &server,
         "/file",
-        ResponseTemplate::new(200).set_body_raw(b"%PDF-1.7 binary".to_vec(), "application/pdf"),
+        typed(b"%PDF-1.7 binary", "application/pdf"),
     )
     .await;
-    let tool = Config::new(&[server.address().port()]).tool();
-    let error = fetch_err(&tool, json!({ "url": site(&server, "/file") })).await;
+    let tool = config(&server).tool();
+    let error = fetch_err(&tool, url_args(&server, "/file")).await;
     assert_code(&error, ErrorCode::UnsupportedContentType);
     assert_eq!(error.details["content_type"], "application/pdf");
 }
@@ -870,10 +868,8 @@ async fn fr_wf_10a_stalled_server_is_a_structured_timeout() {
         html(ARTICLE).set_delay(Duration::from_secs(120)),
     )
     .await;
-    let tool = Config::new(&[server.address().port()])
-        .top("timeout_seconds = 1")
-        .tool();
-    let error = fetch_err(&tool, json!({ "url": site(&server, "/slow") })).await;
+    let tool = config(&server).top("timeout_seconds = 1").tool();
+    let error = fetch_err(&tool, url_args(&server, "/slow")).await;
     assert_code(&error, ErrorCode::Timeout);
     assert!(error.retryable);
     assert_eq!(error.details["timeout_ms"], 1000);
@@ -891,6 +887,20 @@ const NOT_PRODUCIBLE: [(ErrorCode, &str); 1] = [(
      tests/browser.rs::fr_wf_11_browser_dying_mid_render_is_browser_crashed, which runs \
      where FORGE_TEST_CHROMIUM_PATH is set (CI installs Chromium)",
 )];
+
+/// One row of [`every_error_path`]: label, expected code, tool, arguments and the
+/// output budget.
+type ErrorCase<'a> = (&'static str, ErrorCode, &'a WebFetchTool, Value, usize);
+
+/// An error case run by `tool` with a roomy (1 MiB) output budget.
+fn case<'a>(
+    label: &'static str,
+    code: ErrorCode,
+    tool: &'a WebFetchTool,
+    args: Value,
+) -> ErrorCase<'a> {
+    (label, code, tool, args, 1 << 20)
+}
 
 /// One real path per registry code, each run the way a host runs the tool
 /// (`run_tool`, `ToolCtx`); returns (label, expected code, result).
@@ -918,12 +928,7 @@ async fn every_error_path() -> Vec<(&'static str, ErrorCode, ToolResult)> {
         html(&format!("<p>{}</p>", "x".repeat(4096))),
     )
     .await;
-    serve(
-        &server,
-        "/binary",
-        ResponseTemplate::new(200).set_body_raw(b"\x89PNG\r\n\x1a\n".to_vec(), "image/png"),
-    )
-    .await;
+    serve(&server, "/binary", typed(b"\x89PNG\r\n\x1a\n", "image/png")).await;
     serve(
         &server,
         "/encoded",
@@ -950,143 +955,37 @@ async fn every_error_path() -> Vec<(&'static str, ErrorCode, ToolResult)> {
         .top("max_redirects = 0")
         .top("max_download_bytes = 1024")
         .tool();
-    let slow_tool = Config::new(&[port]).top("timeout_seconds = 1").tool();
+    let slow_tool = config(&server).top("timeout_seconds = 1").tool();
 
-    let url = |path: &str| site(&server, path);
-    let cases: Vec<(&'static str, ErrorCode, &WebFetchTool, Value, usize)> = vec![
-        (
-            "whitespace url",
-            ErrorCode::BadArgs,
-            &tool,
-            json!({ "url": "  " }),
-            1 << 20,
-        ),
-        (
-            "unparsable url",
-            ErrorCode::InvalidUrl,
-            &tool,
-            json!({ "url": "http://" }),
-            1 << 20,
-        ),
-        (
-            "ftp scheme",
-            ErrorCode::InvalidScheme,
-            &tool,
-            json!({ "url": "ftp://site.test/" }),
-            1 << 20,
-        ),
-        (
-            "hex IPv4 host",
-            ErrorCode::InvalidHost,
-            &tool,
-            json!({ "url": "http://0x7f000001/" }),
-            1 << 20,
-        ),
-        (
-            "port not allowed",
-            ErrorCode::PortBlocked,
-            &tool,
-            json!({ "url": blocked }),
-            1 << 20,
-        ),
-        (
-            "name resolving to 10/8",
-            ErrorCode::SsrfBlocked,
-            &tool,
-            json!({ "url": format!("http://internal.test:{port}/") }),
-            1 << 20,
-        ),
-        (
-            "unknown name",
-            ErrorCode::DnsFailed,
-            &tool,
-            json!({ "url": format!("http://nowhere.test:{port}/") }),
-            1 << 20,
-        ),
-        (
-            "robots disallow",
-            ErrorCode::RobotsDisallowed,
-            &tool,
-            json!({ "url": url("/forbidden") }),
-            1 << 20,
-        ),
-        (
-            "robots 503, fail closed",
-            ErrorCode::RobotsUnavailable,
-            &tool,
-            json!({ "url": format!("http://other.test:{}/page", down.address().port()) }),
-            1 << 20,
-        ),
-        (
-            "redirect with max_redirects = 0",
-            ErrorCode::RedirectLimit,
-            &tool,
-            json!({ "url": url("/hop") }),
-            1 << 20,
-        ),
-        (
-            "stalled response",
-            ErrorCode::Timeout,
-            &slow_tool,
-            json!({ "url": url("/slow") }),
-            1 << 20,
-        ),
-        (
-            "unknown content-encoding",
-            ErrorCode::Network,
-            &tool,
-            json!({ "url": url("/encoded") }),
-            1 << 20,
-        ),
-        (
-            "body over max_download_bytes",
-            ErrorCode::ResponseTooLarge,
-            &tool,
-            json!({ "url": url("/big") }),
-            1 << 20,
-        ),
-        (
-            "image/png",
-            ErrorCode::UnsupportedContentType,
-            &tool,
-            json!({ "url": url("/binary") }),
-            1 << 20,
-        ),
-        (
-            "404",
-            ErrorCode::Http4xx,
-            &tool,
-            json!({ "url": url("/missing") }),
-            1 << 20,
-        ),
-        (
-            "500",
-            ErrorCode::Http5xx,
-            &tool,
-            json!({ "url": url("/broken") }),
-            1 << 20,
-        ),
-        (
-            "force_browser, browser disabled",
-            ErrorCode::BrowserUnavailable,
-            &tool,
-            json!({ "url": url("/page"), "force_browser": true }),
-            1 << 20,
-        ),
-        (
-            "boilerplate only",
-            ErrorCode::ExtractionFailed,
-            &tool,
-            json!({ "url": url("/empty") }),
-            1 << 20,
-        ),
-        (
-            "output budget of 64 bytes",
-            ErrorCode::Internal,
-            &tool,
-            json!({ "url": url("/page") }),
-            64,
-        ),
+    // Arguments for a literal URL, and for a path on `server`.
+    let raw = |text: &str| json!({ "url": text });
+    let url = |path: &str| url_args(&server, path);
+    let internal = format!("http://internal.test:{port}/");
+    let nowhere = format!("http://nowhere.test:{port}/");
+    let down_page = format!("http://other.test:{}/page", down.address().port());
+    let forced = json!({ "url": site(&server, "/page"), "force_browser": true });
+    // One row a case, in the order they run.
+    #[rustfmt::skip]
+    let cases: Vec<ErrorCase> = vec![
+        case("whitespace url", ErrorCode::BadArgs, &tool, raw("  ")),
+        case("unparsable url", ErrorCode::InvalidUrl, &tool, raw("http://")),
+        case("ftp scheme", ErrorCode::InvalidScheme, &tool, raw("ftp://site.test/")),
+        case("hex IPv4 host", ErrorCode::InvalidHost, &tool, raw("http://0x7f000001/")),
+        case("port not allowed", ErrorCode::PortBlocked, &tool, raw(&blocked)),
+        case("name resolving to 10/8", ErrorCode::SsrfBlocked, &tool, raw(&internal)),
+        case("unknown name", ErrorCode::DnsFailed, &tool, raw(&nowhere)),
+        case("robots disallow", ErrorCode::RobotsDisallowed, &tool, url("/forbidden")),
+        case("robots 503, fail closed", ErrorCode::RobotsUnavailable, &tool, raw(&down_page)),
+        case("redirect with max_redirects = 0", ErrorCode::RedirectLimit, &tool, url("/hop")),
+        case("stalled response", ErrorCode::Timeout, &slow_tool, url("/slow")),
+        case("unknown content-encoding", ErrorCode::Network, &tool, url("/encoded")),
+        case("body over max_download_bytes", ErrorCode::ResponseTooLarge, &tool, url("/big")),
+        case("image/png", ErrorCode::UnsupportedContentType, &tool, url("/binary")),
+        case("404", ErrorCode::Http4xx, &tool, url("/missing")),
+        case("500", ErrorCode::Http5xx, &tool, url("/broken")),
+        case("force_browser, browser disabled", ErrorCode::BrowserUnavailable, &tool, forced),
+        case("boilerplate only", ErrorCode::ExtractionFailed, &tool, url("/empty")),
+        ("output budget of 64 bytes", ErrorCode::Internal, &tool, url("/page"), 64),
     ];
     let mut out = Vec::new();
     for (label, code, tool, args, budget) in cases {
@@ -1177,10 +1076,9 @@ async fn t_wf_err_02_every_registry_code_is_produced() {
 
 #[tokio::test]
 async fn t_wf_ssrf_pipeline_blocked_ranges_stay_blocked_with_loopback_open() {
-    let server = MockServer::start().await;
-    serve(&server, "/", html(ARTICLE)).await;
+    let server = article_server("/").await;
     let port = server.address().port();
-    let tool = Config::new(&[port]).tool();
+    let tool = config(&server).tool();
     for (host, ip, toggle) in [
         ("internal.test", "10.0.0.5", "block_private_ips"),
         ("metadata.test", "169.254.169.254", "block_link_local"),
@@ -1214,9 +1112,7 @@ async fn srd_readings_13_refused_robots_connection_is_robots_unavailable() {
     )
     .await;
     assert_code(&error, ErrorCode::RobotsUnavailable);
-    let open = Config::new(&[port])
-        .section("[tools.webfetch.robots]\nfail_open = true")
-        .tool();
+    let open = Config::new(&[port]).section(FAIL_OPEN).tool();
     let error = fetch_err(
         &open,
         json!({ "url": format!("http://site.test:{port}/page") }),
@@ -1235,11 +1131,11 @@ async fn it_wf_http_05_pipeline_latin1_page_decoded_to_utf8() {
     serve(
         &server,
         "/latin1",
-        ResponseTemplate::new(200).set_body_raw(body, "text/html; charset=ISO-8859-1"),
+        typed(&body, "text/html; charset=ISO-8859-1"),
     )
     .await;
-    let tool = Config::new(&[server.address().port()]).tool();
-    let response = fetch_ok(&tool, json!({ "url": site(&server, "/latin1") })).await;
+    let tool = config(&server).tool();
+    let response = fetch_ok(&tool, url_args(&server, "/latin1")).await;
     assert_eq!(response["title"], "Café");
     assert_eq!(all_text(&response), "Crème brûlée à £ 5, naïve résumé.");
     assert_eq!(response["notes"], json!([]));
@@ -1255,21 +1151,15 @@ async fn it_wf_http_06_pipeline_header_charset_beats_meta() {
     serve(
         &server,
         "/header-wins",
-        ResponseTemplate::new(200)
-            .set_body_raw(page.as_bytes().to_vec(), "text/html; charset=utf-8"),
+        typed(page.as_bytes(), "text/html; charset=utf-8"),
     )
     .await;
-    serve(
-        &server,
-        "/meta-only",
-        ResponseTemplate::new(200).set_body_raw(page.as_bytes().to_vec(), "text/html"),
-    )
-    .await;
-    let tool = Config::new(&[server.address().port()]).tool();
-    let header = fetch_ok(&tool, json!({ "url": site(&server, "/header-wins") })).await;
+    serve(&server, "/meta-only", typed(page.as_bytes(), "text/html")).await;
+    let tool = config(&server).tool();
+    let header = fetch_ok(&tool, url_args(&server, "/header-wins")).await;
     assert_eq!(all_text(&header), "caf\u{e9}");
     assert_eq!(header["notes"], json!([]));
-    let meta = fetch_ok(&tool, json!({ "url": site(&server, "/meta-only") })).await;
+    let meta = fetch_ok(&tool, url_args(&server, "/meta-only")).await;
     assert_eq!(all_text(&meta), "caf\u{c3}\u{a9}");
     assert_eq!(meta["notes"], json!([]));
 }

@@ -447,8 +447,32 @@ mod fetch {
             .set_body_string(body)
     }
 
+    /// [`text`] answered only after 30 s, far past a 1 s timeout.
+    fn slow_text(body: &str) -> ResponseTemplate {
+        text(body).set_delay(Duration::from_secs(30))
+    }
+
     fn redirect(status: u16, location: &str) -> ResponseTemplate {
         ResponseTemplate::new(status).insert_header("location", location)
+    }
+
+    /// A new server whose robots.txt answers `response`, expected `times` times, and a
+    /// [`Tool`] for its port built by [`Tool::new`] from `top` and `robots_section`.
+    async fn robots_server(
+        response: ResponseTemplate,
+        times: u64,
+        top: &str,
+        robots_section: &str,
+    ) -> (MockServer, Tool) {
+        let server = MockServer::start().await;
+        robots(&server, response, times).await;
+        let tool = Tool::new(&[port(&server)], top, robots_section);
+        (server, tool)
+    }
+
+    /// `path` on `server` as an `http://127.0.0.1:PORT` URL.
+    fn local(server: &MockServer, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", port(server))
     }
 
     fn port(server: &MockServer) -> u16 {
@@ -461,13 +485,9 @@ mod fetch {
 
     #[tokio::test]
     async fn t_wf_rob_06_404_is_allow_all_and_cached() {
-        let server = MockServer::start().await;
-        robots(&server, ResponseTemplate::new(404), 1).await;
-        let tool = Tool::new(&[port(&server)], "", "");
+        let (server, tool) = robots_server(ResponseTemplate::new(404), 1, "", "").await;
         for target in ["/", "/private/x", "/any?q=1"] {
-            let (result, notes) = tool
-                .check(&format!("http://127.0.0.1:{}{target}", port(&server)))
-                .await;
+            let (result, notes) = tool.check(&local(&server, target)).await;
             assert!(result.is_ok(), "{target}: {result:?}");
             assert!(notes.is_empty());
         }
@@ -475,13 +495,10 @@ mod fetch {
 
     #[tokio::test]
     async fn t_wf_rob_07_timeout_without_fail_open_is_timeout_phase_robots() {
-        let server = MockServer::start().await;
-        let slow = text("User-agent: *\nAllow: /\n").set_delay(Duration::from_secs(30));
-        robots(&server, slow, 1).await;
-        let tool = Tool::new(&[port(&server)], "timeout_seconds = 1", "fail_open = false");
-        let (result, notes) = tool
-            .check(&format!("http://127.0.0.1:{}/page", port(&server)))
-            .await;
+        let slow = slow_text("User-agent: *\nAllow: /\n");
+        let (server, tool) =
+            robots_server(slow, 1, "timeout_seconds = 1", "fail_open = false").await;
+        let (result, notes) = tool.check(&local(&server, "/page")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::Timeout);
         assert_eq!(error.details["phase"], "robots");
@@ -491,13 +508,10 @@ mod fetch {
 
     #[tokio::test]
     async fn t_wf_rob_08_timeout_with_fail_open_allows_with_note() {
-        let server = MockServer::start().await;
-        let slow = text("User-agent: *\nDisallow: /\n").set_delay(Duration::from_secs(30));
-        robots(&server, slow, 1).await;
-        let tool = Tool::new(&[port(&server)], "timeout_seconds = 1", "fail_open = true");
-        let (result, notes) = tool
-            .check(&format!("http://127.0.0.1:{}/page", port(&server)))
-            .await;
+        let slow = slow_text("User-agent: *\nDisallow: /\n");
+        let (server, tool) =
+            robots_server(slow, 1, "timeout_seconds = 1", "fail_open = true").await;
+        let (result, notes) = tool.check(&local(&server, "/page")).await;
         assert!(result.is_ok(), "{result:?}");
         assert!(notes.contains(Note::RobotsUnavailableFailOpen));
         assert!(tool.checker.cache().is_empty(), "fail-open is never cached");
@@ -510,13 +524,9 @@ mod fetch {
         let open = MockServer::start().await;
         robots(&open, ResponseTemplate::new(404), 1).await;
         let tool = Tool::new(&[port(&strict), port(&open)], "", "");
-        let (strict_result, _) = tool
-            .check(&format!("http://127.0.0.1:{}/x", port(&strict)))
-            .await;
+        let (strict_result, _) = tool.check(&local(&strict, "/x")).await;
         assert_eq!(code(&strict_result), Some(ErrorCode::RobotsDisallowed));
-        let (open_result, _) = tool
-            .check(&format!("http://127.0.0.1:{}/x", port(&open)))
-            .await;
+        let (open_result, _) = tool.check(&local(&open, "/x")).await;
         assert!(open_result.is_ok(), "another port is another origin");
         // Same host and port, other scheme: its own retrieval (a TLS handshake with
         // a plain-HTTP server, which fails), not the cached http rules.
@@ -530,22 +540,17 @@ mod fetch {
             format!("https://127.0.0.1:{}", port(&strict))
         );
         // And the http origin is still served from its cache (expect(1) above).
-        let (again, _) = tool
-            .check(&format!("http://127.0.0.1:{}/x", port(&strict)))
-            .await;
+        let (again, _) = tool.check(&local(&strict, "/x")).await;
         assert_eq!(code(&again), Some(ErrorCode::RobotsDisallowed));
     }
 
     #[tokio::test]
     async fn t_wf_rob_12_403_and_other_4xx_are_allow_all() {
         for status in [401, 403, 410, 429] {
-            let server = MockServer::start().await;
-            robots(&server, ResponseTemplate::new(status), 1).await;
-            let tool = Tool::new(&[port(&server)], "", "fail_open = false");
+            let (server, tool) =
+                robots_server(ResponseTemplate::new(status), 1, "", "fail_open = false").await;
             for _ in 0..2 {
-                let (result, notes) = tool
-                    .check(&format!("http://127.0.0.1:{}/private", port(&server)))
-                    .await;
+                let (result, notes) = tool.check(&local(&server, "/private")).await;
                 assert!(result.is_ok(), "{status}: {result:?}");
                 assert!(notes.is_empty());
             }
@@ -594,16 +599,13 @@ mod fetch {
             &body[..64],
             "User-agent: *\nDisallow: /first\n# padding padding\nDisallow: /seco"
         );
-        let server = MockServer::start().await;
-        robots(&server, text(body), 1).await;
-        let tool = Tool::new(&[port(&server)], "", "max_robots_bytes = 64");
-        let base = format!("http://127.0.0.1:{}", port(&server));
-        let (first, notes) = tool.check(&format!("{base}/first")).await;
+        let (server, tool) = robots_server(text(body), 1, "", "max_robots_bytes = 64").await;
+        let (first, notes) = tool.check(&local(&server, "/first")).await;
         assert_eq!(code(&first), Some(ErrorCode::RobotsDisallowed));
         assert!(notes.is_empty(), "truncation is silent: no note");
-        let (second, _) = tool.check(&format!("{base}/second")).await;
+        let (second, _) = tool.check(&local(&server, "/second")).await;
         assert!(second.is_ok(), "rules past the cap do not apply");
-        let (partial, _) = tool.check(&format!("{base}/seco")).await;
+        let (partial, _) = tool.check(&local(&server, "/seco")).await;
         assert!(
             partial.is_ok(),
             "the partial line must not become `Disallow: /seco`"
@@ -626,17 +628,14 @@ mod fetch {
             .await
             .unwrap();
         assert!(gzipped.len() < 1_000 && body.len() > 20_000);
-        let server = MockServer::start().await;
         let response = ResponseTemplate::new(200)
             .insert_header("content-type", "text/plain")
             .insert_header("content-encoding", "gzip")
             .set_body_bytes(gzipped);
-        robots(&server, response, 1).await;
-        let tool = Tool::new(&[port(&server)], "", "max_robots_bytes = 1000");
-        let base = format!("http://127.0.0.1:{}", port(&server));
-        let (early, _) = tool.check(&format!("{base}/early")).await;
+        let (server, tool) = robots_server(response, 1, "", "max_robots_bytes = 1000").await;
+        let (early, _) = tool.check(&local(&server, "/early")).await;
         assert_eq!(code(&early), Some(ErrorCode::RobotsDisallowed));
-        let (late, _) = tool.check(&format!("{base}/late")).await;
+        let (late, _) = tool.check(&local(&server, "/late")).await;
         assert!(late.is_ok(), "rules past the decompressed cap do not apply");
     }
 
@@ -655,9 +654,7 @@ mod fetch {
             "user_agent = \"AcmeBot/2.0 (+https://acme.example)\"",
             "",
         );
-        let (result, _) = tool
-            .check(&format!("http://127.0.0.1:{}/no", port(&server)))
-            .await;
+        let (result, _) = tool.check(&local(&server, "/no")).await;
         assert_eq!(code(&result), Some(ErrorCode::RobotsDisallowed));
     }
 
@@ -666,10 +663,10 @@ mod fetch {
         let elsewhere = MockServer::start().await;
         robots(&elsewhere, text("User-agent: *\nAllow: /\n"), 0).await;
         let server = MockServer::start().await;
-        let target = format!("http://127.0.0.1:{}/robots.txt", port(&elsewhere));
+        let target = local(&elsewhere, "/robots.txt");
         robots(&server, redirect(301, &target), 2).await;
         let ports = [port(&server), port(&elsewhere)];
-        let page = format!("http://127.0.0.1:{}/page", port(&server));
+        let page = local(&server, "/page");
 
         let strict = Tool::new(&ports, "", "fail_open = false");
         let (result, _) = strict.check(&page).await;
@@ -689,13 +686,10 @@ mod fetch {
 
     #[tokio::test]
     async fn t_wf_rob_17_fail_open_outcomes_are_not_cached() {
-        let server = MockServer::start().await;
-        robots(&server, ResponseTemplate::new(503), 3).await;
-        let tool = Tool::new(&[port(&server)], "", "fail_open = true");
+        let (server, tool) =
+            robots_server(ResponseTemplate::new(503), 3, "", "fail_open = true").await;
         for _ in 0..3 {
-            let (result, notes) = tool
-                .check(&format!("http://127.0.0.1:{}/x", port(&server)))
-                .await;
+            let (result, notes) = tool.check(&local(&server, "/x")).await;
             assert!(result.is_ok());
             assert!(notes.contains(Note::RobotsUnavailableFailOpen));
         }
@@ -704,13 +698,10 @@ mod fetch {
 
     #[tokio::test]
     async fn fr_wf_09a_5xx_without_fail_open_is_robots_unavailable() {
-        let server = MockServer::start().await;
-        robots(&server, ResponseTemplate::new(503), 2).await;
-        let tool = Tool::new(&[port(&server)], "", "fail_open = false");
+        let (server, tool) =
+            robots_server(ResponseTemplate::new(503), 2, "", "fail_open = false").await;
         for _ in 0..2 {
-            let (result, notes) = tool
-                .check(&format!("http://127.0.0.1:{}/x", port(&server)))
-                .await;
+            let (result, notes) = tool.check(&local(&server, "/x")).await;
             let error = result.unwrap_err();
             assert_eq!(error.code, ErrorCode::RobotsUnavailable);
             assert_eq!(error.details["error"], "http_5xx");
@@ -777,6 +768,16 @@ mod fetch {
                 tls_hits,
             }
         }
+
+        /// A [`Tool`] trusting this server's certificate, with `robots` settings.
+        fn tool(&self, robots: &str) -> Tool {
+            Tool::with_root(&[self.port], "", robots, Some(self.root.clone()))
+        }
+
+        /// `path` on this server under `scheme` (`http` or `https`).
+        fn url(&self, scheme: &str, path: &str) -> String {
+            format!("{scheme}://127.0.0.1:{}{path}", self.port)
+        }
     }
 
     /// Reads one request head, counts it, writes the canned response, closes.
@@ -820,15 +821,8 @@ mod fetch {
             |_| raw_text("User-agent: *\nDisallow: /secret\n"),
         )
         .await;
-        let tool = Tool::with_root(
-            &[server.port],
-            "",
-            "fail_open = false",
-            Some(server.root.clone()),
-        );
-        let (result, notes) = tool
-            .check(&format!("http://127.0.0.1:{}/secret", server.port))
-            .await;
+        let tool = server.tool("fail_open = false");
+        let (result, notes) = tool.check(&server.url("http", "/secret")).await;
         // Disallowed by the rules served over https: the upgrade was followed.
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{error:?}");
@@ -839,9 +833,7 @@ mod fetch {
         assert!(notes.is_empty());
         assert_eq!(server.plain_hits.load(Ordering::SeqCst), 1);
         assert_eq!(server.tls_hits.load(Ordering::SeqCst), 1);
-        let (other, _) = tool
-            .check(&format!("http://127.0.0.1:{}/public", server.port))
-            .await;
+        let (other, _) = tool.check(&server.url("http", "/public")).await;
         assert!(other.is_ok());
     }
 
@@ -852,15 +844,8 @@ mod fetch {
             |port| raw_redirect(&format!("http://127.0.0.1:{port}/robots.txt")),
         )
         .await;
-        let tool = Tool::with_root(
-            &[server.port],
-            "",
-            "fail_open = false",
-            Some(server.root.clone()),
-        );
-        let (result, _) = tool
-            .check(&format!("https://127.0.0.1:{}/page", server.port))
-            .await;
+        let tool = server.tool("fail_open = false");
+        let (result, _) = tool.check(&server.url("https", "/page")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable, "{error:?}");
         assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
@@ -875,15 +860,8 @@ mod fetch {
             "the downgrade is never fetched"
         );
 
-        let open = Tool::with_root(
-            &[server.port],
-            "",
-            "fail_open = true",
-            Some(server.root.clone()),
-        );
-        let (result, notes) = open
-            .check(&format!("https://127.0.0.1:{}/page", server.port))
-            .await;
+        let open = server.tool("fail_open = true");
+        let (result, notes) = open.check(&server.url("https", "/page")).await;
         assert!(result.is_ok());
         assert!(notes.contains(Note::RobotsUnavailableFailOpen));
     }
@@ -909,26 +887,19 @@ mod fetch {
 
     #[tokio::test]
     async fn robots_fetch_01_same_origin_redirects_are_followed_up_to_the_limit() {
-        let server = MockServer::start().await;
-        robots(&server, redirect(301, "/moved/robots.txt"), 1).await;
+        let (server, tool) = robots_server(redirect(301, "/moved/robots.txt"), 1, "", "").await;
         Mock::given(path("/moved/robots.txt"))
             .respond_with(text("User-agent: *\nDisallow: /p\n"))
             .expect(1)
             .mount(&server)
             .await;
-        let tool = Tool::new(&[port(&server)], "", "");
-        let (result, _) = tool
-            .check(&format!("http://127.0.0.1:{}/p", port(&server)))
-            .await;
+        let (result, _) = tool.check(&local(&server, "/p")).await;
         assert_eq!(code(&result), Some(ErrorCode::RobotsDisallowed));
 
         // A loop past max_redirects is unavailable, not a document error.
-        let looping = MockServer::start().await;
-        robots(&looping, redirect(302, "/robots.txt"), 3).await;
-        let tool = Tool::new(&[port(&looping)], "max_redirects = 2", "");
-        let (result, _) = tool
-            .check(&format!("http://127.0.0.1:{}/p", port(&looping)))
-            .await;
+        let (looping, tool) =
+            robots_server(redirect(302, "/robots.txt"), 3, "max_redirects = 2", "").await;
+        let (result, _) = tool.check(&local(&looping, "/p")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
         assert_eq!(error.details["error"], "redirect_limit");
@@ -959,8 +930,8 @@ mod fetch {
 
     #[tokio::test]
     async fn fr_wf_07e_every_redirect_hop_of_a_document_is_checked() {
-        let server = MockServer::start().await;
-        robots(&server, text("User-agent: *\nDisallow: /blocked\n"), 1).await;
+        let (server, tool) =
+            robots_server(text("User-agent: *\nDisallow: /blocked\n"), 1, "", "").await;
         Mock::given(path("/start"))
             .respond_with(redirect(302, "/blocked"))
             .expect(1)
@@ -971,9 +942,7 @@ mod fetch {
             .expect(0)
             .mount(&server)
             .await;
-        let tool = Tool::new(&[port(&server)], "", "");
-        let start =
-            CanonicalUrl::parse(&format!("http://127.0.0.1:{}/start", port(&server))).unwrap();
+        let start = CanonicalUrl::parse(&local(&server, "/start")).unwrap();
         let hook = RobotsHopCheck::new(&tool.checker, &tool.client, tool.deadline());
         let error = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
             .await
@@ -992,15 +961,14 @@ mod fetch {
             .mount(&target)
             .await;
         let source = MockServer::start().await;
-        let location = format!("http://127.0.0.1:{}/page", port(&target));
+        let location = local(&target, "/page");
         Mock::given(path("/start"))
             .respond_with(redirect(301, &location))
             .expect(1)
             .mount(&source)
             .await;
         let tool = Tool::new(&[port(&source), port(&target)], "", "fail_open = true");
-        let start =
-            CanonicalUrl::parse(&format!("http://127.0.0.1:{}/start", port(&source))).unwrap();
+        let start = CanonicalUrl::parse(&local(&source, "/start")).unwrap();
         let hook = RobotsHopCheck::new(&tool.checker, &tool.client, tool.deadline());
         let document = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
             .await
