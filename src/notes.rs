@@ -22,6 +22,9 @@ pub enum Note {
     BrowserBlockedNonGet,
     /// No supported charset declared; decoded as UTF-8 with replacement.
     CharsetFallback,
+    /// Extension (never in an SRD response): article extraction was asked for,
+    /// found no main content, and the SRD algorithm produced the document.
+    ArticleFallbackSrd,
     /// Cache write failed (the fetch still succeeded).
     CacheWriteFailed,
     /// Output truncated to fit the byte budget.
@@ -38,6 +41,7 @@ impl Note {
             Note::BrowserDomTruncated => "browser_dom_truncated",
             Note::BrowserBlockedNonGet => "browser_blocked_non_get",
             Note::CharsetFallback => "charset_fallback",
+            Note::ArticleFallbackSrd => "article_fallback_srd",
             Note::CacheWriteFailed => "cache_write_failed",
             Note::ToolOutputLimit => "tool_output_limit",
         }
