@@ -161,7 +161,7 @@ pub fn extract_plain(text: &str) -> ExtractedDocument {
 
 /// FR-WF-13e: the first `<title>` if its normalised text is not empty, else the
 /// first `<h1>`'s, else none.
-fn title(doc: &dom::Document, survey: &root::Survey) -> Option<String> {
+pub(crate) fn title(doc: &dom::Document, survey: &root::Survey) -> Option<String> {
     [survey.title, survey.h1]
         .into_iter()
         .flatten()

@@ -1,0 +1,124 @@
+//! Extraction quality over the article-extraction corpus (181 real news pages with
+//! gold article text), both modes side by side in one run: the benchmark's metric
+//! with link targets dropped and as printed, mean cl100k tokens per page (gold text:
+//! 1,093), and extraction time (decode included) on one core.
+//!
+//! `cargo bench --bench quality`. Environment:
+//! `QUALITY_WORST=N` lists the N worst pages of article mode by F1;
+//! `QUALITY_DUMP=DIR` writes each page's Markdown per mode there.
+
+#[path = "support/pages.rs"]
+mod pages;
+#[path = "support/quality.rs"]
+mod quality;
+
+use std::time::{Duration, Instant};
+
+use url::Url;
+use webfetch::content::charset::decode;
+use webfetch::extract::{ExtractionMode, extract_html_with};
+use webfetch::tokens::{Cl100k, TokenCounter};
+
+use quality::{Totals, score, text_view};
+
+struct Run {
+    text: Totals,
+    raw: Totals,
+    tokens: usize,
+    time: Duration,
+    fallbacks: usize,
+    per_page: Vec<(f64, String)>,
+}
+
+fn main() {
+    let dir = pages::corpus_dir();
+    let Some(truth) = quality::ground_truth(&dir) else {
+        eprintln!("corpus not found at {}: nothing to measure", dir.display());
+        return;
+    };
+    let corpus = pages::corpus();
+    let bytes: usize = corpus.iter().map(|(_, page)| page.len()).sum();
+    let dump = std::env::var_os("QUALITY_DUMP").map(std::path::PathBuf::from);
+    let gold_tokens: usize = truth.values().map(|(body, _)| Cl100k.count_str(body)).sum();
+    println!(
+        "{} pages, {:.1} MB; gold text: mean {:.0} tokens",
+        corpus.len(),
+        bytes as f64 / 1e6,
+        gold_tokens as f64 / truth.len().max(1) as f64
+    );
+    let mut runs = Vec::new();
+    for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+        let mut run = Run {
+            text: Totals::default(),
+            raw: Totals::default(),
+            tokens: 0,
+            time: Duration::ZERO,
+            fallbacks: 0,
+            per_page: Vec::new(),
+        };
+        for (path, page) in &corpus {
+            let id = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".html.gz"))
+                .unwrap_or_default();
+            let Some((gold, url)) = truth.get(id) else {
+                continue;
+            };
+            let url = Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
+            let started = Instant::now();
+            let decoded = decode(page, None, true);
+            let result = extract_html_with(&decoded.text, &url, mode);
+            run.time += started.elapsed();
+            let markdown = match result {
+                Ok(extraction) => {
+                    run.fallbacks += usize::from(extraction.article_fell_back);
+                    extraction.document.markdown
+                }
+                Err(_) => String::new(),
+            };
+            run.tokens += Cl100k.count_str(&markdown);
+            let page_score = score(gold, &text_view(&markdown));
+            run.text.add(page_score);
+            run.raw.add(score(gold, &markdown));
+            let (tp, fp, fn_) = page_score;
+            let f1 = if tp > 0.0 { 2.0 * tp / (2.0 * tp + fp + fn_) } else { 0.0 };
+            run.per_page.push((f1, id.to_owned()));
+            if let Some(dump) = &dump {
+                let _ = std::fs::create_dir_all(dump);
+                let _ = std::fs::write(dump.join(format!("{id}.{mode}.md")), &markdown);
+            }
+        }
+        runs.push((mode, run));
+    }
+    println!("| mode | F1 (link targets dropped) | P | R | F1 as printed | mean tokens | time | MiB/s | fallbacks |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (mode, run) in &runs {
+        println!(
+            "| {mode} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} ms | {:.1} | {} |",
+            run.text.f1(),
+            run.text.precision(),
+            run.text.recall(),
+            run.raw.f1(),
+            run.tokens as f64 / run.text.pages.max(1) as f64,
+            run.time.as_secs_f64() * 1e3,
+            bytes as f64 / (1024.0 * 1024.0) / run.time.as_secs_f64(),
+            run.fallbacks,
+        );
+    }
+    if let [(_, srd), (_, article)] = &runs[..] {
+        println!(
+            "article / srd time: {:.2}x",
+            article.time.as_secs_f64() / srd.time.as_secs_f64()
+        );
+        let worst: usize = std::env::var("QUALITY_WORST")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let mut pages: Vec<_> = article.per_page.iter().zip(&srd.per_page).collect();
+        pages.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
+        for ((f1, id), (srd_f1, _)) in pages.into_iter().take(worst) {
+            println!("  {id}: article F1 {f1:.3}, srd F1 {srd_f1:.3}");
+        }
+    }
+}
