@@ -65,7 +65,8 @@ fn main() {
             let Some((gold, url)) = truth.get(id) else {
                 continue;
             };
-            let url = Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
+            let url =
+                Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
             let started = Instant::now();
             let decoded = decode(page, None, true);
             let result = extract_html_with(&decoded.text, &url, mode);
@@ -82,7 +83,11 @@ fn main() {
             run.text.add(page_score);
             run.raw.add(score(gold, &markdown));
             let (tp, fp, fn_) = page_score;
-            let f1 = if tp > 0.0 { 2.0 * tp / (2.0 * tp + fp + fn_) } else { 0.0 };
+            let f1 = if tp > 0.0 {
+                2.0 * tp / (2.0 * tp + fp + fn_)
+            } else {
+                0.0
+            };
             run.per_page.push((f1, id.to_owned()));
             if let Some(dump) = &dump {
                 let _ = std::fs::create_dir_all(dump);
@@ -91,7 +96,9 @@ fn main() {
         }
         runs.push((mode, run));
     }
-    println!("| mode | F1 (link targets dropped) | P | R | F1 as printed | mean tokens | time | MiB/s | fallbacks |");
+    println!(
+        "| mode | F1 (link targets dropped) | P | R | F1 as printed | mean tokens | time | MiB/s | fallbacks |"
+    );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (mode, run) in &runs {
         println!(

@@ -112,7 +112,11 @@ impl Totals {
     /// The harmonic mean of the two means.
     pub fn f1(&self) -> f64 {
         let (p, r) = (self.precision(), self.recall());
-        if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 }
+        if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        }
     }
 
     /// `P 0.759  R 0.992  F1 0.860  (181 pages)`.

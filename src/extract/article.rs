@@ -97,10 +97,8 @@ fn extract_pass(html: &str, final_url: &Url, pass: Pass) -> Option<ExtractedDocu
     let title = super::title(&doc, &survey);
     let language = survey.language.clone();
     let base = root::base_url(&doc, &survey, final_url);
-    if pass.strip_unlikely {
-        let unlikely = unlikely_elements(&doc, body);
-        remove_all(&mut doc, &unlikely);
-    }
+    let unseen = unseen_elements(&doc, body, pass);
+    remove_all(&mut doc, &unseen);
     let measured = measure(&doc, body);
     let chosen = score(&doc, &measured, pass)?;
     let mut drop = chosen.dropped_siblings;
@@ -145,6 +143,8 @@ struct Measure {
     tag: Tag,
     is_p: bool,
     is_input: bool,
+    /// Has a block-level child element: its own text is loose text beside blocks.
+    has_block_child: bool,
     /// Visible characters of the subtree (whitespace runs count as one).
     text: u32,
     /// Of which inside links.
@@ -218,6 +218,7 @@ fn measure(doc: &Document, body: NodeId) -> Measured {
                     tag: element.tag,
                     is_p: element.name.local == html5ever::local_name!("p"),
                     is_input: element.name.local == html5ever::local_name!("input"),
+                    has_block_child: false,
                     text: 0,
                     link: 0,
                     commas: 0,
@@ -278,6 +279,7 @@ fn close(nodes: &mut [Measure], stack: &mut Vec<(usize, usize)>, links: &mut usi
         return;
     };
     let p = &mut nodes[parent];
+    p.has_block_child |= child.tag.is_block();
     p.text += child.text;
     p.link += child.link;
     p.commas += child.commas;
@@ -310,8 +312,15 @@ fn count_text(text: &str) -> (u32, u32) {
         chars += 1;
         if matches!(
             c,
-            ',' | '\u{060C}' | '\u{FE50}' | '\u{FE10}' | '\u{FE11}' | '\u{2E41}' | '\u{2E34}'
-                | '\u{2E32}' | '\u{FF0C}' | '\u{3001}'
+            ',' | '\u{060C}'
+                | '\u{FE50}'
+                | '\u{FE10}'
+                | '\u{FE11}'
+                | '\u{2E41}'
+                | '\u{2E34}'
+                | '\u{2E32}'
+                | '\u{FF0C}'
+                | '\u{3001}'
         ) {
             commas += 1;
         }
@@ -361,7 +370,13 @@ fn score(doc: &Document, measured: &Measured, pass: Pass) -> Option<Chosen> {
             continue;
         }
         let content = 1.0 + m.own_commas as f32 + (m.own_text / 100).min(3) as f32;
-        let mut ancestor = m.parent;
+        // A paragraph scores its container. Loose text beside blocks is a
+        // paragraph of the element that holds it (Readability wraps it in a `<p>`).
+        let mut ancestor = if m.is_p || !m.has_block_child {
+            m.parent
+        } else {
+            Some(i)
+        };
         for level in 0..5 {
             let Some(a) = ancestor else { break };
             let divider = match level {
@@ -452,7 +467,10 @@ fn score(doc: &Document, measured: &Measured, pass: Pass) -> Option<Chosen> {
     for sibling in children(nodes, parent) {
         let m = &nodes[sibling];
         let keep = sibling == top || {
-            let bonus = match (top_class, element(doc, m.id).and_then(|e| e.attr(Attr::Class))) {
+            let bonus = match (
+                top_class,
+                element(doc, m.id).and_then(|e| e.attr(Attr::Class)),
+            ) {
                 (Some(a), Some(b)) if !a.is_empty() && a == b => top_score * 0.2,
                 _ => 0.0,
             };
@@ -534,22 +552,81 @@ fn class_weight(element: &Element) -> i32 {
 
 /// Class or id fragments of page furniture (Readability's `negative`).
 const NEGATIVE: &[&str] = &[
-    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr",
-    "masthead", "media", "meta", "outbrain", "promo", "related", "scroll", "share", "shoutbox",
-    "sidebar", "skyscraper", "sponsor", "shopping", "tags", "widget",
+    "-ad-",
+    "hidden",
+    "banner",
+    "combx",
+    "comment",
+    "com-",
+    "contact",
+    "footer",
+    "gdpr",
+    "masthead",
+    "media",
+    "meta",
+    "outbrain",
+    "promo",
+    "related",
+    "scroll",
+    "share",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "sponsor",
+    "shopping",
+    "tags",
+    "widget",
 ];
 /// Class or id fragments of content (Readability's `positive`).
 const POSITIVE: &[&str] = &[
-    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "pagination",
-    "post", "text", "blog", "story",
+    "article",
+    "body",
+    "content",
+    "entry",
+    "hentry",
+    "h-entry",
+    "main",
+    "page",
+    "pagination",
+    "post",
+    "text",
+    "blog",
+    "story",
 ];
 /// Class or id fragments of elements that are almost never content (Readability's
 /// `unlikelyCandidates`) ...
 const UNLIKELY: &[&str] = &[
-    "-ad-", "ai2html", "banner", "breadcrumbs", "combx", "comment", "community", "cover-wrap",
-    "disqus", "extra", "footer", "gdpr", "header", "legends", "menu", "related", "remark",
-    "replies", "rss", "shoutbox", "sidebar", "skyscraper", "social", "sponsor", "supplemental",
-    "ad-break", "agegate", "pagination", "pager", "popup", "yom-remote",
+    "-ad-",
+    "ai2html",
+    "banner",
+    "breadcrumbs",
+    "combx",
+    "comment",
+    "community",
+    "cover-wrap",
+    "disqus",
+    "extra",
+    "footer",
+    "gdpr",
+    "header",
+    "legends",
+    "menu",
+    "related",
+    "remark",
+    "replies",
+    "rss",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "social",
+    "sponsor",
+    "supplemental",
+    "ad-break",
+    "agegate",
+    "pagination",
+    "pager",
+    "popup",
+    "yom-remote",
 ];
 /// ... unless they also name a content container (`okMaybeItsACandidate`).
 const MAYBE_CANDIDATE: &[&str] = &[
@@ -591,9 +668,12 @@ static POSITIVE_NAMES: Fragments = Fragments::new(|| matcher(POSITIVE));
 static UNLIKELY_NAMES: Fragments = Fragments::new(|| matcher(UNLIKELY));
 static MAYBE_NAMES: Fragments = Fragments::new(|| matcher(MAYBE_CANDIDATE));
 
-/// Elements of the body whose class or id (substring, unlike the SRD's whole
-/// tokens) or role names page furniture.
-fn unlikely_elements(doc: &Document, body: NodeId) -> Vec<NodeId> {
+/// Elements of the body the article leaves out before scoring: images and
+/// captions (pictures are not text, and their captions and credits are not the
+/// article's), elements an inline style hides, and, in the strict pass, those whose
+/// class or id (substring, unlike the SRD's whole tokens) or role names page
+/// furniture.
+fn unseen_elements(doc: &Document, body: NodeId, pass: Pass) -> Vec<NodeId> {
     let Some(body) = doc.tree.get(body) else {
         return Vec::new();
     };
@@ -602,15 +682,23 @@ fn unlikely_elements(doc: &Document, body: NodeId) -> Vec<NodeId> {
             let Some(element) = node.value().element() else {
                 return false;
             };
-            if element.removed
-                || matches!(element.tag, Tag::Body | Tag::Html | Tag::Link | Tag::Main | Tag::Article)
-            {
+            if element.removed || matches!(element.tag, Tag::Body | Tag::Html) {
                 return false;
             }
-            if element
-                .attr(Attr::Role)
-                .is_some_and(|role| UNLIKELY_ROLES.iter().any(|r| role.trim().eq_ignore_ascii_case(r)))
+            if element.tag == Tag::Image
+                || element.name.local == html5ever::local_name!("figcaption")
+                || element.attr(Attr::Style).is_some_and(style_hides)
             {
+                return true;
+            }
+            if !pass.strip_unlikely || matches!(element.tag, Tag::Link | Tag::Main | Tag::Article) {
+                return false;
+            }
+            if element.attr(Attr::Role).is_some_and(|role| {
+                UNLIKELY_ROLES
+                    .iter()
+                    .any(|r| role.trim().eq_ignore_ascii_case(r))
+            }) {
                 return true;
             }
             let names = [element.attr(Attr::Class), element.attr(Attr::Id)];
@@ -619,6 +707,131 @@ fn unlikely_elements(doc: &Document, body: NodeId) -> Vec<NodeId> {
         })
         .map(|node| node.id())
         .collect()
+}
+
+/// Whether an inline style hides the element (`display: none`,
+/// `visibility: hidden`).
+fn style_hides(style: &str) -> bool {
+    style.split(';').any(|declaration| {
+        let Some((property, value)) = declaration.split_once(':') else {
+            return false;
+        };
+        let (property, value) = (property.trim(), value.trim());
+        (property.eq_ignore_ascii_case("display") && value.eq_ignore_ascii_case("none"))
+            || (property.eq_ignore_ascii_case("visibility") && value.eq_ignore_ascii_case("hidden"))
+    })
+}
+
+/// Words of a class or id that name small page furniture around an article's text:
+/// bylines, dates, captions, share bars, tag lists, promotions. Matched as whole
+/// words of the name (split at anything not a letter or digit), so `headline` is
+/// not `ad` and `update` is not `date`.
+const FURNITURE_WORDS: &[&str] = &[
+    "ad",
+    "ads",
+    "advert",
+    "advertisement",
+    "author",
+    "authors",
+    "bio",
+    "breadcrumb",
+    "breadcrumbs",
+    "byline",
+    "caption",
+    "carousel",
+    "comment",
+    "comments",
+    "cookie",
+    "copyright",
+    "credit",
+    "credits",
+    "date",
+    "dateline",
+    "disclaimer",
+    "gallery",
+    "hidden",
+    "login",
+    "meta",
+    "modal",
+    "newsletter",
+    "outbrain",
+    "popular",
+    "popup",
+    "print",
+    "promo",
+    "recommended",
+    "related",
+    "share",
+    "sharing",
+    "signup",
+    "slideshow",
+    "social",
+    "sponsor",
+    "sponsored",
+    "subscribe",
+    "subscription",
+    "tag",
+    "tags",
+    "taboola",
+    "timestamp",
+    "toolbar",
+    "trending",
+    "widget",
+];
+
+/// Furniture is short: a name match on a longer element is more likely a wrapper
+/// of the article itself (`article-tags-and-body`).
+const FURNITURE_MAX_CHARS: u32 = 400;
+
+fn names_furniture(element: &Element) -> bool {
+    [element.attr(Attr::Class), element.attr(Attr::Id)]
+        .into_iter()
+        .flatten()
+        .flat_map(|name| name.split(|c: char| !c.is_ascii_alphanumeric()))
+        .any(|word| FURNITURE_WORDS.iter().any(|f| f.eq_ignore_ascii_case(word)))
+}
+
+/// Short blocks whose whole text is a label of the page, not of the article.
+fn is_label(text: &str) -> bool {
+    const LABELS: &[&str] = &[
+        "advertisement",
+        "advertising",
+        "ad",
+        "ads",
+        "sponsored",
+        "caption",
+        "close",
+        "share",
+        "share this",
+        "share this article",
+        "share on facebook",
+        "share on twitter",
+        "tweet",
+        "email",
+        "print",
+        "comments",
+        "read more",
+        "continue reading",
+        "related",
+        "related articles",
+        "related stories",
+        "more",
+        "loading",
+        "loading...",
+        "photo",
+        "video",
+        "image",
+        "story continues below advertisement",
+        "scroll to continue",
+    ];
+    let text = text.trim().trim_end_matches(':').trim();
+    if LABELS.iter().any(|l| l.eq_ignore_ascii_case(text)) {
+        return true;
+    }
+    // "Image 1 of 8", "1 of 4", "Photo 2/5".
+    let words: Vec<&str> = text.split_whitespace().collect();
+    matches!(words.as_slice(), [.., n, "of", m] if n.parse::<u32>().is_ok() && m.parse::<u32>().is_ok())
+        && words.len() <= 4
 }
 
 /// Readability's conditional cleaning inside the chosen content: tables, lists and
@@ -642,14 +855,21 @@ fn prune(doc: &Document, measured: &Measured, included: &[usize], pass: Pass) ->
                 skip_below = None;
             }
             let m = &nodes[i];
-            if !matches!(
+            let Some(element) = element(doc, m.id) else {
+                continue;
+            };
+            let furniture = m.text < FURNITURE_MAX_CHARS && names_furniture(element);
+            let label = m.text <= 40
+                && m.tag.is_block()
+                && doc
+                    .tree
+                    .get(m.id)
+                    .is_some_and(|node| is_label(&root::normalized_text(node)));
+            let container = matches!(
                 m.tag,
                 Tag::Table | Tag::UnorderedList | Tag::OrderedList | Tag::Block
-            ) || m.is_p
-            {
-                continue;
-            }
-            if should_drop(doc, m, pass) {
+            ) && !m.is_p;
+            if furniture || label || (container && should_drop(doc, m, pass)) {
                 dropped.push(m.id);
                 skip_below = Some(i);
             }
@@ -709,6 +929,11 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
         return Vec::new();
     };
     let text = root::normalized_text(heading);
-    let similar = !text.is_empty() && (title == text || title.contains(&text) && text.len() * 2 > title.len());
-    if similar { vec![heading.id()] } else { Vec::new() }
+    let similar = !text.is_empty()
+        && (title == text || title.contains(&text) && text.len() * 2 > title.len());
+    if similar {
+        vec![heading.id()]
+    } else {
+        Vec::new()
+    }
 }

@@ -80,6 +80,8 @@ pub enum Attr {
     Hidden,
     /// `aria-hidden` (boilerplate).
     AriaHidden,
+    /// `style` (article mode only: `display: none` and `visibility: hidden`).
+    Style,
 }
 
 impl Attr {
@@ -98,6 +100,7 @@ impl Attr {
             local_name!("start") => Attr::Start,
             local_name!("hidden") => Attr::Hidden,
             local_name!("aria-hidden") => Attr::AriaHidden,
+            local_name!("style") => Attr::Style,
             _ => return None,
         })
     }
