@@ -5,7 +5,9 @@
 //!
 //! `cargo bench --bench quality`. Environment:
 //! `QUALITY_WORST=N` lists the N worst pages of article mode by F1;
-//! `QUALITY_DUMP=DIR` writes each page's Markdown per mode there.
+//! `QUALITY_DUMP=DIR` writes each page's Markdown per mode there;
+//! `QUALITY_SHOW=FILE,FILE` prints the article-mode Markdown of those HTML files
+//! and measures nothing.
 
 #[path = "support/pages.rs"]
 mod pages;
@@ -31,6 +33,18 @@ struct Run {
 }
 
 fn main() {
+    if let Ok(files) = std::env::var("QUALITY_SHOW") {
+        let url = Url::parse("https://example.com/page").unwrap();
+        for file in files.split(',') {
+            let html = std::fs::read_to_string(file).unwrap_or_default();
+            let shown = extract_html_with(&html, &url, ExtractionMode::Article);
+            match shown {
+                Ok(e) => println!("== {file} (fell back: {})\n{}", e.article_fell_back, e.document.markdown),
+                Err(error) => println!("== {file}: {error}"),
+            }
+        }
+        return;
+    }
     let dir = pages::corpus_dir();
     let Some(truth) = quality::ground_truth(&dir) else {
         eprintln!("corpus not found at {}: nothing to measure", dir.display());

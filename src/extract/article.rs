@@ -28,7 +28,7 @@ use aho_corasick::AhoCorasick;
 use ego_tree::NodeId;
 use url::Url;
 
-use super::clean::Tag;
+use super::clean::{self, Tag};
 use super::dom::{self, Attr, Document, Element, Node};
 use super::{markdown, normalize_whitespace, root};
 use crate::document::ExtractedDocument;
@@ -91,9 +91,10 @@ impl Pass {
 }
 
 fn extract_pass(html: &str, final_url: &Url, pass: Pass) -> Option<ExtractedDocument> {
-    let mut doc = dom::parse(html);
+    let mut doc = dom::parse_without_scripting(html);
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
+    reveal_noscript(&mut doc, body);
     let title = super::title(&doc, &survey);
     let language = survey.language.clone();
     let base = root::base_url(&doc, &survey, final_url);
@@ -117,6 +118,32 @@ fn extract_pass(html: &str, final_url: &Url, pass: Pass) -> Option<ExtractedDocu
         title,
         language,
     })
+}
+
+/// `<noscript>` content is what a reader without JavaScript sees, and some sites
+/// put their whole crawler view there (Discourse). The SRD removes it by name;
+/// article mode keeps it unless its attributes hide it, and scoring decides.
+fn reveal_noscript(doc: &mut Document, body: NodeId) {
+    let Some(body) = doc.tree.get(body) else {
+        return;
+    };
+    let noscripts: Vec<NodeId> = body
+        .descendants()
+        .filter(|node| {
+            node.value().element().is_some_and(|e| {
+                e.name.local == html5ever::local_name!("noscript")
+                    && !clean::is_hidden_or_boilerplate_named(e)
+            })
+        })
+        .map(|node| node.id())
+        .collect();
+    for id in noscripts {
+        if let Some(mut node) = doc.tree.get_mut(id)
+            && let Node::Element(element) = node.value()
+        {
+            element.removed = false;
+        }
+    }
 }
 
 fn remove_all(doc: &mut Document, ids: &[NodeId]) {

@@ -217,6 +217,12 @@ pub fn is_boilerplate(element: &Element) -> bool {
             return false;
         }
     }
+    is_hidden_or_boilerplate_named(element)
+}
+
+/// FR-WF-13 steps 2 and 3 alone: `hidden`, `aria-hidden="true"`, or a boilerplate
+/// class token or id (EXT-CLASS-01), whatever the element's name.
+pub fn is_hidden_or_boilerplate_named(element: &Element) -> bool {
     if element.has_attr(Attr::Hidden) {
         return true;
     }

@@ -223,7 +223,14 @@ impl Document {
 
 /// Parses `html` into a [`Document`], within the bounds described in the module docs.
 pub fn parse(html: &str) -> Document {
-    parse_counting(html, Counting::Bounded)
+    parse_counting(html, Counting::Bounded, true)
+}
+
+/// [`parse`] with scripting off: `<noscript>` content is parsed as markup, as a
+/// browser without JavaScript shows it. Article mode reads the crawler views that
+/// forums (Discourse) put there; the SRD algorithm removes `<noscript>` whole.
+pub fn parse_without_scripting(html: &str) -> Document {
+    parse_counting(html, Counting::Bounded, false)
 }
 
 /// When [`Limiter`] counts the tree builder's handles.
@@ -236,7 +243,7 @@ enum Counting {
     Always,
 }
 
-fn parse_counting(html: &str, counting: Counting) -> Document {
+fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
     let html = cap_attributes(html);
     let sink = Sink::new(element_budget(html.len()));
     let builder = TreeBuilder::new(
@@ -244,7 +251,7 @@ fn parse_counting(html: &str, counting: Counting) -> Document {
         TreeBuilderOpts {
             // `<noscript>` is removed as boilerplate either way; with scripting on
             // its content is raw text and cannot leak markup into the page.
-            scripting_enabled: true,
+            scripting_enabled: scripting,
             ..TreeBuilderOpts::default()
         },
     );
@@ -820,8 +827,8 @@ mod tests {
                 "<template>", "<select><option>", "</table>",
             ];
             let html: String = tokens.iter().map(|&i| SOUP[i]).collect();
-            let bounded = outline(&parse_counting(&html, Counting::Bounded));
-            let always = outline(&parse_counting(&html, Counting::Always));
+            let bounded = outline(&parse_counting(&html, Counting::Bounded, true));
+            let always = outline(&parse_counting(&html, Counting::Always, true));
             proptest::prop_assert_eq!(bounded, always);
         }
     }
@@ -832,7 +839,7 @@ mod tests {
         let doc = parse(&html);
         assert_eq!(
             outline(&doc),
-            outline(&parse_counting(&html, Counting::Always))
+            outline(&parse_counting(&html, Counting::Always, true))
         );
         let depth = doc.descendants().map(|n| n.ancestors().count()).max();
         assert!(depth.is_some_and(|d| d < MAX_OPEN + 8), "{depth:?}");
