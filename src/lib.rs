@@ -24,6 +24,7 @@ pub mod http;
 pub mod mcp;
 pub mod notes;
 pub mod output;
+pub mod page;
 pub mod render;
 pub mod robots;
 pub mod ssrf;
