@@ -23,6 +23,7 @@ pub mod extract;
 pub mod http;
 pub mod mcp;
 pub mod notes;
+pub mod offline;
 pub mod output;
 pub mod page;
 pub mod render;
