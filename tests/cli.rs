@@ -422,6 +422,22 @@ fn ext_extract_tool_errors_are_envelopes_with_exit_2() {
     let blank = webfetch_with_stdin(&["extract", "--base-url", base], b"  \n");
     assert_eq!(blank.status.code(), Some(2));
     assert_eq!(stdout_json(&blank)["code"], "extraction_failed");
+    // A page over max_download_bytes is refused as a fetched one would be.
+    let mut small = tempfile::NamedTempFile::new().unwrap();
+    small
+        .write_all(b"[tools.webfetch]\nmax_download_bytes = 1024\n")
+        .unwrap();
+    let big = format!("<p>{}</p>", "x".repeat(2000));
+    let config = path_str(small.path());
+    let too_large = webfetch_with_stdin(
+        &["extract", "--base-url", base, "--config", config],
+        big.as_bytes(),
+    );
+    assert_eq!(too_large.status.code(), Some(2));
+    let envelope = stdout_json(&too_large);
+    assert_eq!(envelope["code"], "response_too_large");
+    assert_eq!(envelope["details"]["max_bytes"], 1024);
+    assert_eq!(envelope["details"]["size"], 1025);
 }
 
 #[test]
