@@ -4,15 +4,40 @@
 //! unknown or missing property; FR-ERR-JSON-02, `details.validation`) and a
 //! tool-level rule (empty URL, `max_chunk_tokens` out of range;
 //! FR-WF-ERR-BADARGS-01, `details.field` / `details.reason`).
+//!
+//! Two schemas ([`ArgsSchema`]). The executor seam a host embeds speaks FR-WF-02
+//! exactly, so an extension property is refused there like any unknown key. MCP and
+//! the CLI speak the extended schema: FR-WF-02 plus our extension properties (today
+//! `extraction`), each optional, each absent meaning "as the SRD says". A new
+//! extension is one entry in [`extension_properties`], one field on [`FetchArgs`]
+//! and one line in [`FetchArgs::parse`].
 
 use serde_json::{Map, Value, json};
 
 use crate::error::FetchError;
+use crate::extract::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
 pub const MIN_CHUNK_TOKENS: u32 = 128;
 /// Largest accepted `max_chunk_tokens` (FR-WF-02a).
 pub const MAX_CHUNK_TOKENS: u32 = 2048;
+
+/// The properties of FR-WF-02.
+const SRD_PROPERTIES: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force_browser"];
+/// Our extension properties, accepted by [`ArgsSchema::Extended`] only.
+const EXTENSION_PROPERTIES: [&str; 1] = ["extraction"];
+
+/// The accepted values of `extraction`, in the order the schema lists them.
+const EXTRACTION_MODES: [ExtractionMode; 2] = [ExtractionMode::Srd, ExtractionMode::Article];
+
+/// What `extraction` is for, told to a model choosing whether to set it.
+const EXTRACTION_DESCRIPTION: &str = "Extension: how the content of an HTML page is chosen. \
+\"article\": only the main article or post (its text, headings, lists, code, links and \
+images), without navigation, sidebars, comments or related links; fewer tokens. Use it for \
+news, blog posts, essays and papers. \"srd\": the whole readable page after boilerplate \
+removal; use it for documentation, reference and listing pages, or when article mode misses \
+something. Default from config (\"srd\" unless configured). Falls back to \"srd\" with the \
+note article_fallback_srd when no main content is found; text/plain is the same either way.";
 
 /// A validated `web_fetch` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +50,39 @@ pub struct FetchArgs {
     pub no_cache: bool,
     /// Skip HTTP mode (FR-WF-12a).
     pub force_browser: bool,
+    /// Extension: how HTML pages are extracted; `None` = config default
+    /// (`[tools.webfetch.extraction] mode`). Always `None` from [`ArgsSchema::Srd`].
+    pub extraction: Option<ExtractionMode>,
+}
+
+/// Which request schema a front door accepts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ArgsSchema {
+    /// FR-WF-02 exactly, `additionalProperties: false`: the `ToolExecutor` seam.
+    #[default]
+    Srd,
+    /// FR-WF-02 plus our extension properties, still `additionalProperties: false`:
+    /// the MCP server and the CLI.
+    Extended,
+}
+
+impl ArgsSchema {
+    /// The JSON schema advertised for the tool in this dialect.
+    pub fn input_schema(self) -> Value {
+        let mut schema = input_schema();
+        if self == ArgsSchema::Extended
+            && let Some(Value::Object(properties)) = schema.get_mut("properties")
+        {
+            properties.extend(extension_properties());
+        }
+        schema
+    }
+
+    /// Whether `key` is a property of this schema.
+    fn knows(self, key: &str) -> bool {
+        SRD_PROPERTIES.contains(&key)
+            || (self == ArgsSchema::Extended && EXTENSION_PROPERTIES.contains(&key))
+    }
 }
 
 /// Why arguments were refused, split the way the executor reports them (Appendix E):
@@ -76,13 +134,44 @@ pub fn input_schema() -> Value {
     })
 }
 
+/// The extended schema: [`input_schema`] plus [`extension_properties`].
+pub fn extended_input_schema() -> Value {
+    ArgsSchema::Extended.input_schema()
+}
+
+/// The schemas of our extension properties, keyed by name (not in FR-WF-02).
+pub fn extension_properties() -> Map<String, Value> {
+    let modes: Vec<&str> = EXTRACTION_MODES.iter().map(|m| m.as_str()).collect();
+    let mut properties = Map::new();
+    properties.insert(
+        "extraction".to_owned(),
+        json!({
+            "type": "string",
+            "enum": modes,
+            "description": EXTRACTION_DESCRIPTION
+        }),
+    );
+    properties
+}
+
 impl FetchArgs {
-    /// Validates raw tool arguments against the schema, then the tool rules.
+    /// Validates raw tool arguments against FR-WF-02's schema, then the tool rules:
+    /// the executor seam, where an extension property is an unknown property.
     pub fn from_json(args: &Value) -> Result<FetchArgs, ArgsError> {
+        FetchArgs::parse(args, ArgsSchema::Srd)
+    }
+
+    /// Validates raw tool arguments against the extended schema (MCP, the CLI).
+    pub fn from_json_with_extensions(args: &Value) -> Result<FetchArgs, ArgsError> {
+        FetchArgs::parse(args, ArgsSchema::Extended)
+    }
+
+    /// Validates raw tool arguments against `dialect`, then the tool rules.
+    pub fn parse(args: &Value, dialect: ArgsSchema) -> Result<FetchArgs, ArgsError> {
         let object = args
             .as_object()
             .ok_or_else(|| schema("arguments must be a JSON object"))?;
-        reject_unknown_properties(object)?;
+        reject_unknown_properties(object, dialect)?;
         let url = match object.get("url") {
             Some(Value::String(url)) => url.clone(),
             Some(_) => return Err(schema("`url` must be a string")),
@@ -94,6 +183,8 @@ impl FetchArgs {
         };
         let no_cache = boolean(object, "no_cache")?;
         let force_browser = boolean(object, "force_browser")?;
+        // Only the extended dialect gets here with extension properties present.
+        let extraction = extraction(object)?;
         if url.trim().is_empty() {
             return Err(ArgsError::Rule(FetchError::bad_args(
                 "url",
@@ -105,6 +196,7 @@ impl FetchArgs {
             max_chunk_tokens,
             no_cache,
             force_browser,
+            extraction,
         })
     }
 }
@@ -113,9 +205,11 @@ fn schema(description: &str) -> ArgsError {
     ArgsError::Schema(FetchError::schema_violation(description))
 }
 
-fn reject_unknown_properties(object: &Map<String, Value>) -> Result<(), ArgsError> {
-    const KNOWN: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force_browser"];
-    match object.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+fn reject_unknown_properties(
+    object: &Map<String, Value>,
+    dialect: ArgsSchema,
+) -> Result<(), ArgsError> {
+    match object.keys().find(|key| !dialect.knows(key)) {
         None => Ok(()),
         Some(key) if key == "block_resources" => Err(schema(
             "`block_resources` is configuration-only (tools.webfetch.browser.block_resources) and not a request parameter",
@@ -144,6 +238,29 @@ fn chunk_tokens(value: &Value) -> Result<u32, ArgsError> {
         )));
     }
     Ok(number as u32)
+}
+
+/// Extension: `extraction`, one of [`EXTRACTION_MODES`]; anything else is a schema
+/// violation naming the accepted values.
+fn extraction(object: &Map<String, Value>) -> Result<Option<ExtractionMode>, ArgsError> {
+    let value = match object.get("extraction") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => value,
+    };
+    value
+        .as_str()
+        .and_then(|text| text.parse().ok())
+        .map(Some)
+        .ok_or_else(|| {
+            let accepted: Vec<String> = EXTRACTION_MODES
+                .iter()
+                .map(|m| format!("\"{m}\""))
+                .collect();
+            schema(&format!(
+                "`extraction` must be one of {}; got {value}",
+                accepted.join(", ")
+            ))
+        })
 }
 
 fn boolean(object: &Map<String, Value>, key: &str) -> Result<bool, ArgsError> {
@@ -221,5 +338,86 @@ mod tests {
         schema_error(json!(["https://a.example/"]));
         schema_error(json!({"url": 5}));
         schema_error(json!({"url": "https://a.example/", "no_cache": "yes"}));
+    }
+
+    #[test]
+    fn the_srd_schema_refuses_extension_properties_as_unknown() {
+        let error = schema_error(json!({"url": "https://a.example/", "extraction": "article"}));
+        assert_eq!(
+            error.message,
+            "unknown property `extraction` (additionalProperties is false)"
+        );
+        let schema = input_schema();
+        assert!(schema["properties"].get("extraction").is_none());
+        assert_eq!(schema, ArgsSchema::Srd.input_schema());
+        assert_eq!(
+            FetchArgs::from_json(&json!({"url": "https://a.example/"}))
+                .unwrap()
+                .extraction,
+            None
+        );
+    }
+
+    #[test]
+    fn the_extended_schema_adds_extraction_and_nothing_else() {
+        let extended = extended_input_schema();
+        assert_eq!(extended["additionalProperties"], false);
+        assert_eq!(extended["required"], json!(["url"]));
+        assert_eq!(
+            extended["properties"]["extraction"]["enum"],
+            json!(["srd", "article"])
+        );
+        let mut without = extended.clone();
+        without["properties"]
+            .as_object_mut()
+            .unwrap()
+            .remove("extraction");
+        assert_eq!(without, input_schema());
+    }
+
+    #[test]
+    fn extended_arguments_parse_extraction() {
+        let parse = |args: Value| FetchArgs::from_json_with_extensions(&args);
+        for (value, expected) in [
+            (json!("srd"), Some(ExtractionMode::Srd)),
+            (json!("article"), Some(ExtractionMode::Article)),
+            (Value::Null, None),
+        ] {
+            let args = parse(json!({"url": "https://a.example/", "extraction": value})).unwrap();
+            assert_eq!(args.extraction, expected, "{value}");
+        }
+        let plain = parse(json!({"url": "https://a.example/", "no_cache": true})).unwrap();
+        assert_eq!(
+            plain,
+            FetchArgs::from_json(&json!({"url": "https://a.example/", "no_cache": true})).unwrap()
+        );
+        for bad in [
+            json!("Article"),
+            json!("readability"),
+            json!(1),
+            json!(["srd"]),
+        ] {
+            match parse(json!({"url": "https://a.example/", "extraction": bad})) {
+                Err(ArgsError::Schema(error)) => {
+                    assert_eq!(error.code, ErrorCode::BadArgs);
+                    assert!(
+                        error.message.contains(r#""srd", "article""#),
+                        "{}",
+                        error.message
+                    );
+                    assert!(
+                        error.message.contains(&bad.to_string()),
+                        "{}",
+                        error.message
+                    );
+                }
+                other => panic!("expected a schema error for {bad}, got {other:?}"),
+            }
+        }
+        // Unknown keys stay unknown in the extended dialect too.
+        assert!(matches!(
+            parse(json!({"url": "https://a.example/", "start": 2})),
+            Err(ArgsError::Schema(_))
+        ));
     }
 }

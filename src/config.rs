@@ -9,12 +9,18 @@
 //! Unknown keys inside `[tools.webfetch]` are errors that name the key: a typo in a
 //! security setting must never pass silently. Keys outside `[tools]` belong to the
 //! host agent and are ignored, so one file serves a host and the CLI alike.
+//!
+//! One sub-table is an extension of ours, not the SRD's:
+//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
+//! Its default, `srd`, leaves every response as the SRD specifies it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ipnet::IpNet;
 use serde::Deserialize;
+
+use crate::extract::ExtractionMode;
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,6 +112,7 @@ pub struct RawConfig {
     pub http: Option<RawHttp>,
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
+    pub extraction: Option<RawExtraction>,
 }
 
 /// `[tools.webfetch.security]`.
@@ -162,6 +169,15 @@ pub struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
+}
+
+/// `[tools.webfetch.extraction]`: an extension of ours, not in SRD 5.3. Absent,
+/// every page is extracted by FR-WF-13 exactly.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawExtraction {
+    pub mode: Option<String>,
 }
 
 /// The CDP ResourceType values accepted in `block_resources` (FR-WF-BLOCKRES-01).
@@ -337,6 +353,14 @@ impl Default for RenderingSettings {
     }
 }
 
+/// `[tools.webfetch.extraction]`, resolved (extension).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtractionSettings {
+    /// The extraction of HTML pages when a call names none: `srd` (the default,
+    /// FR-WF-13) or `article`.
+    pub mode: ExtractionMode,
+}
+
 /// Everything the tool runs with: every field present, clamped and validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -366,6 +390,8 @@ pub struct Settings {
     pub use_system_proxy: bool,
     /// Rendering selection.
     pub rendering: RenderingSettings,
+    /// Extraction defaults (extension).
+    pub extraction: ExtractionSettings,
 }
 
 impl Default for Settings {
@@ -492,6 +518,7 @@ impl Settings {
         let security = resolve_security(raw.security.clone().unwrap_or_default(), w)?;
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
+        let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -600,6 +627,7 @@ impl Settings {
                 .and_then(|h| h.use_system_proxy)
                 .unwrap_or(false),
             rendering,
+            extraction,
         };
         Ok(Resolved { settings, warnings })
     }
@@ -756,6 +784,18 @@ fn resolve_rendering(
             w,
         ),
     })
+}
+
+/// `[tools.webfetch.extraction]`: a `mode` other than `srd` or `article` stops
+/// start-up with a message naming the value and the accepted ones.
+fn resolve_extraction(raw: RawExtraction) -> Result<ExtractionSettings, ConfigError> {
+    let mode = match raw.mode {
+        None => ExtractionMode::default(),
+        Some(text) => text.parse().map_err(|error| {
+            ConfigError::new(format!("tools.webfetch.extraction.mode: {error}"))
+        })?,
+    };
+    Ok(ExtractionSettings { mode })
 }
 
 /// Normalises a `js_heavy_domains` entry with Appendix A host rules (lowercase, IDNA

@@ -1,4 +1,6 @@
-//! The MCP stdio server: one tool, `web_fetch`, with the FR-WF-02 input schema.
+//! The MCP stdio server: one tool, `web_fetch`, with the FR-WF-02 input schema
+//! plus our extension properties ([`ArgsSchema::Extended`]: `extraction`), each
+//! optional; a call that uses none gets exactly the SRD's response.
 //!
 //! A success returns the response JSON as text content; a tool error returns
 //! `isError: true` with the error envelope as text, so the model can read the code.
@@ -14,6 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use crate::args::ArgsSchema;
 use crate::executor::{ToolCtx, ToolExecutor, run_tool};
 use crate::tool::WebFetchTool;
 
@@ -29,10 +32,11 @@ pub struct WebFetchServer {
 }
 
 impl WebFetchServer {
-    /// A server around a tool; each call's output fits `max_output_bytes`.
+    /// A server around a tool, which it serves with the extended schema; each
+    /// call's output fits `max_output_bytes`.
     pub fn new(tool: WebFetchTool, max_output_bytes: usize) -> WebFetchServer {
         WebFetchServer {
-            tool: Arc::new(tool),
+            tool: Arc::new(tool.with_schema(ArgsSchema::Extended)),
             max_output_bytes,
         }
     }
@@ -59,7 +63,8 @@ impl ServerHandler for WebFetchServer {
             .with_server_info(Implementation::new("webfetch", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "web_fetch fetches an http(s) URL and returns its readable content as token-bounded \
-                 Markdown chunks in JSON. Private networks and robots.txt-disallowed pages are refused.",
+                 Markdown chunks in JSON. Private networks and robots.txt-disallowed pages are refused. \
+                 Pass extraction: \"article\" for just the main text of an article or post.",
             )
     }
 

@@ -3,6 +3,12 @@
 //! JS-heavy or an SPA shell), content type and charset, extract, chunk, fit, cache
 //! write. Notes are gathered in stage order; `Notes` keeps the canonical order
 //! whatever the insertion order (FR-WF-NOTES-ORDER-01).
+//!
+//! Extensions (never used unless asked for, so every SRD response is unchanged):
+//! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
+//! accepts the extension properties of [`crate::args`]; `extraction` (or the
+//! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
+//! documents the cache keeps under their own key.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,18 +17,18 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::args::{ArgsError, FetchArgs};
+use crate::args::{ArgsError, ArgsSchema, FetchArgs};
 use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
-use crate::content::charset;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
-use crate::extract;
+use crate::extract::{self, ExtractionMode};
 use crate::http::{self, HttpClient};
 use crate::notes::{Note, Notes};
 use crate::output::{self, ResponseMeta, Timestamp};
+use crate::page::Page;
 use crate::render::{self, RenderContext};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
@@ -39,6 +45,7 @@ pub struct WebFetchTool {
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
+    schema: ArgsSchema,
 }
 
 /// The document a rendering stage produced, before chunking.
@@ -64,7 +71,23 @@ impl WebFetchTool {
             cache: Arc::new(Mutex::new(None)),
             settings,
             validator,
+            schema: ArgsSchema::Srd,
         }
+    }
+
+    /// The same tool accepting arguments of `schema`: [`ArgsSchema::Srd`] (the
+    /// default) is FR-WF-02 exactly; [`ArgsSchema::Extended`] adds our extension
+    /// properties to what [`ToolExecutor::input_schema`] advertises and what
+    /// [`call`](Self::call) and [`ToolExecutor::execute`] accept. The MCP server
+    /// and the CLI use the extended schema; a host opts in the same way.
+    pub fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
+        self.schema = schema;
+        self
+    }
+
+    /// The argument schema this tool accepts.
+    pub fn schema(&self) -> ArgsSchema {
+        self.schema
     }
 
     /// The resolved configuration.
@@ -95,7 +118,7 @@ impl WebFetchTool {
         args: &Value,
         effective_max_bytes: usize,
     ) -> Result<String, FetchError> {
-        let args = FetchArgs::from_json(args).map_err(ArgsError::into_fetch_error)?;
+        let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
         self.fetch(&args, effective_max_bytes).await
     }
 
@@ -167,6 +190,7 @@ impl WebFetchTool {
         let max_chunk_tokens =
             args.max_chunk_tokens
                 .unwrap_or(self.settings.default_max_chunk_tokens) as usize;
+        let mode = args.extraction.unwrap_or(self.settings.extraction.mode);
         let planned = if args.force_browser || self.is_js_heavy(url) {
             RenderingMethod::Browser
         } else {
@@ -177,12 +201,14 @@ impl WebFetchTool {
 
         // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
         if let (Some(cache), false) = (&cache, args.no_cache) {
-            let hit = match cache_get(cache, url, planned).await {
+            // A hit reports `cache_hit` only: the notes of the fetch that filled
+            // the entry (`charset_fallback`, `article_fallback_srd`) are not kept.
+            let hit = match cache_get(cache, url, planned, mode).await {
                 Some(hit) => Some((hit, planned)),
                 // A js-heavy host served over HTTP because the browser was
                 // unavailable was cached under `http` (CCH-KEY-03: the method used).
                 None if planned == RenderingMethod::Browser && !args.force_browser => {
-                    cache_get(cache, url, RenderingMethod::Http)
+                    cache_get(cache, url, RenderingMethod::Http, mode)
                         .await
                         .map(|hit| (hit, RenderingMethod::Http))
                 }
@@ -218,14 +244,14 @@ impl WebFetchTool {
         // Fetch, ContentType, Extract (with the SPA fallback of FR-WF-12c).
         let rendered = match planned {
             RenderingMethod::Browser if args.force_browser => {
-                self.render_browser(url, deadline, &mut notes).await?
+                self.render_browser(url, deadline, &mut notes, mode).await?
             }
             RenderingMethod::Browser => {
                 // A `js_heavy_domains` host. SRD-READINGS 19 (FR-WF-11a, 12d): only
                 // `force_browser` makes an unavailable browser an error; otherwise the
                 // HTTP result stands, with the note. Any other browser failure is the
                 // result of browser mode and is returned (FR-WF-12f).
-                match self.render_browser(url, deadline, &mut notes).await {
+                match self.render_browser(url, deadline, &mut notes, mode).await {
                     Ok(rendered) => rendered,
                     Err(error) if error.code == ErrorCode::BrowserUnavailable => {
                         tracing::warn!(
@@ -234,12 +260,16 @@ impl WebFetchTool {
                             error.message
                         );
                         notes.add(Note::BrowserUnavailableUsedHttp);
-                        self.render_http(url, deadline, &mut notes, false).await?
+                        self.render_http(url, deadline, &mut notes, false, mode)
+                            .await?
                     }
                     Err(error) => return Err(error),
                 }
             }
-            RenderingMethod::Http => self.render_http(url, deadline, &mut notes, true).await?,
+            RenderingMethod::Http => {
+                self.render_http(url, deadline, &mut notes, true, mode)
+                    .await?
+            }
         };
         let fetched_at = OffsetDateTime::now_utc();
 
@@ -251,6 +281,7 @@ impl WebFetchTool {
                 cache,
                 &rendered.final_url,
                 rendered.method,
+                mode,
                 &document,
                 fetched_at,
             )
@@ -279,49 +310,46 @@ impl WebFetchTool {
         Ok((json, rendered.method))
     }
 
-    /// HTTP mode: fetch (robots.txt checked on every redirect hop), decode, extract;
-    /// then, if `spa_fallback`, the browser when the page looks like an unrendered
-    /// SPA shell (off when the browser was already found unavailable).
+    /// HTTP mode: fetch (robots.txt checked on every redirect hop), decode, extract
+    /// in `mode`; then, if `spa_fallback`, the browser when the page looks like an
+    /// unrendered SPA shell (off when the browser was already found unavailable).
     async fn render_http(
         &self,
         url: &CanonicalUrl,
         deadline: Instant,
         notes: &mut Notes,
         spa_fallback: bool,
+        mode: ExtractionMode,
     ) -> Result<Rendered, FetchError> {
         let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
         let fetched = http::fetch_document(&self.client, url, deadline, Some(&hop_check)).await;
         notes.extend(&hop_check.into_notes());
         let fetched = fetched?;
-        let is_html = fetched.kind == MediaKind::Html;
-        let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), is_html);
-        let document = if is_html {
-            extract::extract_html(&decoded.text, fetched.final_url.as_url())?
-        } else if decoded.text.trim().is_empty() {
-            // FR-WF-EXT-EMPTY-02's rule applied to text/plain too: an empty body is
-            // an actionable error, never a success with no chunks.
-            return Err(FetchError::no_extractable_content());
-        } else {
-            extract::extract_plain(&decoded.text)
-        };
-        let mut http_notes = Notes::new();
-        if decoded.charset_fallback {
-            http_notes.add(Note::CharsetFallback);
-        }
+        let page = Page::read(
+            &fetched.body,
+            fetched.kind,
+            fetched.header_charset.as_deref(),
+            fetched.final_url.as_url(),
+            mode,
+        )?;
+        let wants_browser = spa_fallback
+            && fetched.kind == MediaKind::Html
+            && self.wants_spa_fallback(&page, fetched.final_url.as_url());
+        let http_notes = page.notes;
         let http_result = Rendered {
             final_url: fetched.final_url,
             method: RenderingMethod::Http,
-            document,
+            document: page.document,
         };
-        if !(spa_fallback
-            && is_html
-            && self.wants_spa_fallback(&http_result.document, &decoded.text))
-        {
+        if !wants_browser {
             notes.extend(&http_notes);
             return Ok(http_result);
         }
         let mut browser_notes = Notes::new();
-        match self.render_browser(url, deadline, &mut browser_notes).await {
+        match self
+            .render_browser(url, deadline, &mut browser_notes, mode)
+            .await
+        {
             Ok(rendered) => {
                 notes.extend(&browser_notes);
                 Ok(rendered)
@@ -341,11 +369,23 @@ impl WebFetchTool {
     /// FR-WF-12c: little extracted text (in chars, after normalisation,
     /// FR-WF-12c-UNIT) and an SPA indicator in the raw decoded HTML. Status 200 is
     /// implied: any other status already failed the fetch (FR-WF-12f).
-    fn wants_spa_fallback(&self, document: &ExtractedDocument, raw_html: &str) -> bool {
+    ///
+    /// The text measured is the SRD reading of the page whatever the extraction
+    /// mode: an article is legitimately shorter than the whole page, and the
+    /// choice of renderer must not change with an extension. So a short article
+    /// (rare) is measured again with the SRD algorithm.
+    fn wants_spa_fallback(&self, page: &Page, final_url: &url::Url) -> bool {
         let rendering = &self.settings.rendering;
-        rendering.spa_fallback_enabled
-            && document.markdown.chars().count() < rendering.min_extracted_chars as usize
-            && render::spa_indicators(raw_html)
+        let thin = |document: &ExtractedDocument| {
+            document.markdown.chars().count() < rendering.min_extracted_chars as usize
+        };
+        if !(rendering.spa_fallback_enabled
+            && thin(&page.document)
+            && render::spa_indicators(&page.text))
+        {
+            return false;
+        }
+        page.is_srd_reading || extract::extract_html(&page.text, final_url).is_ok_and(|d| thin(&d))
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
@@ -356,6 +396,7 @@ impl WebFetchTool {
         url: &CanonicalUrl,
         deadline: Instant,
         notes: &mut Notes,
+        mode: ExtractionMode,
     ) -> Result<Rendered, FetchError> {
         let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
         let ctx = RenderContext::new(&self.client, Arc::clone(&self.validator), url, deadline)
@@ -369,11 +410,12 @@ impl WebFetchTool {
         if page.blocked_non_get {
             notes.add(Note::BrowserBlockedNonGet);
         }
-        let document = extract::extract_html(&page.html, page.final_url.as_url())?;
+        let extracted = Page::from_html(page.html, page.final_url.as_url(), mode)?;
+        notes.extend(&extracted.notes);
         Ok(Rendered {
             final_url: page.final_url,
             method: RenderingMethod::Browser,
-            document,
+            document: extracted.document,
         })
     }
 
@@ -402,12 +444,15 @@ async fn cache_get(
     cache: &Arc<DiskCache>,
     url: &CanonicalUrl,
     method: RenderingMethod,
+    mode: ExtractionMode,
 ) -> Option<CachedDocument> {
     let (cache, url) = (Arc::clone(cache), url.clone());
-    tokio::task::spawn_blocking(move || cache.get(&url, method, OffsetDateTime::now_utc()))
-        .await
-        .ok()
-        .flatten()
+    tokio::task::spawn_blocking(move || {
+        cache.get_with(&url, method, mode, OffsetDateTime::now_utc())
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// `DiskCache::put` on a blocking thread; the error is the `{reason}` of the
@@ -416,13 +461,14 @@ async fn cache_put(
     cache: &Arc<DiskCache>,
     url: &CanonicalUrl,
     method: RenderingMethod,
+    mode: ExtractionMode,
     document: &Arc<ExtractedDocument>,
     fetched_at: OffsetDateTime,
 ) -> Result<(), String> {
     let (cache, url, document) = (Arc::clone(cache), url.clone(), Arc::clone(document));
     tokio::task::spawn_blocking(move || {
         cache
-            .put(&url, method, &document, fetched_at, fetched_at)
+            .put_with(&url, method, mode, &document, fetched_at, fetched_at)
             .map_err(|error| error.to_string())
     })
     .await
@@ -449,8 +495,9 @@ impl ToolExecutor for WebFetchTool {
         "Fetch a URL and extract its content as markdown"
     }
 
+    /// FR-WF-02's schema, or the extended one (see [`WebFetchTool::with_schema`]).
     fn input_schema(&self) -> Value {
-        crate::args::input_schema()
+        self.schema.input_schema()
     }
 
     /// Network egress (NFR-WF-OP-01).
@@ -502,7 +549,7 @@ impl ToolExecutor for WebFetchTool {
                 tool: "web_fetch".to_owned(),
                 message: error.to_json(),
             };
-            let args = match FetchArgs::from_json(&args) {
+            let args = match FetchArgs::parse(&args, self.schema) {
                 Ok(args) => args,
                 Err(ArgsError::Schema(error)) => {
                     return Err(ToolError::BadArgs {

@@ -1,8 +1,18 @@
 //! The CLI contract: one JSON object on stdout; exit 0 success, 2 tool error (envelope
 //! on stdout), 1 configuration or usage error (message on stderr, nothing on stdout).
+//! Also the extensions: `fetch --extraction` against a loopback server, and the
+//! offline `extract` command.
+
+mod support;
 
 use std::io::Write;
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use wiremock::MockServer;
+
+use support::{Config, html, serve};
 
 fn webfetch(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webfetch"))
@@ -10,6 +20,33 @@ fn webfetch(args: &[&str]) -> Output {
         .env_remove("RUST_LOG")
         .output()
         .expect("the binary runs")
+}
+
+/// Runs the binary with `input` on its stdin.
+fn webfetch_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webfetch"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("a stdin pipe");
+    stdin.write_all(input).unwrap();
+    drop(stdin);
+    child.wait_with_output().expect("the binary finishes")
+}
+
+/// [`webfetch`] off the async runtime, so the wiremock server it talks to keeps
+/// serving.
+async fn webfetch_async(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        webfetch(&args)
+    })
+    .await
+    .unwrap()
 }
 
 fn stdout_json(output: &Output) -> serde_json::Value {
@@ -109,4 +146,340 @@ fn pretty_output_keeps_field_order() {
     assert!(code < message && message < details, "{text}");
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["details"]["scheme"], "gopher");
+}
+
+// ---------------------------------------------------------------- extension: extraction
+
+/// A page on which a scoring (article) extractor finds no main content: a body of
+/// two words. Article mode falls back to SRD with the `article_fallback_srd` note,
+/// with today's stub and the real algorithm alike.
+const TINY: &str = "<html><head><title>Tiny</title></head><body><p>Two words.</p></body></html>";
+
+/// A page with a title, a language and relative links.
+const POST: &str = r#"<!DOCTYPE html><html lang="en"><head><title>A post</title></head>
+<body><nav><a href="/">Home</a></nav><main><h1>A post</h1>
+<p>Read <a href="../guide#install">the guide</a> and see <img src="img/d.png" alt="D">.</p>
+</main><footer>Footer</footer></body></html>"#;
+
+/// A config file allowing loopback on `port`, caching off.
+fn config_file(port: u16) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(Config::new(&[port]).toml().as_bytes())
+        .unwrap();
+    file
+}
+
+fn notes(response: &Value) -> &Value {
+    &response["notes"]
+}
+
+/// `response` without `fetched_at`, which differs between two runs.
+fn timeless(mut response: Value) -> Value {
+    response.as_object_mut().unwrap().remove("fetched_at");
+    response
+}
+
+fn saved(html: &[u8]) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(html).unwrap();
+    file
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ext_fetch_extraction_flag_selects_the_mode() {
+    let server = MockServer::start().await;
+    serve(&server, "/tiny", html(TINY)).await;
+    let port = server.address().port();
+    let config = config_file(port);
+    let url = format!("http://127.0.0.1:{port}/tiny");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["fetch".to_owned(), url.clone(), "--config".to_owned()];
+        args.push(path_str(config.path()).to_owned());
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        webfetch_async(args)
+    };
+
+    let plain = run(&[]).await;
+    assert_eq!(plain.status.code(), Some(0), "{plain:?}");
+    let plain = stdout_json(&plain);
+    assert_eq!(notes(&plain), &json!([]));
+    let srd = run(&["--extraction", "srd"]).await;
+    assert_eq!(timeless(stdout_json(&srd)), timeless(plain.clone()));
+    let article = run(&["--extraction", "article"]).await;
+    assert_eq!(article.status.code(), Some(0), "{article:?}");
+    let article = stdout_json(&article);
+    assert_eq!(notes(&article), &json!(["article_fallback_srd"]));
+    assert_eq!(article["chunks"], plain["chunks"]);
+
+    let bogus = run(&["--extraction", "summary"]).await;
+    assert_eq!(bogus.status.code(), Some(1));
+    assert!(bogus.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&bogus.stderr);
+    assert!(
+        stderr.contains("srd") && stderr.contains("article"),
+        "{stderr}"
+    );
+}
+
+/// `extract` gives exactly what `fetch` gives for the same bytes from the same URL,
+/// `fetched_at` aside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ext_extract_html_file_matches_a_fetch_of_the_page() {
+    let server = MockServer::start().await;
+    serve(&server, "/blog/post", html(POST)).await;
+    let port = server.address().port();
+    let config = config_file(port);
+    let url = format!("http://127.0.0.1:{port}/blog/post");
+    let fetched = webfetch_async(vec![
+        "fetch".into(),
+        url.clone(),
+        "--config".into(),
+        path_str(config.path()).into(),
+        "--max-chunk-tokens".into(),
+        "128".into(),
+    ])
+    .await;
+    assert_eq!(fetched.status.code(), Some(0), "{fetched:?}");
+    let fetched = stdout_json(&fetched);
+
+    let page = saved(POST.as_bytes());
+    let extracted = webfetch(&[
+        "extract",
+        path_str(page.path()),
+        "--base-url",
+        &url,
+        "--max-chunk-tokens",
+        "128",
+        "--content-type",
+        "text/html; charset=utf-8",
+    ]);
+    assert_eq!(extracted.status.code(), Some(0), "{extracted:?}");
+    let extracted = stdout_json(&extracted);
+    assert!(extracted["fetched_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(timeless(extracted.clone()), timeless(fetched));
+    assert_eq!(extracted["rendering_method"], "http");
+    assert_eq!(extracted["title"], "A post");
+    assert_eq!(extracted["language"], "en");
+    let text = extracted["chunks"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("http://127.0.0.1:{port}/guide#install")),
+        "{text}"
+    );
+}
+
+#[test]
+fn ext_extract_canonicalises_the_base_url_and_reads_stdin() {
+    let base = "HTTPS://Example.COM:443/a/./b/../post#top";
+    let from_file = {
+        let page = saved(POST.as_bytes());
+        webfetch(&["extract", path_str(page.path()), "--base-url", base])
+    };
+    assert_eq!(from_file.status.code(), Some(0), "{from_file:?}");
+    let from_file = stdout_json(&from_file);
+    assert_eq!(from_file["requested_url"], base);
+    assert_eq!(from_file["final_url"], "https://example.com/a/post");
+    let text = from_file["chunks"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("(https://example.com/guide#install)"),
+        "{text}"
+    );
+    assert!(text.contains("(https://example.com/a/img/d.png)"), "{text}");
+    // The default `text/html` declares no charset, nor does the page: UTF-8 with
+    // the note, by the rules of a fetch.
+    assert_eq!(notes(&from_file), &json!(["charset_fallback"]));
+
+    for args in [
+        vec!["extract", "-", "--base-url", base],
+        vec!["extract", "--base-url", base],
+    ] {
+        let output = webfetch_with_stdin(&args, POST.as_bytes());
+        assert_eq!(output.status.code(), Some(0), "{args:?} {output:?}");
+        assert_eq!(
+            timeless(stdout_json(&output)),
+            timeless(from_file.clone()),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn ext_extract_text_plain_follows_the_charset_rules() {
+    let base = "https://example.com/notes.txt";
+    let latin1 = webfetch_with_stdin(
+        &[
+            "extract",
+            "--base-url",
+            base,
+            "--content-type",
+            "text/plain; charset=windows-1252",
+        ],
+        b"Caf\xe9   cr\xe8me\r\n",
+    );
+    assert_eq!(latin1.status.code(), Some(0), "{latin1:?}");
+    let latin1 = stdout_json(&latin1);
+    assert_eq!(latin1["chunks"][0]["text"], "Caf\u{e9}   cr\u{e8}me");
+    assert_eq!(notes(&latin1), &json!([]));
+    assert!(latin1.get("title").is_none());
+
+    // No declared charset: UTF-8 with replacement, and the note (SRD-READINGS 12).
+    let bare = webfetch_with_stdin(
+        &[
+            "extract",
+            "--base-url",
+            base,
+            "--content-type",
+            "text/plain",
+        ],
+        b"caf\xc3\xa9 \xff",
+    );
+    let bare = stdout_json(&bare);
+    assert_eq!(bare["chunks"][0]["text"], "caf\u{e9} \u{fffd}");
+    assert_eq!(notes(&bare), &json!(["charset_fallback"]));
+    // text/plain is the same in article mode: no fallback note.
+    let article = webfetch_with_stdin(
+        &[
+            "extract",
+            "--base-url",
+            base,
+            "--content-type",
+            "text/plain; charset=utf-8",
+            "--extraction",
+            "article",
+        ],
+        b"just text",
+    );
+    assert_eq!(notes(&stdout_json(&article)), &json!([]));
+}
+
+#[test]
+fn ext_extract_article_flag_falls_back_with_the_note() {
+    let page = saved(TINY.as_bytes());
+    let base = "https://example.com/tiny";
+    let utf8 = "text/html; charset=utf-8";
+    let srd = webfetch(&[
+        "extract",
+        path_str(page.path()),
+        "--base-url",
+        base,
+        "--content-type",
+        utf8,
+    ]);
+    let srd = stdout_json(&srd);
+    assert_eq!(notes(&srd), &json!([]));
+    let article = webfetch(&[
+        "extract",
+        path_str(page.path()),
+        "--base-url",
+        base,
+        "--content-type",
+        utf8,
+        "--extraction",
+        "article",
+    ]);
+    assert_eq!(article.status.code(), Some(0), "{article:?}");
+    let article = stdout_json(&article);
+    assert_eq!(notes(&article), &json!(["article_fallback_srd"]));
+    assert_eq!(article["chunks"], srd["chunks"]);
+}
+
+#[test]
+fn ext_extract_tool_errors_are_envelopes_with_exit_2() {
+    let page = saved(POST.as_bytes());
+    let file = path_str(page.path());
+    let base = "https://example.com/post";
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--content-type", "application/pdf"],
+            "unsupported_content_type",
+        ),
+        (&["--max-chunk-tokens", "5000"], "bad_args"),
+        (&["--max-output-bytes", "50"], "internal"),
+    ];
+    for (extra, code) in cases {
+        let mut args = vec!["extract", file, "--base-url", base];
+        args.extend_from_slice(extra);
+        let output = webfetch(&args);
+        assert_eq!(output.status.code(), Some(2), "{extra:?}");
+        assert_eq!(stdout_json(&output)["code"], code, "{extra:?}");
+    }
+    let pdf = webfetch(&[
+        "extract",
+        file,
+        "--base-url",
+        base,
+        "--content-type",
+        "application/pdf",
+    ]);
+    assert_eq!(
+        stdout_json(&pdf)["details"]["content_type"],
+        "application/pdf"
+    );
+    // An empty page has nothing to extract, as over HTTP.
+    let blank = webfetch_with_stdin(&["extract", "--base-url", base], b"  \n");
+    assert_eq!(blank.status.code(), Some(2));
+    assert_eq!(stdout_json(&blank)["code"], "extraction_failed");
+    // A page over max_download_bytes is refused as a fetched one would be.
+    let mut small = tempfile::NamedTempFile::new().unwrap();
+    small
+        .write_all(b"[tools.webfetch]\nmax_download_bytes = 1024\n")
+        .unwrap();
+    let big = format!("<p>{}</p>", "x".repeat(2000));
+    let config = path_str(small.path());
+    let too_large = webfetch_with_stdin(
+        &["extract", "--base-url", base, "--config", config],
+        big.as_bytes(),
+    );
+    assert_eq!(too_large.status.code(), Some(2));
+    let envelope = stdout_json(&too_large);
+    assert_eq!(envelope["code"], "response_too_large");
+    assert_eq!(envelope["details"]["max_bytes"], 1024);
+    assert_eq!(envelope["details"]["size"], 1025);
+}
+
+#[test]
+fn ext_extract_usage_errors_exit_1_with_nothing_on_stdout() {
+    let page = saved(POST.as_bytes());
+    let file = path_str(page.path());
+    for (args, says) in [
+        (
+            vec!["extract", file, "--base-url", "ftp://example.com/x"],
+            "--base-url",
+        ),
+        (
+            vec!["extract", file, "--base-url", "not a url"],
+            "--base-url",
+        ),
+        (vec!["extract", file, "--base-url", ""], "--base-url"),
+        (vec!["extract", file], "--base-url"),
+        (
+            vec![
+                "extract",
+                "/nonexistent/page.html",
+                "--base-url",
+                "https://example.com/",
+            ],
+            "/nonexistent/page.html",
+        ),
+        (
+            vec![
+                "extract",
+                file,
+                "--base-url",
+                "https://example.com/",
+                "--extraction",
+                "x",
+            ],
+            "--extraction",
+        ),
+    ] {
+        let output = webfetch(&args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
 }

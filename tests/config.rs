@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use webfetch::config::{self, ConfigError, Loaded, Registration, Settings, ToolsMode};
+use webfetch::extract::ExtractionMode;
 
 fn load(toml: &str) -> Loaded {
     config::load_str_with_env(toml, &|name| match name {
@@ -57,6 +58,7 @@ fn defaults_match_the_5_4_table() {
     assert!(s.rendering.js_heavy_domains.is_empty());
     assert!(s.rendering.spa_fallback_enabled);
     assert_eq!(s.rendering.min_extracted_chars, 400);
+    assert_eq!(s.extraction.mode, ExtractionMode::Srd);
     assert_eq!(s, Settings::default());
 }
 
@@ -259,6 +261,10 @@ fn unknown_keys_are_errors_that_name_them() {
         ("[tools.webfetch.rendering]\njs_heavy = []\n", "js_heavy"),
         ("[tools.webfetch.http]\nproxy = \"x\"\n", "proxy"),
         ("[tools.webfetch.cache]\ndir = \"x\"\n", "cache"),
+        (
+            "[tools.webfetch.extraction]\nalgorithm = \"x\"\n",
+            "algorithm",
+        ),
     ] {
         let e = error(toml).to_string();
         assert!(e.starts_with("Configuration error: "), "{e}");
@@ -266,6 +272,43 @@ fn unknown_keys_are_errors_that_name_them() {
     }
     // The host's own tables are not ours to judge.
     load("[model]\nname = \"x\"\n[tools.shell]\nallow = true\n[tools.webfetch]\nenabled = true\n");
+}
+
+/// Extension: `[tools.webfetch.extraction] mode` picks the default extraction of
+/// HTML pages; absent, it is the SRD's.
+#[test]
+fn extraction_mode_is_srd_unless_configured() {
+    assert_eq!(load("").settings.extraction.mode, ExtractionMode::Srd);
+    assert_eq!(
+        load("[tools.webfetch.extraction]\n")
+            .settings
+            .extraction
+            .mode,
+        ExtractionMode::Srd
+    );
+    for (written, mode) in [
+        ("srd", ExtractionMode::Srd),
+        ("article", ExtractionMode::Article),
+    ] {
+        let toml = format!("[tools.webfetch.extraction]\nmode = \"{written}\"\n");
+        assert_eq!(load(&toml).settings.extraction.mode, mode, "{toml}");
+    }
+}
+
+#[test]
+fn extraction_mode_bad_value_is_a_startup_error_naming_it() {
+    for bad in ["Article", "readability", ""] {
+        let toml = format!("[tools.webfetch.extraction]\nmode = \"{bad}\"\n");
+        let e = error(&toml).to_string();
+        assert!(
+            e.starts_with("Configuration error: tools.webfetch.extraction.mode"),
+            "{e}"
+        );
+        assert!(e.contains(&format!("`{bad}`")), "{e}");
+        assert!(e.contains("`srd`") && e.contains("`article`"), "{e}");
+    }
+    let e = error("[tools.webfetch.extraction]\nmode = 1\n").to_string();
+    assert!(e.starts_with("Configuration error: "), "{e}");
 }
 
 #[test]

@@ -1,11 +1,19 @@
 //! The MCP server driven by rmcp's real client over a child process: initialize,
-//! list tools, call with bad arguments and blocked targets.
+//! list tools, call with bad arguments and blocked targets, and the `extraction`
+//! extension against a loopback server.
+
+mod support;
+
+use std::io::Write as _;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
+use wiremock::MockServer;
+
+use support::{Config, html, serve};
 
 type Client = RunningService<rmcp::RoleClient, ()>;
 
@@ -88,5 +96,59 @@ async fn mcp_blocked_targets_report_the_structured_code() {
     assert_eq!(envelope["details"]["cidr"], "169.254.0.0/16");
     let result = call(&client, json!({"url": "file:///etc/passwd"})).await;
     assert_eq!(text(&result)["code"], "invalid_scheme");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_advertises_the_extraction_extension() {
+    let client = start_server(&[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let schema = Value::Object((*tools[0].input_schema).clone());
+    let extraction = &schema["properties"]["extraction"];
+    assert_eq!(extraction["type"], "string");
+    assert_eq!(extraction["enum"], json!(["srd", "article"]));
+    let description = extraction["description"].as_str().unwrap();
+    assert!(
+        description.contains("\"article\"") && description.contains("\"srd\""),
+        "{description}"
+    );
+    // Still closed, still only `url` required.
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["url"]));
+    client.cancel().await.unwrap();
+}
+
+/// A page on which a scoring (article) extractor finds no main content: two words.
+/// Article mode falls back to SRD with a note, with the stub and the real algorithm.
+const TINY: &str = "<html><head><title>Tiny</title></head><body><p>Two words.</p></body></html>";
+
+#[tokio::test]
+async fn mcp_call_with_extraction_uses_that_mode() {
+    let server = MockServer::start().await;
+    serve(&server, "/tiny", html(TINY)).await;
+    let port = server.address().port();
+    let mut config = tempfile::NamedTempFile::new().unwrap();
+    config
+        .write_all(Config::new(&[port]).toml().as_bytes())
+        .unwrap();
+    let client = start_server(&["--config", config.path().to_str().unwrap()]).await;
+    let url = format!("http://127.0.0.1:{port}/tiny");
+
+    let srd = call(&client, json!({ "url": url })).await;
+    assert_eq!(srd.is_error, Some(false), "{:?}", srd.content);
+    let srd = text(&srd);
+    assert_eq!(srd["notes"], json!([]));
+    let article = call(&client, json!({ "url": url, "extraction": "article" })).await;
+    assert_eq!(article.is_error, Some(false), "{:?}", article.content);
+    let article = text(&article);
+    assert_eq!(article["notes"], json!(["article_fallback_srd"]));
+    assert_eq!(article["chunks"], srd["chunks"]);
+
+    let bad = call(&client, json!({ "url": url, "extraction": "summary" })).await;
+    assert_eq!(bad.is_error, Some(true));
+    let envelope = text(&bad);
+    assert_eq!(envelope["code"], "bad_args");
+    let message = envelope["message"].as_str().unwrap();
+    assert!(message.contains(r#""srd", "article""#), "{message}");
     client.cancel().await.unwrap();
 }

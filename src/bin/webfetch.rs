@@ -1,20 +1,26 @@
 //! The `webfetch` command line: `webfetch fetch URL` prints the tool's JSON on stdout;
-//! `webfetch mcp` serves the tool over MCP stdio.
+//! `webfetch mcp` serves the tool over MCP stdio; `webfetch extract FILE --base-url
+//! URL` (extension) prints the JSON a fetch of a saved page would give, offline.
 //!
 //! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
 //! data; every log line goes to stderr.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use serde_json::json;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
 
+use webfetch::FetchError;
+use webfetch::args::{ArgsError, ArgsSchema, FetchArgs};
 use webfetch::config::{self, Loaded, ToolsMode};
+use webfetch::extract::ExtractionMode;
 use webfetch::mcp::WebFetchServer;
+use webfetch::offline::{self, SavedPage};
 use webfetch::tool::WebFetchTool;
+use webfetch::url::CanonicalUrl;
 
 /// Secure, token-bounded web fetching for LLM agents.
 #[derive(Debug, Parser)]
@@ -45,6 +51,10 @@ enum Command {
         /// Render with headless Chromium.
         #[arg(long)]
         force_browser: bool,
+        /// HTML extraction (extension): the whole readable page (srd) or only the
+        /// main article (article). Default from config: srd unless configured.
+        #[arg(long, value_enum)]
+        extraction: Option<Extraction>,
         /// Byte budget for the JSON output (default: unlimited).
         #[arg(long)]
         max_output_bytes: Option<usize>,
@@ -52,6 +62,9 @@ enum Command {
         #[arg(long)]
         pretty: bool,
     },
+    /// Convert a saved page into the response JSON a fetch would give, offline:
+    /// no network, no cache (extension).
+    Extract(ExtractArgs),
     /// Serve the web_fetch tool over MCP on stdin/stdout.
     Mcp {
         /// A TOML file with a [tools.webfetch] table (SRD 5.3).
@@ -61,6 +74,54 @@ enum Command {
         #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
         max_output_bytes: usize,
     },
+}
+
+/// `webfetch extract`'s arguments.
+#[derive(Debug, Args)]
+struct ExtractArgs {
+    /// The saved page; `-` or nothing reads stdin.
+    file: Option<PathBuf>,
+    /// The http(s) URL the page came from: the base of its links and the
+    /// response's `requested_url` / `final_url`.
+    #[arg(long)]
+    base_url: String,
+    /// HTML extraction: srd or article (default from config: srd unless configured).
+    #[arg(long, value_enum)]
+    extraction: Option<Extraction>,
+    /// Token budget per chunk, 128..=2048 (default from config).
+    #[arg(long, allow_negative_numbers = true)]
+    max_chunk_tokens: Option<i64>,
+    /// The Content-Type the page was served with, e.g.
+    /// `text/plain; charset=windows-1252`; an empty value sniffs the body.
+    #[arg(long, default_value = "text/html")]
+    content_type: String,
+    /// Byte budget for the JSON output (default: unlimited).
+    #[arg(long)]
+    max_output_bytes: Option<usize>,
+    /// Indent the JSON for humans (same fields, same order).
+    #[arg(long)]
+    pretty: bool,
+    /// A TOML file with a [tools.webfetch] table (SRD 5.3).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// `--extraction`: the wire values of [`ExtractionMode`].
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Extraction {
+    /// The whole readable page (FR-WF-13).
+    Srd,
+    /// Only the main article or post.
+    Article,
+}
+
+impl From<Extraction> for ExtractionMode {
+    fn from(extraction: Extraction) -> ExtractionMode {
+        match extraction {
+            Extraction::Srd => ExtractionMode::Srd,
+            Extraction::Article => ExtractionMode::Article,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -90,6 +151,7 @@ fn main() -> ExitCode {
             max_chunk_tokens,
             no_cache,
             force_browser,
+            extraction,
             max_output_bytes,
             pretty,
         } => {
@@ -98,10 +160,8 @@ fn main() -> ExitCode {
             };
             let mut args =
                 json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
-            if let Some(tokens) = max_chunk_tokens {
-                args["max_chunk_tokens"] = json!(tokens);
-            }
-            let tool = WebFetchTool::new(loaded.settings);
+            add_options(&mut args, max_chunk_tokens, extraction);
+            let tool = WebFetchTool::new(loaded.settings).with_schema(ArgsSchema::Extended);
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()
@@ -113,13 +173,9 @@ fn main() -> ExitCode {
                 }
             };
             let result = runtime.block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)));
-            let (text, code) = match result {
-                Ok(json) => (json, ExitCode::SUCCESS),
-                Err(error) => (error.to_json(), ExitCode::from(2)),
-            };
-            println!("{}", if pretty { prettify(&text) } else { text });
-            code
+            print_result(result, pretty)
         }
+        Command::Extract(args) => extract(args),
         Command::Mcp {
             config,
             max_output_bytes,
@@ -140,6 +196,82 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `webfetch extract`: the same arguments check and the same JSON as `fetch`, from
+/// a saved page. A base URL that is not a valid http(s) URL is a usage error.
+fn extract(cli: ExtractArgs) -> ExitCode {
+    let Some(loaded) = load_config(cli.config.as_deref()) else {
+        return ExitCode::from(1);
+    };
+    if let Err(error) = CanonicalUrl::parse(&cli.base_url) {
+        eprintln!("invalid --base-url {:?}: {}", cli.base_url, error.message);
+        return ExitCode::from(1);
+    }
+    let settings = loaded.settings;
+    // One byte over the cap is enough to report `response_too_large`.
+    let cap = settings.max_download_bytes.saturating_add(1);
+    let body = match read_input(cli.file.as_deref(), cap) {
+        Ok(body) => body,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut args = json!({ "url": cli.base_url });
+    add_options(&mut args, cli.max_chunk_tokens, cli.extraction);
+    let result = FetchArgs::from_json_with_extensions(&args)
+        .map_err(ArgsError::into_fetch_error)
+        .and_then(|args| {
+            let page = SavedPage {
+                body: &body,
+                content_type: Some(&cli.content_type),
+            };
+            offline::respond(
+                &settings,
+                &args,
+                &page,
+                cli.max_output_bytes.unwrap_or(usize::MAX),
+            )
+        });
+    print_result(result, cli.pretty)
+}
+
+/// The optional tool arguments shared by `fetch` and `extract`; left out when not
+/// given, so the tool applies the config defaults.
+fn add_options(args: &mut Value, max_chunk_tokens: Option<i64>, extraction: Option<Extraction>) {
+    if let Some(tokens) = max_chunk_tokens {
+        args["max_chunk_tokens"] = json!(tokens);
+    }
+    if let Some(extraction) = extraction {
+        args["extraction"] = json!(ExtractionMode::from(extraction).as_str());
+    }
+}
+
+/// Reads at most `cap` bytes of `file`, or of stdin for `-` or no file.
+fn read_input(file: Option<&Path>, cap: u64) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    match file.filter(|path| path.as_os_str() != "-") {
+        Some(path) => std::fs::File::open(path)
+            .and_then(|file| file.take(cap).read_to_end(&mut body))
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))?,
+        None => std::io::stdin()
+            .lock()
+            .take(cap)
+            .read_to_end(&mut body)
+            .map_err(|error| format!("cannot read stdin: {error}"))?,
+    };
+    Ok(body)
+}
+
+/// Prints the response JSON (exit 0) or the error envelope (exit 2) on stdout.
+fn print_result(result: Result<String, FetchError>, pretty: bool) -> ExitCode {
+    let (text, code) = match result {
+        Ok(json) => (json, ExitCode::SUCCESS),
+        Err(error) => (error.to_json(), ExitCode::from(2)),
+    };
+    println!("{}", if pretty { prettify(&text) } else { text });
+    code
 }
 
 fn runtime() -> Option<tokio::runtime::Runtime> {

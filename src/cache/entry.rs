@@ -3,12 +3,17 @@
 //!
 //! Pure: bytes in, bytes out. The entry stores the extracted document, never the
 //! chunked response, so every hit is re-chunked with the current request's budget.
+//!
+//! Extension: an entry extracted in article mode carries `"extraction":"article"`
+//! after `rendering_method`, part of its key. SRD entries omit the field, so they
+//! are byte for byte the SRD's shape.
 
 use serde::{Deserialize, Serialize};
 
 use super::key::CacheKey;
 use super::stamp::Stamp;
 use crate::document::{ExtractedDocument, RenderingMethod};
+use crate::extract::ExtractionMode;
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).
@@ -19,6 +24,9 @@ pub(crate) const VERSION: u64 = 2;
 pub(crate) struct Entry {
     pub(crate) canonical_url: String,
     pub(crate) method: RenderingMethod,
+    /// Extension: how the document was extracted ([`ExtractionMode::Srd`] for
+    /// every SRD entry).
+    pub(crate) extraction: ExtractionMode,
     pub(crate) fetched_at: Stamp,
     pub(crate) expires_at: Stamp,
     pub(crate) last_accessed_at: Stamp,
@@ -31,10 +39,16 @@ struct WireOut<'a> {
     version: u64,
     canonical_url: &'a str,
     rendering_method: RenderingMethod,
+    #[serde(skip_serializing_if = "is_srd")]
+    extraction: ExtractionMode,
     fetched_at: String,
     expires_at: String,
     last_accessed_at: String,
     extracted: &'a ExtractedDocument,
+}
+
+fn is_srd(mode: &ExtractionMode) -> bool {
+    *mode == ExtractionMode::Srd
 }
 
 /// The JSON read. Unknown top-level fields are tolerated (a later v2 writer may
@@ -44,6 +58,8 @@ struct WireIn {
     version: u64,
     canonical_url: String,
     rendering_method: RenderingMethod,
+    #[serde(default)]
+    extraction: ExtractionMode,
     fetched_at: String,
     expires_at: String,
     last_accessed_at: String,
@@ -69,7 +85,8 @@ pub(crate) enum DecodeError {
     /// A timestamp not in the strict FR-WF-CCH-TS-01 form.
     #[error("malformed timestamp in field {0}")]
     Timestamp(&'static str),
-    /// The URL and method inside do not hash to the file's name: never serve it.
+    /// The URL, method and extraction inside do not hash to the file's name: never
+    /// serve it.
     #[error("entry does not belong to its key")]
     WrongKey,
 }
@@ -93,6 +110,7 @@ impl Entry {
             version: VERSION,
             canonical_url: &self.canonical_url,
             rendering_method: self.method,
+            extraction: self.extraction,
             fetched_at: stamp(self.fetched_at)?,
             expires_at: stamp(self.expires_at)?,
             last_accessed_at: stamp(self.last_accessed_at)?,
@@ -122,9 +140,12 @@ impl Entry {
             last_accessed_at: stamp(&wire.last_accessed_at, "last_accessed_at")?,
             canonical_url: wire.canonical_url,
             method: wire.rendering_method,
+            extraction: wire.extraction,
             extracted: wire.extracted,
         };
-        if CacheKey::from_parts(&entry.canonical_url, entry.method) != *key {
+        let own_key =
+            CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction);
+        if own_key != *key {
             return Err(DecodeError::WrongKey);
         }
         Ok(entry)
@@ -188,6 +209,7 @@ mod tests {
         Entry {
             canonical_url: "https://example.com/page".into(),
             method: RenderingMethod::Http,
+            extraction: ExtractionMode::Srd,
             fetched_at: Stamp::parse("2026-01-10T12:00:00Z").unwrap(),
             expires_at: Stamp::parse("2026-01-17T12:00:00Z").unwrap(),
             last_accessed_at: Stamp::parse("2026-01-10T14:30:00Z").unwrap(),
@@ -200,7 +222,7 @@ mod tests {
     }
 
     fn key_of(entry: &Entry) -> CacheKey {
-        CacheKey::from_parts(&entry.canonical_url, entry.method)
+        CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction)
     }
 
     #[test]
@@ -218,6 +240,32 @@ mod tests {
         );
         let bare = String::from_utf8(sample(None).encode().unwrap()).unwrap();
         assert!(!bare.contains("title") && !bare.contains("language") && !bare.contains("null"));
+    }
+
+    #[test]
+    fn an_article_entry_names_its_mode_and_belongs_to_the_article_key_only() {
+        let mut entry = sample(None);
+        entry.extraction = ExtractionMode::Article;
+        let text = String::from_utf8(entry.encode().unwrap()).unwrap();
+        assert!(
+            text.contains(r#""rendering_method":"http","extraction":"article","fetched_at""#),
+            "{text}"
+        );
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &key_of(&entry)),
+            Ok(entry.clone())
+        );
+        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method);
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &srd_key),
+            Err(DecodeError::WrongKey)
+        );
+        // An SRD entry under the article key is refused too.
+        let srd = sample(None).encode().unwrap();
+        assert_eq!(
+            Entry::decode(&srd, &key_of(&entry)),
+            Err(DecodeError::WrongKey)
+        );
     }
 
     #[test]

@@ -1,5 +1,10 @@
 //! The cache key and the file layout it names (FR-WF-16, FR-WF-CCH-KEY-01..02,
 //! FR-WF-16a, 16b).
+//!
+//! Extension: a document extracted in article mode is keyed
+//! `sha256(canonical_url + "\n" + rendering_method + "\narticle")`, so it can never
+//! be served to an SRD-mode call, nor an SRD document to an article call. The SRD
+//! key is unchanged.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -7,6 +12,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::document::RenderingMethod;
+use crate::extract::ExtractionMode;
 use crate::url::CanonicalUrl;
 
 /// A cache key: `sha256(canonical_url + "\n" + rendering_method)` (FR-WF-16).
@@ -27,13 +33,37 @@ impl CacheKey {
         CacheKey::from_parts(canonical_url.as_str(), method)
     }
 
-    /// The key of a URL string as stored in an entry; used to check that a file
-    /// holds the entry its name promises.
+    /// Extension: the key of a document extracted in `extraction` mode.
+    /// [`ExtractionMode::Srd`] gives exactly [`CacheKey::new`]; article mode appends
+    /// `"\narticle"` to the hashed text.
+    pub fn with_extraction(
+        canonical_url: &CanonicalUrl,
+        method: RenderingMethod,
+        extraction: ExtractionMode,
+    ) -> CacheKey {
+        CacheKey::from_parts_with(canonical_url.as_str(), method, extraction)
+    }
+
+    /// The SRD key of a URL string as stored in an entry; used to check that a
+    /// file holds the entry its name promises.
     pub(crate) fn from_parts(canonical_url: &str, method: RenderingMethod) -> CacheKey {
+        CacheKey::from_parts_with(canonical_url, method, ExtractionMode::Srd)
+    }
+
+    /// [`CacheKey::from_parts`] for any extraction mode.
+    pub(crate) fn from_parts_with(
+        canonical_url: &str,
+        method: RenderingMethod,
+        extraction: ExtractionMode,
+    ) -> CacheKey {
         let mut hasher = Sha256::new();
         hasher.update(canonical_url.as_bytes());
         hasher.update(b"\n");
         hasher.update(method.as_str().as_bytes());
+        if extraction != ExtractionMode::Srd {
+            hasher.update(b"\n");
+            hasher.update(extraction.as_str().as_bytes());
+        }
         CacheKey(hasher.finalize().into())
     }
 
@@ -111,6 +141,27 @@ mod tests {
             .collect();
         assert_eq!(key.to_hex(), expected);
         assert_eq!(key.to_hex().len(), 64);
+    }
+
+    #[test]
+    fn article_key_appends_the_mode_and_srd_key_is_unchanged() {
+        let hex = |bytes: &[u8]| -> String {
+            Sha256::digest(bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        let url = CanonicalUrl::parse("https://example.com/").unwrap();
+        let article =
+            CacheKey::with_extraction(&url, RenderingMethod::Http, ExtractionMode::Article);
+        assert_eq!(
+            article.to_hex(),
+            hex(b"https://example.com/\nhttp\narticle")
+        );
+        let srd = CacheKey::with_extraction(&url, RenderingMethod::Http, ExtractionMode::Srd);
+        assert_eq!(srd, CacheKey::new(&url, RenderingMethod::Http));
+        assert_eq!(srd.to_hex(), hex(b"https://example.com/\nhttp"));
+        assert_ne!(article, srd);
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! entry holds the extracted document, never chunks (FR-WF-CCH-CONTENT-01): the
 //! caller re-chunks and re-fits every hit with the current request's parameters.
 //!
+//! Extension: documents extracted in article mode live under their own key
+//! ([`CacheKey::with_extraction`], [`DiskCache::get_with`], [`DiskCache::put_with`]),
+//! so the two modes never serve each other's documents. [`DiskCache::get`] and
+//! [`DiskCache::put`] are the SRD's, unchanged.
+//!
 //! # Sharing one directory between processes
 //!
 //! There are no locks. Correctness rests on three rules (see `store`): entry paths
@@ -55,6 +60,7 @@ use time::OffsetDateTime;
 
 use crate::config::CacheSettings;
 use crate::document::{ExtractedDocument, RenderingMethod};
+use crate::extract::ExtractionMode;
 use crate::url::CanonicalUrl;
 
 use entry::Entry;
@@ -177,7 +183,19 @@ impl DiskCache {
         method: RenderingMethod,
         now: OffsetDateTime,
     ) -> Option<CachedDocument> {
-        let key = CacheKey::new(url, method);
+        self.get_with(url, method, ExtractionMode::Srd, now)
+    }
+
+    /// Extension: [`get`](Self::get) for a document extracted in `extraction`
+    /// mode; [`ExtractionMode::Srd`] is exactly `get`.
+    pub fn get_with(
+        &self,
+        url: &CanonicalUrl,
+        method: RenderingMethod,
+        extraction: ExtractionMode,
+        now: OffsetDateTime,
+    ) -> Option<CachedDocument> {
+        let key = CacheKey::with_extraction(url, method, extraction);
         let path = key.entry_path(&self.dir);
         let now = Stamp::from_datetime(now);
         let (bytes, read_id) = match store::read_capped(&path, self.limits.max_bytes) {
@@ -236,12 +254,27 @@ impl DiskCache {
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<(), CacheWriteError> {
-        let key = CacheKey::new(url, method);
+        self.put_with(url, method, ExtractionMode::Srd, document, fetched_at, now)
+    }
+
+    /// Extension: [`put`](Self::put) for a document extracted in `extraction`
+    /// mode, filed under its own key; [`ExtractionMode::Srd`] is exactly `put`.
+    pub fn put_with(
+        &self,
+        url: &CanonicalUrl,
+        method: RenderingMethod,
+        extraction: ExtractionMode,
+        document: &ExtractedDocument,
+        fetched_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<(), CacheWriteError> {
+        let key = CacheKey::with_extraction(url, method, extraction);
         let fetched_at = Stamp::from_datetime(fetched_at);
         let now = Stamp::from_datetime(now);
         let entry = Entry {
             canonical_url: url.as_str().to_owned(),
             method,
+            extraction,
             fetched_at,
             expires_at: fetched_at.plus_days(self.ttl_days),
             last_accessed_at: now,

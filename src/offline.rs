@@ -1,0 +1,97 @@
+//! Extension: a saved page turned into the `web_fetch` response, offline (the
+//! `webfetch extract` command).
+//!
+//! The content stages of the pipeline without its network ones: no SSRF check, no
+//! robots.txt, no fetch, no cache. The body goes through the same size cap
+//! (FR-WF-10e), content-type selection (FR-WF-10f..10h), charset decoding and
+//! extraction ([`Page::read`]), chunking and output fitting (FR-WF-03a, OUT-01) as
+//! a fetched one, so a page saved from a URL gives the response an HTTP-mode fetch
+//! of that URL would, `fetched_at` aside.
+//!
+//! ```
+//! use webfetch::args::FetchArgs;
+//! use webfetch::config::Settings;
+//! use webfetch::offline::{self, SavedPage};
+//!
+//! let args = FetchArgs::from_json_with_extensions(
+//!     &serde_json::json!({ "url": "https://example.com/post" }),
+//! ).unwrap();
+//! let page = SavedPage {
+//!     body: b"<title>Post</title><main><p>Hello.</p></main>",
+//!     content_type: Some("text/html; charset=utf-8"),
+//! };
+//! let json = offline::respond(&Settings::default(), &args, &page, usize::MAX).unwrap();
+//! assert!(json.starts_with(r#"{"requested_url":"https://example.com/post","#));
+//! assert!(json.contains(r#""title":"Post""#));
+//! ```
+
+use crate::args::FetchArgs;
+use crate::config::Settings;
+use crate::content::media_type;
+use crate::document::RenderingMethod;
+use crate::error::FetchError;
+use crate::output::{self, ResponseMeta, Timestamp};
+use crate::page::Page;
+use crate::tokens::Cl100k;
+use crate::url::CanonicalUrl;
+
+/// A page saved from the web.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SavedPage<'a> {
+    /// The body exactly as served.
+    pub body: &'a [u8],
+    /// The `Content-Type` header it was served with, e.g.
+    /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
+    /// response without one (FR-WF-10h).
+    pub content_type: Option<&'a str>,
+}
+
+/// The response JSON for `page` as if fetched over HTTP from `args.url`, at most
+/// `effective_max_bytes` long, or the error envelope the pipeline would give.
+///
+/// `args.url` is the page's URL: echoed as `requested_url`, canonical as
+/// `final_url`, and the base of relative links. `max_chunk_tokens` and
+/// `extraction` default from `settings` as in a fetch; `no_cache` and
+/// `force_browser` mean nothing here and are ignored. `fetched_at` is now.
+pub fn respond(
+    settings: &Settings,
+    args: &FetchArgs,
+    page: &SavedPage<'_>,
+    effective_max_bytes: usize,
+) -> Result<String, FetchError> {
+    let url = CanonicalUrl::parse(&args.url)?;
+    let size = u64::try_from(page.body.len()).unwrap_or(u64::MAX);
+    if size > settings.max_download_bytes {
+        return Err(FetchError::response_too_large(
+            size,
+            settings.max_download_bytes,
+        ));
+    }
+    let kind = media_type::select(page.content_type, page.body)?;
+    let header_charset = page.content_type.and_then(media_type::charset_param);
+    let mode = args.extraction.unwrap_or(settings.extraction.mode);
+    let read = Page::read(
+        page.body,
+        kind,
+        header_charset.as_deref(),
+        url.as_url(),
+        mode,
+    )?;
+    let meta = ResponseMeta {
+        requested_url: args.url.clone(),
+        final_url: url.as_str().to_owned(),
+        fetched_at: Timestamp::now(),
+        rendering_method: RenderingMethod::Http,
+        notes: read.notes,
+    };
+    let max_chunk_tokens = args
+        .max_chunk_tokens
+        .unwrap_or(settings.default_max_chunk_tokens) as usize;
+    output::build(
+        &read.document,
+        meta,
+        max_chunk_tokens,
+        effective_max_bytes,
+        &Cl100k,
+    )
+}
