@@ -39,7 +39,10 @@ fn main() {
             let html = std::fs::read_to_string(file).unwrap_or_default();
             let shown = extract_html_with(&html, &url, ExtractionMode::Article);
             match shown {
-                Ok(e) => println!("== {file} (fell back: {})\n{}", e.article_fell_back, e.document.markdown),
+                Ok(e) => println!(
+                    "== {file} (fell back: {})\n{}",
+                    e.article_fell_back, e.document.markdown
+                ),
                 Err(error) => println!("== {file}: {error}"),
             }
         }
