@@ -291,6 +291,47 @@ fn ext_root_01_order_and_fallback() {
     assert_eq!(md("<main><img src=a.png></main><p>body</p>"), "body\n");
 }
 
+/// FR-WF-13's step order: boilerplate is removed (steps 1-3) before the root is
+/// chosen (step 4), so a candidate inside removed boilerplate, or removed itself,
+/// is not "the first" of its kind.
+#[test]
+fn ext_root_01_candidates_inside_removed_boilerplate_do_not_count() {
+    assert_eq!(
+        md("<aside><article>Teaser</article></aside><article>Story</article>"),
+        "Story\n"
+    );
+    assert_eq!(md("<nav><main>x</main></nav><main>Real</main>"), "Real\n");
+    // With text outside the candidates, the root (not <body>) is what is shown.
+    assert_eq!(
+        md("<aside><article>Teaser</article></aside><p>outside</p><article>Story</article>"),
+        "Story\n"
+    );
+    assert_eq!(
+        md("<nav><main>x</main></nav><p>outside</p><main>Real</main>"),
+        "Real\n"
+    );
+    assert_eq!(
+        md("<main hidden>Secret</main><p>between</p><main>Shown</main>"),
+        "Shown\n"
+    );
+    assert_eq!(
+        md(
+            "<div class='sidebar'><div role='main'>S</div></div><div id='content'>C</div><div role='main'>R</div>"
+        ),
+        "R\n"
+    );
+    // The title's <h1> is still found inside a removed <header>.
+    let doc = extract_html(
+        "<header><h1>Site</h1></header><article>Story</article>",
+        &url("https://e.example/"),
+    )
+    .unwrap();
+    assert_eq!(
+        (doc.title.as_deref(), doc.markdown.as_str()),
+        (Some("Site"), "Story\n")
+    );
+}
+
 // ---------------------------------------------------------------- T-WF-EXT-09
 
 #[test]
@@ -361,6 +402,30 @@ fn ext_code_01_02_fences_and_language() {
     assert_eq!(
         md("<p>use <code>a  b`c</code> now</p>"),
         "use ``a b`c`` now\n"
+    );
+}
+
+/// EXT-CODE-01 step 1: a hint that is too long, or holds characters outside
+/// `[A-Za-z0-9_+#.-]`, gives a plain fence, so a fence line always fits a chunk.
+#[test]
+fn ext_code_01_implausible_language_hint_gives_a_plain_fence() {
+    let long = "x".repeat(33);
+    assert_eq!(
+        md(&format!(
+            "<pre><code class='language-{long}'>a</code></pre>"
+        )),
+        "```\na\n```\n"
+    );
+    assert_eq!(
+        md("<pre><code class='language-py&lt;thon'>a</code></pre>"),
+        "```\na\n```\n"
+    );
+    let at_cap = "x".repeat(32);
+    assert_eq!(
+        md(&format!(
+            "<pre class='language-{at_cap}'><code>a</code></pre>"
+        )),
+        format!("```{at_cap}\na\n```\n")
     );
 }
 
