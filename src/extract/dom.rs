@@ -13,10 +13,21 @@
 //!   never dropped, so their content can never turn into page text.
 //! * **Attributes.** The tokenizer checks each new attribute against all earlier
 //!   ones of the tag; [`cap_attributes`] drops attributes past [`MAX_ATTRIBUTES`]
-//!   in one linear pass before parsing.
-//! * **Synthesised elements.** Misnested formatting can make the tree builder create
-//!   elements without input bytes; once [`element_budget`] elements exist the parse
-//!   stops and the document built so far is used.
+//!   in one linear pass before parsing, except the first of each name extraction
+//!   reads ([`Attr`]).
+//! * **Synthesised elements.** Misnested formatting makes the tree builder
+//!   re-create elements without input bytes (every open `<b>` again for every
+//!   paragraph), so once [`element_budget`] elements exist the tree builder is
+//!   retired and the rest of the input is built flat (`flat.rs`): one element per
+//!   start tag, text where the tree builder would have put it, nothing re-created.
+//!   The structure past that point is approximate; the text is all there.
+//!
+//! No cap may turn hidden text into page text (hidden text is a prompt-injection
+//! channel): a start tag dropped at a cap whose element extraction would not show
+//! (boilerplate by FR-WF-13 steps 1-3 and EXT-CLASS-01, judged on the tag's own
+//! name and attributes, or never rendered) suppresses everything up to its
+//! matching end tag ([`Suppressed`]), and the attribute cap keeps the attributes
+//! that decide it.
 //!
 //! Only the attributes extraction reads are kept, and each element is classified
 //! once, at creation ([`Tag`], boilerplate flag), so the later passes are cheap.
@@ -29,13 +40,16 @@ use html5ever::TokenizerResult;
 use html5ever::interface::ElemName;
 use html5ever::interface::{ElementFlags, NodeOrText, QuirksMode, Tracer, TreeSink};
 use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{
-    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+    self, BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
 use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 
 use super::clean::{self, Tag};
+
+mod flat;
 
 /// Open handles (open elements plus active formatting entries) past which start
 /// tags are dropped. Half of Blink's 512: every start tag costs html5ever a scope
@@ -81,6 +95,21 @@ pub enum Attr {
     /// `aria-hidden` (boilerplate).
     AriaHidden,
 }
+
+/// The names of the attributes extraction reads, as [`Attr::from_name`] knows them:
+/// [`cap_attributes`] keeps these past the cap.
+const READ_ATTRIBUTES: [&str; 10] = [
+    "href",
+    "src",
+    "alt",
+    "class",
+    "id",
+    "role",
+    "lang",
+    "start",
+    "hidden",
+    "aria-hidden",
+];
 
 impl Attr {
     fn from_name(name: &QualName) -> Option<Attr> {
@@ -163,6 +192,24 @@ impl Element {
         element
     }
 
+    /// The element a start tag would make, for judging a tag that never reaches the
+    /// tree: HTML, except `<svg>` and `<math>` (which open their namespaces).
+    fn from_tag(tag: &tokenizer::Tag) -> Element {
+        let attrs = tag
+            .attrs
+            .iter()
+            .filter(|a| Attr::from_name(&a.name).is_some())
+            .cloned()
+            .collect();
+        Element::new(tag_name(&tag.name), attrs)
+    }
+
+    /// Whether extraction never shows this element's subtree: removed as
+    /// boilerplate, or never rendered ([`Tag::Skip`]).
+    fn hides_subtree(&self) -> bool {
+        self.removed || self.tag == Tag::Skip
+    }
+
     /// The value of `attr`, if present.
     pub fn attr(&self, attr: Attr) -> Option<&str> {
         self.attrs
@@ -175,6 +222,17 @@ impl Element {
     pub fn has_attr(&self, attr: Attr) -> bool {
         self.attrs.iter().any(|(a, _)| *a == attr)
     }
+}
+
+/// The element name for a start tag outside foreign content: HTML, except `<svg>`
+/// and `<math>`, which open their namespaces.
+fn tag_name(name: &LocalName) -> QualName {
+    let ns = match *name {
+        local_name!("svg") => ns!(svg),
+        local_name!("math") => ns!(mathml),
+        _ => ns!(html),
+    };
+    QualName::new(None, ns, name.clone())
 }
 
 /// A node of the tree.
@@ -235,7 +293,13 @@ enum Counting {
 
 fn parse_counting(html: &str, counting: Counting) -> Document {
     let html = cap_attributes(html);
-    let sink = Sink::new(element_budget(html.len()));
+    parse_within(&html, counting, element_budget(html.len()))
+}
+
+/// Parses `html` (attributes already capped); `budget` elements are built by the
+/// tree builder, the rest flat.
+fn parse_within(html: &str, counting: Counting, budget: usize) -> Document {
+    let sink = Sink::new(budget);
     let builder = TreeBuilder::new(
         sink,
         TreeBuilderOpts {
@@ -247,21 +311,10 @@ fn parse_counting(html: &str, counting: Counting) -> Document {
     );
     let tokenizer = Tokenizer::new(Limiter::new(builder, counting), TokenizerOpts::default());
     let input = BufferQueue::default();
-    input.push_back(StrTendril::from_slice(&html));
-    loop {
-        match tokenizer.feed(&input) {
-            TokenizerResult::Done => break,
-            // Our limiter pauses the tokenizer this way when the element budget is
-            // spent; a real script pause never happens (we run no scripts).
-            TokenizerResult::Script(_) => {
-                if tokenizer.sink.exhausted() {
-                    break;
-                }
-            }
-            // A `<meta charset>` seen: the text is already decoded; go on.
-            TokenizerResult::EncodingIndicator(_) => {}
-        }
-    }
+    input.push_back(StrTendril::from_slice(html));
+    // A `</script>` pauses the tokenizer for the script to run (we run none), a
+    // `<meta charset>` reports an encoding (the text is already decoded): go on.
+    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
     tokenizer.end();
     let sink = tokenizer.sink.builder.sink;
     Document {
@@ -273,6 +326,13 @@ fn parse_counting(html: &str, counting: Counting) -> Document {
 /// tokenizer's tag and attribute states (it does not track raw-text contexts; the
 /// only effect there is on text that looks like a tag with over a hundred
 /// attributes). Borrows the input when nothing is dropped, which is the normal case.
+///
+/// Past the cap, the first attribute of each name extraction reads
+/// ([`READ_ATTRIBUTES`]) is kept: `hidden`, `aria-hidden`, `class` and `id` decide
+/// boilerplate removal (FR-WF-13 steps 2-3), and a cap must never make hidden text
+/// visible. At most ten are kept, so the tokenizer's duplicate check stays
+/// linear; a later duplicate is one the tokenizer would drop anyway (the first of
+/// a name wins).
 pub fn cap_attributes(html: &str) -> Cow<'_, str> {
     let bytes = html.as_bytes();
     let mut out: Option<String> = None;
@@ -297,10 +357,14 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
         }
         match scan_tag(bytes, name_start) {
             TagScan::Complete { end } => pos = end,
-            TagScan::Capped { cut, end } => {
+            TagScan::Capped { cut, kept, end } => {
                 let out = out.get_or_insert_with(|| String::with_capacity(html.len()));
-                // `cut` and `end` are ASCII positions, so these are char boundaries.
+                // Every position is at an ASCII byte, so a char boundary.
                 out.push_str(html.get(copied..cut).unwrap_or_default());
+                for (from, to) in kept {
+                    out.push(' ');
+                    out.push_str(html.get(from..to).unwrap_or_default());
+                }
                 copied = end;
                 pos = end;
             }
@@ -319,10 +383,78 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
 enum TagScan {
     /// The tag ends before the `>` at `end - 1`, within the cap.
     Complete { end: usize },
-    /// Attributes from `cut` up to the `>` at `end` are dropped.
-    Capped { cut: usize, end: usize },
+    /// Attributes from `cut` up to the `>` at `end` are dropped, except the
+    /// `kept` spans (each one attribute, with the whitespace after it).
+    Capped {
+        cut: usize,
+        kept: Vec<(usize, usize)>,
+        end: usize,
+    },
     /// The input ends inside the tag.
     Eof,
+}
+
+/// The attributes of one tag, as [`scan_tag`] meets them.
+#[derive(Default)]
+struct AttrTally {
+    count: usize,
+    /// Where the first attribute past the cap starts.
+    cut: Option<usize>,
+    /// Where the current attribute starts.
+    start: usize,
+    /// [`READ_ATTRIBUTES`] seen so far, one bit each.
+    seen: u16,
+    /// The start of a kept attribute whose span is still open.
+    open: Option<usize>,
+    kept: Vec<(usize, usize)>,
+}
+
+impl AttrTally {
+    /// An attribute name starts at `i`.
+    fn start(&mut self, i: usize) {
+        self.close(i);
+        self.count += 1;
+        if self.count > MAX_ATTRIBUTES && self.cut.is_none() {
+            self.cut = Some(i);
+        }
+        self.start = i;
+    }
+
+    /// The current attribute's name ended at `i`: past the cap, keep it if it is
+    /// the first of a name extraction reads.
+    fn name_end(&mut self, bytes: &[u8], i: usize) {
+        let name = bytes.get(self.start..i).unwrap_or_default();
+        let Some(index) = READ_ATTRIBUTES
+            .iter()
+            .position(|read| read.as_bytes().eq_ignore_ascii_case(name))
+        else {
+            return;
+        };
+        let bit = 1 << index;
+        if self.seen & bit == 0 && self.count > MAX_ATTRIBUTES {
+            self.open = Some(self.start);
+        }
+        self.seen |= bit;
+    }
+
+    fn close(&mut self, i: usize) {
+        if let Some(from) = self.open.take() {
+            self.kept.push((from, i));
+        }
+    }
+
+    /// The tag's `>` is at `gt`.
+    fn finish(mut self, gt: usize) -> TagScan {
+        self.close(gt);
+        match self.cut {
+            None => TagScan::Complete { end: gt + 1 },
+            Some(cut) => TagScan::Capped {
+                cut,
+                kept: self.kept,
+                end: gt,
+            },
+        }
+    }
 }
 
 /// Walks one tag from its name to its `>` with the tokenizer's states, counting
@@ -341,19 +473,21 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
     }
     let is_space = |b: u8| matches!(b, b'\t' | b'\n' | b'\x0C' | b' ' | b'\r');
     let mut state = State::Name;
-    let mut count = 0;
-    let mut cut = None;
+    let mut tally = AttrTally::default();
     let mut i = name_start;
     while let Some(&b) = bytes.get(i) {
         let mut reconsume = false;
+        if state == State::AttrName && (is_space(b) || b == b'/' || b == b'=' || b == b'>') {
+            tally.name_end(bytes, i);
+        }
         state = match state {
             State::Name | State::AfterAttrName | State::BeforeAttr | State::AttrName
                 if b == b'>' =>
             {
-                return finish(cut, i);
+                return tally.finish(i);
             }
             State::Unquoted | State::AfterQuoted | State::BeforeValue if b == b'>' => {
-                return finish(cut, i);
+                return tally.finish(i);
             }
             State::Name if is_space(b) || b == b'/' => State::BeforeAttr,
             State::Name => State::Name,
@@ -364,10 +498,7 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
                 } else if state == State::AfterAttrName && b == b'=' {
                     State::BeforeValue
                 } else {
-                    count += 1;
-                    if count > MAX_ATTRIBUTES && cut.is_none() {
-                        cut = Some(i);
-                    }
+                    tally.start(i);
                     State::AttrName
                 }
             }
@@ -402,13 +533,6 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
     TagScan::Eof
 }
 
-fn finish(cut: Option<usize>, gt: usize) -> TagScan {
-    match cut {
-        None => TagScan::Complete { end: gt + 1 },
-        Some(cut) => TagScan::Capped { cut, end: gt },
-    }
-}
-
 /// Counts handles the tree builder holds (document, open elements, active
 /// formatting entries, head, form), and among them the formatting elements.
 struct Counter<'a> {
@@ -436,6 +560,30 @@ struct Limiter {
     counting: Counting,
     /// The last exact count of the handles the tree builder holds.
     last: Cell<Option<Count>>,
+    /// A dropped start tag whose subtree is being suppressed.
+    suppressed: RefCell<Option<Suppressed>>,
+    /// The tree builder is in its "text" insertion mode (it asked the tokenizer for
+    /// raw text and has not had the end tag yet), where it accepts nothing but
+    /// text and that end tag.
+    raw_text: Cell<bool>,
+    /// Set once the element budget is spent: the rest is built flat (`flat.rs`).
+    flat: Cell<Option<flat::Flat>>,
+}
+
+/// A start tag dropped at a cap whose element extraction would not show
+/// (boilerplate, hidden, never rendered): everything up to its matching end tag
+/// is dropped too, so the cap cannot turn that content into page text.
+///
+/// Matching counts nested start tags of the same name, as the HTML parser pairs
+/// them in the common case. Where HTML would close the element some other way
+/// (an ancestor's end tag, an implied `</p>`), suppression runs on until the
+/// element's own end tag or the end of the input: past a cap, the parser errs
+/// towards hiding, never towards showing. Inside, raw-text start tags
+/// (`<script>`, `<style>`, `<textarea>`, ...) still switch the tokenizer as the
+/// tree builder would, so their content cannot end the suppression early.
+struct Suppressed {
+    name: LocalName,
+    depth: usize,
 }
 
 /// An exact count of [`Limiter::open_handles`], and when it was taken.
@@ -461,6 +609,9 @@ impl Limiter {
             builder,
             counting,
             last: Cell::new(None),
+            suppressed: RefCell::new(None),
+            raw_text: Cell::new(false),
+            flat: Cell::new(None),
         }
     }
 
@@ -523,22 +674,75 @@ impl Limiter {
     }
 }
 
+impl Limiter {
+    /// A start tag that does not reach the tree (a cap): its text goes where the
+    /// tag's content would have gone, unless its element hides its subtree, which
+    /// starts suppression ([`Suppressed`]). Judged on the tag's own name and
+    /// attributes: the same [`clean::is_boilerplate`] the tree's elements get.
+    fn drop_start_tag(&self, tag: &tokenizer::Tag) -> TokenSinkResult<NodeId> {
+        if Element::from_tag(tag).hides_subtree() {
+            *self.suppressed.borrow_mut() = Some(Suppressed {
+                name: tag.name.clone(),
+                depth: 1,
+            });
+        }
+        TokenSinkResult::Continue
+    }
+
+    /// A token while suppressing: dropped, but counted for the matching end tag.
+    fn suppress(&self, token: &Token) -> TokenSinkResult<NodeId> {
+        let Token::TagToken(tag) = token else {
+            return TokenSinkResult::Continue;
+        };
+        let mut suppressed = self.suppressed.borrow_mut();
+        if let Some(open) = suppressed.as_mut()
+            && open.name == tag.name
+        {
+            match tag.kind {
+                TagKind::StartTag => open.depth = open.depth.saturating_add(1),
+                TagKind::EndTag => {
+                    open.depth = open.depth.saturating_sub(1);
+                    if open.depth == 0 {
+                        *suppressed = None;
+                    }
+                }
+            }
+        }
+        match tag.kind {
+            TagKind::StartTag => raw_switch(&tag.name).unwrap_or(TokenSinkResult::Continue),
+            TagKind::EndTag => TokenSinkResult::Continue,
+        }
+    }
+}
+
+/// What the tree builder tells the tokenizer after the start tag `name` (HTML
+/// content, scripting on): read raw text or RCDATA up to the matching end tag, or
+/// plain text to the end; `None` for ordinary markup. The same set as
+/// [`clean::is_raw_text`].
+fn raw_switch(name: &LocalName) -> Option<TokenSinkResult<NodeId>> {
+    Some(match *name {
+        local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
+        local_name!("style")
+        | local_name!("xmp")
+        | local_name!("iframe")
+        | local_name!("noembed")
+        | local_name!("noframes")
+        | local_name!("noscript") => TokenSinkResult::RawData(RawKind::Rawtext),
+        local_name!("textarea") | local_name!("title") => TokenSinkResult::RawData(RawKind::Rcdata),
+        local_name!("plaintext") => TokenSinkResult::Plaintext,
+        _ => return None,
+    })
+}
+
 impl TokenSink for Limiter {
     type Handle = NodeId;
 
     fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<NodeId> {
-        let is_tag = matches!(token, Token::TagToken(_));
-        // The tokenizer accepts a pause (`Script`) only in answer to a tag; other
-        // tokens after the budget is spent are dropped until the next tag pauses it.
-        let stop = || {
-            if is_tag {
-                TokenSinkResult::Script(self.builder.sink.document)
-            } else {
-                TokenSinkResult::Continue
-            }
-        };
-        if self.exhausted() {
-            return stop();
+        if self.suppressed.borrow().is_some() {
+            return self.suppress(&token);
+        }
+        if let Some(flat) = self.flat.get() {
+            return self.flat_token(flat, token);
         }
         if let Token::TagToken(tag) = &token
             && tag.kind == TagKind::StartTag
@@ -546,12 +750,21 @@ impl TokenSink for Limiter {
             && !clean::is_raw_text(&tag.name)
             && !self.may_open(clean::is_formatting(&tag.name))
         {
-            return TokenSinkResult::Continue;
+            return self.drop_start_tag(tag);
         }
         self.passed();
+        let ends_raw_text = matches!(&token, Token::TagToken(tag) if tag.kind == TagKind::EndTag)
+            || matches!(token, Token::EOFToken);
         let result = self.builder.process_token(token, line_number);
-        if self.exhausted() && is_tag {
-            return stop();
+        if matches!(result, TokenSinkResult::RawData(_)) {
+            self.raw_text.set(true);
+        } else if ends_raw_text {
+            self.raw_text.set(false);
+        }
+        // The budget is checked between tokens; in text mode the tree builder
+        // creates nothing, so it finishes the raw text first.
+        if self.exhausted() && !self.raw_text.get() {
+            self.go_flat(line_number);
         }
         result
     }
@@ -580,6 +793,9 @@ struct Sink {
     elements: Cell<usize>,
     budget: usize,
     exhausted: Cell<bool>,
+    /// The last comment created: how [`flat`] finds the tree builder's insertion
+    /// point.
+    last_comment: Cell<Option<NodeId>>,
 }
 
 impl Sink {
@@ -592,6 +808,7 @@ impl Sink {
             elements: Cell::new(0),
             budget,
             exhausted: Cell::new(false),
+            last_comment: Cell::new(None),
         }
     }
 
@@ -650,7 +867,9 @@ impl TreeSink for Sink {
     }
 
     fn create_comment(&self, _text: StrTendril) -> NodeId {
-        self.tree.borrow_mut().orphan(Node::Other).id()
+        let id = self.tree.borrow_mut().orphan(Node::Other).id();
+        self.last_comment.set(Some(id));
+        id
     }
 
     fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> NodeId {
