@@ -479,6 +479,73 @@ fn many_attributes_and_formatting_storms_are_bounded() {
     assert!(md(&html).contains('x'));
 }
 
+/// 120 distinct unclosed `<b>` are re-created for each of 300 paragraphs (36 000
+/// elements from 4 KB): the element budget is spent long before `<main>`, and the
+/// rest of the page must still be there.
+#[test]
+fn content_after_a_formatting_storm_is_kept() {
+    let storm: String = (0..120).map(|i| format!("<b id={i}>")).collect();
+    let paragraphs = "<p>para</p>".repeat(300);
+    assert_eq!(
+        md(&format!("<p>{storm}{paragraphs}<main>Article</main>")),
+        "Article\n"
+    );
+    // Without a <main>, the body holds it all.
+    let out = md(&format!("<p>{storm}{paragraphs}<h2>Article</h2><p>end</p>"));
+    assert!(out.ends_with("## Article\n\nend\n"), "{out}");
+    // Boilerplate after the storm is still removed; hidden text stays hidden.
+    let out = md(&format!(
+        "<p>{storm}{paragraphs}<nav>INJECTED</nav><div hidden>INJECTED</div><p>after</p>"
+    ));
+    assert!(
+        !out.contains("INJECTED") && out.ends_with("after\n"),
+        "{out}"
+    );
+}
+
+/// A page nested past the depth cap, then `tail` and visible text: `INJECTED`
+/// must not show, `after` must.
+fn assert_hidden_past_the_caps(tail: &str) {
+    let deep = "<div>".repeat(300);
+    let out = md(&format!("{deep}{tail}<p>after</p>"));
+    assert!(!out.contains("INJECTED"), "{tail}: {out}");
+    assert!(out.contains("after"), "{tail}: {out}");
+}
+
+/// FR-WF-13 steps 1-3 apply past the parser's depth cap: a start tag dropped there
+/// whose element would be removed takes its content with it.
+#[test]
+fn boilerplate_past_the_depth_cap_is_still_removed() {
+    for tail in [
+        "<div hidden>INJECTED</div>",
+        "<div aria-hidden='true'>INJECTED</div>",
+        "<section class='promo AD'>INJECTED</section>",
+        "<div id='Sidebar'>INJECTED</div>",
+        "<nav>INJECTED</nav>",
+        "<aside><div>INJECTED</div>INJECTED</aside>",
+        "<footer>INJECTED<footer>INJECTED</footer>INJECTED</footer>",
+        "<template>INJECTED</template>",
+        "<b hidden>INJECTED</b>",
+        "<div hidden><script>'</div>'</script><style></div></style>INJECTED</div>",
+    ] {
+        assert_hidden_past_the_caps(tail);
+    }
+}
+
+/// FR-WF-13 steps 2-3 apply past the attribute cap: the attributes that decide
+/// removal are kept however many come before them.
+#[test]
+fn boilerplate_attributes_past_the_attribute_cap_still_count() {
+    let junk: String = (0..200).map(|i| format!(" a{i}")).collect();
+    for attrs in [" hidden", " aria-hidden=true", " class=ad", " id=comments"] {
+        let out = md(&format!("<div{junk}{attrs}>INJECTED</div><p>after</p>"));
+        assert!(!out.contains("INJECTED"), "{attrs}: {out}");
+        assert!(out.contains("after"), "{attrs}: {out}");
+        // And both caps at once.
+        assert_hidden_past_the_caps(&format!("<div{junk}{attrs}>INJECTED</div>"));
+    }
+}
+
 // ------------------------------------------------------------------- goldens
 
 fn golden_dir() -> &'static Path {

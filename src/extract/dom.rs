@@ -1004,6 +1004,183 @@ mod tests {
         assert!(capped.ends_with(">text</div>"));
     }
 
+    #[test]
+    fn cap_attributes_keeps_the_attributes_extraction_reads() {
+        let junk: String = (0..MAX_ATTRIBUTES + 50).map(|i| format!(" a{i}")).collect();
+        let html = format!(
+            "<div{junk} HIDDEN class='x ad' data-x=1 hidden=again{}>text</div>",
+            " aria-hidden=true".repeat(1000)
+        );
+        let capped = cap_attributes(&html);
+        let words: Vec<&str> = capped.split_ascii_whitespace().collect();
+        let junk_kept = words
+            .iter()
+            .filter(|w| {
+                w.strip_prefix('a')
+                    .is_some_and(|n| n.parse::<usize>().is_ok())
+            })
+            .count();
+        assert_eq!(junk_kept, MAX_ATTRIBUTES, "{capped}");
+        assert_eq!(
+            words[MAX_ATTRIBUTES + 1..MAX_ATTRIBUTES + 4],
+            ["HIDDEN", "class='x", "ad'"]
+        );
+        assert!(!capped.contains("data-x"), "{capped}");
+        assert!(!capped.contains("again"), "{capped}");
+        assert!(capped.ends_with("aria-hidden=true >text</div>"), "{capped}");
+        let element = parse(&capped)
+            .descendants()
+            .filter_map(|n| {
+                n.value()
+                    .element()
+                    .map(|e| (e.removed, e.attr(Attr::Class).map(str::to_owned)))
+            })
+            .find(|(_, class)| class.is_some());
+        assert_eq!(element, Some((true, Some("x ad".to_owned()))));
+        // A name read before the cap is not kept again after it.
+        let html = format!("<p id=one{junk} id=two>t</p>");
+        assert!(!cap_attributes(&html).contains("two"));
+        // The self-closing slash after a kept attribute stays.
+        let html = format!("<br{junk} alt=x/>");
+        assert!(cap_attributes(&html).ends_with(" alt=x/>"));
+    }
+
+    #[test]
+    fn a_read_attribute_table_entry_is_what_from_name_reads() {
+        for name in READ_ATTRIBUTES {
+            let qual = QualName::new(None, ns!(), LocalName::from(name));
+            assert!(Attr::from_name(&qual).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn raw_switch_covers_the_raw_text_elements() {
+        for name in [
+            "script",
+            "style",
+            "xmp",
+            "iframe",
+            "noembed",
+            "noframes",
+            "noscript",
+            "textarea",
+            "title",
+            "plaintext",
+            "div",
+            "pre",
+            "b",
+        ] {
+            let name = LocalName::from(name);
+            assert_eq!(
+                raw_switch(&name).is_some(),
+                clean::is_raw_text(&name),
+                "{name}"
+            );
+        }
+    }
+
+    /// All the text of the tree, in document order.
+    fn all_text(doc: &Document) -> String {
+        doc.descendants()
+            .filter_map(|n| match n.value() {
+                Node::Text(t) => Some(&**t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The element that holds `text`, and its ancestors' names.
+    fn path_to(doc: &Document, text: &str) -> Vec<String> {
+        doc.descendants()
+            .find(|n| matches!(n.value(), Node::Text(t) if t.contains(text)))
+            .map(|n| {
+                n.ancestors()
+                    .filter_map(|a| a.value().element().map(|e| e.name.local.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Formatting elements re-created for every paragraph spend the element budget
+    /// early; what follows is built flat and kept, in the element it was in.
+    #[test]
+    fn content_after_a_spent_budget_is_kept() {
+        let storm: String = (0..120).map(|i| format!("<b id={i}>")).collect();
+        let html = format!(
+            "<p>{storm}{}<main>Article <i>it</i></main><p>after",
+            "<p>para</p>".repeat(300)
+        );
+        let doc = parse(&html);
+        let elements = doc.descendants().filter(|n| n.value().element().is_some());
+        assert!(elements.count() < element_budget(html.len()) + 1_000);
+        assert_eq!(path_to(&doc, "Article"), ["main", "body", "html"]);
+        assert_eq!(path_to(&doc, "it"), ["i", "main", "body", "html"]);
+        assert_eq!(path_to(&doc, "after")[..3], ["p", "body", "html"]);
+    }
+
+    #[test]
+    fn flat_building_keeps_boilerplate_removed_and_raw_text_raw() {
+        let html = "<p>lead</p><nav>N1<b>N2</b></nav><div hidden>H</div><script>if (a<b) {}</script>\
+                    <textarea><b>t</b></textarea><table><tr><td>c</div>d</td></tr></table><p>e</p></body>x";
+        let doc = parse_within(html, Counting::Bounded, 2);
+        for (text, path) in [
+            ("N2", vec!["b", "nav", "body", "html"]),
+            ("H", vec!["div", "body", "html"]),
+            ("if (a<b)", vec!["script", "body", "html"]),
+            ("<b>t</b>", vec!["textarea", "body", "html"]),
+            ("cd", vec!["td", "tr", "table", "body", "html"]),
+            ("e", vec!["p", "body", "html"]),
+        ] {
+            assert_eq!(path_to(&doc, text), path, "{text}");
+        }
+        let removed: Vec<String> = doc
+            .descendants()
+            .filter_map(|n| {
+                n.value()
+                    .element()
+                    .filter(|e| e.removed)
+                    .map(|e| e.name.local.to_string())
+            })
+            .collect();
+        assert_eq!(removed, ["nav", "div", "script"]);
+        assert!(all_text(&doc).ends_with('x'));
+    }
+
+    /// A budget spent in the `<head>` or after `</html>` puts later text in the body.
+    #[test]
+    fn flat_building_writes_text_into_the_body() {
+        let doc = parse_within(
+            "<head><meta><meta><title>t</title><meta>visible",
+            Counting::Bounded,
+            3,
+        );
+        assert_eq!(path_to(&doc, "visible"), ["body", "html"]);
+        let doc = parse_within(
+            "<body><p>a</p></body></html><p>late</p>",
+            Counting::Bounded,
+            4,
+        );
+        assert_eq!(path_to(&doc, "late"), ["p", "body", "html"]);
+    }
+
+    /// A start tag dropped at the depth cap that would hide its subtree hides it,
+    /// up to its own end tag (nested ones of the same name counted), and raw text
+    /// inside cannot end the suppression early.
+    #[test]
+    fn hidden_tags_past_the_depth_cap_suppress_their_subtree() {
+        let deep = "<div>".repeat(MAX_OPEN + 20);
+        let html = format!(
+            "{deep}<section class=ad>A<section>B</section>C<script>'</section>'</script>\
+             <textarea></section></textarea>D</section>after"
+        );
+        let doc = parse(&html);
+        let text = all_text(&doc);
+        assert!(text.ends_with("after"), "{text}");
+        for hidden in ["A", "B", "C", "D", "'"] {
+            assert!(!text.contains(hidden), "{hidden} in {text}");
+        }
+    }
+
     /// The tree as text: each node's depth and name or text, in document order.
     fn outline(doc: &Document) -> String {
         let mut out = String::new();
@@ -1039,6 +1216,41 @@ mod tests {
             let bounded = outline(&parse_counting(&html, Counting::Bounded));
             let always = outline(&parse_counting(&html, Counting::Always));
             proptest::prop_assert_eq!(bounded, always);
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the element budget, no text is lost: every word of the soup
+        /// (no boilerplate in it) is somewhere in the tree, and the elements stay
+        /// within the budget plus one per start tag.
+        #[test]
+        fn a_spent_budget_loses_no_text(
+            tokens in proptest::collection::vec(0usize..26, 0..400),
+            budget in 0usize..300,
+        ) {
+            const SOUP: [&str; 26] = [
+                "<div>", "<b>", "<i id=1>", "<a href=/x>", "<p>", "</b>", "</i>", "</a>",
+                "</div>", "<table>", "<td>", "<tr>", "word", "<ul><li>", "</p>",
+                "<font>", "<span>", "</span>", "<em>", "<pre>", "<svg><g>", "</svg>",
+                "<template>", "</template>", "<select><option>", "</table>",
+            ];
+            let mut html = String::new();
+            let mut words = 0;
+            for &i in &tokens {
+                if SOUP[i] == "word" {
+                    words += 1;
+                    html.push_str(&format!(" w{words}. "));
+                } else {
+                    html.push_str(SOUP[i]);
+                }
+            }
+            let doc = parse_within(&html, Counting::Bounded, budget);
+            let text = all_text(&doc);
+            for word in 1..=words {
+                proptest::prop_assert!(text.contains(&format!("w{word}.")), "w{} lost: {}", word, html);
+            }
+            let elements = doc.descendants().filter(|n| n.value().element().is_some()).count();
+            proptest::prop_assert!(elements <= budget + 200 + html.matches('<').count());
         }
     }
 

@@ -9,15 +9,17 @@
 //! built here:
 //!
 //! * **Where.** Text and elements go where the tree builder would have put its
-//!   next node: a probe comment, handed to the tree builder, lands at its current
-//!   insertion point (a comment never re-creates formatting elements). Out of the
-//!   `<head>`, or after `</body>`, that is the `<body>`, as it is for text in HTML.
+//!   next node: a probe comment, handed to the tree builder, lands in its current
+//!   node (HTML inserts a comment there without re-creating formatting elements),
+//!   and is taken out again. Text that would land in the `<head>`, in `<html>`
+//!   after `</body>` or in the document goes to the `<body>`, as text does in HTML.
 //! * **What.** One element per start tag, with the same classification and
 //!   boilerplate flag as any other ([`Element::new`](super::Element)), so removed
 //!   and hidden elements stay removed; nothing is re-created or synthesised, so
 //!   the elements are at most the start tags left in the input. A start tag opens
 //!   its element (a void element does not); an end tag closes the nearest open
-//!   element of its name within the scope HTML would search, or is ignored.
+//!   element of its name inside HTML's default scope (table cells, captions and
+//!   templates bound it) and below the `<body>`, or is ignored.
 //!   Raw-text elements switch the tokenizer as the tree builder would.
 //! * **Bounds.** Nesting is capped at [`MAX_OPEN`] as before (a dropped tag that
 //!   would hide its subtree suppresses it, see [`Suppressed`](super::Suppressed)),
