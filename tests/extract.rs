@@ -291,6 +291,47 @@ fn ext_root_01_order_and_fallback() {
     assert_eq!(md("<main><img src=a.png></main><p>body</p>"), "body\n");
 }
 
+/// FR-WF-13's step order: boilerplate is removed (steps 1-3) before the root is
+/// chosen (step 4), so a candidate inside removed boilerplate, or removed itself,
+/// is not "the first" of its kind.
+#[test]
+fn ext_root_01_candidates_inside_removed_boilerplate_do_not_count() {
+    assert_eq!(
+        md("<aside><article>Teaser</article></aside><article>Story</article>"),
+        "Story\n"
+    );
+    assert_eq!(md("<nav><main>x</main></nav><main>Real</main>"), "Real\n");
+    // With text outside the candidates, the root (not <body>) is what is shown.
+    assert_eq!(
+        md("<aside><article>Teaser</article></aside><p>outside</p><article>Story</article>"),
+        "Story\n"
+    );
+    assert_eq!(
+        md("<nav><main>x</main></nav><p>outside</p><main>Real</main>"),
+        "Real\n"
+    );
+    assert_eq!(
+        md("<main hidden>Secret</main><p>between</p><main>Shown</main>"),
+        "Shown\n"
+    );
+    assert_eq!(
+        md(
+            "<div class='sidebar'><div role='main'>S</div></div><div id='content'>C</div><div role='main'>R</div>"
+        ),
+        "R\n"
+    );
+    // The title's <h1> is still found inside a removed <header>.
+    let doc = extract_html(
+        "<header><h1>Site</h1></header><article>Story</article>",
+        &url("https://e.example/"),
+    )
+    .unwrap();
+    assert_eq!(
+        (doc.title.as_deref(), doc.markdown.as_str()),
+        (Some("Site"), "Story\n")
+    );
+}
+
 // ---------------------------------------------------------------- T-WF-EXT-09
 
 #[test]
@@ -364,6 +405,30 @@ fn ext_code_01_02_fences_and_language() {
     );
 }
 
+/// EXT-CODE-01 step 1: a hint that is too long, or holds characters outside
+/// `[A-Za-z0-9_+#.-]`, gives a plain fence, so a fence line always fits a chunk.
+#[test]
+fn ext_code_01_implausible_language_hint_gives_a_plain_fence() {
+    let long = "x".repeat(33);
+    assert_eq!(
+        md(&format!(
+            "<pre><code class='language-{long}'>a</code></pre>"
+        )),
+        "```\na\n```\n"
+    );
+    assert_eq!(
+        md("<pre><code class='language-py&lt;thon'>a</code></pre>"),
+        "```\na\n```\n"
+    );
+    let at_cap = "x".repeat(32);
+    assert_eq!(
+        md(&format!(
+            "<pre class='language-{at_cap}'><code>a</code></pre>"
+        )),
+        format!("```{at_cap}\na\n```\n")
+    );
+}
+
 #[test]
 fn ext_table_01_02_shape_and_escaping() {
     assert_eq!(
@@ -412,6 +477,73 @@ fn many_attributes_and_formatting_storms_are_bounded() {
     let storm: String = (0..5_000).map(|i| format!("<p><b id={i}></p>")).collect();
     let html = format!("{storm}{}", "<p>x</p>".repeat(5_000));
     assert!(md(&html).contains('x'));
+}
+
+/// 120 distinct unclosed `<b>` are re-created for each of 300 paragraphs (36 000
+/// elements from 4 KB): the element budget is spent long before `<main>`, and the
+/// rest of the page must still be there.
+#[test]
+fn content_after_a_formatting_storm_is_kept() {
+    let storm: String = (0..120).map(|i| format!("<b id={i}>")).collect();
+    let paragraphs = "<p>para</p>".repeat(300);
+    assert_eq!(
+        md(&format!("<p>{storm}{paragraphs}<main>Article</main>")),
+        "Article\n"
+    );
+    // Without a <main>, the body holds it all.
+    let out = md(&format!("<p>{storm}{paragraphs}<h2>Article</h2><p>end</p>"));
+    assert!(out.ends_with("## Article\n\nend\n"), "{out}");
+    // Boilerplate after the storm is still removed; hidden text stays hidden.
+    let out = md(&format!(
+        "<p>{storm}{paragraphs}<nav>INJECTED</nav><div hidden>INJECTED</div><p>after</p>"
+    ));
+    assert!(
+        !out.contains("INJECTED") && out.ends_with("after\n"),
+        "{out}"
+    );
+}
+
+/// A page nested past the depth cap, then `tail` and visible text: `INJECTED`
+/// must not show, `after` must.
+fn assert_hidden_past_the_caps(tail: &str) {
+    let deep = "<div>".repeat(300);
+    let out = md(&format!("{deep}{tail}<p>after</p>"));
+    assert!(!out.contains("INJECTED"), "{tail}: {out}");
+    assert!(out.contains("after"), "{tail}: {out}");
+}
+
+/// FR-WF-13 steps 1-3 apply past the parser's depth cap: a start tag dropped there
+/// whose element would be removed takes its content with it.
+#[test]
+fn boilerplate_past_the_depth_cap_is_still_removed() {
+    for tail in [
+        "<div hidden>INJECTED</div>",
+        "<div aria-hidden='true'>INJECTED</div>",
+        "<section class='promo AD'>INJECTED</section>",
+        "<div id='Sidebar'>INJECTED</div>",
+        "<nav>INJECTED</nav>",
+        "<aside><div>INJECTED</div>INJECTED</aside>",
+        "<footer>INJECTED<footer>INJECTED</footer>INJECTED</footer>",
+        "<template>INJECTED</template>",
+        "<b hidden>INJECTED</b>",
+        "<div hidden><script>'</div>'</script><style></div></style>INJECTED</div>",
+    ] {
+        assert_hidden_past_the_caps(tail);
+    }
+}
+
+/// FR-WF-13 steps 2-3 apply past the attribute cap: the attributes that decide
+/// removal are kept however many come before them.
+#[test]
+fn boilerplate_attributes_past_the_attribute_cap_still_count() {
+    let junk: String = (0..200).map(|i| format!(" a{i}")).collect();
+    for attrs in [" hidden", " aria-hidden=true", " class=ad", " id=comments"] {
+        let out = md(&format!("<div{junk}{attrs}>INJECTED</div><p>after</p>"));
+        assert!(!out.contains("INJECTED"), "{attrs}: {out}");
+        assert!(out.contains("after"), "{attrs}: {out}");
+        // And both caps at once.
+        assert_hidden_past_the_caps(&format!("<div{junk}{attrs}>INJECTED</div>"));
+    }
 }
 
 // ------------------------------------------------------------------- goldens

@@ -13,10 +13,21 @@
 //!   never dropped, so their content can never turn into page text.
 //! * **Attributes.** The tokenizer checks each new attribute against all earlier
 //!   ones of the tag; [`cap_attributes`] drops attributes past [`MAX_ATTRIBUTES`]
-//!   in one linear pass before parsing.
-//! * **Synthesised elements.** Misnested formatting can make the tree builder create
-//!   elements without input bytes; once [`element_budget`] elements exist the parse
-//!   stops and the document built so far is used.
+//!   in one linear pass before parsing, except the first of each name extraction
+//!   reads ([`Attr`]).
+//! * **Synthesised elements.** Misnested formatting makes the tree builder
+//!   re-create elements without input bytes (every open `<b>` again for every
+//!   paragraph), so once [`element_budget`] elements exist the tree builder is
+//!   retired and the rest of the input is built flat (`flat.rs`): one element per
+//!   start tag, text where the tree builder would have put it, nothing re-created.
+//!   The structure past that point is approximate; the text is all there.
+//!
+//! No cap may turn hidden text into page text (hidden text is a prompt-injection
+//! channel): a start tag dropped at a cap whose element extraction would not show
+//! (boilerplate by FR-WF-13 steps 1-3 and EXT-CLASS-01, judged on the tag's own
+//! name and attributes, or never rendered) suppresses everything up to its
+//! matching end tag ([`Suppressed`]), and the attribute cap keeps the attributes
+//! that decide it.
 //!
 //! Only the attributes extraction reads are kept, and each element is classified
 //! once, at creation ([`Tag`], boilerplate flag), so the later passes are cheap.
@@ -29,13 +40,16 @@ use html5ever::TokenizerResult;
 use html5ever::interface::ElemName;
 use html5ever::interface::{ElementFlags, NodeOrText, QuirksMode, Tracer, TreeSink};
 use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{
-    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+    self, BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
 use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 
 use super::clean::{self, Tag};
+
+mod flat;
 
 /// Open handles (open elements plus active formatting entries) past which start
 /// tags are dropped. Half of Blink's 512: every start tag costs html5ever a scope
@@ -83,6 +97,21 @@ pub enum Attr {
     /// `style` (article mode only: `display: none` and `visibility: hidden`).
     Style,
 }
+
+/// The names of the attributes extraction reads, as [`Attr::from_name`] knows them:
+/// [`cap_attributes`] keeps these past the cap.
+const READ_ATTRIBUTES: [&str; 10] = [
+    "href",
+    "src",
+    "alt",
+    "class",
+    "id",
+    "role",
+    "lang",
+    "start",
+    "hidden",
+    "aria-hidden",
+];
 
 impl Attr {
     fn from_name(name: &QualName) -> Option<Attr> {
@@ -166,6 +195,24 @@ impl Element {
         element
     }
 
+    /// The element a start tag would make, for judging a tag that never reaches the
+    /// tree: HTML, except `<svg>` and `<math>` (which open their namespaces).
+    fn from_tag(tag: &tokenizer::Tag) -> Element {
+        let attrs = tag
+            .attrs
+            .iter()
+            .filter(|a| Attr::from_name(&a.name).is_some())
+            .cloned()
+            .collect();
+        Element::new(tag_name(&tag.name), attrs)
+    }
+
+    /// Whether extraction never shows this element's subtree: removed as
+    /// boilerplate, or never rendered ([`Tag::Skip`]).
+    fn hides_subtree(&self) -> bool {
+        self.removed || self.tag == Tag::Skip
+    }
+
     /// The value of `attr`, if present.
     pub fn attr(&self, attr: Attr) -> Option<&str> {
         self.attrs
@@ -178,6 +225,17 @@ impl Element {
     pub fn has_attr(&self, attr: Attr) -> bool {
         self.attrs.iter().any(|(a, _)| *a == attr)
     }
+}
+
+/// The element name for a start tag outside foreign content: HTML, except `<svg>`
+/// and `<math>`, which open their namespaces.
+fn tag_name(name: &LocalName) -> QualName {
+    let ns = match *name {
+        local_name!("svg") => ns!(svg),
+        local_name!("math") => ns!(mathml),
+        _ => ns!(html),
+    };
+    QualName::new(None, ns, name.clone())
 }
 
 /// A node of the tree.
@@ -245,7 +303,13 @@ enum Counting {
 
 fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
     let html = cap_attributes(html);
-    let sink = Sink::new(element_budget(html.len()));
+    parse_within(&html, counting, element_budget(html.len()))
+}
+
+/// Parses `html` (attributes already capped); `budget` elements are built by the
+/// tree builder, the rest flat.
+fn parse_within(html: &str, counting: Counting, budget: usize) -> Document {
+    let sink = Sink::new(budget);
     let builder = TreeBuilder::new(
         sink,
         TreeBuilderOpts {
@@ -257,21 +321,10 @@ fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
     );
     let tokenizer = Tokenizer::new(Limiter::new(builder, counting), TokenizerOpts::default());
     let input = BufferQueue::default();
-    input.push_back(StrTendril::from_slice(&html));
-    loop {
-        match tokenizer.feed(&input) {
-            TokenizerResult::Done => break,
-            // Our limiter pauses the tokenizer this way when the element budget is
-            // spent; a real script pause never happens (we run no scripts).
-            TokenizerResult::Script(_) => {
-                if tokenizer.sink.exhausted() {
-                    break;
-                }
-            }
-            // A `<meta charset>` seen: the text is already decoded; go on.
-            TokenizerResult::EncodingIndicator(_) => {}
-        }
-    }
+    input.push_back(StrTendril::from_slice(html));
+    // A `</script>` pauses the tokenizer for the script to run (we run none), a
+    // `<meta charset>` reports an encoding (the text is already decoded): go on.
+    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
     tokenizer.end();
     let sink = tokenizer.sink.builder.sink;
     Document {
@@ -283,6 +336,13 @@ fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
 /// tokenizer's tag and attribute states (it does not track raw-text contexts; the
 /// only effect there is on text that looks like a tag with over a hundred
 /// attributes). Borrows the input when nothing is dropped, which is the normal case.
+///
+/// Past the cap, the first attribute of each name extraction reads
+/// ([`READ_ATTRIBUTES`]) is kept: `hidden`, `aria-hidden`, `class` and `id` decide
+/// boilerplate removal (FR-WF-13 steps 2-3), and a cap must never make hidden text
+/// visible. At most ten are kept, so the tokenizer's duplicate check stays
+/// linear; a later duplicate is one the tokenizer would drop anyway (the first of
+/// a name wins).
 pub fn cap_attributes(html: &str) -> Cow<'_, str> {
     let bytes = html.as_bytes();
     let mut out: Option<String> = None;
@@ -307,10 +367,14 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
         }
         match scan_tag(bytes, name_start) {
             TagScan::Complete { end } => pos = end,
-            TagScan::Capped { cut, end } => {
+            TagScan::Capped { cut, kept, end } => {
                 let out = out.get_or_insert_with(|| String::with_capacity(html.len()));
-                // `cut` and `end` are ASCII positions, so these are char boundaries.
+                // Every position is at an ASCII byte, so a char boundary.
                 out.push_str(html.get(copied..cut).unwrap_or_default());
+                for (from, to) in kept {
+                    out.push(' ');
+                    out.push_str(html.get(from..to).unwrap_or_default());
+                }
                 copied = end;
                 pos = end;
             }
@@ -329,10 +393,78 @@ pub fn cap_attributes(html: &str) -> Cow<'_, str> {
 enum TagScan {
     /// The tag ends before the `>` at `end - 1`, within the cap.
     Complete { end: usize },
-    /// Attributes from `cut` up to the `>` at `end` are dropped.
-    Capped { cut: usize, end: usize },
+    /// Attributes from `cut` up to the `>` at `end` are dropped, except the
+    /// `kept` spans (each one attribute, with the whitespace after it).
+    Capped {
+        cut: usize,
+        kept: Vec<(usize, usize)>,
+        end: usize,
+    },
     /// The input ends inside the tag.
     Eof,
+}
+
+/// The attributes of one tag, as [`scan_tag`] meets them.
+#[derive(Default)]
+struct AttrTally {
+    count: usize,
+    /// Where the first attribute past the cap starts.
+    cut: Option<usize>,
+    /// Where the current attribute starts.
+    start: usize,
+    /// [`READ_ATTRIBUTES`] seen so far, one bit each.
+    seen: u16,
+    /// The start of a kept attribute whose span is still open.
+    open: Option<usize>,
+    kept: Vec<(usize, usize)>,
+}
+
+impl AttrTally {
+    /// An attribute name starts at `i`.
+    fn start(&mut self, i: usize) {
+        self.close(i);
+        self.count += 1;
+        if self.count > MAX_ATTRIBUTES && self.cut.is_none() {
+            self.cut = Some(i);
+        }
+        self.start = i;
+    }
+
+    /// The current attribute's name ended at `i`: past the cap, keep it if it is
+    /// the first of a name extraction reads.
+    fn name_end(&mut self, bytes: &[u8], i: usize) {
+        let name = bytes.get(self.start..i).unwrap_or_default();
+        let Some(index) = READ_ATTRIBUTES
+            .iter()
+            .position(|read| read.as_bytes().eq_ignore_ascii_case(name))
+        else {
+            return;
+        };
+        let bit = 1 << index;
+        if self.seen & bit == 0 && self.count > MAX_ATTRIBUTES {
+            self.open = Some(self.start);
+        }
+        self.seen |= bit;
+    }
+
+    fn close(&mut self, i: usize) {
+        if let Some(from) = self.open.take() {
+            self.kept.push((from, i));
+        }
+    }
+
+    /// The tag's `>` is at `gt`.
+    fn finish(mut self, gt: usize) -> TagScan {
+        self.close(gt);
+        match self.cut {
+            None => TagScan::Complete { end: gt + 1 },
+            Some(cut) => TagScan::Capped {
+                cut,
+                kept: self.kept,
+                end: gt,
+            },
+        }
+    }
 }
 
 /// Walks one tag from its name to its `>` with the tokenizer's states, counting
@@ -351,19 +483,21 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
     }
     let is_space = |b: u8| matches!(b, b'\t' | b'\n' | b'\x0C' | b' ' | b'\r');
     let mut state = State::Name;
-    let mut count = 0;
-    let mut cut = None;
+    let mut tally = AttrTally::default();
     let mut i = name_start;
     while let Some(&b) = bytes.get(i) {
         let mut reconsume = false;
+        if state == State::AttrName && (is_space(b) || b == b'/' || b == b'=' || b == b'>') {
+            tally.name_end(bytes, i);
+        }
         state = match state {
             State::Name | State::AfterAttrName | State::BeforeAttr | State::AttrName
                 if b == b'>' =>
             {
-                return finish(cut, i);
+                return tally.finish(i);
             }
             State::Unquoted | State::AfterQuoted | State::BeforeValue if b == b'>' => {
-                return finish(cut, i);
+                return tally.finish(i);
             }
             State::Name if is_space(b) || b == b'/' => State::BeforeAttr,
             State::Name => State::Name,
@@ -374,10 +508,7 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
                 } else if state == State::AfterAttrName && b == b'=' {
                     State::BeforeValue
                 } else {
-                    count += 1;
-                    if count > MAX_ATTRIBUTES && cut.is_none() {
-                        cut = Some(i);
-                    }
+                    tally.start(i);
                     State::AttrName
                 }
             }
@@ -412,13 +543,6 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> TagScan {
     TagScan::Eof
 }
 
-fn finish(cut: Option<usize>, gt: usize) -> TagScan {
-    match cut {
-        None => TagScan::Complete { end: gt + 1 },
-        Some(cut) => TagScan::Capped { cut, end: gt },
-    }
-}
-
 /// Counts handles the tree builder holds (document, open elements, active
 /// formatting entries, head, form), and among them the formatting elements.
 struct Counter<'a> {
@@ -446,6 +570,30 @@ struct Limiter {
     counting: Counting,
     /// The last exact count of the handles the tree builder holds.
     last: Cell<Option<Count>>,
+    /// A dropped start tag whose subtree is being suppressed.
+    suppressed: RefCell<Option<Suppressed>>,
+    /// The tree builder is in its "text" insertion mode (it asked the tokenizer for
+    /// raw text and has not had the end tag yet), where it accepts nothing but
+    /// text and that end tag.
+    raw_text: Cell<bool>,
+    /// Set once the element budget is spent: the rest is built flat (`flat.rs`).
+    flat: Cell<Option<flat::Flat>>,
+}
+
+/// A start tag dropped at a cap whose element extraction would not show
+/// (boilerplate, hidden, never rendered): everything up to its matching end tag
+/// is dropped too, so the cap cannot turn that content into page text.
+///
+/// Matching counts nested start tags of the same name, as the HTML parser pairs
+/// them in the common case. Where HTML would close the element some other way
+/// (an ancestor's end tag, an implied `</p>`), suppression runs on until the
+/// element's own end tag or the end of the input: past a cap, the parser errs
+/// towards hiding, never towards showing. Inside, raw-text start tags
+/// (`<script>`, `<style>`, `<textarea>`, ...) still switch the tokenizer as the
+/// tree builder would, so their content cannot end the suppression early.
+struct Suppressed {
+    name: LocalName,
+    depth: usize,
 }
 
 /// An exact count of [`Limiter::open_handles`], and when it was taken.
@@ -471,6 +619,9 @@ impl Limiter {
             builder,
             counting,
             last: Cell::new(None),
+            suppressed: RefCell::new(None),
+            raw_text: Cell::new(false),
+            flat: Cell::new(None),
         }
     }
 
@@ -533,22 +684,75 @@ impl Limiter {
     }
 }
 
+impl Limiter {
+    /// A start tag that does not reach the tree (a cap): its text goes where the
+    /// tag's content would have gone, unless its element hides its subtree, which
+    /// starts suppression ([`Suppressed`]). Judged on the tag's own name and
+    /// attributes: the same [`clean::is_boilerplate`] the tree's elements get.
+    fn drop_start_tag(&self, tag: &tokenizer::Tag) -> TokenSinkResult<NodeId> {
+        if Element::from_tag(tag).hides_subtree() {
+            *self.suppressed.borrow_mut() = Some(Suppressed {
+                name: tag.name.clone(),
+                depth: 1,
+            });
+        }
+        TokenSinkResult::Continue
+    }
+
+    /// A token while suppressing: dropped, but counted for the matching end tag.
+    fn suppress(&self, token: &Token) -> TokenSinkResult<NodeId> {
+        let Token::TagToken(tag) = token else {
+            return TokenSinkResult::Continue;
+        };
+        let mut suppressed = self.suppressed.borrow_mut();
+        if let Some(open) = suppressed.as_mut()
+            && open.name == tag.name
+        {
+            match tag.kind {
+                TagKind::StartTag => open.depth = open.depth.saturating_add(1),
+                TagKind::EndTag => {
+                    open.depth = open.depth.saturating_sub(1);
+                    if open.depth == 0 {
+                        *suppressed = None;
+                    }
+                }
+            }
+        }
+        match tag.kind {
+            TagKind::StartTag => raw_switch(&tag.name).unwrap_or(TokenSinkResult::Continue),
+            TagKind::EndTag => TokenSinkResult::Continue,
+        }
+    }
+}
+
+/// What the tree builder tells the tokenizer after the start tag `name` (HTML
+/// content, scripting on): read raw text or RCDATA up to the matching end tag, or
+/// plain text to the end; `None` for ordinary markup. The same set as
+/// [`clean::is_raw_text`].
+fn raw_switch(name: &LocalName) -> Option<TokenSinkResult<NodeId>> {
+    Some(match *name {
+        local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
+        local_name!("style")
+        | local_name!("xmp")
+        | local_name!("iframe")
+        | local_name!("noembed")
+        | local_name!("noframes")
+        | local_name!("noscript") => TokenSinkResult::RawData(RawKind::Rawtext),
+        local_name!("textarea") | local_name!("title") => TokenSinkResult::RawData(RawKind::Rcdata),
+        local_name!("plaintext") => TokenSinkResult::Plaintext,
+        _ => return None,
+    })
+}
+
 impl TokenSink for Limiter {
     type Handle = NodeId;
 
     fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<NodeId> {
-        let is_tag = matches!(token, Token::TagToken(_));
-        // The tokenizer accepts a pause (`Script`) only in answer to a tag; other
-        // tokens after the budget is spent are dropped until the next tag pauses it.
-        let stop = || {
-            if is_tag {
-                TokenSinkResult::Script(self.builder.sink.document)
-            } else {
-                TokenSinkResult::Continue
-            }
-        };
-        if self.exhausted() {
-            return stop();
+        if self.suppressed.borrow().is_some() {
+            return self.suppress(&token);
+        }
+        if let Some(flat) = self.flat.get() {
+            return self.flat_token(flat, token);
         }
         if let Token::TagToken(tag) = &token
             && tag.kind == TagKind::StartTag
@@ -556,12 +760,21 @@ impl TokenSink for Limiter {
             && !clean::is_raw_text(&tag.name)
             && !self.may_open(clean::is_formatting(&tag.name))
         {
-            return TokenSinkResult::Continue;
+            return self.drop_start_tag(tag);
         }
         self.passed();
+        let ends_raw_text = matches!(&token, Token::TagToken(tag) if tag.kind == TagKind::EndTag)
+            || matches!(token, Token::EOFToken);
         let result = self.builder.process_token(token, line_number);
-        if self.exhausted() && is_tag {
-            return stop();
+        if matches!(result, TokenSinkResult::RawData(_)) {
+            self.raw_text.set(true);
+        } else if ends_raw_text {
+            self.raw_text.set(false);
+        }
+        // The budget is checked between tokens; in text mode the tree builder
+        // creates nothing, so it finishes the raw text first.
+        if self.exhausted() && !self.raw_text.get() {
+            self.go_flat(line_number);
         }
         result
     }
@@ -590,6 +803,9 @@ struct Sink {
     elements: Cell<usize>,
     budget: usize,
     exhausted: Cell<bool>,
+    /// The last comment created: how [`flat`] finds the tree builder's insertion
+    /// point.
+    last_comment: Cell<Option<NodeId>>,
 }
 
 impl Sink {
@@ -602,6 +818,7 @@ impl Sink {
             elements: Cell::new(0),
             budget,
             exhausted: Cell::new(false),
+            last_comment: Cell::new(None),
         }
     }
 
@@ -660,7 +877,9 @@ impl TreeSink for Sink {
     }
 
     fn create_comment(&self, _text: StrTendril) -> NodeId {
-        self.tree.borrow_mut().orphan(Node::Other).id()
+        let id = self.tree.borrow_mut().orphan(Node::Other).id();
+        self.last_comment.set(Some(id));
+        id
     }
 
     fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> NodeId {
@@ -795,6 +1014,183 @@ mod tests {
         assert!(capped.ends_with(">text</div>"));
     }
 
+    #[test]
+    fn cap_attributes_keeps_the_attributes_extraction_reads() {
+        let junk: String = (0..MAX_ATTRIBUTES + 50).map(|i| format!(" a{i}")).collect();
+        let html = format!(
+            "<div{junk} HIDDEN class='x ad' data-x=1 hidden=again{}>text</div>",
+            " aria-hidden=true".repeat(1000)
+        );
+        let capped = cap_attributes(&html);
+        let words: Vec<&str> = capped.split_ascii_whitespace().collect();
+        let junk_kept = words
+            .iter()
+            .filter(|w| {
+                w.strip_prefix('a')
+                    .is_some_and(|n| n.parse::<usize>().is_ok())
+            })
+            .count();
+        assert_eq!(junk_kept, MAX_ATTRIBUTES, "{capped}");
+        assert_eq!(
+            words[MAX_ATTRIBUTES + 1..MAX_ATTRIBUTES + 4],
+            ["HIDDEN", "class='x", "ad'"]
+        );
+        assert!(!capped.contains("data-x"), "{capped}");
+        assert!(!capped.contains("again"), "{capped}");
+        assert!(capped.ends_with("aria-hidden=true >text</div>"), "{capped}");
+        let element = parse(&capped)
+            .descendants()
+            .filter_map(|n| {
+                n.value()
+                    .element()
+                    .map(|e| (e.removed, e.attr(Attr::Class).map(str::to_owned)))
+            })
+            .find(|(_, class)| class.is_some());
+        assert_eq!(element, Some((true, Some("x ad".to_owned()))));
+        // A name read before the cap is not kept again after it.
+        let html = format!("<p id=one{junk} id=two>t</p>");
+        assert!(!cap_attributes(&html).contains("two"));
+        // The self-closing slash after a kept attribute stays.
+        let html = format!("<br{junk} alt=x/>");
+        assert!(cap_attributes(&html).ends_with(" alt=x/>"));
+    }
+
+    #[test]
+    fn a_read_attribute_table_entry_is_what_from_name_reads() {
+        for name in READ_ATTRIBUTES {
+            let qual = QualName::new(None, ns!(), LocalName::from(name));
+            assert!(Attr::from_name(&qual).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn raw_switch_covers_the_raw_text_elements() {
+        for name in [
+            "script",
+            "style",
+            "xmp",
+            "iframe",
+            "noembed",
+            "noframes",
+            "noscript",
+            "textarea",
+            "title",
+            "plaintext",
+            "div",
+            "pre",
+            "b",
+        ] {
+            let name = LocalName::from(name);
+            assert_eq!(
+                raw_switch(&name).is_some(),
+                clean::is_raw_text(&name),
+                "{name}"
+            );
+        }
+    }
+
+    /// All the text of the tree, in document order.
+    fn all_text(doc: &Document) -> String {
+        doc.descendants()
+            .filter_map(|n| match n.value() {
+                Node::Text(t) => Some(&**t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The element that holds `text`, and its ancestors' names.
+    fn path_to(doc: &Document, text: &str) -> Vec<String> {
+        doc.descendants()
+            .find(|n| matches!(n.value(), Node::Text(t) if t.contains(text)))
+            .map(|n| {
+                n.ancestors()
+                    .filter_map(|a| a.value().element().map(|e| e.name.local.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Formatting elements re-created for every paragraph spend the element budget
+    /// early; what follows is built flat and kept, in the element it was in.
+    #[test]
+    fn content_after_a_spent_budget_is_kept() {
+        let storm: String = (0..120).map(|i| format!("<b id={i}>")).collect();
+        let html = format!(
+            "<p>{storm}{}<main>Article <i>it</i></main><p>after",
+            "<p>para</p>".repeat(300)
+        );
+        let doc = parse(&html);
+        let elements = doc.descendants().filter(|n| n.value().element().is_some());
+        assert!(elements.count() < element_budget(html.len()) + 1_000);
+        assert_eq!(path_to(&doc, "Article"), ["main", "body", "html"]);
+        assert_eq!(path_to(&doc, "it"), ["i", "main", "body", "html"]);
+        assert_eq!(path_to(&doc, "after")[..3], ["p", "body", "html"]);
+    }
+
+    #[test]
+    fn flat_building_keeps_boilerplate_removed_and_raw_text_raw() {
+        let html = "<p>lead</p><nav>N1<b>N2</b></nav><div hidden>H</div><script>if (a<b) {}</script>\
+                    <textarea><b>t</b></textarea><table><tr><td>c</div>d</td></tr></table><p>e</p></body>x";
+        let doc = parse_within(html, Counting::Bounded, 2);
+        for (text, path) in [
+            ("N2", vec!["b", "nav", "body", "html"]),
+            ("H", vec!["div", "body", "html"]),
+            ("if (a<b)", vec!["script", "body", "html"]),
+            ("<b>t</b>", vec!["textarea", "body", "html"]),
+            ("cd", vec!["td", "tr", "table", "body", "html"]),
+            ("e", vec!["p", "body", "html"]),
+        ] {
+            assert_eq!(path_to(&doc, text), path, "{text}");
+        }
+        let removed: Vec<String> = doc
+            .descendants()
+            .filter_map(|n| {
+                n.value()
+                    .element()
+                    .filter(|e| e.removed)
+                    .map(|e| e.name.local.to_string())
+            })
+            .collect();
+        assert_eq!(removed, ["nav", "div", "script"]);
+        assert!(all_text(&doc).ends_with('x'));
+    }
+
+    /// A budget spent in the `<head>` or after `</html>` puts later text in the body.
+    #[test]
+    fn flat_building_writes_text_into_the_body() {
+        let doc = parse_within(
+            "<head><meta><meta><title>t</title><meta>visible",
+            Counting::Bounded,
+            3,
+        );
+        assert_eq!(path_to(&doc, "visible"), ["body", "html"]);
+        let doc = parse_within(
+            "<body><p>a</p></body></html><p>late</p>",
+            Counting::Bounded,
+            4,
+        );
+        assert_eq!(path_to(&doc, "late"), ["p", "body", "html"]);
+    }
+
+    /// A start tag dropped at the depth cap that would hide its subtree hides it,
+    /// up to its own end tag (nested ones of the same name counted), and raw text
+    /// inside cannot end the suppression early.
+    #[test]
+    fn hidden_tags_past_the_depth_cap_suppress_their_subtree() {
+        let deep = "<div>".repeat(MAX_OPEN + 20);
+        let html = format!(
+            "{deep}<section class=ad>A<section>B</section>C<script>'</section>'</script>\
+             <textarea></section></textarea>D</section>after"
+        );
+        let doc = parse(&html);
+        let text = all_text(&doc);
+        assert!(text.ends_with("after"), "{text}");
+        for hidden in ["A", "B", "C", "D", "'"] {
+            assert!(!text.contains(hidden), "{hidden} in {text}");
+        }
+    }
+
     /// The tree as text: each node's depth and name or text, in document order.
     fn outline(doc: &Document) -> String {
         let mut out = String::new();
@@ -830,6 +1226,41 @@ mod tests {
             let bounded = outline(&parse_counting(&html, Counting::Bounded, true));
             let always = outline(&parse_counting(&html, Counting::Always, true));
             proptest::prop_assert_eq!(bounded, always);
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the element budget, no text is lost: every word of the soup
+        /// (no boilerplate in it) is somewhere in the tree, and the elements stay
+        /// within the budget plus one per start tag.
+        #[test]
+        fn a_spent_budget_loses_no_text(
+            tokens in proptest::collection::vec(0usize..26, 0..400),
+            budget in 0usize..300,
+        ) {
+            const SOUP: [&str; 26] = [
+                "<div>", "<b>", "<i id=1>", "<a href=/x>", "<p>", "</b>", "</i>", "</a>",
+                "</div>", "<table>", "<td>", "<tr>", "word", "<ul><li>", "</p>",
+                "<font>", "<span>", "</span>", "<em>", "<pre>", "<svg><g>", "</svg>",
+                "<template>", "</template>", "<select><option>", "</table>",
+            ];
+            let mut html = String::new();
+            let mut words = 0;
+            for &i in &tokens {
+                if SOUP[i] == "word" {
+                    words += 1;
+                    html.push_str(&format!(" w{words}. "));
+                } else {
+                    html.push_str(SOUP[i]);
+                }
+            }
+            let doc = parse_within(&html, Counting::Bounded, budget);
+            let text = all_text(&doc);
+            for word in 1..=words {
+                proptest::prop_assert!(text.contains(&format!("w{word}.")), "w{} lost: {}", word, html);
+            }
+            let elements = doc.descendants().filter(|n| n.value().element().is_some()).count();
+            proptest::prop_assert!(elements <= budget + 200 + html.matches('<').count());
         }
     }
 

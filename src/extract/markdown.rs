@@ -23,7 +23,8 @@
 //!   `![alt](absolute URL)` when `alt` is not blank and `src` resolves to `http(s)`;
 //!   with another `src` (an inline `data:` image) only the alt text is kept.
 //! * `<pre>` without `<code>` is a code block too. The language comes from a
-//!   `language-xxx` class on the `<code>`, else on the `<pre>`. Content is kept
+//!   `language-xxx` class on the `<code>`, else on the `<pre>`, when it is a
+//!   plausible name (see [`MAX_LANGUAGE_LEN`]), else the fence is plain. Content is kept
 //!   exactly; the newline before the closing fence is added only when the content
 //!   does not already end with one, so the code's own bytes are what a Markdown
 //!   reader gets back. Fences are `max(3, 1 + longest backtick run)` backticks
@@ -503,19 +504,31 @@ pub fn fenced_block(code: &str, language: Option<&str>) -> String {
     out
 }
 
-/// The `language-xxx` hint of a class list, kept to characters an info string can
-/// hold.
+/// Language hints longer than this give a plain fence.
+pub const MAX_LANGUAGE_LEN: usize = 32;
+
+/// The `language-xxx` hint of a class list (FR-WF-EXT-CODE-01 step 1): the first
+/// `language-` token whose name is 1 to [`MAX_LANGUAGE_LEN`] characters of
+/// `[A-Za-z0-9_+#.-]`. Any other token gives no hint and a plain fence.
+///
+/// Our reading of EXT-CODE-01: the hint is a label, not content, so one that is
+/// not a plausible language name is dropped whole rather than cut. The chunker
+/// repeats the opening fence, hint included, in every piece of a code block too
+/// large for one chunk (FR-WF-CHK-CODE-01), and the smallest budget is 128 tokens:
+/// a page-controlled hint of any length would crowd out the code (or make the
+/// chunker drop the fences); and characters outside the set are markup an info
+/// string should not carry.
 fn language(class: &str) -> Option<String> {
     class.split_ascii_whitespace().find_map(|token| {
         let name = token
             .get(..9)
             .filter(|p| p.eq_ignore_ascii_case("language-"))
             .and_then(|_| token.get(9..))?;
-        let name: String = name
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '-' | '_' | '.'))
-            .collect();
-        (!name.is_empty()).then_some(name)
+        let plausible = (1..=MAX_LANGUAGE_LEN).contains(&name.len())
+            && name.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'+' | b'#' | b'-' | b'_' | b'.')
+            });
+        plausible.then(|| name.to_owned())
     })
 }
 
@@ -540,7 +553,23 @@ mod tests {
         assert_eq!(language("Language-C++"), Some("C++".to_owned()));
         assert_eq!(language("language-"), None);
         assert_eq!(language("lang-js"), None);
-        assert_eq!(language("language-a`b"), Some("a".to_owned()));
+        assert_eq!(language("language-a`b"), None);
+        assert_eq!(language("language-a`b language-go"), Some("go".to_owned()));
+        assert_eq!(language("language-ñ"), None);
+    }
+
+    /// A hint longer than [`MAX_LANGUAGE_LEN`] gives a plain fence, so a fence line
+    /// always fits the smallest chunk (FR-WF-EXT-CODE-01).
+    #[test]
+    fn long_language_hint_gives_a_plain_fence() {
+        let at_cap = "x".repeat(MAX_LANGUAGE_LEN);
+        assert_eq!(
+            language(&format!("language-{at_cap}")),
+            Some(at_cap.clone())
+        );
+        let over = "x".repeat(MAX_LANGUAGE_LEN + 1);
+        assert_eq!(language(&format!("language-{over}")), None);
+        assert_eq!(language(&format!("language-{}", "y".repeat(10_000))), None);
     }
 
     #[test]

@@ -27,18 +27,31 @@ pub struct Survey {
 
 /// Walks the document once, in document order, recording the first element of each
 /// kind. Template contents (inert) and `<svg>` are not part of the document's
-/// content and are not searched. Boilerplate subtrees are searched: a `<main>`
-/// inside a removed `<aside>` is still "the first `<main>`", and it is empty, so
-/// selection moves on to `<article>` (EXT-ROOT-01 read literally).
+/// content and are not searched.
+///
+/// Root candidates are searched in the cleaned tree: a candidate inside a removed
+/// (boilerplate) subtree, or removed itself, does not count. FR-WF-13 orders the
+/// steps "remove boilerplate" (1-3), then "extract main content using root
+/// selection" (4), so selection sees only what removal left; a `<main>` inside an
+/// `<aside>` is gone before anyone asks for "the first `<main>`", and
+/// `<aside><article>Teaser</article></aside><article>Story</article>` selects
+/// `Story` (our reading of FR-WF-13 with EXT-ROOT-01). The document facts (title,
+/// `<h1>`, `<base>`, language) are not content and are searched everywhere: 13e,
+/// 13d1 and 13f name "the first" element of the document, and a site's `<h1>`
+/// often sits in its `<header>`.
 pub fn survey(doc: &Document) -> Survey {
     let mut survey = Survey::default();
     let mut skip_until: Option<NodeId> = None;
+    let mut removed_until: Option<NodeId> = None;
     for edge in doc.root().traverse() {
         let ego_tree::iter::Edge::Open(node) = edge else {
-            if let ego_tree::iter::Edge::Close(node) = edge
-                && skip_until == Some(node.id())
-            {
-                skip_until = None;
+            if let ego_tree::iter::Edge::Close(node) = edge {
+                if skip_until == Some(node.id()) {
+                    skip_until = None;
+                }
+                if removed_until == Some(node.id()) {
+                    removed_until = None;
+                }
             }
             continue;
         };
@@ -48,9 +61,13 @@ pub fn survey(doc: &Document) -> Survey {
         let Some(element) = node.value().element() else {
             continue;
         };
+        if element.removed && removed_until.is_none() {
+            removed_until = Some(node.id());
+        }
+        let cleaned = removed_until.is_none();
         let id = Some(node.id());
         let slot = |i: usize, s: &mut Survey| {
-            if s.candidates[i].is_none() {
+            if cleaned && s.candidates[i].is_none() {
                 s.candidates[i] = id;
             }
         };
