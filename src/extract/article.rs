@@ -141,10 +141,14 @@ fn reveal_noscript(doc: &mut Document, body: NodeId) {
     let noscripts: Vec<NodeId> = body
         .descendants()
         .filter(|node| {
+            // Only content parsed as markup: past the parser's element budget a
+            // `<noscript>` is kept as raw text, which must never read as prose.
             node.value().element().is_some_and(|e| {
                 e.name.local == html5ever::local_name!("noscript")
                     && !clean::is_hidden_or_boilerplate_named(e)
-            })
+            }) && node
+                .children()
+                .any(|child| child.value().element().is_some())
         })
         .map(|node| node.id())
         .collect();

@@ -100,7 +100,7 @@ pub enum Attr {
 
 /// The names of the attributes extraction reads, as [`Attr::from_name`] knows them:
 /// [`cap_attributes`] keeps these past the cap.
-const READ_ATTRIBUTES: [&str; 10] = [
+const READ_ATTRIBUTES: [&str; 11] = [
     "href",
     "src",
     "alt",
@@ -111,6 +111,7 @@ const READ_ATTRIBUTES: [&str; 10] = [
     "start",
     "hidden",
     "aria-hidden",
+    "style",
 ];
 
 impl Attr {
@@ -303,18 +304,19 @@ enum Counting {
 
 fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
     let html = cap_attributes(html);
-    parse_within(&html, counting, element_budget(html.len()))
+    parse_within(&html, counting, element_budget(html.len()), scripting)
 }
 
 /// Parses `html` (attributes already capped); `budget` elements are built by the
-/// tree builder, the rest flat.
-fn parse_within(html: &str, counting: Counting, budget: usize) -> Document {
+/// tree builder, the rest flat. With `scripting` off, `<noscript>` content is
+/// markup (article mode); with it on, raw text.
+fn parse_within(html: &str, counting: Counting, budget: usize, scripting: bool) -> Document {
     let sink = Sink::new(budget);
     let builder = TreeBuilder::new(
         sink,
         TreeBuilderOpts {
-            // `<noscript>` is removed as boilerplate either way; with scripting on
-            // its content is raw text and cannot leak markup into the page.
+            // `<noscript>` is boilerplate in SRD mode; with scripting on its
+            // content is raw text and cannot leak markup into the page.
             scripting_enabled: scripting,
             ..TreeBuilderOpts::default()
         },
@@ -1132,7 +1134,7 @@ mod tests {
     fn flat_building_keeps_boilerplate_removed_and_raw_text_raw() {
         let html = "<p>lead</p><nav>N1<b>N2</b></nav><div hidden>H</div><script>if (a<b) {}</script>\
                     <textarea><b>t</b></textarea><table><tr><td>c</div>d</td></tr></table><p>e</p></body>x";
-        let doc = parse_within(html, Counting::Bounded, 2);
+        let doc = parse_within(html, Counting::Bounded, 2, true);
         for (text, path) in [
             ("N2", vec!["b", "nav", "body", "html"]),
             ("H", vec!["div", "body", "html"]),
@@ -1163,12 +1165,14 @@ mod tests {
             "<head><meta><meta><title>t</title><meta>visible",
             Counting::Bounded,
             3,
+            true,
         );
         assert_eq!(path_to(&doc, "visible"), ["body", "html"]);
         let doc = parse_within(
             "<body><p>a</p></body></html><p>late</p>",
             Counting::Bounded,
             4,
+            true,
         );
         assert_eq!(path_to(&doc, "late"), ["p", "body", "html"]);
     }
@@ -1254,7 +1258,7 @@ mod tests {
                     html.push_str(SOUP[i]);
                 }
             }
-            let doc = parse_within(&html, Counting::Bounded, budget);
+            let doc = parse_within(&html, Counting::Bounded, budget, true);
             let text = all_text(&doc);
             for word in 1..=words {
                 proptest::prop_assert!(text.contains(&format!("w{word}.")), "w{} lost: {}", word, html);
