@@ -10,6 +10,7 @@
 //! and measures nothing.
 
 #[path = "support/pages.rs"]
+#[allow(dead_code)] // the dense and repeated pages are the extract bench's
 mod pages;
 #[path = "support/quality.rs"]
 mod quality;

@@ -1,0 +1,206 @@
+//! The measuring walk of article mode: per element of the cleaned body, its visible
+//! text, link text, commas and the counts the scoring and pruning rules read.
+
+use ego_tree::NodeId;
+
+use crate::extract::clean::Tag;
+use crate::extract::dom::{Document, Element, Node};
+
+/// Per-element measurements of the cleaned body, in document order (a parent
+/// before its descendants).
+pub(super) struct Measured {
+    pub(super) nodes: Vec<Measure>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Measure {
+    pub(super) id: NodeId,
+    /// Index of the parent element in [`Measured::nodes`], `None` for the body.
+    pub(super) parent: Option<usize>,
+    pub(super) tag: Tag,
+    pub(super) is_p: bool,
+    pub(super) is_input: bool,
+    /// Has a block-level child element: its own text is loose text beside blocks.
+    pub(super) has_block_child: bool,
+    /// Visible characters of the subtree (whitespace runs count as one).
+    pub(super) text: u32,
+    /// Of which inside links.
+    pub(super) link: u32,
+    /// Commas of the subtree.
+    pub(super) commas: u32,
+    /// Characters and commas of the text this element holds itself, or through
+    /// inline descendants (not through nested blocks): a paragraph's own words.
+    pub(super) own_text: u32,
+    pub(super) own_commas: u32,
+    /// Descendant counts the pruning rules read.
+    pub(super) paragraphs: u32,
+    pub(super) images: u32,
+    pub(super) items: u32,
+    pub(super) inputs: u32,
+    pub(super) embeds: u32,
+    pub(super) heading_text: u32,
+}
+
+impl Measure {
+    pub(super) fn link_density(&self) -> f32 {
+        if self.text == 0 {
+            0.0
+        } else {
+            self.link as f32 / self.text as f32
+        }
+    }
+}
+
+/// Whether an element is entered by the measuring walk (what the converter would
+/// render).
+pub(super) fn is_rendered(element: &Element) -> bool {
+    !(element.removed || matches!(element.tag, Tag::Skip | Tag::Head | Tag::Title))
+}
+
+pub(super) fn measure(doc: &Document, body: NodeId) -> Measured {
+    let mut nodes: Vec<Measure> = Vec::new();
+    // Open elements: (index into nodes, index of the nearest block element).
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut links = 0usize;
+    let Some(body) = doc.tree.get(body) else {
+        return Measured { nodes };
+    };
+    let mut node = body;
+    'next: loop {
+        let descend = match node.value() {
+            Node::Text(text) => {
+                if let Some(&(top, owner)) = stack.last() {
+                    let (chars, commas) = count_text(text);
+                    let m = &mut nodes[top];
+                    m.text += chars;
+                    m.commas += commas;
+                    if links > 0 {
+                        m.link += chars;
+                    }
+                    nodes[owner].own_text += chars;
+                    nodes[owner].own_commas += commas;
+                }
+                false
+            }
+            Node::Element(element) if is_rendered(element) => {
+                let parent = stack.last().map(|&(index, _)| index);
+                let index = nodes.len();
+                let owner = match stack.last() {
+                    Some(&(_, owner)) if !element.tag.is_block() => owner,
+                    _ => index,
+                };
+                nodes.push(Measure {
+                    id: node.id(),
+                    parent,
+                    tag: element.tag,
+                    is_p: element.name.local == html5ever::local_name!("p"),
+                    is_input: element.name.local == html5ever::local_name!("input"),
+                    has_block_child: false,
+                    text: 0,
+                    link: 0,
+                    commas: 0,
+                    own_text: 0,
+                    own_commas: 0,
+                    paragraphs: 0,
+                    images: 0,
+                    items: 0,
+                    inputs: 0,
+                    embeds: 0,
+                    heading_text: 0,
+                });
+                stack.push((index, owner));
+                if element.tag == Tag::Link {
+                    links += 1;
+                }
+                true
+            }
+            _ => false,
+        };
+        if descend {
+            if let Some(child) = node.first_child() {
+                node = child;
+                continue 'next;
+            }
+            close(&mut nodes, &mut stack, &mut links);
+        }
+        loop {
+            if node.id() == body.id() {
+                break 'next;
+            }
+            if let Some(sibling) = node.next_sibling() {
+                node = sibling;
+                continue 'next;
+            }
+            match node.parent() {
+                Some(parent) => {
+                    node = parent;
+                    close(&mut nodes, &mut stack, &mut links);
+                }
+                None => break 'next,
+            }
+        }
+    }
+    Measured { nodes }
+}
+
+/// Leaves the innermost open element: its totals join its parent's.
+fn close(nodes: &mut [Measure], stack: &mut Vec<(usize, usize)>, links: &mut usize) {
+    let Some((index, _)) = stack.pop() else {
+        return;
+    };
+    let child = nodes[index].clone();
+    if child.tag == Tag::Link {
+        *links = links.saturating_sub(1);
+    }
+    let Some(parent) = child.parent else {
+        return;
+    };
+    let p = &mut nodes[parent];
+    p.has_block_child |= child.tag.is_block();
+    p.text += child.text;
+    p.link += child.link;
+    p.commas += child.commas;
+    p.paragraphs += child.paragraphs + u32::from(child.is_p);
+    p.images += child.images + u32::from(child.tag == Tag::Image);
+    p.items += child.items + u32::from(child.tag == Tag::ListItem);
+    p.inputs += child.inputs + u32::from(child.is_input);
+    p.embeds += child.embeds;
+    p.heading_text += if matches!(child.tag, Tag::Heading(_)) {
+        child.text
+    } else {
+        child.heading_text
+    };
+}
+
+/// Visible characters (a whitespace run counts as one) and commas of a text node.
+fn count_text(text: &str) -> (u32, u32) {
+    let mut chars = 0u32;
+    let mut commas = 0u32;
+    let mut in_space = true;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            if !in_space {
+                chars += 1;
+                in_space = true;
+            }
+            continue;
+        }
+        in_space = false;
+        chars += 1;
+        if matches!(
+            c,
+            ',' | '\u{060C}'
+                | '\u{FE50}'
+                | '\u{FE10}'
+                | '\u{FE11}'
+                | '\u{2E41}'
+                | '\u{2E34}'
+                | '\u{2E32}'
+                | '\u{FF0C}'
+                | '\u{3001}'
+        ) {
+            commas += 1;
+        }
+    }
+    (chars, commas)
+}

@@ -1,0 +1,215 @@
+//! Readability-style scoring: paragraphs score their containers, the best
+//! container wins, moves up to an ancestor that holds as much, and is merged with
+//! siblings that score alike.
+
+use ego_tree::NodeId;
+
+use super::Pass;
+use super::measure::{Measure, Measured};
+use super::names::class_weight;
+use crate::extract::clean::Tag;
+use crate::extract::dom::{Attr, Document, Element};
+
+/// The chosen content: the element converted, and which of its children (when it
+/// is the parent of merged siblings) are left out.
+pub(super) struct Chosen {
+    pub(super) root: NodeId,
+    /// Indexes (into [`Measured::nodes`]) of the elements whose subtrees are the
+    /// content.
+    pub(super) included: Vec<usize>,
+    pub(super) dropped_siblings: Vec<NodeId>,
+}
+
+/// Paragraph-like elements: their own text is what scores.
+fn is_paragraph_like(m: &Measure) -> bool {
+    matches!(
+        m.tag,
+        Tag::Block | Tag::Pre | Tag::Cell { .. } | Tag::Quote | Tag::Main | Tag::Article
+    )
+}
+
+pub(super) fn score(doc: &Document, measured: &Measured, pass: Pass) -> Option<Chosen> {
+    let nodes = &measured.nodes;
+    let mut scores: Vec<Option<f32>> = vec![None; nodes.len()];
+    let initial = |i: usize| -> f32 {
+        let m = &nodes[i];
+        let tag_weight = match m.tag {
+            Tag::Block if !m.is_p => 5.0,
+            Tag::Pre | Tag::Cell { .. } | Tag::Quote => 3.0,
+            Tag::UnorderedList | Tag::OrderedList | Tag::ListItem => -3.0,
+            Tag::Heading(_) => -5.0,
+            _ => 0.0,
+        };
+        let class_weight = if pass.weigh_classes {
+            element(doc, m.id).map_or(0, class_weight) as f32
+        } else {
+            0.0
+        };
+        tag_weight + class_weight
+    };
+    for (i, m) in nodes.iter().enumerate() {
+        if !is_paragraph_like(m) || m.own_text < 25 {
+            continue;
+        }
+        let content = 1.0 + m.own_commas as f32 + (m.own_text / 100).min(3) as f32;
+        // A paragraph scores its container. Loose text beside blocks is a
+        // paragraph of the element that holds it (Readability wraps it in a `<p>`).
+        let mut ancestor = if m.is_p || !m.has_block_child {
+            m.parent
+        } else {
+            Some(i)
+        };
+        for level in 0..5 {
+            let Some(a) = ancestor else { break };
+            let divider = match level {
+                0 => 1.0,
+                1 => 2.0,
+                _ => level as f32 * 3.0,
+            };
+            let slot = scores[a].get_or_insert_with(|| initial(a));
+            *slot += content / divider;
+            ancestor = nodes[a].parent;
+        }
+    }
+    for (i, slot) in scores.iter_mut().enumerate() {
+        if let Some(score) = slot {
+            *score *= 1.0 - nodes[i].link_density();
+        }
+    }
+    let (mut top, top_score) = scores
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.map(|s| (i, s)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+
+    // Readability: several of the best candidates inside one ancestor means the
+    // article is split across them; take the ancestor.
+    let mut ranked: Vec<(usize, f32)> = scores
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.map(|s| (i, s)))
+        .filter(|&(i, s)| i != top && s >= top_score * 0.75)
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    ranked.truncate(4);
+    if ranked.len() >= 3 {
+        let mut ancestor = nodes[top].parent;
+        while let Some(a) = ancestor {
+            let containing = ranked
+                .iter()
+                .filter(|&&(i, _)| is_ancestor(nodes, a, i))
+                .count();
+            if containing >= 3 {
+                top = a;
+                break;
+            }
+            ancestor = nodes[a].parent;
+        }
+    }
+    // Move up while the parent scores about as well: the article's container,
+    // not its largest section.
+    let mut last = scores[top].unwrap_or(0.0);
+    let threshold = last / 3.0;
+    let mut parent = nodes[top].parent;
+    while let Some(p) = parent {
+        if nodes[p].parent.is_none() {
+            break;
+        }
+        match scores[p] {
+            None => {}
+            Some(s) if s < threshold => break,
+            Some(s) if s > last => {
+                top = p;
+                break;
+            }
+            Some(s) => last = s,
+        }
+        parent = nodes[p].parent;
+    }
+    // An only child says nothing its parent does not.
+    while let Some(p) = nodes[top].parent {
+        if nodes[p].parent.is_none() || children(nodes, p).count() != 1 {
+            break;
+        }
+        top = p;
+    }
+
+    let top_score = scores[top].unwrap_or(0.0);
+    let Some(parent) = nodes[top].parent else {
+        return Some(Chosen {
+            root: nodes[top].id,
+            included: vec![top],
+            dropped_siblings: Vec::new(),
+        });
+    };
+    let threshold = (top_score * 0.2).max(10.0);
+    let top_class = element(doc, nodes[top].id).and_then(|e| e.attr(Attr::Class));
+    let mut included = Vec::new();
+    let mut dropped = Vec::new();
+    for sibling in children(nodes, parent) {
+        let m = &nodes[sibling];
+        let keep = sibling == top || {
+            let bonus = match (
+                top_class,
+                element(doc, m.id).and_then(|e| e.attr(Attr::Class)),
+            ) {
+                (Some(a), Some(b)) if !a.is_empty() && a == b => top_score * 0.2,
+                _ => 0.0,
+            };
+            scores[sibling].is_some_and(|s| s + bonus >= threshold)
+                || (m.is_p
+                    && ((m.text > 80 && m.link_density() < 0.25)
+                        || (m.text > 0 && m.text <= 80 && m.link == 0)))
+        };
+        if keep {
+            included.push(sibling);
+        } else {
+            dropped.push(m.id);
+        }
+    }
+    if included.len() == 1 {
+        return Some(Chosen {
+            root: nodes[top].id,
+            included,
+            dropped_siblings: Vec::new(),
+        });
+    }
+    // Text directly in the parent (outside any child element) is not a sibling
+    // element; it stays with the parent, which is what is converted.
+    Some(Chosen {
+        root: nodes[parent].id,
+        included,
+        dropped_siblings: dropped,
+    })
+}
+
+fn children(nodes: &[Measure], parent: usize) -> impl Iterator<Item = usize> + '_ {
+    // Children come after their parent, in document order, before the parent's
+    // next sibling; a scan from the parent finds them.
+    nodes
+        .iter()
+        .enumerate()
+        .skip(parent + 1)
+        .take_while(move |(i, _)| is_ancestor(nodes, parent, *i))
+        .filter(move |(_, m)| m.parent == Some(parent))
+        .map(|(i, _)| i)
+}
+
+/// Whether `a` is a proper ancestor of `i`.
+pub(super) fn is_ancestor(nodes: &[Measure], a: usize, i: usize) -> bool {
+    let mut p = nodes[i].parent;
+    while let Some(x) = p {
+        if x == a {
+            return true;
+        }
+        if x < a {
+            return false;
+        }
+        p = nodes[x].parent;
+    }
+    false
+}
+
+pub(super) fn element(doc: &Document, id: NodeId) -> Option<&Element> {
+    doc.tree.get(id)?.value().element()
+}
