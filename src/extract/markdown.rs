@@ -38,6 +38,7 @@ use url::Url;
 use super::clean::Tag;
 use super::dom::{Attr, Element, Node};
 use super::table::TableBuilder;
+use super::walk::{Step, Visitor, walk};
 use super::writer::{WrapperKind, Writer, code_span, is_html_space, longest_backtick_run};
 
 /// What leaving an element undoes.
@@ -79,6 +80,8 @@ struct Converter<'a> {
     tables: Vec<TableBuilder>,
     lists: Vec<List>,
     capture: Option<Capture>,
+    /// What leaving each open element undoes.
+    frames: Vec<Exit>,
 }
 
 /// Converts the subtree of `root` to Markdown (not yet whitespace-normalised).
@@ -89,8 +92,9 @@ pub fn convert(root: NodeRef<'_, Node>, base: &Url) -> String {
         tables: Vec::new(),
         lists: Vec::new(),
         capture: None,
+        frames: Vec::new(),
     };
-    converter.walk(root);
+    walk(root, &mut converter);
     // Unclosed tables or cells cannot remain (the walk is balanced), but fold any
     // leftover writers into the document rather than lose text.
     let mut out = String::new();
@@ -100,56 +104,30 @@ pub fn convert(root: NodeRef<'_, Node>, base: &Url) -> String {
     out
 }
 
-impl Converter<'_> {
-    fn walk(&mut self, root: NodeRef<'_, Node>) {
-        let mut frames: Vec<Exit> = Vec::new();
-        let mut node = root;
-        'next: loop {
-            let descend = match node.value() {
-                Node::Text(text) => {
-                    self.text(text);
-                    false
-                }
-                Node::Element(element) => match self.enter(element) {
-                    Some(exit) => {
-                        frames.push(exit);
-                        true
-                    }
-                    None => false,
-                },
-                Node::Document => {
-                    frames.push(Exit::Nothing);
-                    true
-                }
-                Node::Other => false,
-            };
-            if descend {
-                if let Some(child) = node.first_child() {
-                    node = child;
-                    continue 'next;
-                }
-                self.leave(&mut frames);
+impl<'a> Visitor<'a> for Converter<'_> {
+    fn enter(&mut self, node: NodeRef<'a, Node>) -> Step {
+        let exit = match node.value() {
+            Node::Text(text) => {
+                self.text(text);
+                return Step::Over;
             }
-            // Climb until a next sibling, leaving each finished ancestor.
-            loop {
-                if node.id() == root.id() {
-                    return;
-                }
-                if let Some(sibling) = node.next_sibling() {
-                    node = sibling;
-                    continue 'next;
-                }
-                match node.parent() {
-                    Some(parent) => {
-                        node = parent;
-                        self.leave(&mut frames);
-                    }
-                    None => return,
-                }
-            }
-        }
+            Node::Element(element) => match self.open(element) {
+                Some(exit) => exit,
+                None => return Step::Over,
+            },
+            Node::Document => Exit::Nothing,
+            Node::Other => return Step::Over,
+        };
+        self.frames.push(exit);
+        Step::Into
     }
 
+    fn leave(&mut self, _node: NodeRef<'a, Node>) {
+        self.close();
+    }
+}
+
+impl Converter<'_> {
     fn writer(&mut self) -> &mut Writer {
         if self.writers.is_empty() {
             self.writers.push(Writer::new());
@@ -167,7 +145,7 @@ impl Converter<'_> {
     }
 
     /// Handles an element's start; `None` means do not descend.
-    fn enter(&mut self, element: &Element) -> Option<Exit> {
+    fn open(&mut self, element: &Element) -> Option<Exit> {
         if element.removed || matches!(element.tag, Tag::Skip | Tag::Head | Tag::Title) {
             return None;
         }
@@ -303,8 +281,8 @@ impl Converter<'_> {
         })
     }
 
-    fn leave(&mut self, frames: &mut Vec<Exit>) {
-        let Some(exit) = frames.pop() else {
+    fn close(&mut self) {
+        let Some(exit) = self.frames.pop() else {
             return;
         };
         if self.capture.is_some() && !matches!(exit, Exit::Pre | Exit::Code) {

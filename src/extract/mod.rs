@@ -27,6 +27,7 @@ pub mod dom;
 pub mod markdown;
 pub mod root;
 pub mod table;
+mod walk;
 mod whitespace;
 pub mod writer;
 

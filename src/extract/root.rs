@@ -7,6 +7,7 @@ use url::Url;
 
 use super::clean::{Tag, has_class_token};
 use super::dom::{Attr, Document, Node};
+use super::walk::{Step, Visitor, walk};
 use super::writer::is_html_space;
 
 /// What one walk of the whole document finds.
@@ -142,47 +143,32 @@ pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
     }) {
         return true;
     }
-    let mut node = root;
-    'next: loop {
-        let descend = match node.value() {
-            Node::Text(text) => {
-                if text.chars().any(|c| !c.is_whitespace()) {
-                    return false;
-                }
-                false
-            }
+    walk(root, &mut FirstVisible)
+}
+
+/// Stops at the first thing that renders text (EXT-EMPTY-01).
+struct FirstVisible;
+
+impl<'a> Visitor<'a> for FirstVisible {
+    fn enter(&mut self, node: NodeRef<'a, Node>) -> Step {
+        match node.value() {
+            Node::Text(text) if text.chars().any(|c| !c.is_whitespace()) => Step::Stop,
             Node::Element(e)
                 if e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title) =>
             {
-                false
+                Step::Over
             }
             Node::Element(e) if e.tag == Tag::Image => {
                 if e.attr(Attr::Alt)
                     .is_some_and(|alt| !alt.trim_matches(is_html_space).is_empty())
                 {
-                    return false;
+                    Step::Stop
+                } else {
+                    Step::Over
                 }
-                false
             }
-            Node::Element(_) | Node::Document => true,
-            Node::Other => false,
-        };
-        if descend && let Some(child) = node.first_child() {
-            node = child;
-            continue 'next;
-        }
-        loop {
-            if node.id() == root.id() {
-                return true;
-            }
-            if let Some(sibling) = node.next_sibling() {
-                node = sibling;
-                continue 'next;
-            }
-            match node.parent() {
-                Some(parent) => node = parent,
-                None => return true,
-            }
+            Node::Element(_) | Node::Document => Step::Into,
+            Node::Text(_) | Node::Other => Step::Over,
         }
     }
 }

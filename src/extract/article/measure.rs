@@ -1,10 +1,11 @@
 //! The measuring walk of article mode: per element of the cleaned body, its visible
 //! text, link text, commas and the counts the scoring and pruning rules read.
 
-use ego_tree::NodeId;
+use ego_tree::{NodeId, NodeRef};
 
 use crate::extract::clean::Tag;
 use crate::extract::dom::{Document, Element, Node};
+use crate::extract::walk::{Step, Visitor, walk};
 
 /// Per-element measurements of the cleaned body, in document order (a parent
 /// before its descendants).
@@ -12,7 +13,7 @@ pub(super) struct Measured {
     pub(super) nodes: Vec<Measure>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Measure {
     pub(super) id: NodeId,
     /// Index of the parent element in [`Measured::nodes`], `None` for the body.
@@ -58,118 +59,120 @@ pub(super) fn is_rendered(element: &Element) -> bool {
 }
 
 pub(super) fn measure(doc: &Document, body: NodeId) -> Measured {
-    let mut nodes: Vec<Measure> = Vec::new();
-    // Open elements: (index into nodes, index of the nearest block element).
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    let mut links = 0usize;
-    let Some(body) = doc.tree.get(body) else {
-        return Measured { nodes };
-    };
-    let mut node = body;
-    'next: loop {
-        let descend = match node.value() {
-            Node::Text(text) => {
-                if let Some(&(top, owner)) = stack.last() {
-                    let (chars, commas) = count_text(text);
-                    let m = &mut nodes[top];
-                    m.text += chars;
-                    m.commas += commas;
-                    if links > 0 {
-                        m.link += chars;
-                    }
-                    nodes[owner].own_text += chars;
-                    nodes[owner].own_commas += commas;
-                }
-                false
-            }
-            Node::Element(element) if is_rendered(element) => {
-                let parent = stack.last().map(|&(index, _)| index);
-                let index = nodes.len();
-                let owner = match stack.last() {
-                    Some(&(_, owner)) if !element.tag.is_block() => owner,
-                    _ => index,
-                };
-                nodes.push(Measure {
-                    id: node.id(),
-                    parent,
-                    tag: element.tag,
-                    is_p: element.name.local == html5ever::local_name!("p"),
-                    is_input: element.name.local == html5ever::local_name!("input"),
-                    has_block_child: false,
-                    text: 0,
-                    link: 0,
-                    commas: 0,
-                    own_text: 0,
-                    own_commas: 0,
-                    paragraphs: 0,
-                    images: 0,
-                    items: 0,
-                    inputs: 0,
-                    embeds: 0,
-                    heading_text: 0,
-                });
-                stack.push((index, owner));
-                if element.tag == Tag::Link {
-                    links += 1;
-                }
-                true
-            }
-            _ => false,
-        };
-        if descend {
-            if let Some(child) = node.first_child() {
-                node = child;
-                continue 'next;
-            }
-            close(&mut nodes, &mut stack, &mut links);
-        }
-        loop {
-            if node.id() == body.id() {
-                break 'next;
-            }
-            if let Some(sibling) = node.next_sibling() {
-                node = sibling;
-                continue 'next;
-            }
-            match node.parent() {
-                Some(parent) => {
-                    node = parent;
-                    close(&mut nodes, &mut stack, &mut links);
-                }
-                None => break 'next,
-            }
-        }
+    let mut measurer = Measurer::default();
+    if let Some(body) = doc.tree.get(body) {
+        walk(body, &mut measurer);
     }
-    Measured { nodes }
+    Measured {
+        nodes: measurer.nodes,
+    }
 }
 
-/// Leaves the innermost open element: its totals join its parent's.
-fn close(nodes: &mut [Measure], stack: &mut Vec<(usize, usize)>, links: &mut usize) {
-    let Some((index, _)) = stack.pop() else {
-        return;
-    };
-    let child = nodes[index].clone();
-    if child.tag == Tag::Link {
-        *links = links.saturating_sub(1);
+#[derive(Default)]
+struct Measurer {
+    nodes: Vec<Measure>,
+    /// Open elements: (index into nodes, index of the nearest block element).
+    stack: Vec<(usize, usize)>,
+    /// Open links.
+    links: usize,
+}
+
+impl<'a> Visitor<'a> for Measurer {
+    fn enter(&mut self, node: NodeRef<'a, Node>) -> Step {
+        match node.value() {
+            Node::Text(text) => {
+                self.text(text);
+                Step::Over
+            }
+            Node::Element(element) if is_rendered(element) => {
+                self.open(node.id(), element);
+                Step::Into
+            }
+            _ => Step::Over,
+        }
     }
-    let Some(parent) = child.parent else {
-        return;
-    };
-    let p = &mut nodes[parent];
-    p.has_block_child |= child.tag.is_block();
-    p.text += child.text;
-    p.link += child.link;
-    p.commas += child.commas;
-    p.paragraphs += child.paragraphs + u32::from(child.is_p);
-    p.images += child.images + u32::from(child.tag == Tag::Image);
-    p.items += child.items + u32::from(child.tag == Tag::ListItem);
-    p.inputs += child.inputs + u32::from(child.is_input);
-    p.embeds += child.embeds;
-    p.heading_text += if matches!(child.tag, Tag::Heading(_)) {
-        child.text
-    } else {
-        child.heading_text
-    };
+
+    fn leave(&mut self, _node: NodeRef<'a, Node>) {
+        self.close();
+    }
+}
+
+impl Measurer {
+    fn text(&mut self, text: &str) {
+        let Some(&(top, owner)) = self.stack.last() else {
+            return;
+        };
+        let (chars, commas) = count_text(text);
+        let m = &mut self.nodes[top];
+        m.text += chars;
+        m.commas += commas;
+        if self.links > 0 {
+            m.link += chars;
+        }
+        self.nodes[owner].own_text += chars;
+        self.nodes[owner].own_commas += commas;
+    }
+
+    fn open(&mut self, id: NodeId, element: &Element) {
+        let parent = self.stack.last().map(|&(index, _)| index);
+        let index = self.nodes.len();
+        let owner = match self.stack.last() {
+            Some(&(_, owner)) if !element.tag.is_block() => owner,
+            _ => index,
+        };
+        self.nodes.push(Measure {
+            id,
+            parent,
+            tag: element.tag,
+            is_p: element.name.local == html5ever::local_name!("p"),
+            is_input: element.name.local == html5ever::local_name!("input"),
+            has_block_child: false,
+            text: 0,
+            link: 0,
+            commas: 0,
+            own_text: 0,
+            own_commas: 0,
+            paragraphs: 0,
+            images: 0,
+            items: 0,
+            inputs: 0,
+            embeds: 0,
+            heading_text: 0,
+        });
+        self.stack.push((index, owner));
+        if element.tag == Tag::Link {
+            self.links += 1;
+        }
+    }
+
+    /// Leaves the innermost open element: its totals join its parent's.
+    fn close(&mut self) {
+        let Some((index, _)) = self.stack.pop() else {
+            return;
+        };
+        let child = self.nodes[index];
+        if child.tag == Tag::Link {
+            self.links = self.links.saturating_sub(1);
+        }
+        let Some(parent) = child.parent else {
+            return;
+        };
+        let p = &mut self.nodes[parent];
+        p.has_block_child |= child.tag.is_block();
+        p.text += child.text;
+        p.link += child.link;
+        p.commas += child.commas;
+        p.paragraphs += child.paragraphs + u32::from(child.is_p);
+        p.images += child.images + u32::from(child.tag == Tag::Image);
+        p.items += child.items + u32::from(child.tag == Tag::ListItem);
+        p.inputs += child.inputs + u32::from(child.is_input);
+        p.embeds += child.embeds;
+        p.heading_text += if matches!(child.tag, Tag::Heading(_)) {
+            child.text
+        } else {
+            child.heading_text
+        };
+    }
 }
 
 /// Visible characters (a whitespace run counts as one) and commas of a text node.
