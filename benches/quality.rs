@@ -6,7 +6,9 @@
 //! `cargo bench --bench quality`. Environment:
 //! `QUALITY_WORST=N` lists the N worst pages of article mode by F1;
 //! `QUALITY_DUMP=DIR` writes each page's Markdown per mode there;
-//! `QUALITY_SHOW=FILE,FILE` prints the article-mode Markdown of those HTML files
+//! `QUALITY_CLI=PATH` also pipes every page through `PATH extract --extraction MODE`
+//! (the `webfetch` binary: what a user saving pages runs) and scores the chunks it
+//! prints, joined; `QUALITY_SHOW=FILE,FILE` prints the article-mode Markdown of those HTML files
 //! and measures nothing.
 
 #[path = "support/pages.rs"]
@@ -131,6 +133,18 @@ fn main() {
             run.fallbacks,
         );
     }
+    if let Some(binary) = std::env::var_os("QUALITY_CLI") {
+        for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+            let (totals, tokens) = through_cli(&binary, &corpus, &truth, mode);
+            println!(
+                "| {mode}, through `webfetch extract` | {:.3} | {:.3} | {:.3} | | {:.0} (chunk token counts) | | | |",
+                totals.f1(),
+                totals.precision(),
+                totals.recall(),
+                tokens as f64 / totals.pages.max(1) as f64,
+            );
+        }
+    }
     if let [(_, srd), (_, article)] = &runs[..] {
         println!(
             "article / srd time: {:.2}x",
@@ -146,4 +160,63 @@ fn main() {
             println!("  {id}: article F1 {f1:.3}, srd F1 {srd_f1:.3}");
         }
     }
+}
+
+/// Scores the corpus as `webfetch extract` prints it: each page on stdin, its URL
+/// as the base, the chunks' texts joined by blank lines.
+fn through_cli(
+    binary: &std::ffi::OsStr,
+    corpus: &[(std::path::PathBuf, Vec<u8>)],
+    truth: &std::collections::HashMap<String, (String, String)>,
+    mode: ExtractionMode,
+) -> (Totals, usize) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    let mut totals = Totals::default();
+    let mut tokens = 0usize;
+    for (path, page) in corpus {
+        let id = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".html.gz"))
+            .unwrap_or_default();
+        let Some((gold, url)) = truth.get(id) else {
+            continue;
+        };
+        let Ok(mut child) = Command::new(binary)
+            .args([
+                "extract",
+                "-",
+                "--base-url",
+                url,
+                "--extraction",
+                mode.as_str(),
+            ])
+            .args(["--max-chunk-tokens", "2048"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            eprintln!("cannot run {}", binary.to_string_lossy());
+            break;
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(page);
+        }
+        let output = child
+            .wait_with_output()
+            .map(|o| o.stdout)
+            .unwrap_or_default();
+        let response: serde_json::Value = serde_json::from_slice(&output).unwrap_or_default();
+        let chunks = response["chunks"].as_array().cloned().unwrap_or_default();
+        let text: Vec<&str> = chunks.iter().filter_map(|c| c["text"].as_str()).collect();
+        tokens += chunks
+            .iter()
+            .filter_map(|c| c["token_count"].as_u64())
+            .sum::<u64>() as usize;
+        totals.add(score(gold, &text_view(&text.join("\n\n"))));
+    }
+    (totals, tokens)
 }
