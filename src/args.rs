@@ -32,9 +32,10 @@ const EXTRACTION_MODES: [ExtractionMode; 2] = [ExtractionMode::Srd, ExtractionMo
 
 /// What `extraction` is for, told to a model choosing whether to set it.
 const EXTRACTION_DESCRIPTION: &str = "Extension: how the content of an HTML page is chosen. \
-\"article\": only the main article or post (its text, headings, lists, code, links and \
-images), without navigation, sidebars, comments or related links; fewer tokens. Use it for \
-news, blog posts, essays and papers. \"srd\": the whole readable page after boilerplate \
+\"article\": only the main article or post (its text, headings, lists, tables, code and \
+links; no images or captions), without navigation, sidebars, bylines, share bars or related \
+links; about 40% fewer tokens. Use it for news, blog posts, essays, forum threads and product \
+pages. \"srd\": the whole readable page after boilerplate \
 removal; use it for documentation, reference and listing pages, or when article mode misses \
 something. Default from config (\"srd\" unless configured). Falls back to \"srd\" with the \
 note article_fallback_srd when no main content is found; text/plain is the same either way.";
