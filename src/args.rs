@@ -178,8 +178,10 @@ impl FetchArgs {
             Some(_) => return Err(schema("`url` must be a string")),
             None => return Err(schema("missing required property `url`")),
         };
+        // FR-WF-02's types (`integer`, `boolean`, `string`) exclude null: an explicit
+        // `null` is a wrong type like any other, not the property left out.
         let max_chunk_tokens = match object.get("max_chunk_tokens") {
-            None | Some(Value::Null) => None,
+            None => None,
             Some(value) => Some(chunk_tokens(value)?),
         };
         let no_cache = boolean(object, "no_cache")?;
@@ -245,7 +247,7 @@ fn chunk_tokens(value: &Value) -> Result<u32, ArgsError> {
 /// violation naming the accepted values.
 fn extraction(object: &Map<String, Value>) -> Result<Option<ExtractionMode>, ArgsError> {
     let value = match object.get("extraction") {
-        None | Some(Value::Null) => return Ok(None),
+        None => return Ok(None),
         Some(value) => value,
     };
     value
@@ -266,7 +268,7 @@ fn extraction(object: &Map<String, Value>) -> Result<Option<ExtractionMode>, Arg
 
 fn boolean(object: &Map<String, Value>, key: &str) -> Result<bool, ArgsError> {
     match object.get(key) {
-        None | Some(Value::Null) => Ok(false),
+        None => Ok(false),
         Some(Value::Bool(value)) => Ok(*value),
         Some(_) => Err(schema(&format!("`{key}` must be a boolean"))),
     }
@@ -341,6 +343,30 @@ mod tests {
         schema_error(json!({"url": "https://a.example/", "no_cache": "yes"}));
     }
 
+    /// FR-WF-02's property types exclude null, so an explicit `null` is a schema
+    /// violation, not an absent property.
+    #[test]
+    fn null_for_an_optional_property_is_a_schema_error() {
+        for key in ["max_chunk_tokens", "no_cache", "force_browser"] {
+            let error = schema_error(json!({"url": "https://a.example/", key: null}));
+            assert_eq!(error.code, ErrorCode::BadArgs, "{key}");
+            assert!(error.message.contains(key), "{}", error.message);
+            assert!(matches!(
+                FetchArgs::from_json_with_extensions(
+                    &json!({"url": "https://a.example/", key: null})
+                ),
+                Err(ArgsError::Schema(_))
+            ));
+        }
+        schema_error(json!({ "url": null }));
+        match FetchArgs::from_json_with_extensions(
+            &json!({"url": "https://a.example/", "extraction": null}),
+        ) {
+            Err(ArgsError::Schema(error)) => assert_eq!(error.code, ErrorCode::BadArgs),
+            other => panic!("expected a schema error, got {other:?}"),
+        }
+    }
+
     #[test]
     fn the_srd_schema_refuses_extension_properties_as_unknown() {
         let error = schema_error(json!({"url": "https://a.example/", "extraction": "article"}));
@@ -382,7 +408,6 @@ mod tests {
         for (value, expected) in [
             (json!("srd"), Some(ExtractionMode::Srd)),
             (json!("article"), Some(ExtractionMode::Article)),
-            (Value::Null, None),
         ] {
             let args = parse(json!({"url": "https://a.example/", "extraction": value})).unwrap();
             assert_eq!(args.extraction, expected, "{value}");
@@ -397,6 +422,7 @@ mod tests {
             json!("readability"),
             json!(1),
             json!(["srd"]),
+            Value::Null,
         ] {
             match parse(json!({"url": "https://a.example/", "extraction": bad})) {
                 Err(ArgsError::Schema(error)) => {

@@ -361,6 +361,18 @@ pub struct ExtractionSettings {
     pub mode: ExtractionMode,
 }
 
+/// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
+///
+/// Not part of `[tools.webfetch]`: [`load_str_with_env`] fills it from the file, and
+/// [`Settings::from_raw`] leaves the default (no deny mode, not allowlisted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApprovalSettings {
+    /// `tools.approval.mode` is `deny`: overrides auto-execution and the allowlist.
+    pub deny: bool,
+    /// `web_fetch` is in `tools.approval.allowlist`.
+    pub allowlisted: bool,
+}
+
 /// Everything the tool runs with: every field present, clamped and validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -382,6 +394,8 @@ pub struct Settings {
     pub robots: RobotsSettings,
     /// Skip approval (FR-WF-OP-02).
     pub allow_auto_execution: bool,
+    /// The host's approval policy for `web_fetch` (FR-WF-OP-02).
+    pub approval: ApprovalSettings,
     /// Browser mode.
     pub browser: BrowserSettings,
     /// SSRF policy.
@@ -404,6 +418,16 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// `requires_approval()` per FR-WF-OP-02: `allow_auto_execution` makes
+    /// `web_fetch` allowlisted, so auto-execution or the allowlist skip the prompt,
+    /// but a global deny mode (`tools.approval.mode = "deny"`) always wins.
+    pub fn requires_approval(&self) -> bool {
+        if self.approval.deny {
+            return true;
+        }
+        !(self.allow_auto_execution || self.approval.allowlisted)
+    }
+
     /// The whole-fetch budget as a duration.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(u64::from(self.timeout_seconds))
@@ -416,10 +440,6 @@ impl Settings {
 pub struct Loaded {
     /// `tools.mode`.
     pub mode: ToolsMode,
-    /// `tools.approval.mode` is `deny`.
-    pub approval_deny: bool,
-    /// `web_fetch` is in `tools.approval.allowlist`.
-    pub approval_allowlisted: bool,
     /// `web_fetch` is in `[[tools.definitions]]`.
     pub defined_for_parse_only: bool,
     /// The resolved `[tools.webfetch]`.
@@ -459,12 +479,14 @@ pub fn load_file(path: &Path) -> Result<Loaded, ConfigError> {
 /// Parses a whole TOML file with an explicit environment.
 pub fn load_str_with_env(text: &str, env: EnvLookup<'_>) -> Result<Loaded, ConfigError> {
     let file: RawFile = toml::from_str(text).map_err(|e| ConfigError::new(toml_message(&e)))?;
-    let resolved = Settings::from_raw(&file.tools.webfetch, env)?;
+    let mut resolved = Settings::from_raw(&file.tools.webfetch, env)?;
     let tools = &file.tools;
+    resolved.settings.approval = ApprovalSettings {
+        deny: tools.approval.mode.as_deref() == Some("deny"),
+        allowlisted: tools.approval.allowlist.iter().any(|t| t == "web_fetch"),
+    };
     Ok(Loaded {
         mode: tools.mode,
-        approval_deny: tools.approval.mode.as_deref() == Some("deny"),
-        approval_allowlisted: tools.approval.allowlist.iter().any(|t| t == "web_fetch"),
         defined_for_parse_only: tools.definitions.iter().any(|d| d.name == "web_fetch"),
         settings: resolved.settings,
         warnings: resolved.warnings,
@@ -619,6 +641,7 @@ impl Settings {
             ),
             robots,
             allow_auto_execution: raw.allow_auto_execution.unwrap_or(false),
+            approval: ApprovalSettings::default(),
             browser,
             security,
             use_system_proxy: raw
@@ -898,12 +921,8 @@ impl Loaded {
         }
     }
 
-    /// `requires_approval()` per FR-WF-OP-02: auto-execution or the allowlist skip the
-    /// prompt, but a global deny mode always wins.
+    /// `requires_approval()` per FR-WF-OP-02 (see [`Settings::requires_approval`]).
     pub fn requires_approval(&self) -> bool {
-        if self.approval_deny {
-            return true;
-        }
-        !(self.settings.allow_auto_execution || self.approval_allowlisted)
+        self.settings.requires_approval()
     }
 }

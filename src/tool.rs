@@ -505,10 +505,10 @@ impl ToolExecutor for WebFetchTool {
         true
     }
 
-    /// FR-WF-OP-02; the host's allowlist and global deny mode are applied by the host
-    /// (see `config::Loaded::requires_approval`).
+    /// FR-WF-OP-02: `allow_auto_execution` or the host's allowlist skip the prompt; a
+    /// global deny mode always requires it (see [`Settings::requires_approval`]).
     fn requires_approval(&self) -> bool {
-        !self.settings.allow_auto_execution
+        self.settings.requires_approval()
     }
 
     /// `timeout_seconds + network_idle_ms/1000 + page_load_buffer_s + 2s`

@@ -63,7 +63,7 @@ impl CanonicalUrl {
         let joined = self
             .0
             .join(&cleaned)
-            .map_err(|e| FetchError::invalid_url(&redact_userinfo(raw), e))?;
+            .map_err(|e| parse_failure(&cleaned, e))?;
         CanonicalUrl::from_parsed(joined, &cleaned)
     }
 
@@ -236,10 +236,27 @@ fn strip_like_whatwg(input: &str) -> String {
 
 /// A parse failure is `invalid_url`, except an out-of-range dotted-decimal IPv4
 /// host, which is `invalid_host` with the raw host (FR-WF-04b3, SRD-READINGS 1).
+///
+/// WHATWG parsing rejects such a host, yet FR-WF-04-PREC still ranks the numeric-host
+/// rule last: a non-http(s) scheme is `invalid_scheme` (`ftp://1.2.3.256/`) and
+/// userinfo is `invalid_url` (`http://u:p@1.2.3.256/`, FR-WF-04c) before it.
 fn parse_failure(cleaned: &str, error: url::ParseError) -> FetchError {
     if error == url::ParseError::InvalidIpv4Address {
-        if let Some(host) = raw_authority(cleaned).map(host_of_authority) {
+        if let Some(authority) = raw_authority(cleaned) {
+            let host = host_of_authority(authority);
             if is_dotted_digits(host) {
+                if let Some(colon) = scheme_end(cleaned) {
+                    let scheme = cleaned[..colon].to_ascii_lowercase();
+                    if !matches!(scheme.as_str(), "http" | "https") {
+                        return FetchError::invalid_scheme(&scheme);
+                    }
+                }
+                if authority.contains('@') {
+                    return FetchError::invalid_url(
+                        &redact_userinfo(cleaned),
+                        "URLs with userinfo (user:password@) are not allowed",
+                    );
+                }
                 return FetchError::invalid_host(host, "IPv4 octet out of range");
             }
         }
@@ -474,6 +491,22 @@ mod tests {
         assert_eq!(code("http://0x7f000001/"), ErrorCode::InvalidHost);
     }
 
+    /// FR-WF-04-PREC with an out-of-range dotted quad, which WHATWG parsing rejects:
+    /// scheme first, then userinfo, and only then `invalid_host` (SRD-READINGS 1).
+    #[test]
+    fn out_of_range_dotted_quad_keeps_precedence() {
+        let alone = CanonicalUrl::parse("http://1.2.3.256/").unwrap_err();
+        assert_eq!(alone.code, ErrorCode::InvalidHost);
+        assert_eq!(alone.details["host"], "1.2.3.256");
+        let userinfo = CanonicalUrl::parse("http://u:p@1.2.3.256/").unwrap_err();
+        assert_eq!(userinfo.code, ErrorCode::InvalidUrl);
+        assert!(!userinfo.to_json().contains("u:p"));
+        let scheme = CanonicalUrl::parse("ftp://1.2.3.256/").unwrap_err();
+        assert_eq!(scheme.code, ErrorCode::InvalidScheme);
+        assert_eq!(scheme.details["scheme"], "ftp");
+        assert_eq!(code("FTP://u:p@1.2.3.256/"), ErrorCode::InvalidScheme);
+    }
+
     #[test]
     fn userinfo_never_echoed() {
         let error = CanonicalUrl::parse("https://user:secret@example.com/").unwrap_err();
@@ -515,6 +548,15 @@ mod tests {
             (missing.code, missing.details["url"].as_str()),
             (ErrorCode::InvalidUrl, Some(""))
         );
+        for (location, expected) in [
+            ("http://1.2.3.256/", ErrorCode::InvalidHost),
+            ("//1.2.3.256/", ErrorCode::InvalidHost),
+            ("http://u:p@1.2.3.256/", ErrorCode::InvalidUrl),
+            ("ftp://1.2.3.256/", ErrorCode::InvalidScheme),
+        ] {
+            let error = base.resolve_redirect(Some(location)).unwrap_err();
+            assert_eq!(error.code, expected, "{location}");
+        }
         let blank = base.resolve_redirect(Some("   ")).unwrap_err();
         assert_eq!(blank.details["url"], "");
     }

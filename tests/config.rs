@@ -3,8 +3,12 @@
 
 use std::path::PathBuf;
 
-use webfetch::config::{self, ConfigError, Loaded, Registration, Settings, ToolsMode};
+use webfetch::config::{
+    self, ApprovalSettings, ConfigError, Loaded, Registration, Settings, ToolsMode,
+};
+use webfetch::executor::ToolExecutor;
 use webfetch::extract::ExtractionMode;
+use webfetch::tool::WebFetchTool;
 
 fn load(toml: &str) -> Loaded {
     config::load_str_with_env(toml, &|name| match name {
@@ -450,6 +454,33 @@ fn fr_wf_cfg_prec_registration_rules() {
         load("[tools]\nmode = \"parse_only\"\n").mode,
         ToolsMode::ParseOnly
     );
+}
+
+/// The executor seam a host calls answers like `Loaded::requires_approval`: the
+/// tool carries the host's deny mode and allowlist in its settings (FR-WF-OP-02).
+#[test]
+fn fr_wf_op_02_tool_requires_approval_follows_the_loaded_config() {
+    let tool = |toml: &str| WebFetchTool::new(load(toml).settings);
+    let cases = [
+        ("", true),
+        ("[tools.webfetch]\nallow_auto_execution = true\n", false),
+        ("[tools.approval]\nallowlist = [\"web_fetch\"]\n", false),
+        ("[tools.approval]\nallowlist = [\"other_tool\"]\n", true),
+        (
+            "[tools.approval]\nmode = \"deny\"\n[tools.webfetch]\nallow_auto_execution = true\n",
+            true,
+        ),
+        (
+            "[tools.approval]\nmode = \"deny\"\nallowlist = [\"web_fetch\"]\n",
+            true,
+        ),
+    ];
+    for (toml, expected) in cases {
+        assert_eq!(tool(toml).requires_approval(), expected, "{toml}");
+        assert_eq!(load(toml).requires_approval(), expected, "{toml}");
+    }
+    // Settings resolved from `[tools.webfetch]` alone carry no host policy.
+    assert_eq!(Settings::default().approval, ApprovalSettings::default());
 }
 
 #[test]

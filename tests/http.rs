@@ -788,6 +788,27 @@ async fn srd_readings_8_interim_1xx_ignored_final_1xx_refused() {
     assert_unexpected_status(&error, 101);
 }
 
+/// A server that sends only a 1xx and closes: the 1xx ended the exchange, so
+/// `network` / `unexpected_status` with its status, not `request_failed`
+/// (FR-WF-07a1, SRD-READINGS 8).
+#[tokio::test]
+async fn srd_readings_8_lone_1xx_then_close_is_unexpected_status() {
+    let early_hints = b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n";
+    let error = fetch_raw(early_hints, false).await.unwrap_err();
+    assert_unexpected_status(&error, 103);
+    let continue_only = b"HTTP/1.1 100 Continue\r\n\r\n";
+    let error = fetch_raw(continue_only, false).await.unwrap_err();
+    assert_unexpected_status(&error, 100);
+    let two_interim = b"HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n";
+    let error = fetch_raw(two_interim, false).await.unwrap_err();
+    assert_unexpected_status(&error, 103);
+    // A malformed final response after a 1xx stays a transport failure.
+    let garbage = b"HTTP/1.1 103 Early Hints\r\n\r\nnot http at all\r\n\r\n";
+    let error = fetch_raw(garbage, false).await.unwrap_err();
+    assert_code(&error, ErrorCode::Network);
+    assert_ne!(error.details["error"], "unexpected_status");
+}
+
 // ---------------------------------------------------------------- content type
 
 #[tokio::test]

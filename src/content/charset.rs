@@ -84,8 +84,10 @@ pub struct Decoded {
 /// Precedence (FR-WF-CHARSET-02):
 /// 1. A UTF-8 byte order mark: the body is UTF-8 and the mark is stripped. This is
 ///    the WHATWG "BOM sniff", which overrides every label; a page that starts with
-///    the UTF-8 BOM is UTF-8 whatever its header claims, and the BOM counts as a
-///    declaration, so no `charset_fallback` note (our reading; listed in the report).
+///    the UTF-8 BOM is UTF-8 whatever its header claims. The BOM is not a
+///    declaration, though: the `charset_fallback` note is added unless the header
+///    (or, for HTML, a `<meta>`) declared a supported charset (CHARSET-04,
+///    SRD-READINGS 12).
 /// 2. The header charset, when present and non-empty. It wins even when it names an
 ///    unsupported charset: the meta tag is then not consulted and the body decodes
 ///    as UTF-8 with the note (SRD-READINGS 11).
@@ -94,9 +96,6 @@ pub struct Decoded {
 /// 4. Otherwise UTF-8 with replacement and the note, text/plain included
 ///    (CHARSET-04, SRD-READINGS 12).
 pub fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decoded {
-    if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
-        return decode_with(rest, Charset::Utf8, false);
-    }
     let header = header_charset
         .map(|label| label.trim().trim_matches(|c| c == '"' || c == '\''))
         .filter(|label| !label.trim().is_empty());
@@ -106,6 +105,9 @@ pub fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decod
             .and_then(|label| Charset::from_label(&label)),
         None => None,
     };
+    if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
+        return decode_with(rest, Charset::Utf8, declared.is_none());
+    }
     match declared {
         Some(charset) => decode_with(body, charset, false),
         None => decode_with(body, Charset::Utf8, true),
@@ -460,6 +462,34 @@ mod tests {
             (d.text.as_str(), d.charset, d.charset_fallback),
             ("café", Charset::Utf8, false)
         );
+    }
+
+    /// A BOM decides the decoding but is not a declaration: with no supported charset
+    /// from the header or a `<meta>`, the note is still added (CHARSET-04,
+    /// SRD-READINGS 12).
+    #[test]
+    fn utf8_bom_without_a_declared_charset_keeps_the_fallback_note() {
+        let body = "\u{FEFF}<p>café</p>".as_bytes();
+        for is_html in [true, false] {
+            let d = decode(body, None, is_html);
+            assert_eq!(
+                (d.text.as_str(), d.charset, d.charset_fallback),
+                ("<p>café</p>", Charset::Utf8, true),
+                "html: {is_html}"
+            );
+            let d = decode(body, Some("utf-8"), is_html);
+            assert_eq!(
+                (d.text.as_str(), d.charset_fallback),
+                ("<p>café</p>", false),
+                "html: {is_html}"
+            );
+            // An unsupported header charset is no declaration either.
+            assert!(decode(body, Some("shift_jis"), is_html).charset_fallback);
+        }
+        // A supported `<meta>` declaration counts for HTML, not for text/plain.
+        let body = "\u{FEFF}<meta charset=utf-8><p>café</p>".as_bytes();
+        assert!(!decode(body, None, true).charset_fallback);
+        assert!(decode(body, None, false).charset_fallback);
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //! pinned address. There is no cookie jar and no credential header: the headers a
 //! caller may add are filtered here, so no path can send them.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, Uri};
@@ -150,10 +153,20 @@ impl Drop for ConnectionGuard {
 
 /// Speaks HTTP over `connected` and sends `request`; resolves when the response
 /// head arrives (phase `request` for the caller's budget).
+///
+/// Interim 1xx responses are skipped by hyper as HTTP requires; when one arrived
+/// and the exchange then ends with no final response (the server closed or reset
+/// the connection), the 1xx ended the exchange: `network` / `unexpected_status`
+/// with its status (FR-WF-07a1, SRD-READINGS 8), not `request_failed`.
 pub(crate) async fn exchange(
     connected: Connected,
-    request: Request<Empty<Bytes>>,
+    mut request: Request<Empty<Bytes>>,
 ) -> Result<(Response<Incoming>, ConnectionGuard), FetchError> {
+    let informational = Arc::new(AtomicU16::new(0));
+    let seen = Arc::clone(&informational);
+    hyper::ext::on_informational(&mut request, move |response| {
+        seen.store(response.status().as_u16(), Ordering::Relaxed);
+    });
     let io = TokioIo::new(connected.io);
     let (response, guard) = if connected.h2 {
         let (mut sender, connection) =
@@ -171,7 +184,13 @@ pub(crate) async fn exchange(
         let guard = ConnectionGuard::drive(connection);
         (sender.send_request(request).await, guard)
     };
-    let response = response.map_err(|e| network("request_failed", &e))?;
+    let response = response.map_err(|e| {
+        match informational.load(Ordering::Relaxed) {
+            // A malformed final response is the server's framing fault, not a 1xx.
+            status @ 100..=199 if !e.is_parse() => FetchError::unexpected_status(status),
+            _ => network("request_failed", &e),
+        }
+    })?;
     Ok((response, guard))
 }
 
