@@ -76,15 +76,7 @@ fn main() {
             fallbacks: 0,
             per_page: Vec::new(),
         };
-        for (path, page) in &corpus {
-            let id = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".html.gz"))
-                .unwrap_or_default();
-            let Some((gold, url)) = truth.get(id) else {
-                continue;
-            };
+        for (id, page, gold, url) in with_gold(&corpus, &truth) {
             let url =
                 Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
             let started = Instant::now();
@@ -175,15 +167,7 @@ fn through_cli(
 
     let mut totals = Totals::default();
     let mut tokens = 0usize;
-    for (path, page) in corpus {
-        let id = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".html.gz"))
-            .unwrap_or_default();
-        let Some((gold, url)) = truth.get(id) else {
-            continue;
-        };
+    for (_, page, gold, url) in with_gold(corpus, truth) {
         let Ok(mut child) = Command::new(binary)
             .args([
                 "extract",
@@ -219,4 +203,16 @@ fn through_cli(
         totals.add(score(gold, &text_view(&text.join("\n\n"))));
     }
     (totals, tokens)
+}
+
+/// The corpus pages that have gold text: (id, page, gold article body, original URL).
+fn with_gold<'a>(
+    corpus: &'a [(std::path::PathBuf, Vec<u8>)],
+    truth: &'a std::collections::HashMap<String, (String, String)>,
+) -> impl Iterator<Item = (&'a str, &'a [u8], &'a str, &'a str)> {
+    corpus.iter().filter_map(|(path, page)| {
+        let id = path.file_name()?.to_str()?.strip_suffix(".html.gz")?;
+        let (gold, url) = truth.get(id)?;
+        Some((id, page.as_slice(), gold.as_str(), url.as_str()))
+    })
 }
