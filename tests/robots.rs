@@ -231,6 +231,51 @@ fn t_wf_rob_26_utf16_bom_is_undecodable_allow_all() {
 }
 
 #[test]
+fn fr_wf_09b_invalid_utf8_is_allow_all() {
+    // `Disallow: /` is readable, but the file is not UTF-8: the whole file is
+    // undecodable and therefore allow-all (FR-WF-09b step 3).
+    let body = b"User-agent: *\nDisallow: /\n# Latin-1 comment: caf\xE9\n";
+    let robots = RobotsTxt::parse(body, false);
+    assert!(robots.groups().is_empty());
+    assert!(robots.rules_for(TOKEN).is_allowed("/"));
+    assert!(robots.rules_for(TOKEN).is_allowed("/private"));
+    // The same file in UTF-8 is enforced.
+    let body = "User-agent: *\nDisallow: /\n# Latin-1 comment: caf\u{e9}\n";
+    assert!(!allowed(body, "/"));
+}
+
+#[test]
+fn robots_bom_01_utf16le_and_utf32_boms_are_allow_all() {
+    let utf16le: Vec<u8> = "\u{feff}User-agent: *\nDisallow: /\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let utf32 = |le: bool| -> Vec<u8> {
+        "\u{feff}User-agent: *\nDisallow: /\n"
+            .chars()
+            .flat_map(|c| {
+                let c = u32::from(c);
+                if le { c.to_le_bytes() } else { c.to_be_bytes() }
+            })
+            .collect()
+    };
+    // A UTF-16LE BOM in front of otherwise ASCII text is still non-UTF-8 content.
+    let mut bom_then_ascii = b"\xFF\xFE".to_vec();
+    bom_then_ascii.extend_from_slice(b"User-agent: *\nDisallow: /\n");
+    for body in [utf16le, utf32(true), utf32(false), bom_then_ascii] {
+        let rules = RobotsTxt::parse(&body, false).rules_for(TOKEN);
+        assert!(rules.is_allow_all());
+        assert!(rules.is_allowed("/"));
+    }
+    // A UTF-8 BOM is stripped and the file parsed.
+    let mut body = b"\xEF\xBB\xBF".to_vec();
+    body.extend_from_slice(b"User-agent: *\nDisallow: /private\n");
+    let rules = RobotsTxt::parse(&body, false).rules_for(TOKEN);
+    assert!(!rules.is_allowed("/private"));
+    assert!(rules.is_allowed("/public"));
+}
+
+#[test]
 fn t_wf_rob_27_matching_uses_canonical_path_and_query() {
     let body =
         "User-agent: *\nDisallow: /private/~user\nDisallow: /*?session=\nDisallow: /caf\u{e9}\n";

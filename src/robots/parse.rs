@@ -1,11 +1,10 @@
 //! The robots.txt parser and group selection (FR-WF-08b, 08e, 09b, ROBOTS-UA-01,
 //! ROBOTS-WILDCARD-01, ROBOTS-BOM-01, ROBOTS-PARSE-01, ROBOTS-LINE-01, ROBOTS-SIZE-02).
 //!
-//! Pure: bytes in, [`RobotsTxt`] out, one linear pass. The parser works on bytes, not
-//! on a decoded string, so a stray non-UTF-8 byte only affects the line it is on
-//! (its pattern byte is percent-encoded, like the URL parser would encode it) instead
-//! of turning the whole file into allow-all; see the module documentation of
-//! [`crate::robots`] for that reading of FR-WF-09b.
+//! Pure: bytes in, [`RobotsTxt`] out, one linear pass. A body that is not UTF-8
+//! after BOM handling and the truncation cut is allow-all (FR-WF-09b step 3,
+//! ROBOTS-BOM-01); a decodable body is parsed line by line, and its non-ASCII
+//! pattern characters are percent-encoded like the URL parser encodes them.
 
 use super::matcher::{Pattern, Rule, RuleKind, Rules};
 
@@ -69,8 +68,11 @@ impl RobotsTxt {
     /// `max_robots_bytes` (FR-WF-ROBOTS-SIZE-01): the trailing partial line, and with
     /// it any incomplete UTF-8 sequence, is then discarded (ROBOTS-SIZE-02).
     ///
-    /// Never fails: an undecodable file (a UTF-16/UTF-32 BOM, ROBOTS-BOM-01), an
-    /// empty file or one without a single group is simply allow-all.
+    /// Never fails: an undecodable file (not valid UTF-8 once a UTF-8 BOM is stripped,
+    /// or starting with a UTF-16/UTF-32 BOM; FR-WF-09b step 3, ROBOTS-BOM-01), an
+    /// empty file or one without a single group is simply allow-all. The SRD asks for
+    /// no note and no log line for an undecodable file: like a 404 it is an ordinary
+    /// allow-all, cached as such.
     pub fn parse(body: &[u8], truncated: bool) -> RobotsTxt {
         let Some(text) = usable_text(body, truncated) else {
             return RobotsTxt::default();
@@ -137,9 +139,16 @@ impl RobotsTxt {
     }
 }
 
-/// BOM handling (ROBOTS-BOM-01) and the truncation cut (ROBOTS-SIZE-02). `None` when
-/// the content announces a non-UTF-8 encoding.
+/// BOM handling (ROBOTS-BOM-01), the truncation cut (ROBOTS-SIZE-02) and the UTF-8
+/// check (FR-WF-09b step 3). `None` when the content announces a non-UTF-8 encoding
+/// or is not UTF-8: the whole file is then allow-all.
 fn usable_text(body: &[u8], truncated: bool) -> Option<&[u8]> {
+    let text = cut_text(body, truncated)?;
+    std::str::from_utf8(text).is_ok().then_some(text)
+}
+
+/// BOM handling and the truncation cut, before the UTF-8 check.
+fn cut_text(body: &[u8], truncated: bool) -> Option<&[u8]> {
     const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
     const OTHER_BOMS: [&[u8]; 3] = [b"\xFE\xFF", b"\xFF\xFE", b"\x00\x00\xFE\xFF"];
     let text = match body.strip_prefix(UTF8_BOM) {
@@ -247,11 +256,37 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_only_affects_its_line() {
-        let body = b"User-agent: *\nDisallow: /caf\xE9\nDisallow: /x\n";
-        let rules = RobotsTxt::parse(body, false).rules_for("forge");
-        assert!(!rules.is_allowed("/x"));
-        assert!(!rules.is_allowed("/caf%E9"));
+    fn fr_wf_09b_invalid_utf8_anywhere_is_allow_all() {
+        for body in [
+            &b"User-agent: *\nDisallow: /caf\xE9\nDisallow: /x\n"[..],
+            b"# caf\xE9\nUser-agent: *\nDisallow: /\n",
+            b"User-agent: *\nDisallow: /\n\xC3",
+            b"\xEF\xBB\xBFUser-agent: *\nDisallow: /\n\xFF\n",
+        ] {
+            let robots = RobotsTxt::parse(body, false);
+            assert!(robots.groups().is_empty());
+            assert!(robots.rules_for("forge").is_allowed("/x"));
+        }
+        // Valid multi-byte UTF-8 is fine.
+        let rules = RobotsTxt::parse("User-agent: *\nDisallow: /caf\u{e9}\n".as_bytes(), false)
+            .rules_for("forge");
+        assert!(!rules.is_allowed("/caf%C3%A9"));
+    }
+
+    #[test]
+    fn fr_wf_09b_incomplete_utf8_in_the_truncated_tail_is_not_undecodable() {
+        let body = "User-agent: *\nDisallow: /x\nDisallow: /caf\u{e9}".as_bytes();
+        let cut = &body[..body.len() - 1];
+        assert!(
+            !RobotsTxt::parse(cut, true)
+                .rules_for("forge")
+                .is_allowed("/x")
+        );
+        assert!(
+            RobotsTxt::parse(cut, false)
+                .rules_for("forge")
+                .is_allowed("/x")
+        );
     }
 
     #[test]
@@ -266,7 +301,12 @@ mod tests {
 
     #[test]
     fn utf32_and_utf16_boms_are_undecodable() {
-        for bom in [&b"\xFF\xFE"[..], b"\xFE\xFF", b"\x00\x00\xFE\xFF"] {
+        for bom in [
+            &b"\xFF\xFE"[..],
+            b"\xFE\xFF",
+            b"\x00\x00\xFE\xFF",
+            b"\xFF\xFE\x00\x00",
+        ] {
             let mut body = bom.to_vec();
             body.extend_from_slice(b"User-agent: *\nDisallow: /\n");
             assert!(RobotsTxt::parse(&body, false).groups().is_empty());
