@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use webfetch::config;
-use webfetch::robots::{RobotsTxt, Rules};
+use webfetch::robots::{MAX_RULES_PER_FILE, RobotsTxt, Rules};
 use webfetch::url::CanonicalUrl;
 
 const TOKEN: &str = "forge-webfetch";
@@ -328,6 +328,77 @@ fn pathological_rule_counts_stay_linear_per_rule() {
     assert_eq!(rules.len(), 20_000);
     assert!(rules.is_allowed(&format!("/{}", "x".repeat(2_000))));
     assert!(!rules.is_allowed("/ax19999y"));
+}
+
+const MAX_ROBOTS_BYTES: usize = 512 * 1024;
+
+/// A body of `User-agent: *` then `line(i)` for i = 0, 1, ... cut at 512 KiB (the
+/// default `max_robots_bytes`) like a truncated retrieval.
+fn filled(line: impl Fn(usize) -> String) -> Vec<u8> {
+    let mut body = b"User-agent: *\n".to_vec();
+    let mut i = 0;
+    while body.len() < MAX_ROBOTS_BYTES {
+        body.extend_from_slice(line(i).as_bytes());
+        i += 1;
+    }
+    body.truncate(MAX_ROBOTS_BYTES);
+    body
+}
+
+/// FR-WF-ROBOTS-SIZE-01, memory side: a parsed file, and the rule set the origin
+/// cache keeps, are at most twice the body plus a constant. Before the compact
+/// representation a 512 KiB file of `Allow: a` lines held 58 252 rules in about
+/// 1.9 MB of requested heap (more with allocator overhead) per cached origin.
+#[test]
+fn robots_size_01_parsed_rules_are_bounded_by_the_body() {
+    let bound = |body: &[u8]| 2 * body.len() + 4096;
+    let same = filled(|_| "Allow: a\n".to_owned());
+    let distinct = filled(|i| format!("Disallow: /some/long/path/segment/{i:012}/*.php$\n"));
+    let short = filled(|i| format!("Allow:{i:x}\n"));
+    for (name, body, rule_count) in [
+        ("Allow: a", &same, 1),
+        ("distinct long", &distinct, 9_708),
+        ("distinct short", &short, 48_058),
+    ] {
+        let robots = RobotsTxt::parse(body, true);
+        let rules = robots.rules_for(TOKEN);
+        assert_eq!(rules.len(), rule_count, "{name}");
+        assert!(
+            robots.heap_bytes() <= bound(body),
+            "{name}: {}",
+            robots.heap_bytes()
+        );
+        assert!(
+            rules.heap_bytes() <= bound(body),
+            "{name}: {}",
+            rules.heap_bytes()
+        );
+    }
+    // Identical rules are one rule: the 512 KiB `Allow: a` file is a few bytes.
+    assert!(RobotsTxt::parse(&same, true).rules_for(TOKEN).heap_bytes() < 64);
+    // Percent-encoding triples an escaped byte: the worst case stays within 3x.
+    let escaped = filled(|i| format!("Disallow: /{i:x}\"\"\"\"\"\"\"\"\"\"\"\"\n"));
+    let rules = RobotsTxt::parse(&escaped, true).rules_for(TOKEN);
+    assert!(rules.heap_bytes() <= 3 * escaped.len() + 4096);
+    assert!(!rules.is_allowed("/0%22%22%22%22%22%22%22%22%22%22%22%22"));
+}
+
+/// Past `MAX_RULES_PER_FILE` rule lines the rest of the file is ignored, as if the
+/// body ended there (FR-WF-ROBOTS-SIZE-01, 02).
+#[test]
+fn robots_size_01_rule_lines_past_the_cap_are_ignored() {
+    let mut body = String::from("User-agent: *\n");
+    for i in 0..MAX_RULES_PER_FILE {
+        body.push_str(&format!("Disallow: /{i}/\n"));
+    }
+    body.push_str("Disallow: /past-the-cap\nUser-agent: forge-webfetch\nDisallow: /\n");
+    let robots = RobotsTxt::parse(body.as_bytes(), false);
+    assert_eq!(robots.groups().len(), 1);
+    let rules = robots.rules_for(TOKEN);
+    assert_eq!(rules.len(), MAX_RULES_PER_FILE);
+    assert!(!rules.is_allowed("/65535/x"));
+    assert!(rules.is_allowed("/past-the-cap"));
+    assert!(rules.is_allowed("/other"));
 }
 
 fn robots_like() -> impl Strategy<Value = Vec<u8>> {

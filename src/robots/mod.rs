@@ -39,6 +39,9 @@
 //!   UTF-32 BOM, is allow-all as a whole, even if it holds a readable `Disallow: /`.
 //!   RFC 9309 2.2 only asks for UTF-8 and leaves other bytes to the parser; Google's
 //!   robotstxt parses such files line by line.
+//! - **Parsed rules are bounded** (FR-WF-ROBOTS-SIZE-01): at most
+//!   [`MAX_RULES_PER_FILE`] rule lines are read, and a cached [`Rules`] set is one
+//!   pattern arena plus 12 bytes per distinct rule (see its memory bound).
 
 pub mod cache;
 pub mod checker;
@@ -50,7 +53,7 @@ pub mod policy;
 pub use cache::{Clock, ManualClock, RobotsCache, SystemClock};
 pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
 pub use http_source::{RobotsHopCheck, ScopeHook};
-pub use matcher::{Pattern, Rule, RuleKind, Rules};
+pub use matcher::{MAX_RULES_PER_FILE, Pattern, Rule, RuleKind, RuleRef, Rules};
 pub use parse::{Group, RobotsTxt};
 pub use policy::{
     CROSS_ORIGIN_REDIRECT, FetchOutcome, PolicyParams, Resolution, check_scope, resolve,

@@ -6,9 +6,14 @@
 //! ROBOTS-BOM-01); a decodable body is parsed line by line, and its non-ASCII
 //! pattern characters are percent-encoded like the URL parser encodes them.
 
-use super::matcher::{Pattern, Rule, RuleKind, Rules};
+use super::matcher::{MAX_RULES_PER_FILE, RuleKind, Rules, RulesBuilder};
 
 /// A parsed robots.txt: its groups in file order.
+///
+/// Each group keeps its rules as a compact [`Rules`] set (precedence order,
+/// duplicates dropped, one arena; see its memory bound). At most
+/// [`MAX_RULES_PER_FILE`] rule lines are read. The whole parse is transient: only the
+/// selected group's [`Rules`] reaches the origin cache.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RobotsTxt {
     groups: Vec<Group>,
@@ -20,8 +25,8 @@ pub struct RobotsTxt {
 pub struct Group {
     /// The `User-agent` values, comments stripped, as written.
     agents: Vec<String>,
-    /// The non-empty `Allow`/`Disallow` rules in file order.
-    rules: Vec<Rule>,
+    /// The non-empty `Allow`/`Disallow` rules, in precedence order, deduplicated.
+    rules: Rules,
 }
 
 impl Group {
@@ -30,9 +35,16 @@ impl Group {
         &self.agents
     }
 
-    /// The rules of the group in file order.
-    pub fn rules(&self) -> &[Rule] {
+    /// The rules of the group, in precedence order, duplicates dropped.
+    pub fn rules(&self) -> &Rules {
         &self.rules
+    }
+
+    /// The approximate heap bytes of the group (allocator overhead aside).
+    pub fn heap_bytes(&self) -> usize {
+        self.agents.capacity() * std::mem::size_of::<String>()
+            + self.agents.iter().map(String::capacity).sum::<usize>()
+            + self.rules.heap_bytes()
     }
 
     /// Whether one of the group's lines is `User-agent: *`.
@@ -77,38 +89,13 @@ impl RobotsTxt {
         let Some(text) = usable_text(body, truncated) else {
             return RobotsTxt::default();
         };
-        let mut groups: Vec<Group> = Vec::new();
-        // True while the current group is still collecting its User-agent lines.
-        let mut in_agents = false;
+        let mut parser = Parser::default();
         for line in text.split(|b| matches!(b, b'\n' | b'\r')) {
-            match directive(line) {
-                Some(Directive::UserAgent(value)) => {
-                    let agent = String::from_utf8_lossy(value).into_owned();
-                    match groups.last_mut() {
-                        Some(group) if in_agents => group.agents.push(agent),
-                        _ => groups.push(Group {
-                            agents: vec![agent],
-                            rules: Vec::new(),
-                        }),
-                    }
-                    in_agents = true;
-                }
-                Some(Directive::Rule(kind, value)) => {
-                    // Rules before the first User-agent line belong to no group.
-                    let Some(group) = groups.last_mut() else {
-                        continue;
-                    };
-                    // An empty value has no effect but still ends the agent list
-                    // (ROBOTS-EMPTY-01; RFC 9309 2.2.2).
-                    if let Some(pattern) = Pattern::new(value) {
-                        group.rules.push(Rule { kind, pattern });
-                    }
-                    in_agents = false;
-                }
-                None => {}
+            if !parser.line(line) {
+                break;
             }
         }
-        RobotsTxt { groups }
+        parser.finish()
     }
 
     /// The groups in file order.
@@ -135,7 +122,80 @@ impl RobotsTxt {
     /// The rules that apply to `token`, ready for matching.
     pub fn rules_for(&self, token: &str) -> Rules {
         self.select(token)
-            .map_or_else(Rules::allow_all, |group| Rules::new(group.rules.clone()))
+            .map_or_else(Rules::allow_all, |group| group.rules.clone())
+    }
+
+    /// The approximate heap bytes of the parsed file (allocator overhead aside).
+    pub fn heap_bytes(&self) -> usize {
+        self.groups.capacity() * std::mem::size_of::<Group>()
+            + self.groups.iter().map(Group::heap_bytes).sum::<usize>()
+    }
+}
+
+/// The state of one parse: the finished groups and the open one.
+#[derive(Default)]
+struct Parser {
+    groups: Vec<Group>,
+    /// The open group's agents and rules, once a User-agent line was seen.
+    open: Option<(Vec<String>, RulesBuilder)>,
+    /// True while the open group is still collecting its User-agent lines.
+    in_agents: bool,
+    /// Rule lines kept so far in the whole file.
+    rule_count: usize,
+}
+
+impl Parser {
+    /// Takes one line; false when the rule cap is reached and the rest of the file
+    /// must be ignored ([`MAX_RULES_PER_FILE`]).
+    fn line(&mut self, line: &[u8]) -> bool {
+        match directive(line) {
+            Some(Directive::UserAgent(value)) => {
+                let agent = String::from_utf8_lossy(value).into_owned();
+                match &mut self.open {
+                    Some((agents, _)) if self.in_agents => agents.push(agent),
+                    _ => {
+                        self.close_group();
+                        self.open = Some((vec![agent], RulesBuilder::default()));
+                    }
+                }
+                self.in_agents = true;
+            }
+            Some(Directive::Rule(kind, value)) => {
+                // Rules before the first User-agent line belong to no group.
+                let Some((_, rules)) = &mut self.open else {
+                    return true;
+                };
+                if !value.is_empty() {
+                    if self.rule_count >= MAX_RULES_PER_FILE || !rules.push(kind, value) {
+                        return false;
+                    }
+                    self.rule_count += 1;
+                }
+                // An empty value has no effect but still ends the agent list
+                // (ROBOTS-EMPTY-01; RFC 9309 2.2.2).
+                self.in_agents = false;
+            }
+            None => {}
+        }
+        true
+    }
+
+    fn close_group(&mut self) {
+        if let Some((mut agents, rules)) = self.open.take() {
+            agents.shrink_to_fit();
+            self.groups.push(Group {
+                agents,
+                rules: rules.finish(),
+            });
+        }
+    }
+
+    fn finish(mut self) -> RobotsTxt {
+        self.close_group();
+        self.groups.shrink_to_fit();
+        RobotsTxt {
+            groups: self.groups,
+        }
     }
 }
 
