@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use webfetch::config;
-use webfetch::robots::{RobotsTxt, Rules};
+use webfetch::robots::{MAX_RULES_PER_FILE, RobotsTxt, Rules};
 use webfetch::url::CanonicalUrl;
 
 const TOKEN: &str = "forge-webfetch";
@@ -231,6 +231,51 @@ fn t_wf_rob_26_utf16_bom_is_undecodable_allow_all() {
 }
 
 #[test]
+fn fr_wf_09b_invalid_utf8_is_allow_all() {
+    // `Disallow: /` is readable, but the file is not UTF-8: the whole file is
+    // undecodable and therefore allow-all (FR-WF-09b step 3).
+    let body = b"User-agent: *\nDisallow: /\n# Latin-1 comment: caf\xE9\n";
+    let robots = RobotsTxt::parse(body, false);
+    assert!(robots.groups().is_empty());
+    assert!(robots.rules_for(TOKEN).is_allowed("/"));
+    assert!(robots.rules_for(TOKEN).is_allowed("/private"));
+    // The same file in UTF-8 is enforced.
+    let body = "User-agent: *\nDisallow: /\n# Latin-1 comment: caf\u{e9}\n";
+    assert!(!allowed(body, "/"));
+}
+
+#[test]
+fn robots_bom_01_utf16le_and_utf32_boms_are_allow_all() {
+    let utf16le: Vec<u8> = "\u{feff}User-agent: *\nDisallow: /\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let utf32 = |le: bool| -> Vec<u8> {
+        "\u{feff}User-agent: *\nDisallow: /\n"
+            .chars()
+            .flat_map(|c| {
+                let c = u32::from(c);
+                if le { c.to_le_bytes() } else { c.to_be_bytes() }
+            })
+            .collect()
+    };
+    // A UTF-16LE BOM in front of otherwise ASCII text is still non-UTF-8 content.
+    let mut bom_then_ascii = b"\xFF\xFE".to_vec();
+    bom_then_ascii.extend_from_slice(b"User-agent: *\nDisallow: /\n");
+    for body in [utf16le, utf32(true), utf32(false), bom_then_ascii] {
+        let rules = RobotsTxt::parse(&body, false).rules_for(TOKEN);
+        assert!(rules.is_allow_all());
+        assert!(rules.is_allowed("/"));
+    }
+    // A UTF-8 BOM is stripped and the file parsed.
+    let mut body = b"\xEF\xBB\xBF".to_vec();
+    body.extend_from_slice(b"User-agent: *\nDisallow: /private\n");
+    let rules = RobotsTxt::parse(&body, false).rules_for(TOKEN);
+    assert!(!rules.is_allowed("/private"));
+    assert!(rules.is_allowed("/public"));
+}
+
+#[test]
 fn t_wf_rob_27_matching_uses_canonical_path_and_query() {
     let body =
         "User-agent: *\nDisallow: /private/~user\nDisallow: /*?session=\nDisallow: /caf\u{e9}\n";
@@ -283,6 +328,77 @@ fn pathological_rule_counts_stay_linear_per_rule() {
     assert_eq!(rules.len(), 20_000);
     assert!(rules.is_allowed(&format!("/{}", "x".repeat(2_000))));
     assert!(!rules.is_allowed("/ax19999y"));
+}
+
+const MAX_ROBOTS_BYTES: usize = 512 * 1024;
+
+/// A body of `User-agent: *` then `line(i)` for i = 0, 1, ... cut at 512 KiB (the
+/// default `max_robots_bytes`) like a truncated retrieval.
+fn filled(line: impl Fn(usize) -> String) -> Vec<u8> {
+    let mut body = b"User-agent: *\n".to_vec();
+    let mut i = 0;
+    while body.len() < MAX_ROBOTS_BYTES {
+        body.extend_from_slice(line(i).as_bytes());
+        i += 1;
+    }
+    body.truncate(MAX_ROBOTS_BYTES);
+    body
+}
+
+/// FR-WF-ROBOTS-SIZE-01, memory side: a parsed file, and the rule set the origin
+/// cache keeps, are at most twice the body plus a constant. Before the compact
+/// representation a 512 KiB file of `Allow: a` lines held 58 252 rules in about
+/// 1.9 MB of requested heap (more with allocator overhead) per cached origin.
+#[test]
+fn robots_size_01_parsed_rules_are_bounded_by_the_body() {
+    let bound = |body: &[u8]| 2 * body.len() + 4096;
+    let same = filled(|_| "Allow: a\n".to_owned());
+    let distinct = filled(|i| format!("Disallow: /some/long/path/segment/{i:012}/*.php$\n"));
+    let short = filled(|i| format!("Allow:{i:x}\n"));
+    for (name, body, rule_count) in [
+        ("Allow: a", &same, 1),
+        ("distinct long", &distinct, 9_708),
+        ("distinct short", &short, 48_058),
+    ] {
+        let robots = RobotsTxt::parse(body, true);
+        let rules = robots.rules_for(TOKEN);
+        assert_eq!(rules.len(), rule_count, "{name}");
+        assert!(
+            robots.heap_bytes() <= bound(body),
+            "{name}: {}",
+            robots.heap_bytes()
+        );
+        assert!(
+            rules.heap_bytes() <= bound(body),
+            "{name}: {}",
+            rules.heap_bytes()
+        );
+    }
+    // Identical rules are one rule: the 512 KiB `Allow: a` file is a few bytes.
+    assert!(RobotsTxt::parse(&same, true).rules_for(TOKEN).heap_bytes() < 64);
+    // Percent-encoding triples an escaped byte: the worst case stays within 3x.
+    let escaped = filled(|i| format!("Disallow: /{i:x}\"\"\"\"\"\"\"\"\"\"\"\"\n"));
+    let rules = RobotsTxt::parse(&escaped, true).rules_for(TOKEN);
+    assert!(rules.heap_bytes() <= 3 * escaped.len() + 4096);
+    assert!(!rules.is_allowed("/0%22%22%22%22%22%22%22%22%22%22%22%22"));
+}
+
+/// Past `MAX_RULES_PER_FILE` rule lines the rest of the file is ignored, as if the
+/// body ended there (FR-WF-ROBOTS-SIZE-01, 02).
+#[test]
+fn robots_size_01_rule_lines_past_the_cap_are_ignored() {
+    let mut body = String::from("User-agent: *\n");
+    for i in 0..MAX_RULES_PER_FILE {
+        body.push_str(&format!("Disallow: /{i}/\n"));
+    }
+    body.push_str("Disallow: /past-the-cap\nUser-agent: forge-webfetch\nDisallow: /\n");
+    let robots = RobotsTxt::parse(body.as_bytes(), false);
+    assert_eq!(robots.groups().len(), 1);
+    let rules = robots.rules_for(TOKEN);
+    assert_eq!(rules.len(), MAX_RULES_PER_FILE);
+    assert!(!rules.is_allowed("/65535/x"));
+    assert!(rules.is_allowed("/past-the-cap"));
+    assert!(rules.is_allowed("/other"));
 }
 
 fn robots_like() -> impl Strategy<Value = Vec<u8>> {

@@ -22,8 +22,6 @@
 //! rules are kept in precedence order so the first match decides and most checks end
 //! early.
 
-use std::cmp::Ordering;
-
 /// Whether a rule allows or disallows the paths it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuleKind {
@@ -78,39 +76,46 @@ impl Pattern {
     /// Whether the pattern matches `path` (the canonical path plus `?query`) from its
     /// start. Linear time: see the module documentation.
     pub fn matches(&self, path: &str) -> bool {
-        let (body, anchored_end) = match self.text.strip_suffix('$') {
-            Some(body) => (body, true),
-            None => (self.text.as_str(), false),
-        };
-        let Some((head, last)) = body.rsplit_once('*') else {
-            // No wildcard: a plain prefix, or the whole path with `$`.
-            return if anchored_end {
-                path == body
-            } else {
-                path.starts_with(body)
-            };
-        };
-        let mut pieces = head.split('*');
-        let first = pieces.next().unwrap_or("");
-        if !path.starts_with(first) {
-            return false;
-        }
-        let mut pos = first.len();
-        for piece in pieces.filter(|p| !p.is_empty()) {
-            match path.get(pos..).and_then(|rest| rest.find(piece)) {
-                Some(at) => pos += at + piece.len(),
-                None => return false,
-            }
-        }
-        if anchored_end {
-            path.len() >= pos + last.len() && path.ends_with(last)
-        } else {
-            path.get(pos..).is_some_and(|rest| rest.contains(last))
-        }
+        pattern_matches(&self.text, path)
     }
 }
 
-/// One `Allow`/`Disallow` line of the selected group.
+/// Whether the normalised pattern `text` matches `path` from its start (see
+/// [`Pattern::matches`]).
+fn pattern_matches(text: &str, path: &str) -> bool {
+    let (body, anchored_end) = match text.strip_suffix('$') {
+        Some(body) => (body, true),
+        None => (text, false),
+    };
+    let Some((head, last)) = body.rsplit_once('*') else {
+        // No wildcard: a plain prefix, or the whole path with `$`.
+        return if anchored_end {
+            path == body
+        } else {
+            path.starts_with(body)
+        };
+    };
+    let mut pieces = head.split('*');
+    let first = pieces.next().unwrap_or("");
+    if !path.starts_with(first) {
+        return false;
+    }
+    let mut pos = first.len();
+    for piece in pieces.filter(|p| !p.is_empty()) {
+        match path.get(pos..).and_then(|rest| rest.find(piece)) {
+            Some(at) => pos += at + piece.len(),
+            None => return false,
+        }
+    }
+    if anchored_end {
+        path.len() >= pos + last.len() && path.ends_with(last)
+    } else {
+        path.get(pos..).is_some_and(|rest| rest.contains(last))
+    }
+}
+
+/// One `Allow`/`Disallow` line, owned; [`Rules::new`] compiles a list of them into
+/// the compact set.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Rule {
     /// Allow or disallow.
@@ -119,28 +124,65 @@ pub struct Rule {
     pub pattern: Pattern,
 }
 
-impl Rule {
-    /// Precedence order of FR-WF-08c / ROBOTS-RULE-01: longer patterns first, `Allow`
-    /// before `Disallow` on equal length.
-    fn precedence(&self, other: &Rule) -> Ordering {
-        other
-            .pattern
-            .len()
-            .cmp(&self.pattern.len())
-            .then_with(|| match (self.kind, other.kind) {
-                (RuleKind::Allow, RuleKind::Disallow) => Ordering::Less,
-                (RuleKind::Disallow, RuleKind::Allow) => Ordering::Greater,
-                _ => Ordering::Equal,
-            })
+/// A rule of a [`Rules`] set as stored: its kind and its normalised pattern text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RuleRef<'a> {
+    /// Allow or disallow.
+    pub kind: RuleKind,
+    /// The normalised pattern text, `*` and `$` included.
+    pub pattern: &'a str,
+}
+
+impl RuleRef<'_> {
+    /// Whether the rule's pattern matches `path` (see [`Pattern::matches`]).
+    pub fn matches(&self, path: &str) -> bool {
+        pattern_matches(self.pattern, path)
     }
+}
+
+/// The most rule lines one robots.txt file contributes (FR-WF-ROBOTS-SIZE-01, the
+/// memory side of the size limit; SRD 3.3.3 sets no rule count, so this is our
+/// bound). The parser reads a file as if it ended just before its first rule line
+/// past this cap: that line and everything after it are ignored, like the bytes past
+/// `max_robots_bytes` (FR-WF-ROBOTS-SIZE-01, 02). At the default `max_robots_bytes`
+/// of 512 KiB the cap cannot be reached: the shortest rule line, `Allow:a` plus its
+/// line break, is 8 bytes, and 524 288 / 8 is exactly this number, with the
+/// `User-agent` line still to fit.
+pub const MAX_RULES_PER_FILE: usize = 65_536;
+
+/// One stored rule: a slice of the arena and its kind (12 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
+    kind: RuleKind,
 }
 
 /// The rules that apply to this tool on one origin: the selected group's, in
 /// precedence order. Empty means allow-all (404/4xx, empty or malformed file, no
 /// matching and no `*` group; FR-WF-09, 09b, 09c).
+///
+/// # Memory bound
+///
+/// These sets live in the origin cache (up to `robots_cache_entries` of them for the
+/// cache TTL), so they are compact: all pattern texts sit in one `String` arena,
+/// each rule is a 12-byte (offset, length, kind) record, identical rules (same kind,
+/// same normalised pattern) are stored once, and nothing has spare capacity. The
+/// shortest rule line, `Allow:x` and a line break, is 7 bytes plus its pattern, and
+/// costs 12 bytes plus its pattern, so [`Rules::heap_bytes`] is at most twice the
+/// body for patterns without escapes. Percent-encoding is the one expansion (a byte
+/// the URL parser escapes, such as a space or a byte of a non-ASCII character,
+/// becomes three), so the general bound is three times the body, with the body
+/// itself cut at `max_robots_bytes` and at most [`MAX_RULES_PER_FILE`] rules
+/// (FR-WF-ROBOTS-SIZE-01). A 512 KiB file of `Allow: a` lines is one rule.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules {
-    rules: Vec<Rule>,
+    /// The normalised pattern texts, back to back, in the order of `rules`.
+    arena: String,
+    /// Precedence order: longer patterns first, `Allow` before `Disallow` on equal
+    /// length, then by text (which cannot change a verdict: equal length and kind
+    /// give the same answer).
+    rules: Vec<Span>,
 }
 
 impl Rules {
@@ -150,11 +192,13 @@ impl Rules {
     }
 
     /// The rules of a group, sorted once so that the first match is the winner
-    /// (stable sort: file order breaks the remaining ties, which cannot change the
-    /// verdict because equal length and kind give the same answer).
-    pub fn new(mut rules: Vec<Rule>) -> Rules {
-        rules.sort_by(Rule::precedence);
-        Rules { rules }
+    /// (FR-WF-08c, ROBOTS-RULE-01), duplicates dropped.
+    pub fn new(rules: Vec<Rule>) -> Rules {
+        let mut builder = RulesBuilder::default();
+        for rule in &rules {
+            builder.push_normalized(rule.kind, rule.pattern.as_str());
+        }
+        builder.finish()
     }
 
     /// Whether there is no rule at all (allow-all).
@@ -162,7 +206,7 @@ impl Rules {
         self.rules.is_empty()
     }
 
-    /// The number of rules.
+    /// The number of distinct rules.
     pub fn len(&self) -> usize {
         self.rules.len()
     }
@@ -172,10 +216,21 @@ impl Rules {
         self.rules.is_empty()
     }
 
+    /// The rules in precedence order.
+    pub fn iter(&self) -> impl Iterator<Item = RuleRef<'_>> {
+        self.rules.iter().map(|span| self.rule(*span))
+    }
+
+    /// The approximate heap bytes the set holds: the arena and the rule records
+    /// (allocator overhead aside). See the memory bound in the type documentation.
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity() + self.rules.capacity() * std::mem::size_of::<Span>()
+    }
+
     /// The rule that decides `path` under FR-WF-08c: the longest matching pattern,
     /// `Allow` winning ties; `None` when no rule matches.
-    pub fn decisive_rule(&self, path: &str) -> Option<&Rule> {
-        self.rules.iter().find(|rule| rule.pattern.matches(path))
+    pub fn decisive_rule(&self, path: &str) -> Option<RuleRef<'_>> {
+        self.iter().find(|rule| rule.matches(path))
     }
 
     /// Whether `path` (canonical path plus `?query`, FR-WF-ROBOTS-PATH-01) may be
@@ -184,12 +239,114 @@ impl Rules {
         self.decisive_rule(path)
             .is_none_or(|rule| rule.kind == RuleKind::Allow)
     }
+
+    fn rule(&self, span: Span) -> RuleRef<'_> {
+        let start = span.start as usize;
+        RuleRef {
+            kind: span.kind,
+            pattern: self
+                .arena
+                .get(start..start + span.len as usize)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Collects a group's rules in file order, then [`RulesBuilder::finish`] sorts,
+/// dedupes and compacts them into [`Rules`].
+#[derive(Debug, Default)]
+pub(crate) struct RulesBuilder {
+    arena: String,
+    rules: Vec<Span>,
+}
+
+impl RulesBuilder {
+    /// Adds a raw rule value; an empty value is no rule (ROBOTS-EMPTY-01). Returns
+    /// false, adding nothing, when the arena would outgrow its 32-bit offsets (only
+    /// reachable with a `max_robots_bytes` above 1 GiB).
+    pub(crate) fn push(&mut self, kind: RuleKind, raw: &[u8]) -> bool {
+        if raw.is_empty() {
+            return true;
+        }
+        if self.arena.len().saturating_add(raw.len().saturating_mul(3)) > u32::MAX as usize {
+            return false;
+        }
+        let start = self.arena.len();
+        normalize_into(&mut self.arena, raw);
+        self.push_span(kind, start);
+        true
+    }
+
+    fn push_normalized(&mut self, kind: RuleKind, text: &str) {
+        let start = self.arena.len();
+        self.arena.push_str(text);
+        self.push_span(kind, start);
+    }
+
+    fn push_span(&mut self, kind: RuleKind, start: usize) {
+        // Both fit: `push` keeps the arena within u32, `Rules::new` takes patterns
+        // that were built the same way.
+        let (Ok(offset), Ok(len)) = (
+            u32::try_from(start),
+            u32::try_from(self.arena.len() - start),
+        ) else {
+            self.arena.truncate(start);
+            return;
+        };
+        self.rules.push(Span {
+            start: offset,
+            len,
+            kind,
+        });
+    }
+
+    /// The rules in precedence order, duplicates dropped, arena rebuilt in that
+    /// order without spare capacity.
+    pub(crate) fn finish(self) -> Rules {
+        let text = |span: &Span| {
+            let start = span.start as usize;
+            self.arena
+                .get(start..start + span.len as usize)
+                .unwrap_or_default()
+        };
+        let kind_rank = |kind: RuleKind| match kind {
+            RuleKind::Allow => 0u8,
+            RuleKind::Disallow => 1,
+        };
+        let mut order = self.rules.clone();
+        order.sort_unstable_by(|a, b| {
+            b.len
+                .cmp(&a.len)
+                .then_with(|| kind_rank(a.kind).cmp(&kind_rank(b.kind)))
+                .then_with(|| text(a).cmp(text(b)))
+        });
+        order.dedup_by(|b, a| a.kind == b.kind && text(a) == text(b));
+        let mut arena = String::with_capacity(order.iter().map(|s| s.len as usize).sum());
+        let mut rules = Vec::with_capacity(order.len());
+        for span in &order {
+            let start = arena.len();
+            arena.push_str(text(span));
+            rules.push(Span {
+                // Never larger than the source arena's offsets.
+                start: u32::try_from(start).unwrap_or(span.start),
+                len: span.len,
+                kind: span.kind,
+            });
+        }
+        Rules { arena, rules }
+    }
 }
 
 /// Normalises a raw pattern to the canonical-URL form (see [`Pattern`]).
 fn normalize(raw: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(raw.len());
+    normalize_into(&mut out, raw);
+    out
+}
+
+/// [`normalize`], appending to `out`.
+fn normalize_into(out: &mut String, raw: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let push_escape = |out: &mut String, byte: u8| {
         out.push('%');
         out.push(HEX[usize::from(byte >> 4)] as char);
@@ -207,20 +364,19 @@ fn normalize(raw: &[u8]) -> String {
                 if value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~') {
                     out.push(value as char);
                 } else {
-                    push_escape(&mut out, value);
+                    push_escape(out, value);
                 }
                 i += 3;
                 continue;
             }
         }
         if byte >= 0x7f || byte <= b' ' || matches!(byte, b'"' | b'<' | b'>') {
-            push_escape(&mut out, byte);
+            push_escape(out, byte);
         } else {
             out.push(byte as char);
         }
         i += 1;
     }
-    out
 }
 
 fn hex_value(byte: u8) -> Option<u8> {
@@ -358,6 +514,62 @@ mod tests {
                 reference_match(compiled.as_str(), &path),
                 "{} vs {}", raw, path
             );
+        }
+    }
+
+    #[test]
+    fn identical_rules_are_stored_once_and_sized() {
+        let rule = |kind, text: &str| Rule {
+            kind,
+            pattern: pattern(text),
+        };
+        let rules = Rules::new(vec![
+            rule(RuleKind::Allow, "a"),
+            rule(RuleKind::Allow, "a"),
+            rule(RuleKind::Disallow, "a"),
+            rule(RuleKind::Disallow, "/%7e"),
+            rule(RuleKind::Disallow, "/~"),
+        ]);
+        assert_eq!(rules.len(), 3);
+        let listed: Vec<_> = rules.iter().map(|r| (r.kind, r.pattern)).collect();
+        assert_eq!(
+            listed,
+            [
+                (RuleKind::Disallow, "/~"),
+                (RuleKind::Allow, "a"),
+                (RuleKind::Disallow, "a"),
+            ]
+        );
+        // "/~" + "a" + "a" in the arena, three 12-byte records.
+        assert_eq!(rules.heap_bytes(), 4 + 3 * 12);
+        assert_eq!(Rules::allow_all().heap_bytes(), 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+        /// The compact, sorted, deduplicated set gives the verdict of FR-WF-08c
+        /// computed naively over the rules as written: the longest matching pattern
+        /// decides, `Allow` wins a tie, no match is allowed.
+        #[test]
+        fn rules_agree_with_naive_longest_match(
+            written in proptest::collection::vec((proptest::bool::ANY, "[/ab*$]{1,6}"), 0..12),
+            path in "/[ab$]{0,8}",
+        ) {
+            let list: Vec<Rule> = written
+                .iter()
+                .map(|(allow, raw)| Rule {
+                    kind: if *allow { RuleKind::Allow } else { RuleKind::Disallow },
+                    pattern: pattern(raw),
+                })
+                .collect();
+            let best = list
+                .iter()
+                .filter(|rule| reference_match(rule.pattern.as_str(), &path))
+                .map(|rule| (rule.pattern.len(), rule.kind == RuleKind::Allow))
+                .max();
+            let expected = best.is_none_or(|(_, allow)| allow);
+            proptest::prop_assert_eq!(Rules::new(list).is_allowed(&path), expected);
         }
     }
 

@@ -33,11 +33,15 @@
 //!   other non-200 statuses, timeouts and network failures are "unavailable", which
 //!   fails the fetch unless `fail_open`. RFC 9309 2.3.1.4 instead has crawlers assume
 //!   complete disallow for unreachable files.
-//! - **Invalid UTF-8 is a line-level problem** (FR-WF-09b; our reading, safest for
-//!   the user): only a UTF-16/UTF-32 BOM makes the file "undecodable" and allow-all
-//!   (ROBOTS-BOM-01). A stray Latin-1 byte in a comment must not switch off a
-//!   `Disallow: /` elsewhere in the file, so the parser works on bytes and a
-//!   non-ASCII pattern byte is percent-encoded like the URL parser encodes it.
+//! - **Undecodable files are allow-all** (FR-WF-09b step 3, ROBOTS-BOM-01): a body
+//!   that is not valid UTF-8 (after stripping a UTF-8 BOM and, for a truncated body,
+//!   the trailing partial line of ROBOTS-SIZE-02), or that starts with a UTF-16 or
+//!   UTF-32 BOM, is allow-all as a whole, even if it holds a readable `Disallow: /`.
+//!   RFC 9309 2.2 only asks for UTF-8 and leaves other bytes to the parser; Google's
+//!   robotstxt parses such files line by line.
+//! - **Parsed rules are bounded** (FR-WF-ROBOTS-SIZE-01): at most
+//!   [`MAX_RULES_PER_FILE`] rule lines are read, and a cached [`Rules`] set is one
+//!   pattern arena plus 12 bytes per distinct rule (see its memory bound).
 
 pub mod cache;
 pub mod checker;
@@ -49,7 +53,7 @@ pub mod policy;
 pub use cache::{Clock, ManualClock, RobotsCache, SystemClock};
 pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
 pub use http_source::{RobotsHopCheck, ScopeHook};
-pub use matcher::{Pattern, Rule, RuleKind, Rules};
+pub use matcher::{MAX_RULES_PER_FILE, Pattern, Rule, RuleKind, RuleRef, Rules};
 pub use parse::{Group, RobotsTxt};
 pub use policy::{
     CROSS_ORIGIN_REDIRECT, FetchOutcome, PolicyParams, Resolution, check_scope, resolve,

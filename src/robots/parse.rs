@@ -1,15 +1,19 @@
 //! The robots.txt parser and group selection (FR-WF-08b, 08e, 09b, ROBOTS-UA-01,
 //! ROBOTS-WILDCARD-01, ROBOTS-BOM-01, ROBOTS-PARSE-01, ROBOTS-LINE-01, ROBOTS-SIZE-02).
 //!
-//! Pure: bytes in, [`RobotsTxt`] out, one linear pass. The parser works on bytes, not
-//! on a decoded string, so a stray non-UTF-8 byte only affects the line it is on
-//! (its pattern byte is percent-encoded, like the URL parser would encode it) instead
-//! of turning the whole file into allow-all; see the module documentation of
-//! [`crate::robots`] for that reading of FR-WF-09b.
+//! Pure: bytes in, [`RobotsTxt`] out, one linear pass. A body that is not UTF-8
+//! after BOM handling and the truncation cut is allow-all (FR-WF-09b step 3,
+//! ROBOTS-BOM-01); a decodable body is parsed line by line, and its non-ASCII
+//! pattern characters are percent-encoded like the URL parser encodes them.
 
-use super::matcher::{Pattern, Rule, RuleKind, Rules};
+use super::matcher::{MAX_RULES_PER_FILE, RuleKind, Rules, RulesBuilder};
 
 /// A parsed robots.txt: its groups in file order.
+///
+/// Each group keeps its rules as a compact [`Rules`] set (precedence order,
+/// duplicates dropped, one arena; see its memory bound). At most
+/// [`MAX_RULES_PER_FILE`] rule lines are read. The whole parse is transient: only the
+/// selected group's [`Rules`] reaches the origin cache.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RobotsTxt {
     groups: Vec<Group>,
@@ -21,8 +25,8 @@ pub struct RobotsTxt {
 pub struct Group {
     /// The `User-agent` values, comments stripped, as written.
     agents: Vec<String>,
-    /// The non-empty `Allow`/`Disallow` rules in file order.
-    rules: Vec<Rule>,
+    /// The non-empty `Allow`/`Disallow` rules, in precedence order, deduplicated.
+    rules: Rules,
 }
 
 impl Group {
@@ -31,9 +35,16 @@ impl Group {
         &self.agents
     }
 
-    /// The rules of the group in file order.
-    pub fn rules(&self) -> &[Rule] {
+    /// The rules of the group, in precedence order, duplicates dropped.
+    pub fn rules(&self) -> &Rules {
         &self.rules
+    }
+
+    /// The approximate heap bytes of the group (allocator overhead aside).
+    pub fn heap_bytes(&self) -> usize {
+        self.agents.capacity() * std::mem::size_of::<String>()
+            + self.agents.iter().map(String::capacity).sum::<usize>()
+            + self.rules.heap_bytes()
     }
 
     /// Whether one of the group's lines is `User-agent: *`.
@@ -69,44 +80,22 @@ impl RobotsTxt {
     /// `max_robots_bytes` (FR-WF-ROBOTS-SIZE-01): the trailing partial line, and with
     /// it any incomplete UTF-8 sequence, is then discarded (ROBOTS-SIZE-02).
     ///
-    /// Never fails: an undecodable file (a UTF-16/UTF-32 BOM, ROBOTS-BOM-01), an
-    /// empty file or one without a single group is simply allow-all.
+    /// Never fails: an undecodable file (not valid UTF-8 once a UTF-8 BOM is stripped,
+    /// or starting with a UTF-16/UTF-32 BOM; FR-WF-09b step 3, ROBOTS-BOM-01), an
+    /// empty file or one without a single group is simply allow-all. The SRD asks for
+    /// no note and no log line for an undecodable file: like a 404 it is an ordinary
+    /// allow-all, cached as such.
     pub fn parse(body: &[u8], truncated: bool) -> RobotsTxt {
         let Some(text) = usable_text(body, truncated) else {
             return RobotsTxt::default();
         };
-        let mut groups: Vec<Group> = Vec::new();
-        // True while the current group is still collecting its User-agent lines.
-        let mut in_agents = false;
+        let mut parser = Parser::default();
         for line in text.split(|b| matches!(b, b'\n' | b'\r')) {
-            match directive(line) {
-                Some(Directive::UserAgent(value)) => {
-                    let agent = String::from_utf8_lossy(value).into_owned();
-                    match groups.last_mut() {
-                        Some(group) if in_agents => group.agents.push(agent),
-                        _ => groups.push(Group {
-                            agents: vec![agent],
-                            rules: Vec::new(),
-                        }),
-                    }
-                    in_agents = true;
-                }
-                Some(Directive::Rule(kind, value)) => {
-                    // Rules before the first User-agent line belong to no group.
-                    let Some(group) = groups.last_mut() else {
-                        continue;
-                    };
-                    // An empty value has no effect but still ends the agent list
-                    // (ROBOTS-EMPTY-01; RFC 9309 2.2.2).
-                    if let Some(pattern) = Pattern::new(value) {
-                        group.rules.push(Rule { kind, pattern });
-                    }
-                    in_agents = false;
-                }
-                None => {}
+            if !parser.line(line) {
+                break;
             }
         }
-        RobotsTxt { groups }
+        parser.finish()
     }
 
     /// The groups in file order.
@@ -133,13 +122,93 @@ impl RobotsTxt {
     /// The rules that apply to `token`, ready for matching.
     pub fn rules_for(&self, token: &str) -> Rules {
         self.select(token)
-            .map_or_else(Rules::allow_all, |group| Rules::new(group.rules.clone()))
+            .map_or_else(Rules::allow_all, |group| group.rules.clone())
+    }
+
+    /// The approximate heap bytes of the parsed file (allocator overhead aside).
+    pub fn heap_bytes(&self) -> usize {
+        self.groups.capacity() * std::mem::size_of::<Group>()
+            + self.groups.iter().map(Group::heap_bytes).sum::<usize>()
     }
 }
 
-/// BOM handling (ROBOTS-BOM-01) and the truncation cut (ROBOTS-SIZE-02). `None` when
-/// the content announces a non-UTF-8 encoding.
+/// The state of one parse: the finished groups and the open one.
+#[derive(Default)]
+struct Parser {
+    groups: Vec<Group>,
+    /// The open group's agents and rules, once a User-agent line was seen.
+    open: Option<(Vec<String>, RulesBuilder)>,
+    /// True while the open group is still collecting its User-agent lines.
+    in_agents: bool,
+    /// Rule lines kept so far in the whole file.
+    rule_count: usize,
+}
+
+impl Parser {
+    /// Takes one line; false when the rule cap is reached and the rest of the file
+    /// must be ignored ([`MAX_RULES_PER_FILE`]).
+    fn line(&mut self, line: &[u8]) -> bool {
+        match directive(line) {
+            Some(Directive::UserAgent(value)) => {
+                let agent = String::from_utf8_lossy(value).into_owned();
+                match &mut self.open {
+                    Some((agents, _)) if self.in_agents => agents.push(agent),
+                    _ => {
+                        self.close_group();
+                        self.open = Some((vec![agent], RulesBuilder::default()));
+                    }
+                }
+                self.in_agents = true;
+            }
+            Some(Directive::Rule(kind, value)) => {
+                // Rules before the first User-agent line belong to no group.
+                let Some((_, rules)) = &mut self.open else {
+                    return true;
+                };
+                if !value.is_empty() {
+                    if self.rule_count >= MAX_RULES_PER_FILE || !rules.push(kind, value) {
+                        return false;
+                    }
+                    self.rule_count += 1;
+                }
+                // An empty value has no effect but still ends the agent list
+                // (ROBOTS-EMPTY-01; RFC 9309 2.2.2).
+                self.in_agents = false;
+            }
+            None => {}
+        }
+        true
+    }
+
+    fn close_group(&mut self) {
+        if let Some((mut agents, rules)) = self.open.take() {
+            agents.shrink_to_fit();
+            self.groups.push(Group {
+                agents,
+                rules: rules.finish(),
+            });
+        }
+    }
+
+    fn finish(mut self) -> RobotsTxt {
+        self.close_group();
+        self.groups.shrink_to_fit();
+        RobotsTxt {
+            groups: self.groups,
+        }
+    }
+}
+
+/// BOM handling (ROBOTS-BOM-01), the truncation cut (ROBOTS-SIZE-02) and the UTF-8
+/// check (FR-WF-09b step 3). `None` when the content announces a non-UTF-8 encoding
+/// or is not UTF-8: the whole file is then allow-all.
 fn usable_text(body: &[u8], truncated: bool) -> Option<&[u8]> {
+    let text = cut_text(body, truncated)?;
+    std::str::from_utf8(text).is_ok().then_some(text)
+}
+
+/// BOM handling and the truncation cut, before the UTF-8 check.
+fn cut_text(body: &[u8], truncated: bool) -> Option<&[u8]> {
     const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
     const OTHER_BOMS: [&[u8]; 3] = [b"\xFE\xFF", b"\xFF\xFE", b"\x00\x00\xFE\xFF"];
     let text = match body.strip_prefix(UTF8_BOM) {
@@ -247,11 +316,37 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_only_affects_its_line() {
-        let body = b"User-agent: *\nDisallow: /caf\xE9\nDisallow: /x\n";
-        let rules = RobotsTxt::parse(body, false).rules_for("forge");
-        assert!(!rules.is_allowed("/x"));
-        assert!(!rules.is_allowed("/caf%E9"));
+    fn fr_wf_09b_invalid_utf8_anywhere_is_allow_all() {
+        for body in [
+            &b"User-agent: *\nDisallow: /caf\xE9\nDisallow: /x\n"[..],
+            b"# caf\xE9\nUser-agent: *\nDisallow: /\n",
+            b"User-agent: *\nDisallow: /\n\xC3",
+            b"\xEF\xBB\xBFUser-agent: *\nDisallow: /\n\xFF\n",
+        ] {
+            let robots = RobotsTxt::parse(body, false);
+            assert!(robots.groups().is_empty());
+            assert!(robots.rules_for("forge").is_allowed("/x"));
+        }
+        // Valid multi-byte UTF-8 is fine.
+        let rules = RobotsTxt::parse("User-agent: *\nDisallow: /caf\u{e9}\n".as_bytes(), false)
+            .rules_for("forge");
+        assert!(!rules.is_allowed("/caf%C3%A9"));
+    }
+
+    #[test]
+    fn fr_wf_09b_incomplete_utf8_in_the_truncated_tail_is_not_undecodable() {
+        let body = "User-agent: *\nDisallow: /x\nDisallow: /caf\u{e9}".as_bytes();
+        let cut = &body[..body.len() - 1];
+        assert!(
+            !RobotsTxt::parse(cut, true)
+                .rules_for("forge")
+                .is_allowed("/x")
+        );
+        assert!(
+            RobotsTxt::parse(cut, false)
+                .rules_for("forge")
+                .is_allowed("/x")
+        );
     }
 
     #[test]
@@ -266,7 +361,12 @@ mod tests {
 
     #[test]
     fn utf32_and_utf16_boms_are_undecodable() {
-        for bom in [&b"\xFF\xFE"[..], b"\xFE\xFF", b"\x00\x00\xFE\xFF"] {
+        for bom in [
+            &b"\xFF\xFE"[..],
+            b"\xFE\xFF",
+            b"\x00\x00\xFE\xFF",
+            b"\xFF\xFE\x00\x00",
+        ] {
             let mut body = bom.to_vec();
             body.extend_from_slice(b"User-agent: *\nDisallow: /\n");
             assert!(RobotsTxt::parse(&body, false).groups().is_empty());
