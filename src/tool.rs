@@ -186,7 +186,6 @@ impl WebFetchTool {
         effective_max_bytes: usize,
         cache_hit: &mut bool,
     ) -> Result<(String, RenderingMethod), FetchError> {
-        let deadline = Instant::now() + self.settings.timeout();
         let max_chunk_tokens =
             args.max_chunk_tokens
                 .unwrap_or(self.settings.default_max_chunk_tokens) as usize;
@@ -235,11 +234,21 @@ impl WebFetchTool {
             }
         }
 
-        // SSRFCheck, then RobotsCheck of the requested URL.
-        self.authorize(url, deadline).await?;
-        self.robots
-            .check(&self.client, url, deadline, &mut notes)
+        // SSRFCheck, then RobotsCheck of the requested URL. The robots.txt retrieval
+        // has a budget of its own (FR-WF-ROBOTS-TIMEOUT-01), and the document fetch
+        // then starts its full budget (FR-WF-10a; SRD-READINGS 26): a stalled
+        // robots.txt that fails open must not leave the document no time.
+        self.authorize(url, Instant::now() + self.settings.timeout())
             .await?;
+        self.robots
+            .check(
+                &self.client,
+                url,
+                Instant::now() + self.settings.timeout(),
+                &mut notes,
+            )
+            .await?;
+        let deadline = Instant::now() + self.settings.timeout();
 
         // Fetch, ContentType, Extract (with the SPA fallback of FR-WF-12c).
         let rendered = match planned {
@@ -321,7 +330,7 @@ impl WebFetchTool {
         spa_fallback: bool,
         mode: ExtractionMode,
     ) -> Result<Rendered, FetchError> {
-        let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
+        let hop_check = RobotsHopCheck::new(&self.robots, &self.client);
         let fetched = http::fetch_document(&self.client, url, deadline, Some(&hop_check)).await;
         notes.extend(&hop_check.into_notes());
         let fetched = fetched?;
@@ -398,7 +407,7 @@ impl WebFetchTool {
         notes: &mut Notes,
         mode: ExtractionMode,
     ) -> Result<Rendered, FetchError> {
-        let hop_check = RobotsHopCheck::new(&self.robots, &self.client, deadline);
+        let hop_check = RobotsHopCheck::new(&self.robots, &self.client);
         let ctx = RenderContext::new(&self.client, Arc::clone(&self.validator), url, deadline)
             .with_top_frame_hook(&hop_check);
         let page = render::render(&ctx).await;

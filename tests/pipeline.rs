@@ -878,6 +878,85 @@ async fn fr_wf_10a_stalled_server_is_a_structured_timeout() {
     assert_eq!(error.details["phase"], "request");
 }
 
+/// A robots.txt that stalls: answered only after two minutes, far past
+/// `timeout_seconds = 1` (the server accepts and never answers in time).
+fn stalled_robots() -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .set_body_raw(b"User-agent: *\nDisallow: /\n".to_vec(), "text/plain")
+        .set_delay(Duration::from_secs(120))
+}
+
+/// SRD-READINGS 26: robots.txt has its own budget; the document then gets its full
+/// budget. Failing open, a stalled robots.txt is allow-all with the note and the
+/// page is fetched (the budgets are not shared: the page would otherwise time out
+/// at the moment robots.txt does).
+#[tokio::test]
+async fn srd_readings_26_stalled_robots_fail_open_then_full_document_budget() {
+    let server = article_server("/article").await;
+    serve(&server, "/robots.txt", stalled_robots()).await;
+    let tool = config(&server)
+        .top("timeout_seconds = 1")
+        .section(FAIL_OPEN)
+        .tool();
+    let response = fetch_ok(&tool, url_args(&server, "/article")).await;
+    assert_eq!(notes(&response), ["robots_unavailable_fail_open"]);
+    assert!(all_text(&response).contains("Pipelines in Rust"));
+    assert_eq!(hits(&server, "/article").await, 1);
+}
+
+/// SRD-READINGS 26, failing closed: `timeout` in phase `robots`, the page never
+/// requested.
+#[tokio::test]
+async fn srd_readings_26_stalled_robots_fail_closed_is_a_robots_timeout() {
+    let server = article_server("/article").await;
+    serve(&server, "/robots.txt", stalled_robots()).await;
+    let tool = config(&server).top("timeout_seconds = 1").tool();
+    let error = fetch_err(&tool, url_args(&server, "/article")).await;
+    assert_code(&error, ErrorCode::Timeout);
+    assert_eq!(error.details["phase"], "robots");
+    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(hits(&server, "/article").await, 0);
+}
+
+/// SRD-READINGS 26 on a redirect hop: the hop's robots.txt check has its own
+/// budget and the document's budget is not spent meanwhile, so a stalled robots.txt
+/// on the target origin fails open and the target page is still fetched; failing
+/// closed it is the robots timeout.
+#[tokio::test]
+async fn srd_readings_26_stalled_robots_of_a_redirect_hop_has_its_own_budget() {
+    let target = article_server("/article").await;
+    serve(&target, "/robots.txt", stalled_robots()).await;
+    let source = MockServer::start().await;
+    serve(&source, "/robots.txt", ResponseTemplate::new(404)).await;
+    let location = format!("http://other.test:{}/article", target.address().port());
+    serve(
+        &source,
+        "/start",
+        ResponseTemplate::new(302).insert_header("location", location.as_str()),
+    )
+    .await;
+    let ports = [source.address().port(), target.address().port()];
+
+    let open = Config::new(&ports)
+        .top("timeout_seconds = 1")
+        .section(FAIL_OPEN)
+        .tool();
+    let response = fetch_ok(&open, url_args(&source, "/start")).await;
+    assert_eq!(notes(&response), ["robots_unavailable_fail_open"]);
+    assert_eq!(response["final_url"], location);
+    assert!(all_text(&response).contains("Pipelines in Rust"));
+
+    let strict = Config::new(&ports).top("timeout_seconds = 1").tool();
+    let error = fetch_err(&strict, url_args(&source, "/start")).await;
+    assert_code(&error, ErrorCode::Timeout);
+    assert_eq!(error.details["phase"], "robots");
+    assert_eq!(
+        hits(&target, "/article").await,
+        1,
+        "only the fail-open fetch"
+    );
+}
+
 // ---------------------------------------------------------------- errors
 
 /// Registry codes no path of this build can produce, with the reason. T-WF-ERR-02

@@ -486,7 +486,7 @@ mod fetch {
     use webfetch::http::{HttpClient, fetch_document};
     use webfetch::notes::{Note, Notes};
     use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
-    use webfetch::ssrf::StubValidator;
+    use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
     use webfetch::url::CanonicalUrl;
     use wiremock::matchers::{header, method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -510,6 +510,32 @@ mod fetch {
         }
 
         fn with_root(ports: &[u16], top: &str, robots: &str, root: Option<Vec<u8>>) -> Tool {
+            Tool::build(ports, top, robots, root, |stub| Arc::new(stub))
+        }
+
+        /// [`Tool::new`] resolving through a [`Counting`] wrapper of the stub, returned
+        /// with it.
+        fn counting(ports: &[u16], top: &str, robots: &str) -> (Tool, Arc<Counting>) {
+            let mut counting = None;
+            let tool = Tool::build(ports, top, robots, None, |stub| {
+                let wrapper = Arc::new(Counting {
+                    inner: stub,
+                    resolved: Mutex::new(Vec::new()),
+                    validated: Mutex::new(Vec::new()),
+                });
+                counting = Some(Arc::clone(&wrapper));
+                wrapper
+            });
+            (tool, counting.unwrap())
+        }
+
+        fn build(
+            ports: &[u16],
+            top: &str,
+            robots: &str,
+            root: Option<Vec<u8>>,
+            wrap: impl FnOnce(StubValidator) -> Arc<dyn SsrfValidator>,
+        ) -> Tool {
             let toml = format!(
                 "[tools.webfetch]\n{top}\n\
                  [tools.webfetch.security]\nallow_insecure_overrides = true\n\
@@ -521,7 +547,7 @@ mod fetch {
                 .with_host("site.test", &[LOOPBACK])
                 .with_host("other.test", &[LOOPBACK])
                 .with_host("blocked.test", &["10.0.0.1".parse().unwrap()]);
-            let mut client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));
+            let mut client = HttpClient::new(Arc::clone(&settings), wrap(validator));
             if let Some(der) = root {
                 client = client.with_root_certificate(der).unwrap();
             }
@@ -545,6 +571,36 @@ mod fetch {
                 .check(&self.client, &url, self.deadline(), &mut notes)
                 .await;
             (result, notes)
+        }
+    }
+
+    /// The stub resolver, recording every name it is asked to resolve and every
+    /// address it is asked to check.
+    struct Counting {
+        inner: StubValidator,
+        resolved: Mutex<Vec<String>>,
+        validated: Mutex<Vec<IpAddr>>,
+    }
+
+    impl Counting {
+        fn resolved(&self) -> Vec<String> {
+            self.resolved.lock().unwrap().clone()
+        }
+
+        fn validated(&self) -> Vec<IpAddr> {
+            self.validated.lock().unwrap().clone()
+        }
+    }
+
+    impl SsrfValidator for Counting {
+        fn validate_ip(&self, ip: IpAddr) -> Result<(), SsrfError> {
+            self.validated.lock().unwrap().push(ip);
+            self.inner.validate_ip(ip)
+        }
+
+        fn resolve_and_validate(&self, host: &str) -> Result<Vec<IpAddr>, SsrfError> {
+            self.resolved.lock().unwrap().push(host.to_owned());
+            self.inner.resolve_and_validate(host)
         }
     }
 
@@ -1001,6 +1057,82 @@ mod fetch {
         );
     }
 
+    /// SRD-READINGS 27: the scope is judged on the Location URL before the port
+    /// policy. `127.0.0.1:1` is another port and not in `allowed_ports`: the hop is
+    /// out of scope (unavailable), never `port_blocked`, and never contacted.
+    #[tokio::test]
+    async fn srd_readings_27_redirect_to_another_port_is_out_of_scope_not_port_blocked() {
+        let server = MockServer::start().await;
+        robots(&server, redirect(302, "http://127.0.0.1:1/robots.txt"), 2).await;
+        let (strict, counting) = Tool::counting(&[port(&server)], "", "fail_open = false");
+        let (result, notes) = strict.check(&local(&server, "/page")).await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(
+            error.details["origin"],
+            format!("http://127.0.0.1:{}", port(&server))
+        );
+        assert!(notes.is_empty());
+        // Only the robots.txt origin's own address was ever checked.
+        assert_eq!(counting.validated(), [LOOPBACK]);
+
+        let open = Tool::new(&[port(&server)], "", "fail_open = true");
+        let (result, notes) = open.check(&local(&server, "/page")).await;
+        assert!(result.is_ok());
+        assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+    }
+
+    /// SRD-READINGS 27: a hop to the metadata address is out of scope before it is
+    /// an SSRF question: unavailable (failing open with a note when configured),
+    /// never `ssrf_blocked`, and the address is never checked or contacted.
+    #[tokio::test]
+    async fn srd_readings_27_redirect_to_metadata_address_is_unavailable_not_ssrf_blocked() {
+        for fail_open in [false, true] {
+            let server = MockServer::start().await;
+            robots(
+                &server,
+                redirect(301, "http://169.254.169.254/robots.txt"),
+                1,
+            )
+            .await;
+            let (tool, counting) = Tool::counting(
+                &[80, port(&server)],
+                "",
+                &format!("fail_open = {fail_open}"),
+            );
+            let (result, notes) = tool.check(&local(&server, "/page")).await;
+            if fail_open {
+                assert!(result.is_ok());
+                assert!(notes.contains(Note::RobotsUnavailableFailOpen));
+            } else {
+                let error = result.unwrap_err();
+                assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+                assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+            }
+            assert_eq!(counting.validated(), [LOOPBACK], "fail_open = {fail_open}");
+            assert!(counting.resolved().is_empty());
+        }
+    }
+
+    /// SRD-READINGS 27: the out-of-scope host is never resolved (and the same
+    /// server behind it gets no second request), while the robots.txt origin's
+    /// own name is resolved once.
+    #[tokio::test]
+    async fn srd_readings_27_out_of_scope_host_is_never_resolved() {
+        let server = MockServer::start().await;
+        let target = format!("http://other.test:{}/robots.txt", port(&server));
+        robots(&server, redirect(302, &target), 1).await;
+        let (tool, counting) = Tool::counting(&[port(&server)], "", "fail_open = false");
+        let (result, _) = tool
+            .check(&format!("http://site.test:{}/page", port(&server)))
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(counting.resolved(), ["site.test"]);
+    }
+
     #[tokio::test]
     async fn robots_fetch_01_same_origin_redirects_are_followed_up_to_the_limit() {
         let (server, tool) = robots_server(redirect(301, "/moved/robots.txt"), 1, "", "").await;
@@ -1059,7 +1191,7 @@ mod fetch {
             .mount(&server)
             .await;
         let start = CanonicalUrl::parse(&local(&server, "/start")).unwrap();
-        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, tool.deadline());
+        let hook = RobotsHopCheck::new(&tool.checker, &tool.client);
         let error = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
             .await
             .unwrap_err();
@@ -1085,7 +1217,7 @@ mod fetch {
             .await;
         let tool = Tool::new(&[port(&source), port(&target)], "", "fail_open = true");
         let start = CanonicalUrl::parse(&local(&source, "/start")).unwrap();
-        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, tool.deadline());
+        let hook = RobotsHopCheck::new(&tool.checker, &tool.client);
         let document = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
             .await
             .unwrap();

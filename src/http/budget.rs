@@ -3,6 +3,8 @@
 //! Each stage runs under the same absolute deadline and names its phase, so a
 //! timeout reports where the budget ran out (FR-WF-ERR-TIMEOUT-PHASE). There is no
 //! per-hop or per-phase reset: a slow first hop leaves less time for the next one.
+//! The one pause is a redirect hook's robots.txt check, which has its own budget
+//! (SRD-READINGS 26): [`Budget::paused_for`] moves the deadline by its duration.
 
 use std::future::Future;
 
@@ -30,6 +32,16 @@ impl Budget {
     /// The `timeout` error for `phase`.
     pub(crate) fn expired(&self, phase: TimeoutPhase) -> FetchError {
         FetchError::timeout(self.timeout_ms, phase)
+    }
+
+    /// The same budget with `paused` added to its deadline: time spent on work that
+    /// has a budget of its own (a redirect hop's robots.txt check,
+    /// FR-WF-ROBOTS-TIMEOUT-01) is not counted against this one.
+    pub(crate) fn paused_for(self, paused: std::time::Duration) -> Budget {
+        Budget {
+            deadline: self.deadline + paused,
+            ..self
+        }
     }
 
     /// Whether the deadline has passed.

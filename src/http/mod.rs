@@ -4,6 +4,9 @@
 //! robots.txt files and browser subrequests alike, so no path can skip a check.
 //! For the first URL and for every redirect hop the client
 //!
+//! 0. for a redirect target, asks the caller's [`RedirectHook::check_target`]
+//!    first, on the URL alone (the robots origin scope of a robots.txt fetch,
+//!    SRD-READINGS 27), so a refused target is never resolved;
 //! 1. runs [`ssrf::authorize`] (port policy, SSRF ranges, one resolution, the
 //!    FR-WF-DNS-01 order) on a blocking thread under the budget (phase `dns`); a
 //!    name is resolved at most once per fetch, later hops reuse its validated set;
@@ -15,7 +18,9 @@
 //! 6. reads the final 200 body through the decoders under the byte cap (`body.rs`).
 //!
 //! One deadline covers the whole operation; each stage reports its own phase when
-//! the deadline passes (`budget.rs`).
+//! the deadline passes (`budget.rs`). The redirect hook's robots.txt check is the
+//! exception: it has its own budget, and the deadline is moved by the time it took
+//! (FR-WF-ROBOTS-TIMEOUT-01, SRD-READINGS 26).
 
 mod body;
 mod budget;
@@ -85,10 +90,22 @@ pub enum OverLimit {
     Truncate,
 }
 
-/// Called before each redirect hop is fetched, after the hop's URL, port and SSRF
-/// checks passed (FR-WF-07e order: URL, SSRF, robots). Not called for the first
-/// URL. An error aborts the fetch with that error.
+/// Called for each redirect hop, not for the first URL. An error aborts the fetch
+/// with that error.
+///
+/// [`check_target`](RedirectHook::check_target) runs first, on the validated
+/// `Location` URL alone, before the hop's port policy, SSRF check or DNS lookup (the
+/// robots origin scope, FR-WF-ROBOTS-REDIR-02, SRD-READINGS 27: an out-of-scope
+/// target is never resolved or contacted). [`before_hop`](RedirectHook::before_hop)
+/// runs after the hop's port and SSRF checks passed (FR-WF-07e order: URL, SSRF,
+/// robots); it has its own time budget, so the time it takes is not counted
+/// against the fetch's deadline.
 pub trait RedirectHook: Send + Sync {
+    /// Judges the hop `from` -> `to` on the URL alone, before anything is resolved.
+    fn check_target(&self, _from: &CanonicalUrl, _to: &CanonicalUrl) -> Result<(), FetchError> {
+        Ok(())
+    }
+
     /// Checks the hop `from` -> `to` (e.g. robots.txt of `to`'s origin).
     fn before_hop<'a>(
         &'a self,
@@ -241,7 +258,7 @@ impl HttpClient {
                 opts.method
             )));
         }
-        let budget = Budget::new(opts.deadline, opts.timeout_ms);
+        let mut budget = Budget::new(opts.deadline, opts.timeout_ms);
         let headers = request::hop_headers(&self.inner.user_agent, &opts.headers);
         let max_redirects = self.inner.settings.max_redirects;
         let mut current = url.clone();
@@ -263,11 +280,16 @@ impl HttpClient {
                 if budget.is_spent() {
                     return Err(budget.expired(TimeoutPhase::Redirect));
                 }
+                if let Some(hook) = opts.hook {
+                    hook.check_target(&current, &next)?;
+                }
                 let next_addresses = self.authorize(&next, &budget, &mut resolved).await?;
                 if let Some(hook) = opts.hook {
-                    budget
-                        .try_run(TimeoutPhase::Redirect, hook.before_hop(&current, &next))
-                        .await?;
+                    // The hook (a robots.txt check) keeps to its own budget; the
+                    // fetch's budget is paused meanwhile (SRD-READINGS 26).
+                    let started = Instant::now();
+                    hook.before_hop(&current, &next).await?;
+                    budget = budget.paused_for(started.elapsed());
                 }
                 current = next;
                 addresses = next_addresses;

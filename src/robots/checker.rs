@@ -141,7 +141,8 @@ impl RobotsChecker {
         let robots = &self.settings.robots;
         let timeout_ms = self.timeout_ms();
         // ROBOTS-TIMEOUT-01: at most `timeout_seconds`, and never past the caller's
-        // own deadline (one budget per fetch).
+        // deadline. Callers give each check a budget of its own, apart from the
+        // document's (SRD-READINGS 26).
         let deadline = deadline.min(Instant::now() + self.settings.timeout());
         let request = RobotsRequest {
             origin,

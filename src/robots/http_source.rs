@@ -25,7 +25,8 @@ use crate::url::{CanonicalUrl, Origin};
 
 /// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
 /// leaves it stops the retrieval with `robots_unavailable` /
-/// `robots_cross_origin_redirect` before any request is sent to the target.
+/// `robots_cross_origin_redirect` before its port, SSRF or DNS checks, so the target
+/// is never resolved or contacted (SRD-READINGS 27).
 #[derive(Debug)]
 pub struct ScopeHook<'a> {
     origin: &'a Origin,
@@ -39,13 +40,18 @@ impl<'a> ScopeHook<'a> {
 }
 
 impl RedirectHook for ScopeHook<'_> {
+    /// The scope is judged on the `Location` URL before the hop's port, SSRF and
+    /// DNS checks (SRD-READINGS 27).
+    fn check_target(&self, from: &CanonicalUrl, to: &CanonicalUrl) -> Result<(), FetchError> {
+        check_scope(self.origin, from, to)
+    }
+
     fn before_hop<'a>(
         &'a self,
-        from: &'a CanonicalUrl,
-        to: &'a CanonicalUrl,
+        _from: &'a CanonicalUrl,
+        _to: &'a CanonicalUrl,
     ) -> BoxFuture<'a, Result<(), FetchError>> {
-        let verdict = check_scope(self.origin, from, to);
-        Box::pin(async move { verdict })
+        Box::pin(async { Ok(()) })
     }
 }
 
@@ -93,27 +99,24 @@ impl RobotsSource for HttpClient {
 }
 
 /// Runs the robots.txt check on every redirect target of a document fetch
-/// (FR-WF-07e step 3, B.2). Notes a hop adds (`robots_unavailable_fail_open`) are
-/// collected for the response; read them with [`RobotsHopCheck::into_notes`].
+/// (FR-WF-07e step 3, B.2). Each check has its own budget of `timeout_seconds`
+/// from the moment the hop is checked (FR-WF-ROBOTS-TIMEOUT-01, SRD-READINGS 26);
+/// the HTTP client does not count the time a hook takes against the document's
+/// budget. Notes a hop adds (`robots_unavailable_fail_open`) are collected for the
+/// response; read them with [`RobotsHopCheck::into_notes`].
 #[derive(Debug)]
 pub struct RobotsHopCheck<'a> {
     checker: &'a RobotsChecker,
     client: &'a HttpClient,
-    deadline: Instant,
     notes: Mutex<Notes>,
 }
 
 impl<'a> RobotsHopCheck<'a> {
-    /// A hook checking hops with `checker` over `client` within `deadline`.
-    pub fn new(
-        checker: &'a RobotsChecker,
-        client: &'a HttpClient,
-        deadline: Instant,
-    ) -> RobotsHopCheck<'a> {
+    /// A hook checking hops with `checker` over `client`.
+    pub fn new(checker: &'a RobotsChecker, client: &'a HttpClient) -> RobotsHopCheck<'a> {
         RobotsHopCheck {
             checker,
             client,
-            deadline,
             notes: Mutex::new(Notes::new()),
         }
     }
@@ -132,9 +135,10 @@ impl RedirectHook for RobotsHopCheck<'_> {
     ) -> BoxFuture<'a, Result<(), FetchError>> {
         Box::pin(async move {
             let mut notes = Notes::new();
+            let deadline = Instant::now() + self.client.settings().timeout();
             let verdict = self
                 .checker
-                .check(self.client, to, self.deadline, &mut notes)
+                .check(self.client, to, deadline, &mut notes)
                 .await;
             self.notes
                 .lock()
