@@ -44,6 +44,11 @@ impl Budget {
         }
     }
 
+    /// The budget `timeout` errors report, in milliseconds.
+    pub(crate) fn timeout_ms(&self) -> u64 {
+        self.timeout_ms
+    }
+
     /// Whether the deadline has passed.
     pub(crate) fn is_spent(&self) -> bool {
         Instant::now() >= self.deadline

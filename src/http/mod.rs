@@ -54,6 +54,10 @@ pub use self::document::{FetchedDocument, fetch_document};
 pub use self::proxy::ProxyConfig;
 pub use self::status::{check_status, is_followed_redirect};
 
+/// How long past its own budget a redirect hook may run before the hop fails
+/// with `timeout` (phase `redirect`).
+const HOOK_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The pinned, validating HTTP client. One per tool instance; cheap to clone.
 #[derive(Clone)]
 pub struct HttpClient {
@@ -286,9 +290,18 @@ impl HttpClient {
                 let next_addresses = self.authorize(&next, &budget, &mut resolved).await?;
                 if let Some(hook) = opts.hook {
                     // The hook (a robots.txt check) keeps to its own budget; the
-                    // fetch's budget is paused meanwhile (SRD-READINGS 26).
+                    // fetch's budget is paused meanwhile (SRD-READINGS 26). Nothing
+                    // may hang the fetch, so the hook is bounded too: by one budget
+                    // of its own plus a second, so that a robots.txt check ending at
+                    // its own deadline reports its own outcome.
                     let started = Instant::now();
-                    hook.before_hop(&current, &next).await?;
+                    let hook_budget = Budget::new(
+                        started + self.inner.settings.timeout() + HOOK_GRACE,
+                        budget.timeout_ms(),
+                    );
+                    hook_budget
+                        .try_run(TimeoutPhase::Redirect, hook.before_hop(&current, &next))
+                        .await?;
                     budget = budget.paused_for(started.elapsed());
                 }
                 current = next;

@@ -6,8 +6,6 @@
 //! guard, so every event the pipeline emits on this thread is captured. The last
 //! test checks the real binary's stderr the same way.
 
-mod support;
-
 use std::io::Write;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -17,7 +15,7 @@ use tracing::Level;
 use webfetch::tool::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
-use support::{Config, html, robots, serve, site};
+use crate::support::{Config, html, robots, serve, site};
 
 const SECRET: &str = "SECRET123";
 

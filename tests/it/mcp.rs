@@ -2,8 +2,6 @@
 //! list tools, call with bad arguments and blocked targets, and the `extraction`
 //! extension against a loopback server.
 
-mod support;
-
 use std::io::Write as _;
 
 use rmcp::ServiceExt;
@@ -13,7 +11,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
-use support::{Config, html, serve};
+use crate::support::{Config, html, serve};
 
 type Client = RunningService<rmcp::RoleClient, ()>;
 

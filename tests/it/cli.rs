@@ -3,8 +3,6 @@
 //! Also the extensions: `fetch --extraction` against a loopback server, and the
 //! offline `extract` command.
 
-mod support;
-
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -12,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
-use support::{Config, html, serve};
+use crate::support::{Config, html, serve};
 
 fn webfetch(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webfetch"))

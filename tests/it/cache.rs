@@ -747,7 +747,12 @@ fn fr_wf_16g_concurrent_processes_leave_only_valid_entries() {
     let children: Vec<_> = (0..3)
         .map(|seed| {
             std::process::Command::new(&exe)
-                .args(["storm_worker_process", "--exact", "--ignored", "--quiet"])
+                .args([
+                    "cache::storm_worker_process",
+                    "--exact",
+                    "--ignored",
+                    "--quiet",
+                ])
                 .env("WEBFETCH_CACHE_STORM_DIR", dir.path())
                 .env("WEBFETCH_CACHE_STORM_SEED", (100 + seed).to_string())
                 .stdout(std::process::Stdio::null())

@@ -7,8 +7,6 @@
 //! visible gate while 10/8, 169.254/16 and `::ffff:10.0.0.1` stay blocked; caches live
 //! in tempdirs (T-WF-INFRA-03).
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::time::Duration;
@@ -27,7 +25,7 @@ use webfetch::tool::WebFetchTool;
 use webfetch::url::CanonicalUrl;
 use wiremock::{MockServer, ResponseTemplate};
 
-use support::{Config, Ordered, hits, html, json_files, robots, serve, site};
+use crate::support::{Config, Ordered, hits, html, json_files, robots, serve, site};
 
 /// No byte budget (the CLI's default).
 const UNLIMITED: usize = usize::MAX;

@@ -7,8 +7,6 @@
 //! cache directory, as concurrent agents on one machine would. Skips with a message
 //! when the corpus is absent (`WEBFETCH_CORPUS_DIR` points elsewhere).
 
-mod support;
-
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +18,7 @@ use serde_json::Value;
 use wiremock::MockServer;
 use wiremock::ResponseTemplate;
 
-use support::{Config, serve};
+use crate::support::{Config, serve};
 
 /// At most this many `webfetch` processes at once.
 const MAX_CONCURRENT: usize = 4;
@@ -177,5 +175,5 @@ async fn it_wf_cli_every_corpus_page_returns_valid_json() {
         failures.join("\n")
     );
     // Every page was fetched once (robots.txt aside) and cached.
-    assert_eq!(support::json_files(cache.path()).len(), pages.len());
+    assert_eq!(crate::support::json_files(cache.path()).len(), pages.len());
 }

@@ -14,7 +14,7 @@
 //!
 //! Skips with a message when the corpus is absent.
 
-#[path = "../benches/support/quality.rs"]
+#[path = "../../benches/support/quality.rs"]
 mod quality;
 
 use std::io::Read as _;

@@ -1,0 +1,26 @@
+//! The integration tests, one binary: each area a module (named by the area of
+//! the SRD it covers), one shared `support`. One binary links the crate and its
+//! dependencies once instead of once per file, which is most of CI's build time.
+//!
+//! `http_memory` stays a binary of its own: it measures its process's peak memory.
+
+mod support;
+
+mod browser;
+mod cache;
+mod chunk;
+mod cli;
+mod config;
+mod corpus;
+mod corpus_cli;
+mod extract;
+mod http;
+mod http_tls;
+mod logs;
+mod mcp;
+mod output;
+mod pipeline;
+mod render;
+mod robots;
+mod robustness;
+mod ssrf;
