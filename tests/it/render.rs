@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use webfetch::config::{Settings, load_str};
+use webfetch::config::Settings;
+
+use crate::support::load as settings;
 use webfetch::error::ErrorCode;
 use webfetch::extract::extract_html;
 use webfetch::http::HttpClient;
@@ -13,10 +15,6 @@ use webfetch::render::browser::{RenderContext, render};
 use webfetch::render::select::{RenderPlan, extracted_chars, plan, should_fall_back};
 use webfetch::ssrf::{SsrfValidator, StubValidator};
 use webfetch::url::CanonicalUrl;
-
-fn settings(toml: &str) -> Settings {
-    load_str(toml).expect("test config loads").settings
-}
 
 fn url(text: &str) -> CanonicalUrl {
     CanonicalUrl::parse(text).unwrap()

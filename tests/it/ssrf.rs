@@ -4,16 +4,14 @@
 use std::net::IpAddr;
 
 use webfetch::config::{self, SecuritySettings, Settings};
+
+use crate::support::load as settings;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::ssrf::{self, StubValidator};
 use webfetch::url::CanonicalUrl;
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()
-}
-
-fn settings(toml: &str) -> Settings {
-    config::load_str(toml).unwrap().settings
 }
 
 /// URL validation plus the pre-connection checks, with a stub resolver.

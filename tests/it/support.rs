@@ -98,7 +98,7 @@ impl Config {
 
     /// The resolved settings, through the real loader.
     pub fn settings(&self) -> Settings {
-        load_str(&self.toml()).expect("test config loads").settings
+        load(&self.toml())
     }
 
     /// A tool with these settings and the stub resolver of [`stub`].
@@ -107,6 +107,11 @@ impl Config {
         let validator = Arc::new(stub(&settings));
         WebFetchTool::with_validator(settings, validator)
     }
+}
+
+/// Settings from a whole TOML text, through the real loader.
+pub fn load(toml: &str) -> Settings {
+    load_str(toml).expect("test config loads").settings
 }
 
 /// A TOML basic string.
