@@ -9,7 +9,7 @@
 //! article mode is held above a floor set from its measured figures (F1 0.972 with
 //! link targets dropped, 1,306 cl100k tokens per page against the gold text's
 //! 1,093), so a regression fails. Nothing is timed here: `cargo bench --bench
-//! quality` measures speed. `cargo test --release --test corpus -- --nocapture`
+//! quality` measures speed. `cargo test --release --test it corpus -- --nocapture`
 //! shows the figures.
 //!
 //! Skips with a message when the corpus is absent.

@@ -5,7 +5,7 @@
 //! Goldens: `tests/golden/pages/<name>.html` (first line `<!-- url: ... -->` gives
 //! the final URL) is decoded, extracted and compared byte for byte with
 //! `tests/golden/<name>.md`. Regenerate with
-//! `UPDATE_GOLDENS=1 cargo test --test extract`, then review the diff like code.
+//! `UPDATE_GOLDENS=1 cargo test --test it extract`, then review the diff like code.
 
 use std::path::Path;
 
