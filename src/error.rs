@@ -446,6 +446,17 @@ impl FetchError {
         )
     }
 
+    /// [`FetchError::no_extractable_content`] for a page whose raw HTML has SPA
+    /// markers (SRD-READINGS 29): the message says why and what may help.
+    pub fn no_extractable_content_client_rendered() -> Self {
+        FetchError::new(
+            ErrorCode::ExtractionFailed,
+            "the page has no extractable text content; it looks client-rendered (a JavaScript \
+             app shell): force_browser may help",
+            details! {"error" => "no_extractable_content"},
+        )
+    }
+
     /// `internal` with `details.error`.
     pub fn internal(error: impl fmt::Display) -> Self {
         let error = error.to_string();

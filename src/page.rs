@@ -12,6 +12,7 @@ use crate::document::ExtractedDocument;
 use crate::error::FetchError;
 use crate::extract::{self, ExtractionMode};
 use crate::notes::{Note, Notes};
+use crate::render;
 
 /// A decoded, extracted page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +46,21 @@ impl Page {
     ) -> Result<Page, FetchError> {
         let decoded = charset::decode(body, header_charset, kind == MediaKind::Html);
         let mut page = match kind {
-            MediaKind::Html => Page::from_html(decoded.text, final_url, mode)?,
+            MediaKind::Html => {
+                let client_rendered = render::spa_indicators(&decoded.text);
+                Page::from_html(decoded.text, final_url, mode).map_err(|error| {
+                    // SRD-READINGS 29: an SPA shell that extracts to nothing is
+                    // still an error over HTTP (FR-WF-12f), one that says why.
+                    if client_rendered
+                        && error.details.get("error")
+                            == Some(&serde_json::Value::from("no_extractable_content"))
+                    {
+                        FetchError::no_extractable_content_client_rendered()
+                    } else {
+                        error
+                    }
+                })?
+            }
             MediaKind::Plain if decoded.text.trim().is_empty() => {
                 return Err(FetchError::no_extractable_content());
             }

@@ -363,15 +363,18 @@ impl WebFetchTool {
                 notes.extend(&browser_notes);
                 Ok(rendered)
             }
-            Err(error) => {
-                // FR-WF-12d: the HTTP result stands, with the note. A browser that
-                // failed for any reason during a fallback counts as unavailable: the
-                // HTTP content was fetched and checked, and is better than nothing.
-                tracing::warn!(event = "browser_fallback_failed", error_code = %error.code, "{}", error.message);
+            // FR-WF-12d: only an unavailable browser (disabled, not found, failed
+            // to launch) leaves the HTTP result standing, with the note.
+            Err(error) if error.code == ErrorCode::BrowserUnavailable => {
+                tracing::warn!(event = "browser_unavailable_used_http", error_code = %error.code, "{}", error.message);
                 notes.extend(&http_notes);
                 notes.add(Note::BrowserUnavailableUsedHttp);
                 Ok(http_result)
             }
+            // SRD-READINGS 30: a browser that ran and failed (a blocked or
+            // disallowed top-frame hop, an idle timeout, a crash) is the answer;
+            // never a success that hides what the page tried to do.
+            Err(error) => Err(error),
         }
     }
 

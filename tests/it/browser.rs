@@ -1762,3 +1762,36 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
 }
+
+/// SRD-READINGS 30: during an SPA fallback, a browser that is available but fails
+/// (here the shell's script sends the top frame to a blocked address) answers with
+/// that error; only an unavailable browser leaves the HTTP result standing.
+#[tokio::test]
+async fn srd_readings_30_a_failing_browser_during_the_fallback_is_the_answer() {
+    use webfetch::tool::WebFetchTool;
+
+    let Some(rig) = Rig::new().await else { return };
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    serve_html(
+        &rig.server,
+        "/app",
+        &format!(
+            "<!doctype html><html><head><title>App</title></head><body><p>Loading…</p>\
+             <div id=\"root\"></div><script>location.href = 'http://127.0.0.2:{iport}/secret';</script>\
+             </body></html>"
+        ),
+    )
+    .await;
+    let settings = settings(&rig.chromium, &[rig.port, iport], "", "");
+    let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
+    let url = format!("http://page.test:{}/app", rig.port);
+    let error = tool
+        .call(
+            &serde_json::json!({ "url": url, "no_cache": true }),
+            usize::MAX,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::SsrfBlocked, "{}", error.to_json());
+    assert_never_contacted(&internal).await;
+}

@@ -1422,3 +1422,42 @@ async fn ext_extraction_text_plain_is_the_same_in_both_modes() {
     assert_eq!(notes(&article), Vec::<&str>::new());
     assert_eq!(timeless(article), timeless(srd));
 }
+
+/// SRD-READINGS 29: an SPA shell that extracts to nothing is `extraction_failed`
+/// over HTTP (FR-WF-12f: no fallback after an HTTP-mode error), and its message
+/// says the page looks client-rendered and that `force_browser` may help; a page
+/// without SPA markers keeps the plain message.
+#[tokio::test]
+async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
+    let server = MockServer::start().await;
+    serve(
+        &server,
+        "/shell",
+        html("<html><body><div id=\"root\"></div><script type=\"module\" src=\"/app.js\"></script></body></html>"),
+    )
+    .await;
+    serve(
+        &server,
+        "/empty",
+        html("<html><body><div></div></body></html>"),
+    )
+    .await;
+    let tool = config(&server).tool();
+
+    let error = fetch_err(&tool, url_args(&server, "/shell")).await;
+    assert_eq!(error.code, ErrorCode::ExtractionFailed);
+    assert_eq!(error.details["error"], "no_extractable_content");
+    let message = &error.message;
+    assert!(
+        message.contains("client-rendered") && message.contains("force_browser"),
+        "{message}"
+    );
+
+    let error = fetch_err(&tool, url_args(&server, "/empty")).await;
+    assert_eq!(error.details["error"], "no_extractable_content");
+    assert!(
+        !error.message.contains("client-rendered"),
+        "{}",
+        error.message
+    );
+}
