@@ -211,6 +211,15 @@ impl WebFetchTool {
                         .await
                         .map(|hit| (hit, RenderingMethod::Http))
                 }
+                // A page that fell back to the browser (an SPA shell over HTTP) was
+                // cached under `browser`, the method used; the same call finds it.
+                None if planned == RenderingMethod::Http
+                    && self.settings.rendering.spa_fallback_enabled =>
+                {
+                    cache_get(cache, url, RenderingMethod::Browser, mode)
+                        .await
+                        .map(|hit| (hit, RenderingMethod::Browser))
+                }
                 None => None,
             };
             if let Some((hit, method)) = hit {

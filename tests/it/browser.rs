@@ -1744,6 +1744,15 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     assert_eq!(response["rendering_method"], "browser", "{json}");
     assert!(json.contains("Rendered SPA"), "{json}");
     assert_eq!(response["notes"], serde_json::json!([]), "{json}");
+    // The same call again is a hit on the browser entry, not a second render.
+    let again = tool
+        .call(&serde_json::json!({ "url": url }), usize::MAX)
+        .await
+        .unwrap();
+    let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["notes"], serde_json::json!(["cache_hit"]), "{again}");
+    assert_eq!(again["rendering_method"], "browser");
+    assert_eq!(again["chunks"], response["chunks"]);
 
     let cache = DiskCache::open(&cache_settings).unwrap();
     let canonical = CanonicalUrl::parse(&url).unwrap();
