@@ -1,5 +1,5 @@
-//! Any bytes through charset decoding and HTML extraction: a document or a
-//! structured error, never a panic.
+//! Any bytes through charset decoding and HTML extraction in both modes (SRD and
+//! article): a document or a structured error, never a panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use webfetch::content::charset;
@@ -8,5 +8,10 @@ fuzz_target!(|data: &[u8]| {
     let base = url::Url::parse("https://example.com/dir/page").expect("valid base");
     let decoded = charset::decode(data, None, true);
     let _ = webfetch::extract::extract_html(&decoded.text, &base);
+    let _ = webfetch::extract::extract_html_with(
+        &decoded.text,
+        &base,
+        webfetch::extract::ExtractionMode::Article,
+    );
     let _ = webfetch::extract::extract_plain(&decoded.text);
 });

@@ -13,7 +13,9 @@ use proptest::prelude::*;
 use url::Url;
 use webfetch::ErrorCode;
 use webfetch::content::charset::{Charset, decode};
-use webfetch::extract::{extract_html, extract_plain, normalize_whitespace};
+use webfetch::extract::{
+    ExtractionMode, extract_html, extract_html_with, extract_plain, normalize_whitespace,
+};
 
 fn url(s: &str) -> Url {
     Url::parse(s).expect("test URL")
@@ -650,6 +652,37 @@ proptest! {
         if let Ok(doc) = extract_html(&html, &url("https://e.example/")) {
             prop_assert!(doc.markdown.ends_with('\n'));
             prop_assert_eq!(normalize_whitespace(&doc.markdown), doc.markdown.clone());
+        }
+    }
+
+    /// Article mode on the same kind of tag soup, with hidden and noscript
+    /// content mixed in: never a panic, the same Markdown invariants, and hidden
+    /// text never in the output. Inline `display: none` is article mode's own
+    /// rule: when article mode falls back, the SRD algorithm (which reads no
+    /// styles) answers. (A hidden `<noscript>` is left out: parsed as markup, as a
+    /// browser without scripts reads it, its content can escape it (an inner `<p>`
+    /// closes an open `<p>`; text in a `<noscript>` in the head moves to the body).
+    /// Article mode parses it so only for a page with no content outside
+    /// `<noscript>`; `src/extract/article` says so.)
+    #[test]
+    fn article_mode_on_arbitrary_markup_never_shows_hidden_text(parts in proptest::collection::vec(prop_oneof![
+        Just("<div>"), Just("</div>"), Just("<p>"), Just("</p>"), Just("<ul>"), Just("<li>"), Just("</ul>"),
+        Just("<table>"), Just("<tr>"), Just("<td>"), Just("</table>"), Just("<a href='/x'>"), Just("</a>"),
+        Just("<article>"), Just("<div class='byline'>"), Just("<div class='story-body'>"), Just("<noscript>"),
+        Just("</noscript>"), Just("<figure>"), Just("<figcaption>"), Just("<img alt=a src=b>"),
+        Just("<div hidden>SECRET</div>"), Just("<span style='display:none'>STYLED</span>"),
+ Just("<p aria-hidden=true>SECRET</p>"),
+        Just("Some words, with commas, in a sentence that goes on."), Just(" "), Just("\n"), Just("<h2>"),
+        Just("</h2>"), Just("<pre>"), Just("</pre>"), Just("<main>"), Just("<nav>"), Just("</nav>"),
+    ], 0..200)) {
+        let html: String = parts.concat();
+        let extracted = extract_html_with(&html, &url("https://e.example/"), ExtractionMode::Article);
+        if let Ok(extraction) = extracted {
+            let markdown = &extraction.document.markdown;
+            prop_assert!(markdown.ends_with('\n'));
+            prop_assert_eq!(normalize_whitespace(markdown), markdown.clone());
+            prop_assert!(!markdown.contains("SECRET"), "{}", markdown);
+            prop_assert!(extraction.article_fell_back || !markdown.contains("STYLED"), "{}", markdown);
         }
     }
 }

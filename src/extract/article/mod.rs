@@ -48,11 +48,29 @@ const MIN_ARTICLE_CHARS: usize = 500;
 
 /// The main content of `html` as Markdown, or `None` when no block scores as
 /// content (the caller falls back to the SRD algorithm).
+///
+/// `<noscript>` content is read only when the page has no content outside it
+/// (a crawler view such as Discourse's): parsed with scripting off, markup in a
+/// `<noscript>` can escape it (an inner `<p>` closes the `<p>` around it), and
+/// what a browser with scripts on never shows must not become text by default.
 pub fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
+    extract_parsed(html, final_url, Scripting::On)
+        .or_else(|| extract_parsed(html, final_url, Scripting::Off))
+}
+
+/// How `<noscript>` is parsed: as raw text (scripting on, removed whole) or as
+/// markup (scripting off, kept unless its own attributes hide it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scripting {
+    On,
+    Off,
+}
+
+fn extract_parsed(html: &str, final_url: &Url, scripting: Scripting) -> Option<ExtractedDocument> {
     // (substance, document) of each pass run.
     let mut attempts: Vec<(usize, ExtractedDocument)> = Vec::new();
     for pass in Pass::ALL {
-        let Some(document) = extract_pass(html, final_url, pass) else {
+        let Some(document) = extract_pass(html, final_url, pass, scripting) else {
             continue;
         };
         if attempts.is_empty() && document.markdown.chars().count() >= MIN_ARTICLE_CHARS {
@@ -110,11 +128,21 @@ impl Pass {
     ];
 }
 
-fn extract_pass(html: &str, final_url: &Url, pass: Pass) -> Option<ExtractedDocument> {
-    let mut doc = dom::parse_without_scripting(html);
+fn extract_pass(
+    html: &str,
+    final_url: &Url,
+    pass: Pass,
+    scripting: Scripting,
+) -> Option<ExtractedDocument> {
+    let mut doc = match scripting {
+        Scripting::On => dom::parse(html),
+        Scripting::Off => dom::parse_without_scripting(html),
+    };
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
-    reveal_noscript(&mut doc, body);
+    if scripting == Scripting::Off {
+        reveal_noscript(&mut doc, body);
+    }
     let title = super::title(&doc, &survey);
     let language = survey.language.clone();
     let base = root::base_url(&doc, &survey, final_url);
