@@ -14,6 +14,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::config::Settings;
 use crate::error::FetchError;
 use crate::extract::ExtractionMode;
 
@@ -156,6 +157,17 @@ pub fn extension_properties() -> Map<String, Value> {
 }
 
 impl FetchArgs {
+    /// The chunk budget of this call: its own, else the config default (FR-WF-02a).
+    pub fn chunk_tokens(&self, settings: &Settings) -> usize {
+        self.max_chunk_tokens
+            .unwrap_or(settings.default_max_chunk_tokens) as usize
+    }
+
+    /// Extension: the extraction mode of this call, its own or the config default.
+    pub fn extraction_mode(&self, settings: &Settings) -> ExtractionMode {
+        self.extraction.unwrap_or(settings.extraction.mode)
+    }
+
     /// Validates raw tool arguments against FR-WF-02's schema, then the tool rules:
     /// the executor seam, where an extension property is an unknown property.
     pub fn from_json(args: &Value) -> Result<FetchArgs, ArgsError> {

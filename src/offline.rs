@@ -69,7 +69,7 @@ pub fn respond(
     }
     let kind = media_type::select(page.content_type, page.body)?;
     let header_charset = page.content_type.and_then(media_type::charset_param);
-    let mode = args.extraction.unwrap_or(settings.extraction.mode);
+    let mode = args.extraction_mode(settings);
     let read = Page::read(
         page.body,
         kind,
@@ -84,13 +84,10 @@ pub fn respond(
         rendering_method: RenderingMethod::Http,
         notes: read.notes,
     };
-    let max_chunk_tokens = args
-        .max_chunk_tokens
-        .unwrap_or(settings.default_max_chunk_tokens) as usize;
     output::build(
         &read.document,
         meta,
-        max_chunk_tokens,
+        args.chunk_tokens(settings),
         effective_max_bytes,
         &Cl100k,
     )

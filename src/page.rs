@@ -46,21 +46,15 @@ impl Page {
     ) -> Result<Page, FetchError> {
         let decoded = charset::decode(body, header_charset, kind == MediaKind::Html);
         let mut page = match kind {
-            MediaKind::Html => {
-                let client_rendered = render::spa_indicators(&decoded.text);
-                Page::from_html(decoded.text, final_url, mode).map_err(|error| {
-                    // SRD-READINGS 29: an SPA shell that extracts to nothing is
-                    // still an error over HTTP (FR-WF-12f), one that says why.
-                    if client_rendered
-                        && error.details.get("error")
-                            == Some(&serde_json::Value::from("no_extractable_content"))
-                    {
-                        FetchError::no_extractable_content_client_rendered()
-                    } else {
-                        error
-                    }
-                })?
-            }
+            MediaKind::Html => match extract::extract_html_with(&decoded.text, final_url, mode) {
+                Ok(extraction) => Page::extracted(decoded.text, extraction, mode),
+                // SRD-READINGS 29: an SPA shell that extracts to nothing is still an
+                // error over HTTP (FR-WF-12f), one that says why.
+                Err(_) if render::spa_indicators(&decoded.text) => {
+                    return Err(FetchError::no_extractable_content_client_rendered());
+                }
+                Err(error) => return Err(error),
+            },
             MediaKind::Plain if decoded.text.trim().is_empty() => {
                 return Err(FetchError::no_extractable_content());
             }
@@ -85,16 +79,22 @@ impl Page {
         mode: ExtractionMode,
     ) -> Result<Page, FetchError> {
         let extraction = extract::extract_html_with(&html, final_url, mode)?;
+        Ok(Page::extracted(html, extraction, mode))
+    }
+
+    /// The page of `html` extracted in `mode`, noting `article_fallback_srd` when
+    /// article mode fell back.
+    fn extracted(html: String, extraction: extract::Extraction, mode: ExtractionMode) -> Page {
         let mut notes = Notes::new();
         if extraction.article_fell_back {
             notes.add(Note::ArticleFallbackSrd);
         }
-        Ok(Page {
+        Page {
             text: html,
             document: extraction.document,
             is_srd_reading: mode == ExtractionMode::Srd || extraction.article_fell_back,
             notes,
-        })
+        }
     }
 }
 

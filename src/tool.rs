@@ -95,6 +95,25 @@ impl WebFetchTool {
         &self.settings
     }
 
+    /// The other method whose cache entry may answer a call planned for `planned`,
+    /// since entries are filed under the method actually used (CCH-KEY-03): a
+    /// js-heavy host served over HTTP because the browser was unavailable
+    /// (`http`), or an SPA shell over HTTP that fell back to the browser
+    /// (`browser`).
+    fn fallback_method(
+        &self,
+        planned: RenderingMethod,
+        args: &FetchArgs,
+    ) -> Option<RenderingMethod> {
+        match planned {
+            RenderingMethod::Browser if !args.force_browser => Some(RenderingMethod::Http),
+            RenderingMethod::Http if self.settings.rendering.spa_fallback_enabled => {
+                Some(RenderingMethod::Browser)
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the URL's host is in `js_heavy_domains` (FR-WF-RENDER-JS-01).
     fn is_js_heavy(&self, url: &CanonicalUrl) -> bool {
         render::is_js_heavy(url.host_str(), &self.settings.rendering.js_heavy_domains)
@@ -186,10 +205,8 @@ impl WebFetchTool {
         effective_max_bytes: usize,
         cache_hit: &mut bool,
     ) -> Result<(String, RenderingMethod), FetchError> {
-        let max_chunk_tokens =
-            args.max_chunk_tokens
-                .unwrap_or(self.settings.default_max_chunk_tokens) as usize;
-        let mode = args.extraction.unwrap_or(self.settings.extraction.mode);
+        let max_chunk_tokens = args.chunk_tokens(&self.settings);
+        let mode = args.extraction_mode(&self.settings);
         let planned = if args.force_browser || self.is_js_heavy(url) {
             RenderingMethod::Browser
         } else {
@@ -204,23 +221,12 @@ impl WebFetchTool {
             // the entry (`charset_fallback`, `article_fallback_srd`) are not kept.
             let hit = match cache_get(cache, url, planned, mode).await {
                 Some(hit) => Some((hit, planned)),
-                // A js-heavy host served over HTTP because the browser was
-                // unavailable was cached under `http` (CCH-KEY-03: the method used).
-                None if planned == RenderingMethod::Browser && !args.force_browser => {
-                    cache_get(cache, url, RenderingMethod::Http, mode)
+                None => match self.fallback_method(planned, args) {
+                    Some(other) => cache_get(cache, url, other, mode)
                         .await
-                        .map(|hit| (hit, RenderingMethod::Http))
-                }
-                // A page that fell back to the browser (an SPA shell over HTTP) was
-                // cached under `browser`, the method used; the same call finds it.
-                None if planned == RenderingMethod::Http
-                    && self.settings.rendering.spa_fallback_enabled =>
-                {
-                    cache_get(cache, url, RenderingMethod::Browser, mode)
-                        .await
-                        .map(|hit| (hit, RenderingMethod::Browser))
-                }
-                None => None,
+                        .map(|hit| (hit, other)),
+                    None => None,
+                },
             };
             if let Some((hit, method)) = hit {
                 *cache_hit = true;

@@ -222,6 +222,13 @@ impl Element {
             .map(|(_, v)| &**v)
     }
 
+    /// Whether the converter renders this element: not removed as boilerplate and
+    /// not an element whose content is never page text (`<head>`, `<title>`,
+    /// skipped ones). Every pass over the cleaned tree asks this.
+    pub fn is_rendered(&self) -> bool {
+        !(self.removed || matches!(self.tag, Tag::Skip | Tag::Head | Tag::Title))
+    }
+
     /// Whether `attr` is present (any value).
     pub fn has_attr(&self, attr: Attr) -> bool {
         self.attrs.iter().any(|(a, _)| *a == attr)

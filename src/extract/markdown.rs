@@ -146,7 +146,7 @@ impl Converter<'_> {
 
     /// Handles an element's start; `None` means do not descend.
     fn open(&mut self, element: &Element) -> Option<Exit> {
-        if element.removed || matches!(element.tag, Tag::Skip | Tag::Head | Tag::Title) {
+        if !element.is_rendered() {
             return None;
         }
         if let Some(capture) = &mut self.capture {

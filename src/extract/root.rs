@@ -136,11 +136,11 @@ pub fn select_root<'a>(doc: &'a Document, survey: &Survey) -> Option<NodeRef<'a,
 /// selects) does not count either, so "not empty" means "renders some text".
 pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
     // Removed or skipped itself, or inside something removed or skipped.
-    if root.ancestors().chain(std::iter::once(root)).any(|n| {
-        n.value()
-            .element()
-            .is_some_and(|e| e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title))
-    }) {
+    if root
+        .ancestors()
+        .chain(std::iter::once(root))
+        .any(|n| n.value().element().is_some_and(|e| !e.is_rendered()))
+    {
         return true;
     }
     walk(root, &mut FirstVisible)
@@ -153,11 +153,7 @@ impl<'a> Visitor<'a> for FirstVisible {
     fn enter(&mut self, node: NodeRef<'a, Node>) -> Step {
         match node.value() {
             Node::Text(text) if text.chars().any(|c| !c.is_whitespace()) => Step::Stop,
-            Node::Element(e)
-                if e.removed || matches!(e.tag, Tag::Skip | Tag::Head | Tag::Title) =>
-            {
-                Step::Over
-            }
+            Node::Element(e) if !e.is_rendered() => Step::Over,
             Node::Element(e) if e.tag == Tag::Image => {
                 if e.attr(Attr::Alt)
                     .is_some_and(|alt| !alt.trim_matches(is_html_space).is_empty())

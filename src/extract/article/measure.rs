@@ -52,12 +52,6 @@ impl Measure {
     }
 }
 
-/// Whether an element is entered by the measuring walk (what the converter would
-/// render).
-pub(super) fn is_rendered(element: &Element) -> bool {
-    !(element.removed || matches!(element.tag, Tag::Skip | Tag::Head | Tag::Title))
-}
-
 pub(super) fn measure(doc: &Document, body: NodeId) -> Measured {
     let mut measurer = Measurer::default();
     if let Some(body) = doc.tree.get(body) {
@@ -84,7 +78,7 @@ impl<'a> Visitor<'a> for Measurer {
                 self.text(text);
                 Step::Over
             }
-            Node::Element(element) if is_rendered(element) => {
+            Node::Element(element) if element.is_rendered() => {
                 self.open(node.id(), element);
                 Step::Into
             }

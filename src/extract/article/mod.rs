@@ -37,7 +37,7 @@ mod names;
 mod prune;
 mod score;
 
-use measure::{is_rendered, measure};
+use measure::measure;
 use names::unseen_elements;
 use prune::prune;
 use score::score;
@@ -217,7 +217,7 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
     let heading = root.descendants().find(|node| {
         node.value()
             .element()
-            .is_some_and(|e| is_rendered(e) && matches!(e.tag, Tag::Heading(1 | 2)))
+            .is_some_and(|e| e.is_rendered() && matches!(e.tag, Tag::Heading(1 | 2)))
     });
     let Some(heading) = heading else {
         return Vec::new();
