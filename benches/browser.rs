@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use webfetch::config::load_str;
 use webfetch::http::HttpClient;
 use webfetch::render::browser::{RenderContext, render};
-use webfetch::ssrf::{SsrfValidator, StubValidator};
+use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -54,16 +54,11 @@ fn browser(c: &mut Criterion) {
     .unwrap()
     .settings;
     let settings = Arc::new(settings);
-    let validator: Arc<dyn SsrfValidator> = Arc::new(StubValidator::new(&settings.security));
-    let client = HttpClient::new(Arc::clone(&settings), Arc::clone(&validator));
+    let validator = Arc::new(StubValidator::new(&settings.security));
+    let client = HttpClient::new(Arc::clone(&settings), validator);
     let url = CanonicalUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
     let once = || {
-        let ctx = RenderContext::new(
-            &client,
-            Arc::clone(&validator),
-            &url,
-            Instant::now() + settings.timeout(),
-        );
+        let ctx = RenderContext::new(&client, &url, Instant::now() + settings.timeout());
         runtime.block_on(async { render(&ctx).await.expect("render succeeds") })
     };
 

@@ -12,7 +12,8 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 use webfetch::config::load_str;
 use webfetch::content::media_type;
-use webfetch::http::{HttpClient, fetch_document};
+use webfetch::http::HttpClient;
+use webfetch::render::fetch_document;
 use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::path;
@@ -80,7 +81,11 @@ fn fetch(c: &mut Criterion) {
             b.iter(|| {
                 runtime.block_on(async {
                     let deadline = Instant::now() + Duration::from_secs(20);
-                    black_box(fetch_document(&client, &url, deadline, None).await.unwrap())
+                    black_box(
+                        fetch_document(&client, &url, deadline, None, None)
+                            .await
+                            .unwrap(),
+                    )
                 })
             })
         });

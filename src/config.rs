@@ -432,6 +432,12 @@ impl Settings {
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(u64::from(self.timeout_seconds))
     }
+
+    /// `timeout_seconds` in milliseconds: the `details.timeout_ms` of a timeout
+    /// (SRD-READINGS 10).
+    pub fn timeout_ms(&self) -> u64 {
+        u64::from(self.timeout_seconds) * 1000
+    }
 }
 
 /// A loaded configuration: the host's tool settings, our settings and the warnings

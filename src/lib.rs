@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod budget;
 pub mod cache;
 pub mod chunk;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod notes;
 pub mod offline;
 pub mod output;
 pub mod page;
+pub mod pass;
 pub mod render;
 pub mod robots;
 pub mod ssrf;

@@ -11,12 +11,8 @@ use std::net::{IpAddr, ToSocketAddrs};
 
 use ipnet::IpNet;
 
-use std::sync::Arc;
-
-use tokio::time::Instant;
-
-use crate::config::{BlockToggles, SecuritySettings, Settings};
-use crate::error::{FetchError, TimeoutPhase};
+use crate::config::{BlockToggles, SecuritySettings};
+use crate::error::FetchError;
 use crate::url::{CanonicalUrl, TargetHost};
 
 /// Why an address was refused or a name could not be resolved.
@@ -317,31 +313,6 @@ pub fn authorize(
             check_port(url.port(), &security.allowed_ports)?;
             Ok(validator.resolve_and_validate(&name)?)
         }
-    }
-}
-
-/// [`authorize`] on a blocking thread (it may call the system resolver), bounded by
-/// `deadline`: running out is `timeout` with `timeout_ms` and `phase`.
-pub async fn authorize_within(
-    url: &CanonicalUrl,
-    settings: &Arc<Settings>,
-    validator: &Arc<dyn SsrfValidator>,
-    deadline: Instant,
-    timeout_ms: u64,
-    phase: TimeoutPhase,
-) -> Result<Vec<IpAddr>, FetchError> {
-    let settings = Arc::clone(settings);
-    let validator = Arc::clone(validator);
-    let target = url.clone();
-    let work = tokio::task::spawn_blocking(move || {
-        authorize(&target, &settings.security, validator.as_ref())
-    });
-    match tokio::time::timeout_at(deadline, work).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(join)) => Err(FetchError::internal(format!(
-            "resolver task failed: {join}"
-        ))),
-        Err(_) => Err(FetchError::timeout(timeout_ms, phase)),
     }
 }
 

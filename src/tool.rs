@@ -4,6 +4,13 @@
 //! write. Notes are gathered in stage order; `Notes` keeps the canonical order
 //! whatever the insertion order (FR-WF-NOTES-ORDER-01).
 //!
+//! The SSRF and robots stages are not run here: the renderers' requests go through
+//! the client, which checks every URL (the first one included) in the FR-WF-07e
+//! order before it is requested, within one [`Pass`] per call (one resolution per
+//! host) and with one [`RobotsHopCheck`] per call. The browser renderer has the
+//! client check the page before Chromium starts, so the Appendix B order holds in
+//! both modes.
+//!
 //! Extensions (never used unless asked for, so every SRD response is unchanged):
 //! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
@@ -22,17 +29,18 @@ use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::error::{ErrorCode, FetchError, TimeoutPhase};
+use crate::error::{ErrorCode, FetchError};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
-use crate::http::{self, HttpClient};
+use crate::http::HttpClient;
 use crate::notes::{Note, Notes};
 use crate::output::{self, ResponseMeta, Timestamp};
 use crate::page::Page;
-use crate::render::{self, RenderContext};
+use crate::pass::Pass;
+use crate::render::{self, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
-use crate::ssrf::{self, SsrfValidator, SystemValidator};
+use crate::ssrf::{SsrfValidator, SystemValidator};
 use crate::tokens::Cl100k;
 use crate::url::CanonicalUrl;
 
@@ -41,11 +49,20 @@ use crate::url::CanonicalUrl;
 #[derive(Clone)]
 pub struct WebFetchTool {
     settings: Arc<Settings>,
-    validator: Arc<dyn SsrfValidator>,
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
     schema: ArgsSchema,
+}
+
+/// What the renderers of one call share: its pass, its robots.txt check, the
+/// document deadline and the extraction mode.
+struct Call<'a> {
+    url: &'a CanonicalUrl,
+    pass: &'a Pass,
+    robots: &'a RobotsHopCheck<'a>,
+    deadline: Instant,
+    mode: ExtractionMode,
 }
 
 /// The document a rendering stage produced, before chunking.
@@ -70,7 +87,6 @@ impl WebFetchTool {
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
             settings,
-            validator,
             schema: ArgsSchema::Srd,
         }
     }
@@ -93,25 +109,6 @@ impl WebFetchTool {
     /// The resolved configuration.
     pub fn settings(&self) -> &Settings {
         &self.settings
-    }
-
-    /// The other method whose cache entry may answer a call planned for `planned`,
-    /// since entries are filed under the method actually used (CCH-KEY-03): a
-    /// js-heavy host served over HTTP because the browser was unavailable
-    /// (`http`), or an SPA shell over HTTP that fell back to the browser
-    /// (`browser`).
-    fn fallback_method(
-        &self,
-        planned: RenderingMethod,
-        args: &FetchArgs,
-    ) -> Option<RenderingMethod> {
-        match planned {
-            RenderingMethod::Browser if !args.force_browser => Some(RenderingMethod::Http),
-            RenderingMethod::Http if self.settings.rendering.spa_fallback_enabled => {
-                Some(RenderingMethod::Browser)
-            }
-            _ => None,
-        }
     }
 
     /// Whether the URL's host is in `js_heavy_domains` (FR-WF-RENDER-JS-01).
@@ -207,11 +204,7 @@ impl WebFetchTool {
     ) -> Result<(String, RenderingMethod), FetchError> {
         let max_chunk_tokens = args.chunk_tokens(&self.settings);
         let mode = args.extraction_mode(&self.settings);
-        let planned = if args.force_browser || self.is_js_heavy(url) {
-            RenderingMethod::Browser
-        } else {
-            RenderingMethod::Http
-        };
+        let plan = render::plan(args.force_browser, url, &self.settings);
         let cache = self.disk_cache();
         let mut notes = Notes::new();
 
@@ -219,9 +212,9 @@ impl WebFetchTool {
         if let (Some(cache), false) = (&cache, args.no_cache) {
             // A hit reports `cache_hit` only: the notes of the fetch that filled
             // the entry (`charset_fallback`, `article_fallback_srd`) are not kept.
-            let hit = match cache_get(cache, url, planned, mode).await {
-                Some(hit) => Some((hit, planned)),
-                None => match self.fallback_method(planned, args) {
+            let hit = match cache_get(cache, url, plan.first_method(), mode).await {
+                Some(hit) => Some((hit, plan.first_method())),
+                None => match plan.other_method() {
                     Some(other) => cache_get(cache, url, other, mode)
                         .await
                         .map(|hit| (hit, other)),
@@ -249,52 +242,22 @@ impl WebFetchTool {
             }
         }
 
-        // SSRFCheck, then RobotsCheck of the requested URL. The robots.txt retrieval
-        // has a budget of its own (FR-WF-ROBOTS-TIMEOUT-01), and the document fetch
-        // then starts its full budget (FR-WF-10a; SRD-READINGS 26): a stalled
-        // robots.txt that fails open must not leave the document no time.
-        self.authorize(url, Instant::now() + self.settings.timeout())
-            .await?;
-        self.robots
-            .check(
-                &self.client,
-                url,
-                Instant::now() + self.settings.timeout(),
-                &mut notes,
-            )
-            .await?;
-        let deadline = Instant::now() + self.settings.timeout();
-
-        // Fetch, ContentType, Extract (with the SPA fallback of FR-WF-12c).
-        let rendered = match planned {
-            RenderingMethod::Browser if args.force_browser => {
-                self.render_browser(url, deadline, &mut notes, mode).await?
-            }
-            RenderingMethod::Browser => {
-                // A `js_heavy_domains` host. SRD-READINGS 19 (FR-WF-11a, 12d): only
-                // `force_browser` makes an unavailable browser an error; otherwise the
-                // HTTP result stands, with the note. Any other browser failure is the
-                // result of browser mode and is returned (FR-WF-12f).
-                match self.render_browser(url, deadline, &mut notes, mode).await {
-                    Ok(rendered) => rendered,
-                    Err(error) if error.code == ErrorCode::BrowserUnavailable => {
-                        tracing::warn!(
-                            event = "browser_unavailable_used_http",
-                            "{}",
-                            error.message
-                        );
-                        notes.add(Note::BrowserUnavailableUsedHttp);
-                        self.render_http(url, deadline, &mut notes, false, mode)
-                            .await?
-                    }
-                    Err(error) => return Err(error),
-                }
-            }
-            RenderingMethod::Http => {
-                self.render_http(url, deadline, &mut notes, true, mode)
-                    .await?
-            }
+        // SSRFCheck, RobotsCheck, Fetch, ContentType, Extract: the renderers'
+        // requests pass the client's checks. robots.txt has a budget of its own
+        // (FR-WF-ROBOTS-TIMEOUT-01) that the document's does not count
+        // (FR-WF-10a; SRD-READINGS 26).
+        let pass = Pass::new(self.settings.timeout());
+        let robots = RobotsHopCheck::new(&self.robots, &self.client, &pass);
+        let call = Call {
+            url,
+            pass: &pass,
+            robots: &robots,
+            deadline: Instant::now() + self.settings.timeout(),
+            mode,
         };
+        let rendered = self.render(plan, &call, &mut notes).await;
+        notes.extend(&robots.into_notes());
+        let rendered = rendered?;
         let fetched_at = OffsetDateTime::now_utc();
 
         // WriteCache (best effort, FR-WF-16h), before fitting so its note is in the
@@ -334,27 +297,61 @@ impl WebFetchTool {
         Ok((json, rendered.method))
     }
 
-    /// HTTP mode: fetch (robots.txt checked on every redirect hop), decode, extract
-    /// in `mode`; then, if `spa_fallback`, the browser when the page looks like an
-    /// unrendered SPA shell (off when the browser was already found unavailable).
+    /// Appendix B.3: the plan's renderers, in its order (FR-WF-12).
+    async fn render(
+        &self,
+        plan: RenderPlan,
+        call: &Call<'_>,
+        notes: &mut Notes,
+    ) -> Result<Rendered, FetchError> {
+        match plan {
+            RenderPlan::Browser => self.render_browser(call, notes).await,
+            RenderPlan::BrowserPreferred => {
+                // A `js_heavy_domains` host. SRD-READINGS 19 (FR-WF-11a, 12d): only
+                // `force_browser` makes an unavailable browser an error; otherwise the
+                // HTTP result stands, with the note. Any other browser failure is the
+                // result of browser mode and is returned (FR-WF-12f).
+                match self.render_browser(call, notes).await {
+                    Err(error) if error.code == ErrorCode::BrowserUnavailable => {
+                        tracing::warn!(
+                            event = "browser_unavailable_used_http",
+                            "{}",
+                            error.message
+                        );
+                        notes.add(Note::BrowserUnavailableUsedHttp);
+                        self.render_http(call, notes, false).await
+                    }
+                    rendered => rendered,
+                }
+            }
+            RenderPlan::Http => self.render_http(call, notes, false).await,
+            RenderPlan::HttpThenMaybeBrowser => self.render_http(call, notes, true).await,
+        }
+    }
+
+    /// HTTP mode: fetch (robots.txt checked for every URL of the chain), decode,
+    /// extract; then, if `spa_fallback`, the browser when the page looks like an
+    /// unrendered SPA shell.
     async fn render_http(
         &self,
-        url: &CanonicalUrl,
-        deadline: Instant,
+        call: &Call<'_>,
         notes: &mut Notes,
         spa_fallback: bool,
-        mode: ExtractionMode,
     ) -> Result<Rendered, FetchError> {
-        let hop_check = RobotsHopCheck::new(&self.robots, &self.client);
-        let fetched = http::fetch_document(&self.client, url, deadline, Some(&hop_check)).await;
-        notes.extend(&hop_check.into_notes());
-        let fetched = fetched?;
+        let fetched = render::fetch_document(
+            &self.client,
+            call.url,
+            call.deadline,
+            Some(call.robots),
+            Some(call.pass),
+        )
+        .await?;
         let page = Page::read(
             &fetched.body,
             fetched.kind,
             fetched.header_charset.as_deref(),
             fetched.final_url.as_url(),
-            mode,
+            call.mode,
         )?;
         let wants_browser = spa_fallback
             && fetched.kind == MediaKind::Html
@@ -370,10 +367,7 @@ impl WebFetchTool {
             return Ok(http_result);
         }
         let mut browser_notes = Notes::new();
-        match self
-            .render_browser(url, deadline, &mut browser_notes, mode)
-            .await
-        {
+        match self.render_browser(call, &mut browser_notes).await {
             Ok(rendered) => {
                 notes.extend(&browser_notes);
                 Ok(rendered)
@@ -403,65 +397,40 @@ impl WebFetchTool {
     /// (rare) is measured again with the SRD algorithm.
     fn wants_spa_fallback(&self, page: &Page, final_url: &url::Url) -> bool {
         let rendering = &self.settings.rendering;
-        let thin = |document: &ExtractedDocument| {
-            document.markdown.chars().count() < rendering.min_extracted_chars as usize
+        let falls_back = |document: &ExtractedDocument| {
+            let chars = render::select::extracted_chars(&document.markdown);
+            render::should_fall_back(chars, &page.text, true, rendering)
         };
-        if !(rendering.spa_fallback_enabled
-            && thin(&page.document)
-            && render::spa_indicators(&page.text))
-        {
-            return false;
-        }
-        page.is_srd_reading || extract::extract_html(&page.text, final_url).is_ok_and(|d| thin(&d))
+        falls_back(&page.document)
+            && (page.is_srd_reading
+                || extract::extract_html(&page.text, final_url).is_ok_and(|d| falls_back(&d)))
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
-    /// the pinned client, and robots.txt applies to the top frame's chain only
-    /// (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01).
+    /// the pinned client within the call's pass, and robots.txt applies to the top
+    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01).
     async fn render_browser(
         &self,
-        url: &CanonicalUrl,
-        deadline: Instant,
+        call: &Call<'_>,
         notes: &mut Notes,
-        mode: ExtractionMode,
     ) -> Result<Rendered, FetchError> {
-        let hop_check = RobotsHopCheck::new(&self.robots, &self.client);
-        let ctx = RenderContext::new(&self.client, Arc::clone(&self.validator), url, deadline)
-            .with_top_frame_hook(&hop_check);
-        let page = render::render(&ctx).await;
-        notes.extend(&hop_check.into_notes());
-        let page = page?;
+        let ctx = RenderContext::new(&self.client, call.url, call.deadline)
+            .with_pass(call.pass)
+            .with_top_frame_hook(call.robots);
+        let page = render::render(&ctx).await?;
         if page.dom_truncated {
             notes.add(Note::BrowserDomTruncated);
         }
         if page.blocked_non_get {
             notes.add(Note::BrowserBlockedNonGet);
         }
-        let extracted = Page::from_html(page.html, page.final_url.as_url(), mode)?;
+        let extracted = Page::from_html(page.html, page.final_url.as_url(), call.mode)?;
         notes.extend(&extracted.notes);
         Ok(Rendered {
             final_url: page.final_url,
             method: RenderingMethod::Browser,
             document: extracted.document,
         })
-    }
-
-    /// The SSRF stage (Appendix F.2): ports, literal checks, one resolution.
-    async fn authorize(
-        &self,
-        url: &CanonicalUrl,
-        deadline: Instant,
-    ) -> Result<Vec<std::net::IpAddr>, FetchError> {
-        let timeout_ms = budget_ms(self.settings.timeout());
-        ssrf::authorize_within(
-            url,
-            &self.settings,
-            &self.validator,
-            deadline,
-            timeout_ms,
-            TimeoutPhase::Dns,
-        )
-        .await
     }
 }
 
@@ -504,10 +473,6 @@ async fn cache_put(
 
 fn to_timestamp(at: OffsetDateTime) -> Timestamp {
     Timestamp::from_unix_seconds(at.unix_timestamp()).unwrap_or_else(Timestamp::now)
-}
-
-fn budget_ms(budget: Duration) -> u64 {
-    u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Appendix E's `page_load_buffer_s` default (FR-WF-TIMEOUT-01).

@@ -15,7 +15,8 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 use webfetch::config::load_str;
 use webfetch::error::ErrorCode;
-use webfetch::http::{HttpClient, fetch_document};
+use webfetch::http::HttpClient;
+use webfetch::render::fetch_document;
 use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 
@@ -94,9 +95,15 @@ async fn fr_wf_10e_bomb_peak_rss_stays_near_the_limit() {
         let url = CanonicalUrl::parse(&format!("http://bomb.test:{}/", server.port())).unwrap();
         reset_peak();
         let before = peak_rss_kib().unwrap();
-        let error = fetch_document(&client, &url, Instant::now() + settings.timeout(), None)
-            .await
-            .unwrap_err();
+        let error = fetch_document(
+            &client,
+            &url,
+            Instant::now() + settings.timeout(),
+            None,
+            None,
+        )
+        .await
+        .unwrap_err();
         let after = peak_rss_kib().unwrap();
         assert_eq!(
             error.code,

@@ -16,9 +16,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-use super::budget::Budget;
 use super::proxy::{self, ProxyEndpoint};
 use super::tls::{self, HandshakeFailure};
+use crate::budget::Budget;
 use crate::error::{FetchError, TimeoutPhase};
 use crate::url::CanonicalUrl;
 

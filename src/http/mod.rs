@@ -2,30 +2,33 @@
 //!
 //! Every network request of webfetch goes through [`HttpClient::get`]: documents,
 //! robots.txt files and browser subrequests alike, so no path can skip a check.
-//! For the first URL and for every redirect hop the client
+//! This module is transport only; what a document or a robots.txt file means is
+//! decided by its callers (`render`, `robots`). For the first URL and for every
+//! redirect hop the client
 //!
-//! 0. for a redirect target, asks the caller's [`RedirectHook::check_target`]
-//!    first, on the URL alone (the robots origin scope of a robots.txt fetch,
-//!    SRD-READINGS 27), so a refused target is never resolved;
-//! 1. runs [`ssrf::authorize`] (port policy, SSRF ranges, one resolution, the
-//!    FR-WF-DNS-01 order) on a blocking thread under the budget (phase `dns`); a
-//!    name is resolved at most once per fetch, later hops reuse its validated set;
-//! 2. for a redirect target, calls the caller's [`RedirectHook`] (robots.txt);
+//! 0. for a redirect target, asks the caller's [`HopHook::check_target`] first, on
+//!    the URL alone (the robots origin scope of a robots.txt fetch, SRD-READINGS
+//!    27), so a refused target is never resolved;
+//! 1. checks the port and the SSRF ranges ([`ssrf::authorize`]: inline for an IP
+//!    literal, the validator's one resolution for a name, on a blocking thread
+//!    under the budget, phase `dns`); a name is resolved at most once per [`Pass`]
+//!    (FR-WF-DNS-01 step 3), later requests of the same tool call reuse its set;
+//! 2. calls the caller's [`HopHook::before_hop`] (robots.txt of that URL), the
+//!    first URL included, so the FR-WF-07e order (URL, SSRF, robots) holds for
+//!    every URL with no second copy of it in the pipeline;
 //! 3. connects only to the authorized addresses, at most `max_dns_attempts` of them
 //!    (`connect.rs`), with TLS verified against the URL's host;
 //! 4. sends a GET (or HEAD) with the fixed headers ([`request`]);
 //! 5. follows 301/302/303/307/308 by hand up to `max_redirects` (`redirect.rs`);
 //! 6. reads the final 200 body through the decoders under the byte cap (`body.rs`).
 //!
-//! One deadline covers the whole operation; each stage reports its own phase when
-//! the deadline passes (`budget.rs`). The redirect hook's robots.txt check is the
-//! exception: it has its own budget, and the deadline is moved by the time it took
-//! (FR-WF-ROBOTS-TIMEOUT-01, SRD-READINGS 26).
+//! One [`Budget`] covers the whole operation; each stage reports its own phase when
+//! it passes. The hook's robots.txt check is the exception: it has its own budget,
+//! and the deadline is moved by the time it took (FR-WF-ROBOTS-TIMEOUT-01,
+//! SRD-READINGS 26).
 
 mod body;
-mod budget;
 mod connect;
-mod document;
 mod proxy;
 mod redirect;
 pub mod request;
@@ -43,14 +46,14 @@ use http::{HeaderMap, HeaderName, Method};
 use rustls::pki_types::CertificateDer;
 use tokio::time::Instant;
 
-use self::budget::Budget;
 use self::connect::Dialer;
+use crate::budget::Budget;
 use crate::config::{DEFAULT_USER_AGENT, Settings};
 use crate::error::{FetchError, TimeoutPhase};
+use crate::pass::Pass;
 use crate::ssrf::{self, SsrfValidator};
 use crate::url::{CanonicalUrl, TargetHost};
 
-pub use self::document::{FetchedDocument, fetch_document};
 pub use self::proxy::ProxyConfig;
 pub use self::status::{check_status, is_followed_redirect};
 
@@ -94,42 +97,45 @@ pub enum OverLimit {
     Truncate,
 }
 
-/// Called for each redirect hop, not for the first URL. An error aborts the fetch
-/// with that error.
+/// The caller's check of each URL a [`HttpClient::get`] requests: the first one
+/// and every redirect target. An error aborts the fetch with that error.
 ///
-/// [`check_target`](RedirectHook::check_target) runs first, on the validated
-/// `Location` URL alone, before the hop's port policy, SSRF check or DNS lookup (the
-/// robots origin scope, FR-WF-ROBOTS-REDIR-02, SRD-READINGS 27: an out-of-scope
-/// target is never resolved or contacted). [`before_hop`](RedirectHook::before_hop)
-/// runs after the hop's port and SSRF checks passed (FR-WF-07e order: URL, SSRF,
-/// robots); it has its own time budget, so the time it takes is not counted
-/// against the fetch's deadline.
-pub trait RedirectHook: Send + Sync {
+/// [`check_target`](HopHook::check_target) runs first for a redirect target, on the
+/// validated `Location` URL alone, before the hop's port policy, SSRF check or DNS
+/// lookup (the robots origin scope, FR-WF-ROBOTS-REDIR-02, SRD-READINGS 27: an
+/// out-of-scope target is never resolved or contacted).
+/// [`before_hop`](HopHook::before_hop) runs for every URL after its port and SSRF
+/// checks passed (FR-WF-07e order: URL, SSRF, robots); it has its own time budget,
+/// so the time it takes is not counted against the fetch's.
+pub trait HopHook: Send + Sync {
     /// Judges the hop `from` -> `to` on the URL alone, before anything is resolved.
     fn check_target(&self, _from: &CanonicalUrl, _to: &CanonicalUrl) -> Result<(), FetchError> {
         Ok(())
     }
 
-    /// Checks the hop `from` -> `to` (e.g. robots.txt of `to`'s origin).
+    /// Checks the request of `to` (e.g. robots.txt of `to`'s origin); `from` is the
+    /// URL that redirected to it, `None` for the first URL.
     fn before_hop<'a>(
         &'a self,
-        from: &'a CanonicalUrl,
+        from: Option<&'a CanonicalUrl>,
         to: &'a CanonicalUrl,
     ) -> BoxFuture<'a, Result<(), FetchError>>;
 }
 
 /// The parameters of one [`HttpClient::get`].
 pub struct GetOptions<'a> {
-    /// Absolute deadline for the whole operation (all hops, body, decoding).
-    pub deadline: Instant,
-    /// Budget in ms reported in `timeout` errors (`details.timeout_ms`).
-    pub timeout_ms: u64,
+    /// The whole operation's budget (all hops, body, decoding); its `timeout_ms`
+    /// is what `timeout` errors report (`details.timeout_ms`).
+    pub budget: Budget,
     /// Decompressed byte cap (max_download_bytes, or max_robots_bytes for robots).
     pub max_body_bytes: u64,
     /// What to do past the cap.
     pub over_limit: OverLimit,
-    /// Called before each redirect hop is fetched (not for the first URL).
-    pub hook: Option<&'a dyn RedirectHook>,
+    /// Called for every URL requested, the first one included.
+    pub hook: Option<&'a dyn HopHook>,
+    /// The tool call this request belongs to: its hosts are resolved once for the
+    /// whole call. `None` makes a pass for this request alone.
+    pub pass: Option<&'a Pass>,
     /// Extra request headers (browser subrequests: Accept, Referer, ...). An extra
     /// `Accept` replaces the default. User-Agent is always the configured one;
     /// `Cookie`, `Authorization`, `Host`, `Accept-Encoding`, `Range` and framing
@@ -141,14 +147,15 @@ pub struct GetOptions<'a> {
 }
 
 impl<'a> GetOptions<'a> {
-    /// A GET with no hook and no extra headers, erroring past the cap.
-    pub fn new(deadline: Instant, timeout_ms: u64, max_body_bytes: u64) -> GetOptions<'a> {
+    /// A GET under `budget` with no hook, no pass and no extra headers, erroring
+    /// past the cap.
+    pub fn new(budget: Budget, max_body_bytes: u64) -> GetOptions<'a> {
         GetOptions {
-            deadline,
-            timeout_ms,
+            budget,
             max_body_bytes,
             over_limit: OverLimit::Error,
             hook: None,
+            pass: None,
             headers: Vec::new(),
             method: Method::GET,
         }
@@ -158,11 +165,11 @@ impl<'a> GetOptions<'a> {
 impl fmt::Debug for GetOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GetOptions")
-            .field("deadline", &self.deadline)
-            .field("timeout_ms", &self.timeout_ms)
+            .field("budget", &self.budget)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("over_limit", &self.over_limit)
             .field("hook", &self.hook.is_some())
+            .field("pass", &self.pass)
             .field("headers", &self.headers)
             .field("method", &self.method)
             .finish()
@@ -262,12 +269,20 @@ impl HttpClient {
                 opts.method
             )));
         }
-        let mut budget = Budget::new(opts.deadline, opts.timeout_ms);
+        let own_pass;
+        let pass = match opts.pass {
+            Some(pass) => pass,
+            None => {
+                own_pass = Pass::new(self.inner.settings.timeout());
+                &own_pass
+            }
+        };
         let headers = request::hop_headers(&self.inner.user_agent, &opts.headers);
         let max_redirects = self.inner.settings.max_redirects;
         let mut current = url.clone();
-        let mut resolved = Resolved::default();
-        let mut addresses = self.authorize(&current, &budget, &mut resolved).await?;
+        let (mut addresses, mut budget) = self
+            .admit_in(None, &current, opts, pass, opts.budget)
+            .await?;
         let mut redirects = 0u32;
         loop {
             let (response, guard) = self
@@ -287,25 +302,10 @@ impl HttpClient {
                 if let Some(hook) = opts.hook {
                     hook.check_target(&current, &next)?;
                 }
-                let next_addresses = self.authorize(&next, &budget, &mut resolved).await?;
-                if let Some(hook) = opts.hook {
-                    // The hook (a robots.txt check) keeps to its own budget; the
-                    // fetch's budget is paused meanwhile (SRD-READINGS 26). Nothing
-                    // may hang the fetch, so the hook is bounded too: by one budget
-                    // of its own plus a second, so that a robots.txt check ending at
-                    // its own deadline reports its own outcome.
-                    let started = Instant::now();
-                    let hook_budget = Budget::new(
-                        started + self.inner.settings.timeout() + HOOK_GRACE,
-                        budget.timeout_ms(),
-                    );
-                    hook_budget
-                        .try_run(TimeoutPhase::Redirect, hook.before_hop(&current, &next))
-                        .await?;
-                    budget = budget.paused_for(started.elapsed());
-                }
+                (addresses, budget) = self
+                    .admit_in(Some(&current), &next, opts, pass, budget)
+                    .await?;
                 current = next;
-                addresses = next_addresses;
                 continue;
             }
             let status_text = status::status_text(&response);
@@ -342,16 +342,63 @@ impl HttpClient {
         }
     }
 
+    /// Steps 1 and 2 for `url` alone, as the first URL of a request of `opts`:
+    /// port, SSRF and the pass's one resolution, then the hook. Returns the
+    /// budget, moved by the time the hook took. The browser renderer calls this
+    /// before it launches Chromium (Appendix B: SSRF and robots before rendering);
+    /// its own request of the same URL in the same pass then finds the host
+    /// resolved and the hook's verdict known.
+    pub async fn admit(
+        &self,
+        url: &CanonicalUrl,
+        opts: &GetOptions<'_>,
+    ) -> Result<Budget, FetchError> {
+        let own_pass = Pass::new(self.inner.settings.timeout());
+        let pass = opts.pass.unwrap_or(&own_pass);
+        let (_, budget) = self.admit_in(None, url, opts, pass, opts.budget).await?;
+        Ok(budget)
+    }
+
+    /// Steps 1 and 2 for one URL (`from` is the URL that redirected to it): its
+    /// validated addresses, and the budget moved by the hook's time.
+    async fn admit_in(
+        &self,
+        from: Option<&CanonicalUrl>,
+        url: &CanonicalUrl,
+        opts: &GetOptions<'_>,
+        pass: &Pass,
+        budget: Budget,
+    ) -> Result<(Vec<IpAddr>, Budget), FetchError> {
+        let addresses = self.authorize(url, &budget, pass).await?;
+        let Some(hook) = opts.hook else {
+            return Ok((addresses, budget));
+        };
+        // The hook (a robots.txt check) keeps to its own budget; the fetch's
+        // budget is paused meanwhile (SRD-READINGS 26). Nothing may hang the
+        // fetch, so the hook is bounded too: by one budget of its own plus a
+        // second, so that a robots.txt check ending at its own deadline reports
+        // its own outcome.
+        let started = Instant::now();
+        let hook_budget = Budget::new(
+            started + self.inner.settings.timeout() + HOOK_GRACE,
+            budget.timeout_ms(),
+        );
+        hook_budget
+            .try_run(TimeoutPhase::Redirect, hook.before_hop(from, url))
+            .await?;
+        Ok((addresses, budget.paused_for(started.elapsed())))
+    }
+
     /// Port, SSRF and the single resolution of one URL (Appendix F.2 steps 1-4).
-    /// A name is resolved on a blocking thread (the system resolver blocks) under
-    /// the budget; an IP literal is checked inline. A name already resolved during
-    /// this fetch reuses its validated set (FR-WF-DNS-01 step 3: no re-resolution
-    /// during a fetch); the port is still checked for the new URL.
+    /// An IP literal is checked inline; a name is resolved on a blocking thread
+    /// (the system resolver blocks) under the budget, once per pass
+    /// (FR-WF-DNS-01 step 3: no re-resolution during a fetch); the port is
+    /// checked for every URL, before the name is looked up.
     async fn authorize(
         &self,
         url: &CanonicalUrl,
         budget: &Budget,
-        resolved: &mut Resolved,
+        pass: &Pass,
     ) -> Result<Vec<IpAddr>, FetchError> {
         let security = &self.inner.settings.security;
         let name = match url.host() {
@@ -360,22 +407,21 @@ impl HttpClient {
             }
             TargetHost::Domain(name) => name,
         };
-        if let Some(addresses) = resolved.get(&name) {
-            ssrf::check_port(url.port(), &security.allowed_ports)?;
-            return Ok(addresses.to_vec());
-        }
-        let task_url = url.clone();
-        let settings = Arc::clone(&self.inner.settings);
+        ssrf::check_port(url.port(), &security.allowed_ports)?;
         let validator = Arc::clone(&self.inner.validator);
-        let lookup = tokio::task::spawn_blocking(move || {
-            ssrf::authorize(&task_url, &settings.security, validator.as_ref())
-        });
-        let addresses = budget
-            .run(TimeoutPhase::Dns, lookup)
-            .await?
-            .map_err(|e| FetchError::internal(format!("resolver task failed: {e}")))??;
-        resolved.insert(name, addresses.clone());
-        Ok(addresses)
+        let task_name = name.clone();
+        let lookup = async move {
+            tokio::task::spawn_blocking(move || {
+                validator
+                    .resolve_and_validate(&task_name)
+                    .map_err(FetchError::from)
+            })
+            .await
+            .map_err(|e| FetchError::internal(format!("resolver task failed: {e}")))?
+        };
+        budget
+            .try_run(TimeoutPhase::Dns, pass.addresses(&name, lookup))
+            .await
     }
 
     /// One exchange: pinned connect, then the request until the response head
@@ -432,23 +478,6 @@ impl HttpClient {
     }
 }
 
-/// The validated address sets of the names resolved during one fetch.
-#[derive(Default)]
-struct Resolved(Vec<(String, Vec<IpAddr>)>);
-
-impl Resolved {
-    fn get(&self, name: &str) -> Option<&[IpAddr]> {
-        self.0
-            .iter()
-            .find(|(known, _)| known == name)
-            .map(|(_, addresses)| addresses.as_slice())
-    }
-
-    fn insert(&mut self, name: String, addresses: Vec<IpAddr>) {
-        self.0.push((name, addresses));
-    }
-}
-
 /// Makes the headers describe the returned body: no coding, no chunking, its
 /// length (FR-WF-BSSR-BODY-01 relies on this).
 fn describe_body(headers: &mut HeaderMap, length: usize) {
@@ -469,7 +498,7 @@ mod tests {
         let validator = Arc::new(ssrf::StubValidator::new(&settings.security));
         let client = HttpClient::new(settings, validator);
         let url = CanonicalUrl::parse("http://a.example/").unwrap();
-        let opts = GetOptions::new(Instant::now(), 1000, 10);
+        let opts = GetOptions::new(Budget::new(Instant::now(), 1000), 10);
         let future = client.get(&url, &opts);
         assert_send(&future);
     }
@@ -492,7 +521,7 @@ mod tests {
         let validator = Arc::new(ssrf::StubValidator::new(&settings.security));
         let client = HttpClient::new(settings, validator);
         let url = CanonicalUrl::parse("http://10.0.0.1/").unwrap();
-        let mut opts = GetOptions::new(Instant::now(), 1000, 10);
+        let mut opts = GetOptions::new(Budget::new(Instant::now(), 1000), 10);
         opts.method = Method::POST;
         let error = client.get(&url, &opts).await.unwrap_err();
         assert_eq!(error.code, crate::error::ErrorCode::Internal);

@@ -1,11 +1,14 @@
-//! Rendering selection and browser mode (SRD 3.4.3 .. 3.4.6).
+//! The two renderers and the rules that choose between them (SRD 3.4.3 .. 3.4.6).
 //!
 //! [`select`] holds the pure rules that choose HTTP or the browser (Appendix B.3);
-//! [`browser`] renders a page in headless Chromium with every request it makes
-//! fetched by our own pinned client.
+//! [`http`] fetches a document over the pinned client (HTTP mode); [`browser`]
+//! renders a page in headless Chromium with every request it makes fetched by the
+//! same client. Both run within the tool call's [`Pass`](crate::pass::Pass).
 
 pub mod browser;
+pub mod http;
 pub mod select;
 
 pub use self::browser::{BrowserPage, RenderContext, render};
+pub use self::http::{FetchedDocument, fetch_document};
 pub use self::select::{RenderPlan, is_js_heavy, plan, should_fall_back, spa_indicators};

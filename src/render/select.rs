@@ -5,6 +5,7 @@
 //! HTML; the pipeline (`tool.rs`) carries the decisions out.
 
 use crate::config::{RenderingSettings, Settings};
+use crate::document::RenderingMethod;
 use crate::url::CanonicalUrl;
 
 /// How a fetch is rendered (FR-WF-12, Appendix B.3).
@@ -27,6 +28,26 @@ pub enum RenderPlan {
 }
 
 impl RenderPlan {
+    /// The method the plan tries first, whose cache entry a call reads first.
+    pub fn first_method(self) -> RenderingMethod {
+        match self {
+            RenderPlan::Browser | RenderPlan::BrowserPreferred => RenderingMethod::Browser,
+            RenderPlan::Http | RenderPlan::HttpThenMaybeBrowser => RenderingMethod::Http,
+        }
+    }
+
+    /// The other method whose result the plan may return, so whose cache entry
+    /// may answer the call too: entries are filed under the method actually used
+    /// (CCH-KEY-03). A js-heavy host served over HTTP because the browser was
+    /// unavailable, or an SPA shell over HTTP that fell back to the browser.
+    pub fn other_method(self) -> Option<RenderingMethod> {
+        match self {
+            RenderPlan::BrowserPreferred => Some(RenderingMethod::Http),
+            RenderPlan::HttpThenMaybeBrowser => Some(RenderingMethod::Browser),
+            RenderPlan::Browser | RenderPlan::Http => None,
+        }
+    }
+
     /// Whether an unavailable browser (`browser_unavailable`) degrades to the HTTP
     /// result with the `browser_unavailable_used_http` note instead of failing.
     pub fn falls_back_to_http_when_unavailable(self) -> bool {

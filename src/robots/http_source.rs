@@ -7,9 +7,9 @@
 //! what is robots-specific: the origin scope on each hop ([`ScopeHook`],
 //! ROBOTS-REDIR-02), truncation instead of refusal at `max_robots_bytes` with the
 //! warning of ROBOTS-SIZE-01, and the mapping of the client's result to a
-//! [`FetchOutcome`]. [`RobotsHopCheck`] is the [`RedirectHook`] a document fetch
-//! passes so that each redirect target is checked against its own origin's robots.txt
-//! (FR-WF-07e).
+//! [`FetchOutcome`]. [`RobotsHopCheck`] is the [`HopHook`] a document fetch passes
+//! so that the requested URL and each redirect target are checked against their own
+//! origin's robots.txt (FR-WF-08, 07e).
 
 use std::sync::Mutex;
 
@@ -18,9 +18,11 @@ use tokio::time::Instant;
 
 use super::checker::{RobotsChecker, RobotsRequest, RobotsSource};
 use super::policy::{FetchOutcome, check_scope};
+use crate::budget::Budget;
 use crate::error::{ErrorCode, FetchError};
-use crate::http::{GetOptions, HttpClient, OverLimit, RedirectHook};
+use crate::http::{GetOptions, HopHook, HttpClient, OverLimit};
 use crate::notes::Notes;
+use crate::pass::Pass;
 use crate::url::{CanonicalUrl, Origin};
 
 /// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
@@ -39,7 +41,7 @@ impl<'a> ScopeHook<'a> {
     }
 }
 
-impl RedirectHook for ScopeHook<'_> {
+impl HopHook for ScopeHook<'_> {
     /// The scope is judged on the `Location` URL before the hop's port, SSRF and
     /// DNS checks (SRD-READINGS 27).
     fn check_target(&self, from: &CanonicalUrl, to: &CanonicalUrl) -> Result<(), FetchError> {
@@ -48,102 +50,158 @@ impl RedirectHook for ScopeHook<'_> {
 
     fn before_hop<'a>(
         &'a self,
-        _from: &'a CanonicalUrl,
+        _from: Option<&'a CanonicalUrl>,
         _to: &'a CanonicalUrl,
     ) -> BoxFuture<'a, Result<(), FetchError>> {
         Box::pin(async { Ok(()) })
     }
 }
 
-impl RobotsSource for HttpClient {
-    fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
-        Box::pin(async move {
-            let url = request.origin.robots_url();
-            let hook = ScopeHook::new(request.origin);
-            let options = GetOptions {
-                deadline: request.deadline,
-                timeout_ms: request.timeout_ms,
-                max_body_bytes: request.max_bytes,
-                over_limit: OverLimit::Truncate,
-                hook: Some(&hook),
-                headers: Vec::new(),
-                method: http::Method::GET,
-            };
-            match self.get(&url, &options).await {
-                Ok(response) if response.status == 200 => {
-                    let mut body = response.body;
-                    let mut truncated = response.truncated;
-                    // The client caps while streaming; never parse past the cap even
-                    // if it hands over more.
-                    let max = usize::try_from(request.max_bytes).unwrap_or(usize::MAX);
-                    if body.len() > max {
-                        body.truncate(max);
-                        truncated = true;
-                    }
-                    if truncated {
-                        // ROBOTS-SIZE-01 step 3; a silent limit, so no note.
-                        tracing::warn!(
-                            origin = %request.origin,
-                            "robots.txt truncated at {} bytes",
-                            request.max_bytes
-                        );
-                    }
-                    FetchOutcome::Body { body, truncated }
-                }
-                Ok(response) => FetchOutcome::Status(response.status),
-                Err(error) if error.code == ErrorCode::Timeout => FetchOutcome::TimedOut,
-                Err(error) => FetchOutcome::Failed(error),
-            }
-        })
+/// robots.txt retrievals that belong to a tool call: the origin's host is
+/// resolved once for the robots.txt and the document alike (FR-WF-DNS-01 step 3).
+#[derive(Debug, Clone, Copy)]
+pub struct InPass<'a> {
+    client: &'a HttpClient,
+    pass: &'a Pass,
+}
+
+impl<'a> InPass<'a> {
+    /// Retrievals over `client` within `pass`.
+    pub fn new(client: &'a HttpClient, pass: &'a Pass) -> InPass<'a> {
+        InPass { client, pass }
     }
 }
 
-/// Runs the robots.txt check on every redirect target of a document fetch
-/// (FR-WF-07e step 3, B.2). Each check has its own budget of `timeout_seconds`
-/// from the moment the hop is checked (FR-WF-ROBOTS-TIMEOUT-01, SRD-READINGS 26);
-/// the HTTP client does not count the time a hook takes against the document's
-/// budget. Notes a hop adds (`robots_unavailable_fail_open`) are collected for the
-/// response; read them with [`RobotsHopCheck::into_notes`].
+impl RobotsSource for InPass<'_> {
+    fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
+        Box::pin(fetch_robots(self.client, Some(self.pass), request))
+    }
+}
+
+/// A retrieval on its own, in a pass of its own.
+impl RobotsSource for HttpClient {
+    fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
+        Box::pin(fetch_robots(self, None, request))
+    }
+}
+
+/// `{origin}/robots.txt` through the client under the robots scope and byte cap.
+async fn fetch_robots(
+    client: &HttpClient,
+    pass: Option<&Pass>,
+    request: RobotsRequest<'_>,
+) -> FetchOutcome {
+    let url = request.origin.robots_url();
+    let hook = ScopeHook::new(request.origin);
+    let options = GetOptions {
+        budget: Budget::new(request.deadline, request.timeout_ms),
+        max_body_bytes: request.max_bytes,
+        over_limit: OverLimit::Truncate,
+        hook: Some(&hook),
+        pass,
+        headers: Vec::new(),
+        method: http::Method::GET,
+    };
+    match client.get(&url, &options).await {
+        Ok(response) if response.status == 200 => {
+            let mut body = response.body;
+            let mut truncated = response.truncated;
+            // The client caps while streaming; never parse past the cap even
+            // if it hands over more.
+            let max = usize::try_from(request.max_bytes).unwrap_or(usize::MAX);
+            if body.len() > max {
+                body.truncate(max);
+                truncated = true;
+            }
+            if truncated {
+                // ROBOTS-SIZE-01 step 3; a silent limit, so no note.
+                tracing::warn!(
+                    origin = %request.origin,
+                    "robots.txt truncated at {} bytes",
+                    request.max_bytes
+                );
+            }
+            FetchOutcome::Body { body, truncated }
+        }
+        Ok(response) => FetchOutcome::Status(response.status),
+        Err(error) if error.code == ErrorCode::Timeout => FetchOutcome::TimedOut,
+        Err(error) => FetchOutcome::Failed(error),
+    }
+}
+
+/// Runs the robots.txt check on the requested URL and every redirect target of a
+/// document fetch (FR-WF-08, 07e step 3, B.2), as the client's [`HopHook`]. Each
+/// check has its own budget of `timeout_seconds` from the moment the URL is
+/// checked (FR-WF-ROBOTS-TIMEOUT-01, SRD-READINGS 26); the HTTP client does not
+/// count the time a hook takes against the document's budget. One check serves a
+/// whole tool call: a URL it allowed once is allowed again without a second
+/// lookup, so the HTTP render, the browser's pre-launch admission and its top
+/// document agree and add their notes once. Notes a check adds
+/// (`robots_unavailable_fail_open`) are collected for the response; read them with
+/// [`RobotsHopCheck::into_notes`].
 #[derive(Debug)]
 pub struct RobotsHopCheck<'a> {
     checker: &'a RobotsChecker,
-    client: &'a HttpClient,
-    notes: Mutex<Notes>,
+    source: InPass<'a>,
+    state: Mutex<Checked>,
+}
+
+/// What the checks of one call found so far.
+#[derive(Debug, Default)]
+struct Checked {
+    allowed: Vec<CanonicalUrl>,
+    notes: Notes,
 }
 
 impl<'a> RobotsHopCheck<'a> {
-    /// A hook checking hops with `checker` over `client`.
-    pub fn new(checker: &'a RobotsChecker, client: &'a HttpClient) -> RobotsHopCheck<'a> {
+    /// A hook checking URLs with `checker`, fetching robots.txt over `client`
+    /// within `pass`.
+    pub fn new(
+        checker: &'a RobotsChecker,
+        client: &'a HttpClient,
+        pass: &'a Pass,
+    ) -> RobotsHopCheck<'a> {
         RobotsHopCheck {
             checker,
-            client,
-            notes: Mutex::new(Notes::new()),
+            source: InPass::new(client, pass),
+            state: Mutex::new(Checked::default()),
         }
     }
 
-    /// The notes added by the hops checked so far.
+    /// The notes added by the checks so far.
     pub fn into_notes(self) -> Notes {
-        self.notes.into_inner().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .notes
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Checked> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-impl RedirectHook for RobotsHopCheck<'_> {
+impl HopHook for RobotsHopCheck<'_> {
     fn before_hop<'a>(
         &'a self,
-        _from: &'a CanonicalUrl,
+        _from: Option<&'a CanonicalUrl>,
         to: &'a CanonicalUrl,
     ) -> BoxFuture<'a, Result<(), FetchError>> {
         Box::pin(async move {
+            if self.state().allowed.contains(to) {
+                return Ok(());
+            }
             let mut notes = Notes::new();
-            let deadline = Instant::now() + self.client.settings().timeout();
+            let deadline = Instant::now() + self.source.client.settings().timeout();
             let verdict = self
                 .checker
-                .check(self.client, to, deadline, &mut notes)
+                .check(&self.source, to, deadline, &mut notes)
                 .await;
-            self.notes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend(&notes);
+            let mut state = self.state();
+            state.notes.extend(&notes);
+            if verdict.is_ok() {
+                state.allowed.push(to.clone());
+            }
             verdict
         })
     }

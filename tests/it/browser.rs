@@ -20,9 +20,9 @@ use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
 use webfetch::config::{Settings, load_str};
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::http::{HttpClient, RedirectHook};
+use webfetch::http::{HopHook, HttpClient};
 use webfetch::render::browser::{BrowserPage, RenderContext, render};
-use webfetch::ssrf::{SsrfValidator, StubValidator};
+use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -117,18 +117,16 @@ impl std::io::Write for LogBuffer {
     }
 }
 
-/// The pinned client over the stub resolver, and that resolver (for a render context).
-fn stub_client(settings: Settings) -> (HttpClient, Arc<dyn SsrfValidator>) {
+/// The pinned client over the stub resolver.
+fn stub_client(settings: Settings) -> HttpClient {
     let settings = Arc::new(settings);
-    let validator: Arc<dyn SsrfValidator> = Arc::new(validator(&settings));
-    let client = HttpClient::new(settings, Arc::clone(&validator));
-    (client, validator)
+    let validator = Arc::new(validator(&settings));
+    HttpClient::new(settings, validator)
 }
 
-/// What one render needs to outlive its context: client, resolver, URL, profile root.
+/// What one render needs to outlive its context: client, URL, profile root.
 struct Target {
     client: HttpClient,
-    validator: Arc<dyn SsrfValidator>,
     url: CanonicalUrl,
     root: tempfile::TempDir,
 }
@@ -136,22 +134,16 @@ struct Target {
 impl Target {
     /// A target for `url` under `settings`, with a fresh profile root.
     fn new(settings: Settings, url: &str) -> Target {
-        let (client, validator) = stub_client(settings);
+        let client = stub_client(settings);
         let url = CanonicalUrl::parse(url).expect("test URL is valid");
         let root = profile_root();
-        Target {
-            client,
-            validator,
-            url,
-            root,
-        }
+        Target { client, url, root }
     }
 
     /// A render context due `timeout_seconds` from now, with profiles under `root`.
     fn context(&self) -> RenderContext<'_> {
         RenderContext::new(
             &self.client,
-            Arc::clone(&self.validator),
             &self.url,
             Instant::now() + self.client.settings().timeout(),
         )
@@ -161,7 +153,7 @@ impl Target {
 
 /// Renders `url` with a fresh profile root, capturing `webfetch` logs, then checks
 /// that nothing of the browser is left (BROWSER-ISO-01).
-async fn run(settings: Settings, url: &str, hook: Option<&dyn RedirectHook>) -> Run {
+async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
     let target = Target::new(settings, url);
     let mut ctx = target.context();
     if let Some(hook) = hook {
@@ -1431,22 +1423,23 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     );
 }
 
-/// Records every hop it is asked about and refuses paths starting with `/private`.
+/// Records every URL it is asked about (`from -> to`, `from` empty for the page
+/// itself) and refuses paths starting with `/private`.
 #[derive(Default)]
 struct RecordingRobots(Mutex<Vec<String>>);
 
-impl RedirectHook for RecordingRobots {
+impl HopHook for RecordingRobots {
     fn before_hop<'a>(
         &'a self,
-        from: &'a CanonicalUrl,
+        from: Option<&'a CanonicalUrl>,
         to: &'a CanonicalUrl,
     ) -> futures_util::future::BoxFuture<'a, Result<(), FetchError>> {
         Box::pin(async move {
-            self.0.lock().unwrap().push(format!(
-                "{} -> {}",
-                from.as_url().path(),
-                to.as_url().path()
-            ));
+            let from = from.map(|from| from.as_url().path()).unwrap_or("");
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{from} -> {}", to.as_url().path()));
             if to.as_url().path().starts_with("/private") {
                 Err(FetchError::robots_disallowed(
                     to.as_url().path(),
@@ -1487,10 +1480,17 @@ fetch('/private-data').then(r => r.text()).then(mark)
         "{}",
         run.error().to_json()
     );
-    // Subresources (fetch, iframe) never asked robots.txt, and loaded.
+    // The page is checked before Chromium starts and again when its document is
+    // fetched (a real robots check answers the second time from what it found the
+    // first); subresources (fetch, iframe) never asked robots.txt, and loaded.
     assert_eq!(
         *robots.0.lock().unwrap(),
-        ["/start -> /page", "/page -> /private-area"]
+        [
+            " -> /start",
+            " -> /start",
+            "/start -> /page",
+            "/page -> /private-area"
+        ]
     );
     let paths = received_paths(server).await;
     assert!(paths.contains(&"/private-data".to_owned()), "{paths:?}");
@@ -1667,13 +1667,14 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
 
     // HTTP first (FR-WF-12): what plain HTTP extracts from each page.
     let http_stage = |url: String| {
-        let (client, _) = stub_client(settings.clone());
+        let client = stub_client(settings.clone());
         async move {
             let url = CanonicalUrl::parse(&url).unwrap();
-            let fetched = webfetch::http::fetch_document(
+            let fetched = webfetch::render::fetch_document(
                 &client,
                 &url,
                 Instant::now() + client.settings().timeout(),
+                None,
                 None,
             )
             .await

@@ -14,12 +14,12 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
+use webfetch::budget::Budget;
 use webfetch::config::{Settings, load_str};
 use webfetch::content::media_type::MediaKind;
 use webfetch::error::{ErrorCode, FetchError, TimeoutPhase};
-use webfetch::http::{
-    FetchedDocument, GetOptions, HttpClient, OverLimit, RedirectHook, fetch_document,
-};
+use webfetch::http::{GetOptions, HopHook, HttpClient, OverLimit};
+use webfetch::render::{FetchedDocument, fetch_document};
 use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
@@ -76,9 +76,16 @@ fn site(port: u16, path: &str) -> String {
 async fn fetch_via(
     client: &HttpClient,
     target: &str,
-    hook: Option<&dyn RedirectHook>,
+    hook: Option<&dyn HopHook>,
 ) -> Result<FetchedDocument, FetchError> {
-    fetch_document(client, &url(target), deadline(client.settings()), hook).await
+    fetch_document(
+        client,
+        &url(target),
+        deadline(client.settings()),
+        hook,
+        None,
+    )
+    .await
 }
 
 /// Fetches `target` as a document with the stub resolver and no redirect hook.
@@ -94,8 +101,7 @@ fn resolving(settings: &Arc<Settings>, host: &str, ips: &[IpAddr]) -> HttpClient
 
 fn options(settings: &Settings) -> GetOptions<'static> {
     GetOptions::new(
-        deadline(settings),
-        u64::from(settings.timeout_seconds) * 1000,
+        Budget::new(deadline(settings), settings.timeout_ms()),
         settings.max_download_bytes,
     )
 }
@@ -134,20 +140,21 @@ async fn redirect(server: &MockServer, from: &str, status: u16, location: &str) 
         .await;
 }
 
-/// Records every hop the client announces.
+/// Records every URL the client announces: `("", url)` for the first one, `(from,
+/// to)` for a redirect hop.
 #[derive(Default)]
 struct HopLog(Mutex<Vec<(String, String)>>);
 
-impl RedirectHook for HopLog {
+impl HopHook for HopLog {
     fn before_hop<'a>(
         &'a self,
-        from: &'a CanonicalUrl,
+        from: Option<&'a CanonicalUrl>,
         to: &'a CanonicalUrl,
     ) -> BoxFuture<'a, Result<(), FetchError>> {
-        self.0
-            .lock()
-            .unwrap()
-            .push((from.as_str().to_owned(), to.as_str().to_owned()));
+        let from = from
+            .map(|from| from.as_str().to_owned())
+            .unwrap_or_default();
+        self.0.lock().unwrap().push((from, to.as_str().to_owned()));
         Box::pin(async { Ok(()) })
     }
 }
@@ -319,6 +326,7 @@ async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
     assert_eq!(
         *hops.0.lock().unwrap(),
         vec![
+            (String::new(), format!("{base}/r1")),
             (format!("{base}/r1"), format!("{base}/r2")),
             (format!("{base}/r2"), format!("{other}/r3")),
             (format!("{other}/r3"), format!("{other}/r4?x=1")),
@@ -391,18 +399,22 @@ async fn fr_wf_07b1_missing_or_unparsable_location() {
 
 #[tokio::test]
 async fn redirect_hook_error_aborts_the_fetch() {
+    /// Refuses every redirect target (the first URL passes).
     struct Deny;
-    impl RedirectHook for Deny {
+    impl HopHook for Deny {
         fn before_hop<'a>(
             &'a self,
-            _: &'a CanonicalUrl,
+            from: Option<&'a CanonicalUrl>,
             to: &'a CanonicalUrl,
         ) -> BoxFuture<'a, Result<(), FetchError>> {
             Box::pin(async move {
-                Err(FetchError::robots_disallowed(
-                    &to.path_and_query(),
-                    &to.origin().to_string(),
-                ))
+                match from {
+                    None => Ok(()),
+                    Some(_) => Err(FetchError::robots_disallowed(
+                        &to.path_and_query(),
+                        &to.origin().to_string(),
+                    )),
+                }
             })
         }
     }
@@ -461,9 +473,10 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
         assert_code(&error, ErrorCode::SsrfBlocked);
         assert_eq!(error.details["blocked_ip"], *blocked_ip, "{from}");
         assert_eq!(error.details["cidr"], *cidr, "{from}");
-        assert!(
-            hops.0.lock().unwrap().is_empty(),
-            "robots hook must not run for a blocked hop"
+        assert_eq!(
+            *hops.0.lock().unwrap(),
+            [(String::new(), site(port, from))],
+            "the hook runs for the first URL, never for a blocked hop"
         );
     }
 }
@@ -1083,14 +1096,18 @@ async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
 
 #[tokio::test]
 async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
+    /// Never answers for a redirect target (the first URL passes).
     struct Stall;
-    impl RedirectHook for Stall {
+    impl HopHook for Stall {
         fn before_hop<'a>(
             &'a self,
-            _: &'a CanonicalUrl,
+            from: Option<&'a CanonicalUrl>,
             _: &'a CanonicalUrl,
         ) -> BoxFuture<'a, Result<(), FetchError>> {
-            Box::pin(std::future::pending())
+            match from {
+                None => Box::pin(async { Ok(()) }),
+                Some(_) => Box::pin(std::future::pending()),
+            }
         }
     }
     let server = html_server().await;

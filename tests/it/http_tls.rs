@@ -17,7 +17,8 @@ use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use webfetch::config::{Settings, load_str};
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::http::{FetchedDocument, HttpClient, fetch_document};
+use webfetch::http::HttpClient;
+use webfetch::render::{FetchedDocument, fetch_document};
 use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 
@@ -152,7 +153,7 @@ async fn fetch_trusted(
     target: &CanonicalUrl,
 ) -> Result<FetchedDocument, FetchError> {
     let settings = settings(server.address.port());
-    fetch_document(&trusting(&settings, server), target, deadline(), None).await
+    fetch_document(&trusting(&settings, server), target, deadline(), None, None).await
 }
 
 #[tokio::test]
@@ -174,7 +175,7 @@ async fn fr_wf_bssr_tls_01_pinned_ip_verified_against_url_host() {
 async fn t_wf_err_05_untrusted_certificate_is_tls_validation_failed() {
     let server = tls_server(&["site.test"], &[b"http/1.1"], 200).await;
     let settings = settings(server.address.port());
-    let error = fetch_document(&client(&settings), &url(&server), deadline(), None)
+    let error = fetch_document(&client(&settings), &url(&server), deadline(), None, None)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::Network);

@@ -483,8 +483,10 @@ mod fetch {
     use webfetch::ErrorCode;
     use webfetch::FetchError;
     use webfetch::config::Settings;
-    use webfetch::http::{HttpClient, fetch_document};
+    use webfetch::http::HttpClient;
     use webfetch::notes::{Note, Notes};
+    use webfetch::pass::Pass;
+    use webfetch::render::fetch_document;
     use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
     use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
     use webfetch::url::CanonicalUrl;
@@ -1191,10 +1193,17 @@ mod fetch {
             .mount(&server)
             .await;
         let start = CanonicalUrl::parse(&local(&server, "/start")).unwrap();
-        let hook = RobotsHopCheck::new(&tool.checker, &tool.client);
-        let error = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
-            .await
-            .unwrap_err();
+        let pass = Pass::new(tool.client.settings().timeout());
+        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, &pass);
+        let error = fetch_document(
+            &tool.client,
+            &start,
+            tool.deadline(),
+            Some(&hook),
+            Some(&pass),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed);
         assert_eq!(error.details["path"], "/blocked");
     }
@@ -1217,10 +1226,17 @@ mod fetch {
             .await;
         let tool = Tool::new(&[port(&source), port(&target)], "", "fail_open = true");
         let start = CanonicalUrl::parse(&local(&source, "/start")).unwrap();
-        let hook = RobotsHopCheck::new(&tool.checker, &tool.client);
-        let document = fetch_document(&tool.client, &start, tool.deadline(), Some(&hook))
-            .await
-            .unwrap();
+        let pass = Pass::new(tool.client.settings().timeout());
+        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, &pass);
+        let document = fetch_document(
+            &tool.client,
+            &start,
+            tool.deadline(),
+            Some(&hook),
+            Some(&pass),
+        )
+        .await
+        .unwrap();
         assert_eq!(&document.body[..], b"hello");
         assert!(hook.into_notes().contains(Note::RobotsUnavailableFailOpen));
     }

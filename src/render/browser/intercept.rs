@@ -18,7 +18,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
 
 use base64::Engine as _;
 use chromiumoxide::Page;
@@ -33,11 +32,11 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::RenderContext;
+use crate::budget::Budget;
 use crate::config::BrowserSettings;
 use crate::content::media_type;
 use crate::error::{ErrorCode, FetchError, TimeoutPhase};
-use crate::http::{GetOptions, HttpResponse, OverLimit, RedirectHook, check_status};
-use crate::ssrf;
+use crate::http::{GetOptions, HopHook, HttpResponse, check_status};
 use crate::url::CanonicalUrl;
 
 /// Added to every fulfilled response. `*` matches network schemes only, so
@@ -184,14 +183,14 @@ pub(crate) fn check_subresource(
 
 /// The subresource byte budget (BROWSER-BUDGET-01..03), in decompressed bytes.
 #[derive(Debug, Clone)]
-pub(crate) struct Budget {
+pub(crate) struct SubresourceBytes {
     used: u64,
     max: u64,
 }
 
-impl Budget {
-    pub(crate) fn new(max: u64) -> Budget {
-        Budget { used: 0, max }
+impl SubresourceBytes {
+    pub(crate) fn new(max: u64) -> SubresourceBytes {
+        SubresourceBytes { used: 0, max }
     }
 
     /// Appendix G step 4: new subresource fetches start only below the budget.
@@ -412,7 +411,7 @@ pub(crate) enum Outcome {
 /// Mutable interception state shared by the request handlers.
 struct State {
     chain: MainChain,
-    budget: Budget,
+    bytes: SubresourceBytes,
     blocked_non_get: u32,
     /// The main chain's error, once one ended the fetch.
     fatal: Option<FetchError>,
@@ -436,7 +435,7 @@ impl<'a> Interceptor<'a> {
             page,
             state: Mutex::new(State {
                 chain: MainChain::new(settings.max_redirects),
-                budget: Budget::new(settings.browser.max_total_subresource_bytes),
+                bytes: SubresourceBytes::new(settings.browser.max_total_subresource_bytes),
                 blocked_non_get: 0,
                 fatal: None,
                 replay: HashMap::new(),
@@ -504,7 +503,7 @@ impl<'a> Interceptor<'a> {
 
     async fn main_document(&self, paused: Paused, id: RequestId, budget: PhaseBudget) -> Outcome {
         let step = self.state().chain.navigation(&paused.url, &paused.method);
-        let (from, to) = match step {
+        let to = match step {
             NavStep::NonGet(method) => {
                 self.state().blocked_non_get += 1;
                 tracing::debug!(target: "webfetch::browser", event = "non_get_blocked", %method, "top-frame navigation cancelled");
@@ -518,10 +517,9 @@ impl<'a> Interceptor<'a> {
                 self.fail(id, ErrorReason::BlockedByClient).await;
                 return Outcome::Fatal(error);
             }
-            NavStep::First(to) => (None, to),
-            NavStep::Hop { from, to } => (Some(from), to),
+            NavStep::First(to) | NavStep::Hop { to, .. } => to,
         };
-        match self.fetch_main(from.as_ref(), &to, &paused, budget).await {
+        match self.fetch_main(&to, &paused, budget).await {
             Ok(response) => {
                 let final_url = response.final_url.clone();
                 let fulfilment = Fulfilment::from_response(&response, false);
@@ -549,35 +547,27 @@ impl<'a> Interceptor<'a> {
         }
     }
 
-    /// A main-chain document: (for a hop) SSRF then robots.txt of the target, then
-    /// the pinned GET under `max_download_bytes`, whose redirects count toward the
+    /// A main-chain document: the client's checks of the target (port, SSRF in
+    /// the pass, then robots.txt through the chain hook, FR-WF-07e order), the
+    /// pinned GET under `max_download_bytes`, whose redirects count toward the
     /// same chain; then the status and media type rules of HTTP mode.
     async fn fetch_main(
         &self,
-        from: Option<&CanonicalUrl>,
         to: &CanonicalUrl,
         paused: &Paused,
         budget: PhaseBudget,
     ) -> Result<HttpResponse, FetchError> {
         let settings = &self.ctx.settings;
-        if let Some(from) = from {
-            // FR-WF-07e order for a hop: URL (done), port and SSRF, then robots.
-            self.authorize(to, budget).await?;
-            if let Some(robots) = self.ctx.top_frame_hook {
-                robots.before_hop(from, to).await?;
-            }
-        }
         let hook = ChainHook {
             interceptor: self,
             robots: self.ctx.top_frame_hook,
         };
         let mut opts = GetOptions::new(
-            budget.end,
-            u64::from(settings.timeout_seconds) * 1000,
+            Budget::new(budget.end, settings.timeout_ms()),
             settings.max_download_bytes,
         );
-        opts.over_limit = OverLimit::Error;
         opts.hook = Some(&hook);
+        opts.pass = Some(&self.ctx.pass);
         opts.headers = paused.forwarded.clone();
         let response = self
             .ctx
@@ -591,23 +581,9 @@ impl<'a> Interceptor<'a> {
         Ok(response)
     }
 
-    /// `ssrf::authorize` on a blocking thread, for the error order of a hop.
-    async fn authorize(&self, url: &CanonicalUrl, budget: PhaseBudget) -> Result<(), FetchError> {
-        ssrf::authorize_within(
-            url,
-            &self.ctx.settings,
-            &self.ctx.validator,
-            budget.end,
-            budget.timeout_ms,
-            budget.phase,
-        )
-        .await
-        .map(|_| ())
-    }
-
     async fn subresource(&self, paused: Paused, id: RequestId) {
         let settings = &self.ctx.settings;
-        let open = self.state().budget.is_open();
+        let open = self.state().bytes.is_open();
         let (url, method) = match check_subresource(&paused, &settings.browser, open) {
             Ok(checked) => checked,
             Err(refusal) => {
@@ -627,13 +603,11 @@ impl<'a> Interceptor<'a> {
             };
             // BSSR-TIMEOUT-01: timeout_seconds per subrequest, whatever the phase;
             // a render that ends first drops the fetch with it.
-            let timeout = Duration::from_secs(u64::from(settings.timeout_seconds));
             let mut opts = GetOptions::new(
-                Instant::now() + timeout,
-                u64::from(settings.timeout_seconds) * 1000,
+                Budget::starting_now(settings.timeout()),
                 settings.max_download_bytes,
             );
-            opts.over_limit = OverLimit::Error;
+            opts.pass = Some(&self.ctx.pass);
             opts.headers = paused.forwarded.clone();
             opts.method = method;
             self.ctx.client.get(&url, &opts).await
@@ -647,7 +621,7 @@ impl<'a> Interceptor<'a> {
             }
         };
         let bytes = u64::try_from(response.body.len()).unwrap_or(u64::MAX);
-        if !self.state().budget.account(bytes) {
+        if !self.state().bytes.account(bytes) {
             tracing::warn!(
                 target: "webfetch::browser",
                 event = "subresource_budget_exceeded",
@@ -727,23 +701,29 @@ impl<'a> Interceptor<'a> {
     }
 }
 
-/// The client's redirect hook for main-chain fetches: each hop counts toward the
-/// chain's `max_redirects`, then robots.txt of the hop's target is checked.
+/// The client's hook for main-chain fetches: each redirect hop counts toward the
+/// chain's `max_redirects` (the navigation that started the fetch was counted by
+/// [`MainChain::navigation`]), then robots.txt of the URL is checked.
 struct ChainHook<'i, 'a> {
     interceptor: &'i Interceptor<'a>,
-    robots: Option<&'a dyn RedirectHook>,
+    robots: Option<&'a dyn HopHook>,
 }
 
-impl RedirectHook for ChainHook<'_, '_> {
+impl HopHook for ChainHook<'_, '_> {
     fn before_hop<'h>(
         &'h self,
-        from: &'h CanonicalUrl,
+        from: Option<&'h CanonicalUrl>,
         to: &'h CanonicalUrl,
     ) -> BoxFuture<'h, Result<(), FetchError>> {
         Box::pin(async move {
-            self.interceptor.state().chain.count_hop()?;
+            if from.is_some() {
+                self.interceptor.state().chain.count_hop()?;
+            }
+            // A script or markup navigation starts a new request, but it is a hop
+            // of the same chain: robots.txt hears where it came from.
+            let from = from.cloned().or_else(|| self.interceptor.final_url());
             match self.robots {
-                Some(robots) => robots.before_hop(from, to).await,
+                Some(robots) => robots.before_hop(from.as_ref(), to).await,
                 None => Ok(()),
             }
         })
@@ -911,7 +891,7 @@ mod tests {
 
     #[test]
     fn srd_readings_25_the_crossing_response_is_fulfilled_later_ones_fail() {
-        let mut budget = Budget::new(100);
+        let mut budget = SubresourceBytes::new(100);
         assert!(budget.is_open());
         assert!(budget.account(60));
         assert!(budget.is_open());
@@ -920,7 +900,7 @@ mod tests {
         assert!(!budget.is_open());
         // Everything after it fails, even an empty body.
         assert!(!budget.account(0));
-        let mut exact = Budget::new(10);
+        let mut exact = SubresourceBytes::new(10);
         assert!(exact.account(10));
         assert!(!exact.is_open());
     }

@@ -66,10 +66,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::budget::{Budget, millis};
 use crate::config::Settings;
 use crate::error::FetchError;
-use crate::http::{HttpClient, RedirectHook};
-use crate::ssrf::SsrfValidator;
+use crate::http::{GetOptions, HopHook, HttpClient};
+use crate::pass::Pass;
 use crate::url::CanonicalUrl;
 
 pub use self::intercept::CONTENT_SECURITY_POLICY;
@@ -85,18 +86,20 @@ pub struct RenderContext<'a> {
     pub settings: Arc<Settings>,
     /// The pinned client every request of the page goes through (BSSR-01 A).
     pub client: &'a HttpClient,
-    /// The resolver seam, for the SSRF check of top-frame hops before robots.txt
-    /// (FR-WF-07e order); the client uses its own copy to fetch.
-    pub validator: Arc<dyn SsrfValidator>,
-    /// The page to render (already checked: SSRF, robots).
+    /// The tool call this render belongs to: every request of the page connects to
+    /// the addresses its hosts were validated with once (FR-WF-DNS-01 step 3).
+    pub pass: Pass,
+    /// The page to render.
     pub url: &'a CanonicalUrl,
-    /// robots.txt for each later hop of the top frame's chain: redirects and
-    /// script or markup navigations (ROBOTS-SCOPE-01, SRD-READINGS 22). Never
-    /// called for subresources.
-    pub top_frame_hook: Option<&'a dyn RedirectHook>,
+    /// robots.txt for every document of the top frame's chain: the page itself
+    /// (checked before Chromium starts), redirects and script or markup
+    /// navigations (ROBOTS-SCOPE-01, SRD-READINGS 22). Never called for
+    /// subresources.
+    pub top_frame_hook: Option<&'a dyn HopHook>,
     /// Deadline for the navigation (DOMContentLoaded), normally `timeout_seconds`
-    /// from the start of this render; the idle wait after it has its own budget,
-    /// `network_idle_ms` (FR-WF-11e, FR-WF-TIMEOUT-01).
+    /// from the start of this render, not counting the robots.txt check of the
+    /// page; the idle wait after it has its own budget, `network_idle_ms`
+    /// (FR-WF-11e, FR-WF-TIMEOUT-01).
     pub deadline: Instant,
     /// Where temporary profiles are created; when `None`, `/dev/shm` on Linux if
     /// writable, else the system temp dir.
@@ -104,18 +107,18 @@ pub struct RenderContext<'a> {
 }
 
 impl<'a> RenderContext<'a> {
-    /// A context with the client's settings, no robots hook, and the default
-    /// profile location.
+    /// A context with the client's settings, a pass of its own, no robots hook,
+    /// and the default profile location.
     pub fn new(
         client: &'a HttpClient,
-        validator: Arc<dyn SsrfValidator>,
         url: &'a CanonicalUrl,
         deadline: Instant,
     ) -> RenderContext<'a> {
+        let settings = Arc::clone(client.settings());
         RenderContext {
-            settings: Arc::clone(client.settings()),
+            pass: Pass::new(settings.timeout()),
+            settings,
             client,
-            validator,
             url,
             top_frame_hook: None,
             deadline,
@@ -123,8 +126,14 @@ impl<'a> RenderContext<'a> {
         }
     }
 
+    /// Renders within the tool call's `pass`.
+    pub fn with_pass(mut self, pass: &Pass) -> RenderContext<'a> {
+        self.pass = pass.clone();
+        self
+    }
+
     /// Sets the robots.txt hook of the top-frame chain.
-    pub fn with_top_frame_hook(mut self, hook: &'a dyn RedirectHook) -> RenderContext<'a> {
+    pub fn with_top_frame_hook(mut self, hook: &'a dyn HopHook) -> RenderContext<'a> {
         self.top_frame_hook = Some(hook);
         self
     }
@@ -151,11 +160,11 @@ pub struct BrowserPage {
     pub blocked_non_get: bool,
 }
 
-fn ms(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// Renders `ctx.url` in a fresh headless Chromium (FR-WF-11).
+///
+/// The page's own URL passes the client's checks first (port, SSRF, one
+/// resolution, robots.txt), before Chromium starts (Appendix B: SSRFCheck and
+/// RobotsCheck precede rendering): a refused page never launches a browser.
 ///
 /// Errors: `browser_unavailable` when browser mode is disabled, no Chromium is
 /// found, or it fails to start (FR-WF-11a); `browser_crashed` when it dies
@@ -165,6 +174,7 @@ fn ms(duration: Duration) -> u64 {
 /// group and the temporary profile are gone when this returns, and also when the
 /// future is dropped or a panic unwinds through it (BROWSER-ISO-01).
 pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> {
+    let admitted = admit(ctx).await?;
     let browser = &ctx.settings.browser;
     let configured = browser.chromium_path.as_deref();
     if !browser.enabled {
@@ -189,7 +199,7 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
     })
     .await?;
     let launched = Instant::now();
-    let nav_deadline = ctx.deadline + (launched - started).min(LAUNCH_BUDGET);
+    let nav_deadline = admitted.deadline() + (launched - started).min(LAUNCH_BUDGET);
     let outcome = session::run(&chromium, ctx, nav_deadline).await;
     let rendered = Instant::now();
     chromium.shutdown().await;
@@ -198,10 +208,32 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
         event = "browser_render",
         url = %ctx.url.redacted(),
         ok = outcome.is_ok(),
-        launch_ms = ms(launched - started),
-        page_ms = ms(rendered - launched),
-        shutdown_ms = ms(rendered.elapsed()),
+        launch_ms = millis(launched - started),
+        page_ms = millis(rendered - launched),
+        shutdown_ms = millis(rendered.elapsed()),
         "browser render timings"
     );
     outcome
+}
+
+/// The client's checks of the page's own URL, under the navigation budget; the
+/// budget comes back moved by the time robots.txt took (SRD-READINGS 26).
+async fn admit(ctx: &RenderContext<'_>) -> Result<Budget, FetchError> {
+    let mut opts = GetOptions::new(
+        Budget::new(ctx.deadline, ctx.settings.timeout_ms()),
+        ctx.settings.max_download_bytes,
+    );
+    opts.hook = ctx.top_frame_hook;
+    opts.pass = Some(&ctx.pass);
+    ctx.client.admit(ctx.url, &opts).await
+}
+
+/// Whether a render could start now: browser mode is enabled and a Chromium
+/// executable is found. It does not launch one, so a Chromium that fails to start
+/// still ends a render with `browser_unavailable`.
+pub fn is_available(settings: &Settings) -> bool {
+    let browser = &settings.browser;
+    browser.enabled
+        && launch::resolve_executable(browser.chromium_path.as_deref(), std::env::var_os("PATH"))
+            .is_ok()
 }

@@ -29,6 +29,7 @@ use super::idle::{self, IdleState, NetworkIdle, truncate_utf8};
 use super::intercept::{Interceptor, Outcome, Paused, PhaseBudget};
 use super::launch::Chromium;
 use super::{BrowserPage, RenderContext};
+use crate::budget::millis;
 use crate::error::{FetchError, TimeoutPhase};
 
 /// How often the DOM size is measured while waiting for idle (DOMSIZE-01).
@@ -68,7 +69,7 @@ pub(crate) async fn run(
     nav_deadline: Instant,
 ) -> Result<BrowserPage, FetchError> {
     let settings = &ctx.settings;
-    let timeout_ms = u64::from(settings.timeout_seconds) * 1000;
+    let timeout_ms = settings.timeout_ms();
     let nav_timeout = || FetchError::timeout(timeout_ms, TimeoutPhase::BrowserNavigation);
     let browser = &chromium.browser;
     let mut closed = chromium.connection_closed.clone();
@@ -229,10 +230,10 @@ pub(crate) async fn run(
         tracing::debug!(
             target: "webfetch::browser",
             event = "browser_page",
-            setup_ms = ms(navigation_started - page_started),
-            navigation_ms = ms(dom_content_loaded - navigation_started),
-            settle_ms = ms(settled_at - dom_content_loaded),
-            dom_read_ms = ms(settled_at.elapsed()),
+            setup_ms = millis(navigation_started - page_started),
+            navigation_ms = millis(dom_content_loaded - navigation_started),
+            settle_ms = millis(settled_at - dom_content_loaded),
+            dom_read_ms = millis(settled_at.elapsed()),
             dom_bytes = dom.html.len(),
             "browser page timings"
         );
@@ -247,10 +248,6 @@ pub(crate) async fn run(
         dom_truncated: dom.truncated,
         blocked_non_get: interceptor.blocked_non_get() > 0,
     })
-}
-
-fn ms(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn closed_now(closed: &tokio::sync::watch::Receiver<bool>) -> bool {

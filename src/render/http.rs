@@ -1,12 +1,14 @@
-//! The HTTP-mode fetch stage of the pipeline: GET, status, media type
-//! (Appendix B: Fetch -> CheckStatus -> ContentType).
+//! The HTTP renderer's fetch stage: GET, status, media type (Appendix B: Fetch ->
+//! CheckStatus -> ContentType). The transport underneath is [`crate::http`].
 
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::{GetOptions, HttpClient, RedirectHook, check_status};
+use crate::budget::Budget;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
+use crate::http::{GetOptions, HopHook, HttpClient, check_status};
+use crate::pass::Pass;
 use crate::url::CanonicalUrl;
 
 /// A fetched document ready for charset decoding and extraction.
@@ -29,20 +31,20 @@ pub struct FetchedDocument {
 /// GET `url` under the document budget (`timeout_seconds`, `max_download_bytes`
 /// with `response_too_large`), map the status (FR-WF-07a1/07a2, F.3) and select
 /// the media type (FR-WF-10f..10h). `deadline` is the fetch's absolute deadline;
-/// `hook` checks robots.txt of each redirect hop.
+/// `hook` checks robots.txt of each URL, the first one included; `pass` is the
+/// tool call's (one resolution per host), or `None` for a fetch on its own.
 pub async fn fetch_document(
     client: &HttpClient,
     url: &CanonicalUrl,
     deadline: Instant,
-    hook: Option<&dyn RedirectHook>,
+    hook: Option<&dyn HopHook>,
+    pass: Option<&Pass>,
 ) -> Result<FetchedDocument, FetchError> {
     let settings = client.settings();
-    let mut opts = GetOptions::new(
-        deadline,
-        u64::from(settings.timeout_seconds) * 1000,
-        settings.max_download_bytes,
-    );
+    let budget = Budget::new(deadline, settings.timeout_ms());
+    let mut opts = GetOptions::new(budget, settings.max_download_bytes);
     opts.hook = hook;
+    opts.pass = pass;
     let response = client.get(url, &opts).await?;
     check_status(response.status, &response.status_text)?;
     let content_type = media_type::last_content_type(&response.headers);
