@@ -49,6 +49,11 @@ impl Budget {
         self.timeout_ms
     }
 
+    /// The time left before the deadline; zero once it has passed.
+    pub(crate) fn remaining(&self) -> std::time::Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
     /// Whether the deadline has passed.
     pub(crate) fn is_spent(&self) -> bool {
         Instant::now() >= self.deadline
