@@ -62,6 +62,11 @@ impl Budget {
         }
     }
 
+    /// The time left before the deadline; zero once it has passed.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
     /// Whether the deadline has passed.
     pub fn is_spent(&self) -> bool {
         Instant::now() >= self.deadline

@@ -6,10 +6,38 @@
 //! redirect a connection. At most `max_dns_attempts` addresses are tried; a TCP or
 //! TLS failure moves on to the next one, and when every attempt failed the error is
 //! the first attempt's, with `details.attempted_ips` listing all of them.
+//!
+//! # Fair shares of the connect budget
+//!
+//! Every attempt runs under the fetch's one deadline, but a TCP connect attempt
+//! may use only its fair share of what is left: `remaining / attempts_left`,
+//! where `attempts_left` counts the addresses still to try within
+//! `max_dns_attempts`, this one included ([`connect_share`]). Without it a host
+//! whose first address silently drops SYNs would spend the whole budget there
+//! and its second, working address would never be tried. Shares are computed
+//! afresh before each attempt, so time a quick failure leaves unused goes to the
+//! later addresses, and the last attempt gets all that remains.
+//!
+//! - An attempt whose share runs out while the budget has not failed like any
+//!   other address: `network` with `connect_timed_out` (the token
+//!   [`io_error_token`] gives `TimedOut`), and the next address is tried.
+//! - When the budget itself runs out (the deadline passes, or the last attempt's
+//!   share, which is the rest of the budget, runs out) the fetch fails with
+//!   `timeout`, phase `connect`, as soon as it happens; earlier attempts' errors
+//!   are not reported. So "first address timed out on its share, second hit the
+//!   deadline" is `timeout`/`connect`, not the first attempt's
+//!   `connect_timed_out`: the budget was spent, and that is what the caller
+//!   needs to know (the FR-WF-DNS-01 first-error rule covers attempts that all
+//!   failed within the budget).
+//! - The TLS handshake is not shared out: it runs under the fetch's deadline, and
+//!   a deadline hit there is `timeout` with phase `tls`. A peer that accepted TCP
+//!   is reachable, and a handshake cut short by a share would turn a slow but
+//!   working server into a failure.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -68,8 +96,9 @@ impl Dialer<'_> {
     /// `max_attempts` of them) that accepts TCP and, for `https`, completes a TLS
     /// handshake verified against the URL's host.
     ///
-    /// A deadline hit is final (`timeout` with phase `connect` or `tls`): the
-    /// budget is shared, so no later address could do better.
+    /// Each TCP attempt gets its fair share of the budget (module doc); running
+    /// out of a share fails only that address. A deadline hit is final (`timeout`
+    /// with phase `connect` or `tls`): no later address could do better.
     pub(crate) async fn connect(
         &self,
         url: &CanonicalUrl,
@@ -85,10 +114,11 @@ impl Dialer<'_> {
         let limit = usize::try_from(self.max_attempts.max(1)).unwrap_or(usize::MAX);
         let mut attempted = Vec::new();
         let mut first_error = None;
-        for ip in addresses.iter().take(limit) {
+        let attempts = addresses.len().min(limit);
+        for (index, ip) in addresses.iter().take(limit).enumerate() {
             attempted.push(*ip);
             let target = SocketAddr::new(*ip, url.port());
-            let tcp = budget.run(TimeoutPhase::Connect, self.open(target)).await?;
+            let tcp = self.open_within(target, budget, attempts - index).await?;
             let tcp = match tcp {
                 Ok(tcp) => tcp,
                 Err(error) => {
@@ -135,6 +165,28 @@ impl Dialer<'_> {
         Err(error.with_detail("attempted_ips", ips))
     }
 
+    /// [`Dialer::open`] within this attempt's share of `budget`, `attempts_left`
+    /// counting this one. The inner error is this address's failure (its share ran
+    /// out: `connect_timed_out`); the outer one is the budget's `timeout`.
+    async fn open_within(
+        &self,
+        target: SocketAddr,
+        budget: &Budget,
+        attempts_left: usize,
+    ) -> Result<Result<TcpStream, String>, FetchError> {
+        let share = connect_share(budget.remaining(), attempts_left);
+        let attempt = budget.run(TimeoutPhase::Connect, self.open(target));
+        match tokio::time::timeout(share, attempt).await {
+            Ok(outcome) => outcome,
+            // The last share is the rest of the budget: running out of it is the
+            // deadline, whichever timer noticed first.
+            Err(_) if attempts_left <= 1 || budget.is_spent() => {
+                Err(budget.expired(TimeoutPhase::Connect))
+            }
+            Err(_) => Ok(Err(io_error_token(&io::ErrorKind::TimedOut.into()))),
+        }
+    }
+
     /// TCP to `target`, directly or through the proxy's `CONNECT` tunnel.
     async fn open(&self, target: SocketAddr) -> Result<TcpStream, String> {
         match self.proxy {
@@ -144,6 +196,14 @@ impl Dialer<'_> {
                 .map_err(|e| io_error_token(&e)),
         }
     }
+}
+
+/// The time one TCP connect attempt may take: an equal share of what is left of
+/// the budget among the attempts still to make, this one included, so the last
+/// attempt gets all of it (module doc). `attempts_left` of zero counts as one.
+fn connect_share(remaining: Duration, attempts_left: usize) -> Duration {
+    let attempts_left = u32::try_from(attempts_left.max(1)).unwrap_or(u32::MAX);
+    remaining / attempts_left
 }
 
 /// A stable `details.error` text for a socket error: a snake_case token for the
@@ -174,6 +234,35 @@ mod tests {
         assert_eq!(io_error_token(&refused), "connection_refused");
         let other = io::Error::other("weird");
         assert_eq!(io_error_token(&other), "weird");
+    }
+
+    #[test]
+    fn connect_share_splits_what_is_left_among_the_attempts_left() {
+        let ms = Duration::from_millis;
+        // (remaining, attempts left including this one, share)
+        let table = [
+            (ms(2000), 2, ms(1000)),
+            (ms(1000), 1, ms(1000)),
+            (ms(9000), 3, ms(3000)),
+            (ms(20_000), 10, ms(2000)),
+            (ms(1000), 3, Duration::from_nanos(333_333_333)),
+            (ms(0), 2, ms(0)),
+            (ms(0), 1, ms(0)),
+            (ms(1500), 0, ms(1500)),
+        ];
+        for (remaining, attempts_left, share) in table {
+            assert_eq!(
+                connect_share(remaining, attempts_left),
+                share,
+                "{remaining:?} among {attempts_left}"
+            );
+        }
+    }
+
+    #[test]
+    fn timed_out_share_reads_like_a_timed_out_connect() {
+        let timed_out = io::Error::from(io::ErrorKind::TimedOut);
+        assert_eq!(io_error_token(&timed_out), "connect_timed_out");
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod cache;
 mod chunk;
 mod cli;
 mod config;
+mod connect;
 mod corpus;
 mod corpus_cli;
 mod extract;
