@@ -14,6 +14,7 @@ mod config;
 mod connect;
 mod corpus;
 mod corpus_cli;
+mod dns;
 mod extract;
 mod http;
 mod http_tls;
