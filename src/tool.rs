@@ -70,6 +70,9 @@ struct Rendered {
     final_url: CanonicalUrl,
     method: RenderingMethod,
     document: ExtractedDocument,
+    /// The HTTP result stands in for a browser render the plan wanted, because
+    /// the browser was unavailable (FR-WF-12d).
+    stands_in_for_browser: bool,
 }
 
 impl WebFetchTool {
@@ -212,10 +215,11 @@ impl WebFetchTool {
         if let (Some(cache), false) = (&cache, args.no_cache) {
             // A hit reports `cache_hit` only: the notes of the fetch that filled
             // the entry (`charset_fallback`, `article_fallback_srd`) are not kept.
-            let hit = match cache_get(cache, url, plan.first_method(), mode).await {
+            let hit = match self.cache_read(cache, url, plan.first_method(), mode).await {
                 Some(hit) => Some((hit, plan.first_method())),
                 None => match plan.other_method() {
-                    Some(other) => cache_get(cache, url, other, mode)
+                    Some(other) => self
+                        .cache_read(cache, url, other, mode)
                         .await
                         .map(|hit| (hit, other)),
                     None => None,
@@ -268,6 +272,7 @@ impl WebFetchTool {
                 cache,
                 &rendered.final_url,
                 rendered.method,
+                rendered.stands_in_for_browser,
                 mode,
                 &document,
                 fetched_at,
@@ -297,6 +302,27 @@ impl WebFetchTool {
         Ok((json, rendered.method))
     }
 
+    /// The cache entry of `url` rendered with `method`, unless it is an HTTP result
+    /// that stood in for an unavailable browser and a browser is available now:
+    /// the call then renders as planned (and its result replaces the entry).
+    async fn cache_read(
+        &self,
+        cache: &Arc<DiskCache>,
+        url: &CanonicalUrl,
+        method: RenderingMethod,
+        mode: ExtractionMode,
+    ) -> Option<CachedDocument> {
+        let hit = cache_get(cache, url, method, mode).await?;
+        if hit.browser_unavailable && render::browser::is_available(&self.settings) {
+            tracing::debug!(
+                event = "cache_stand_in_skipped",
+                "cached HTTP result stood in for an unavailable browser; rendering now"
+            );
+            return None;
+        }
+        Some(hit)
+    }
+
     /// Appendix B.3: the plan's renderers, in its order (FR-WF-12).
     async fn render(
         &self,
@@ -319,7 +345,11 @@ impl WebFetchTool {
                             error.message
                         );
                         notes.add(Note::BrowserUnavailableUsedHttp);
-                        self.render_http(call, notes, false).await
+                        let rendered = self.render_http(call, notes, false).await?;
+                        Ok(Rendered {
+                            stands_in_for_browser: true,
+                            ..rendered
+                        })
                     }
                     rendered => rendered,
                 }
@@ -357,10 +387,11 @@ impl WebFetchTool {
             && fetched.kind == MediaKind::Html
             && self.wants_spa_fallback(&page, fetched.final_url.as_url());
         let http_notes = page.notes;
-        let http_result = Rendered {
+        let mut http_result = Rendered {
             final_url: fetched.final_url,
             method: RenderingMethod::Http,
             document: page.document,
+            stands_in_for_browser: false,
         };
         if !wants_browser {
             notes.extend(&http_notes);
@@ -378,6 +409,7 @@ impl WebFetchTool {
                 tracing::warn!(event = "browser_unavailable_used_http", error_code = %error.code, "{}", error.message);
                 notes.extend(&http_notes);
                 notes.add(Note::BrowserUnavailableUsedHttp);
+                http_result.stands_in_for_browser = true;
                 Ok(http_result)
             }
             // SRD-READINGS 30: a browser that ran and failed (a blocked or
@@ -430,6 +462,7 @@ impl WebFetchTool {
             final_url: page.final_url,
             method: RenderingMethod::Browser,
             document: extracted.document,
+            stands_in_for_browser: false,
         })
     }
 }
@@ -451,21 +484,26 @@ async fn cache_get(
     .flatten()
 }
 
-/// `DiskCache::put` on a blocking thread; the error is the `{reason}` of the
+/// `DiskCache::put` on a blocking thread (`put_stand_in` for an HTTP result
+/// standing in for the browser); the error is the `{reason}` of the
 /// `cache_write_failed: {reason}` warning (FR-WF-16h).
 async fn cache_put(
     cache: &Arc<DiskCache>,
     url: &CanonicalUrl,
     method: RenderingMethod,
+    stands_in_for_browser: bool,
     mode: ExtractionMode,
     document: &Arc<ExtractedDocument>,
     fetched_at: OffsetDateTime,
 ) -> Result<(), String> {
     let (cache, url, document) = (Arc::clone(cache), url.clone(), Arc::clone(document));
     tokio::task::spawn_blocking(move || {
-        cache
-            .put_with(&url, method, mode, &document, fetched_at, fetched_at)
-            .map_err(|error| error.to_string())
+        let written = if stands_in_for_browser {
+            cache.put_stand_in(&url, mode, &document, fetched_at, fetched_at)
+        } else {
+            cache.put_with(&url, method, mode, &document, fetched_at, fetched_at)
+        };
+        written.map_err(|error| error.to_string())
     })
     .await
     .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))

@@ -7,6 +7,12 @@
 //! Extension: an entry extracted in article mode carries `"extraction":"article"`
 //! after `rendering_method`, part of its key. SRD entries omit the field, so they
 //! are byte for byte the SRD's shape.
+//!
+//! An HTTP result that stood in for a browser render because the browser was
+//! unavailable (FR-WF-12d, SRD-READINGS 19) carries `"browser_unavailable":true`
+//! next, not part of the key: the reader can tell it apart from a page HTTP
+//! rendered by plan, and not serve it once a browser is available. Every other
+//! entry omits the field.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +33,8 @@ pub(crate) struct Entry {
     /// Extension: how the document was extracted ([`ExtractionMode::Srd`] for
     /// every SRD entry).
     pub(crate) extraction: ExtractionMode,
+    /// An HTTP result standing in for an unavailable browser.
+    pub(crate) browser_unavailable: bool,
     pub(crate) fetched_at: Stamp,
     pub(crate) expires_at: Stamp,
     pub(crate) last_accessed_at: Stamp,
@@ -41,6 +49,8 @@ struct WireOut<'a> {
     rendering_method: RenderingMethod,
     #[serde(skip_serializing_if = "is_srd")]
     extraction: ExtractionMode,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    browser_unavailable: bool,
     fetched_at: String,
     expires_at: String,
     last_accessed_at: String,
@@ -60,6 +70,8 @@ struct WireIn {
     rendering_method: RenderingMethod,
     #[serde(default)]
     extraction: ExtractionMode,
+    #[serde(default)]
+    browser_unavailable: bool,
     fetched_at: String,
     expires_at: String,
     last_accessed_at: String,
@@ -111,6 +123,7 @@ impl Entry {
             canonical_url: &self.canonical_url,
             rendering_method: self.method,
             extraction: self.extraction,
+            browser_unavailable: self.browser_unavailable,
             fetched_at: stamp(self.fetched_at)?,
             expires_at: stamp(self.expires_at)?,
             last_accessed_at: stamp(self.last_accessed_at)?,
@@ -141,6 +154,7 @@ impl Entry {
             canonical_url: wire.canonical_url,
             method: wire.rendering_method,
             extraction: wire.extraction,
+            browser_unavailable: wire.browser_unavailable,
             extracted: wire.extracted,
         };
         let own_key =
@@ -210,6 +224,7 @@ mod tests {
             canonical_url: "https://example.com/page".into(),
             method: RenderingMethod::Http,
             extraction: ExtractionMode::Srd,
+            browser_unavailable: false,
             fetched_at: Stamp::parse("2026-01-10T12:00:00Z").unwrap(),
             expires_at: Stamp::parse("2026-01-17T12:00:00Z").unwrap(),
             last_accessed_at: Stamp::parse("2026-01-10T14:30:00Z").unwrap(),
@@ -366,5 +381,23 @@ mod tests {
             assert!(!restamp(&mut bytes, old, new), "{text}");
             assert_eq!(bytes, text.into_bytes(), "untouched");
         }
+    }
+
+    #[test]
+    fn a_stand_in_is_marked_after_the_key_fields_and_round_trips() {
+        let mut entry = sample(None);
+        entry.browser_unavailable = true;
+        let bytes = entry.encode().unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            text.contains(r#""rendering_method":"http","browser_unavailable":true,"fetched_at""#),
+            "{text}"
+        );
+        assert_eq!(Entry::decode(&bytes, &key_of(&entry)).unwrap(), entry);
+        // Unmarked entries keep the SRD shape and read back unmarked.
+        let plain = sample(None).encode().unwrap();
+        assert!(!String::from_utf8_lossy(&plain).contains("browser_unavailable"));
+        let decoded = Entry::decode(&plain, &key_of(&sample(None))).unwrap();
+        assert!(!decoded.browser_unavailable);
     }
 }

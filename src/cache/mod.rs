@@ -98,6 +98,10 @@ pub struct CachedDocument {
     pub document: ExtractedDocument,
     /// The original `fetched_at`, second precision, UTC.
     pub fetched_at: OffsetDateTime,
+    /// An HTTP result that stood in for a browser render because the browser was
+    /// unavailable ([`DiskCache::put_stand_in`]); a caller that has a browser now
+    /// should render instead of serving it.
+    pub browser_unavailable: bool,
 }
 
 /// Why a write did not happen. The fetch still succeeds (FR-WF-16h, FR-WF-19a): the
@@ -231,6 +235,7 @@ impl DiskCache {
         Some(CachedDocument {
             document: entry.extracted,
             fetched_at,
+            browser_unavailable: entry.browser_unavailable,
         })
     }
 
@@ -268,18 +273,60 @@ impl DiskCache {
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<(), CacheWriteError> {
-        let key = CacheKey::with_extraction(url, method, extraction);
+        let entry = self.new_entry(url, method, extraction, document, fetched_at, now);
+        self.store(entry)
+    }
+
+    /// [`put_with`](Self::put_with) for an HTTP result that stood in for a browser
+    /// render because the browser was unavailable (FR-WF-12d, SRD-READINGS 19).
+    /// Filed under the HTTP key like any HTTP result, and marked, so that a reader
+    /// with a browser available can pass it over ([`CachedDocument::browser_unavailable`]).
+    pub fn put_stand_in(
+        &self,
+        url: &CanonicalUrl,
+        extraction: ExtractionMode,
+        document: &ExtractedDocument,
+        fetched_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<(), CacheWriteError> {
+        let mut entry = self.new_entry(
+            url,
+            RenderingMethod::Http,
+            extraction,
+            document,
+            fetched_at,
+            now,
+        );
+        entry.browser_unavailable = true;
+        self.store(entry)
+    }
+
+    fn new_entry(
+        &self,
+        url: &CanonicalUrl,
+        method: RenderingMethod,
+        extraction: ExtractionMode,
+        document: &ExtractedDocument,
+        fetched_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Entry {
         let fetched_at = Stamp::from_datetime(fetched_at);
-        let now = Stamp::from_datetime(now);
-        let entry = Entry {
+        Entry {
             canonical_url: url.as_str().to_owned(),
             method,
             extraction,
+            browser_unavailable: false,
             fetched_at,
             expires_at: fetched_at.plus_days(self.ttl_days),
-            last_accessed_at: now,
+            last_accessed_at: Stamp::from_datetime(now),
             extracted: document.clone(),
-        };
+        }
+    }
+
+    /// Writes `entry` under its key, evicting what it needs (see [`put`](Self::put)).
+    fn store(&self, entry: Entry) -> Result<(), CacheWriteError> {
+        let key = CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction);
+        let now = entry.last_accessed_at;
         let bytes = entry
             .encode()
             .map_err(|e| CacheWriteError::Encode(e.to_string()))?;

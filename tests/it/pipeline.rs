@@ -781,6 +781,50 @@ async fn srd_readings_19_js_heavy_host_without_browser_uses_http() {
     assert_eq!(forced.unwrap_err().code, ErrorCode::BrowserUnavailable);
 }
 
+/// Issue 14 item 4: an HTTP result cached while the browser was unavailable is
+/// served while it stays unavailable, and passed over once a browser is found
+/// (here `/bin/false`: found, so available, but it fails to start, which gives
+/// the HTTP result and its note again; with a real Chromium the call renders).
+#[tokio::test]
+async fn an_http_stand_in_is_not_served_once_a_browser_is_available() {
+    let server = article_server("/page").await;
+    serve(&server, "/other", html(ARTICLE)).await;
+    let cache_dir = tempfile::tempdir().unwrap();
+    let js_heavy = "[tools.webfetch.rendering]\njs_heavy_domains = [\"site.test\"]";
+    let without = config(&server)
+        .cache(cache_dir.path())
+        .section(js_heavy)
+        .tool();
+    let first = fetch_ok(&without, url_args(&server, "/page")).await;
+    assert_eq!(notes(&first), ["browser_unavailable_used_http"]);
+    let still = fetch_ok(&without, url_args(&server, "/page")).await;
+    assert_eq!(notes(&still), ["cache_hit"]);
+    assert_eq!(hits(&server, "/page").await, 1);
+
+    let with = config(&server)
+        .cache(cache_dir.path())
+        .section(js_heavy)
+        .section("[tools.webfetch.browser]\nchromium_path = \"/bin/false\"")
+        .tool();
+    let again = fetch_ok(&with, url_args(&server, "/page")).await;
+    assert_eq!(notes(&again), ["browser_unavailable_used_http"], "{again}");
+    assert_eq!(
+        hits(&server, "/page").await,
+        2,
+        "rendered again, not served"
+    );
+    // A page HTTP rendered by plan is served whatever the browser's state.
+    let plain = config(&server).cache(cache_dir.path()).tool();
+    let other = fetch_ok(&plain, url_args(&server, "/other")).await;
+    assert_eq!(notes(&other), Vec::<&str>::new());
+    let plain_with = config(&server)
+        .cache(cache_dir.path())
+        .section("[tools.webfetch.browser]\nchromium_path = \"/bin/false\"")
+        .tool();
+    let hit = fetch_ok(&plain_with, url_args(&server, "/other")).await;
+    assert_eq!(notes(&hit), ["cache_hit"]);
+}
+
 #[tokio::test]
 async fn t_wf_ext_08_pipeline_boilerplate_only_page_is_extraction_failed() {
     let server = MockServer::start().await;
