@@ -23,6 +23,7 @@ use std::time::Duration;
 use serde_json::Value;
 use time::OffsetDateTime;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
 use crate::cache::{CachedDocument, DiskCache};
@@ -143,6 +144,12 @@ impl WebFetchTool {
 
     /// Runs the pipeline on validated arguments, logging its start and end with
     /// the query redacted (FR-WF-19b, 19c).
+    ///
+    /// Every event of the call, whichever module emits it (robots.txt, the
+    /// client, the cache, the browser), is inside the `web_fetch` span, which
+    /// carries the FR-WF-19c fields: `requested_host`, `rendering_method` (the
+    /// planned method, then the one used) and `cache_hit`. The span is at ERROR
+    /// level so that any filter that lets an event through keeps its context.
     pub async fn fetch(
         &self,
         args: &FetchArgs,
@@ -153,6 +160,24 @@ impl WebFetchTool {
             .as_ref()
             .map(|u| u.host_str().to_owned())
             .unwrap_or_default();
+        let span = tracing::error_span!(
+            "web_fetch",
+            requested_host = %host,
+            rendering_method = tracing::field::Empty,
+            cache_hit = false,
+        );
+        self.fetch_logged(args, url, &host, effective_max_bytes)
+            .instrument(span)
+            .await
+    }
+
+    async fn fetch_logged(
+        &self,
+        args: &FetchArgs,
+        url: Result<CanonicalUrl, FetchError>,
+        host: &str,
+        effective_max_bytes: usize,
+    ) -> Result<String, FetchError> {
         let path = url.as_ref().map(|u| u.redacted()).unwrap_or_default();
         tracing::info!(event = "fetch_start", requested_host = %host, url = %path);
         let mut cache_hit = false;
@@ -208,6 +233,8 @@ impl WebFetchTool {
         let max_chunk_tokens = args.chunk_tokens(&self.settings);
         let mode = args.extraction_mode(&self.settings);
         let plan = render::plan(args.force_browser, url, &self.settings);
+        let span = tracing::Span::current();
+        span.record("rendering_method", plan.first_method().as_str());
         let cache = self.disk_cache();
         let mut notes = Notes::new();
 
@@ -227,6 +254,8 @@ impl WebFetchTool {
             };
             if let Some((hit, method)) = hit {
                 *cache_hit = true;
+                span.record("cache_hit", true);
+                span.record("rendering_method", method.as_str());
                 notes.add(Note::CacheHit);
                 let meta = ResponseMeta {
                     requested_url: args.url.clone(),
@@ -262,6 +291,7 @@ impl WebFetchTool {
         let rendered = self.render(plan, &call, &mut notes).await;
         notes.extend(&robots.into_notes());
         let rendered = rendered?;
+        span.record("rendering_method", rendered.method.as_str());
         let fetched_at = OffsetDateTime::now_utc();
 
         // WriteCache (best effort, FR-WF-16h), before fitting so its note is in the
@@ -476,8 +506,9 @@ async fn cache_get(
     mode: ExtractionMode,
 ) -> Option<CachedDocument> {
     let (cache, url) = (Arc::clone(cache), url.clone());
+    let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
-        cache.get_with(&url, method, mode, OffsetDateTime::now_utc())
+        span.in_scope(|| cache.get_with(&url, method, mode, OffsetDateTime::now_utc()))
     })
     .await
     .ok()
@@ -497,7 +528,9 @@ async fn cache_put(
     fetched_at: OffsetDateTime,
 ) -> Result<(), String> {
     let (cache, url, document) = (Arc::clone(cache), url.clone(), Arc::clone(document));
+    let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
+        let _in_call = span.enter();
         let written = if stands_in_for_browser {
             cache.put_stand_in(&url, mode, &document, fetched_at, fetched_at)
         } else {

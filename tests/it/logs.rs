@@ -287,3 +287,45 @@ fn fr_wf_cch_enable_02_uncreatable_cache_dir_is_logged() {
     let events = events(&logs);
     assert_eq!(event(&events, "cache_disabled").len(), 1, "{logs}");
 }
+
+/// FR-WF-19c on every event of a call, not only the pipeline's own: each line
+/// emitted during a call is inside the `web_fetch` span, which carries
+/// `requested_host`, `rendering_method` (planned, then used) and `cache_hit`.
+#[test]
+fn fr_wf_19c_every_event_of_a_call_carries_the_structured_fields() {
+    let (result, logs) = with_logs(async || {
+        let server = server().await;
+        let tool = Config::new(&[server.address().port()])
+            .section("[tools.webfetch.rendering]\njs_heavy_domains = [\"site.test\"]")
+            .tool();
+        call(&tool, &site(&server, "/page")).await
+    });
+    assert_eq!(
+        result.unwrap()["notes"],
+        json!(["browser_unavailable_used_http"])
+    );
+    let lines: Vec<Value> = logs
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON log line"))
+        .collect();
+    assert!(lines.len() >= 3, "{logs}");
+    for line in &lines {
+        let span = &line["span"];
+        assert_eq!(span["name"], "web_fetch", "{line}");
+        assert_eq!(span["requested_host"], "site.test", "{line}");
+        assert_eq!(span["cache_hit"], false, "{line}");
+    }
+    let span_of = |name: &str| {
+        lines
+            .iter()
+            .find(|line| line["fields"]["event"] == name)
+            .map(|line| line["span"].clone())
+            .unwrap_or_else(|| panic!("no {name} event in {logs}"))
+    };
+    // The browser was planned for this js-heavy host; HTTP answered.
+    assert_eq!(
+        span_of("browser_unavailable_used_http")["rendering_method"],
+        "browser"
+    );
+    assert_eq!(span_of("fetch_complete")["rendering_method"], "http");
+}

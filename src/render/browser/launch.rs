@@ -29,6 +29,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::error::FetchError;
 
@@ -326,11 +327,14 @@ impl Chromium {
             }
         };
         // Keep draining stderr so Chromium never blocks on a full pipe.
-        let stderr = tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::trace!(target: "webfetch::browser::chromium", "{line}");
+        let stderr = tokio::spawn(
+            async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::trace!(target: "webfetch::browser::chromium", "{line}");
+                }
             }
-        });
+            .in_current_span(),
+        );
 
         let config = HandlerConfig {
             ignore_https_errors: false,
@@ -357,15 +361,18 @@ impl Chromium {
         };
         let (closed_tx, connection_closed) = watch::channel(false);
         // The CDP event loop runs in its own task for the whole session.
-        let handler = tokio::spawn(async move {
-            while let Some(event) = handler.next().await {
-                if let Err(chromiumoxide::error::CdpError::Ws(error)) = event {
-                    tracing::debug!(target: "webfetch::browser", %error, "DevTools connection lost");
-                    break;
+        let handler = tokio::spawn(
+            async move {
+                while let Some(event) = handler.next().await {
+                    if let Err(chromiumoxide::error::CdpError::Ws(error)) = event {
+                        tracing::debug!(target: "webfetch::browser", %error, "DevTools connection lost");
+                        break;
+                    }
                 }
+                let _ = closed_tx.send(true);
             }
-            let _ = closed_tx.send(true);
-        });
+            .in_current_span(),
+        );
         Ok(Chromium {
             browser,
             connection_closed,
