@@ -170,10 +170,30 @@ impl CanonicalUrl {
     /// `scheme://host[:port]/path`, without the query: safe for logs and approval
     /// prompts (FR-WF-19b, NFR-WF-OP-03).
     pub fn redacted(&self) -> String {
-        let mut url = self.0.clone();
-        url.set_query(None);
-        url.to_string()
+        redact(&self.0)
     }
+}
+
+/// `scheme://host[:port]/path` of a raw URL that may never have been validated (a
+/// browser subrequest), for logs (FR-WF-19b): query, fragment and userinfo
+/// dropped; a URL with no host is its scheme only, and one that does not parse
+/// is `<unparsable>`.
+pub fn redact_raw(raw: &str) -> String {
+    match Url::parse(raw) {
+        Ok(url) if url.has_host() => redact(&url),
+        Ok(url) => format!("{}:", url.scheme()),
+        Err(_) => "<unparsable>".to_owned(),
+    }
+}
+
+/// The one redaction of the crate: the URL without query, fragment or userinfo.
+fn redact(url: &Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.to_string()
 }
 
 impl fmt::Display for CanonicalUrl {
@@ -578,5 +598,21 @@ mod tests {
                 .redacted(),
             "https://e.com/p"
         );
+    }
+
+    #[test]
+    fn fr_wf_19b_redaction_keeps_scheme_host_path_only() {
+        assert_eq!(
+            redact_raw("http://u:p@a.test/p?q=secret#f"),
+            "http://a.test/p"
+        );
+        assert_eq!(
+            redact_raw("https://a.test:8443/x/?t=1"),
+            "https://a.test:8443/x/"
+        );
+        assert_eq!(redact_raw("data:text/plain,secret"), "data:");
+        assert_eq!(redact_raw("::"), "<unparsable>");
+        let canonical = CanonicalUrl::parse("https://A.test/p?token=secret").unwrap();
+        assert_eq!(canonical.redacted(), "https://a.test/p");
     }
 }

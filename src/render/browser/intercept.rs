@@ -651,7 +651,7 @@ impl<'a> Interceptor<'a> {
     }
 
     fn log_refusal(&self, paused: &Paused, refusal: &Refusal) {
-        let url = redact(&paused.url);
+        let url = crate::url::redact_raw(&paused.url);
         match refusal {
             Refusal::Budget => tracing::warn!(
                 target: "webfetch::browser",
@@ -793,22 +793,6 @@ fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) 
             message = %error.message,
             "browser subrequest failed"
         ),
-    }
-}
-
-/// `scheme://host/path` of a raw request URL for logs (FR-WF-19b); anything that
-/// does not parse is logged as its scheme only.
-fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.has_host() => {
-            parsed.set_query(None);
-            parsed.set_fragment(None);
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.to_string()
-        }
-        Ok(parsed) => format!("{}:", parsed.scheme()),
-        Err(_) => "<unparsable>".to_owned(),
     }
 }
 
@@ -1029,12 +1013,5 @@ mod tests {
             assert!(!CONTENT_SECURITY_POLICY.contains(forbidden), "{forbidden}");
         }
         assert!(CONTENT_SECURITY_POLICY.contains("connect-src http: https:"));
-    }
-
-    #[test]
-    fn redact_keeps_scheme_host_path_only() {
-        assert_eq!(redact("http://u:p@a.test/p?q=secret#f"), "http://a.test/p");
-        assert_eq!(redact("data:text/plain,secret"), "data:");
-        assert_eq!(redact("::"), "<unparsable>");
     }
 }
