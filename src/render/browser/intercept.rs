@@ -29,7 +29,6 @@ use futures_util::future::BoxFuture;
 use http::Method;
 use http::header::{CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Semaphore;
-use tokio::time::Instant;
 
 use super::RenderContext;
 use crate::budget::Budget;
@@ -390,13 +389,11 @@ impl Fulfilment {
 /// (BSSR-TIMEOUT-01) whatever the phase.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PhaseBudget {
-    /// The phase's end: navigation deadline before DOMContentLoaded, the idle cap
-    /// after it.
-    pub(crate) end: Instant,
+    /// Until the phase's end (navigation deadline before DOMContentLoaded, the
+    /// idle cap after it), with the `details.timeout_ms` its timeout reports.
+    pub(crate) budget: Budget,
     /// The phase a timeout of the main chain reports.
     pub(crate) phase: TimeoutPhase,
-    /// `details.timeout_ms` of such a timeout.
-    pub(crate) timeout_ms: u64,
 }
 
 /// How a paused request ended.
@@ -562,10 +559,7 @@ impl<'a> Interceptor<'a> {
             interceptor: self,
             robots: self.ctx.top_frame_hook,
         };
-        let mut opts = GetOptions::new(
-            Budget::new(budget.end, settings.timeout_ms()),
-            settings.max_download_bytes,
-        );
+        let mut opts = GetOptions::new(budget.budget, settings.max_download_bytes);
         opts.hook = Some(&hook);
         opts.pass = Some(&self.ctx.pass);
         opts.headers = paused.forwarded.clone();
@@ -734,7 +728,7 @@ impl HopHook for ChainHook<'_, '_> {
 /// get its document within the phase's budget.
 fn in_phase(error: FetchError, budget: PhaseBudget) -> FetchError {
     if error.code == ErrorCode::Timeout {
-        FetchError::timeout(budget.timeout_ms, budget.phase)
+        budget.budget.expired(budget.phase)
     } else {
         error
     }

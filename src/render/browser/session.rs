@@ -29,7 +29,7 @@ use super::idle::{self, IdleState, NetworkIdle, truncate_utf8};
 use super::intercept::{Interceptor, Outcome, Paused, PhaseBudget};
 use super::launch::Chromium;
 use super::{BrowserPage, RenderContext};
-use crate::budget::millis;
+use crate::budget::{Budget, millis};
 use crate::error::{FetchError, TimeoutPhase};
 
 /// How often the DOM size is measured while waiting for idle (DOMSIZE-01).
@@ -273,14 +273,12 @@ fn phase_budget(
 ) -> PhaseBudget {
     match phase {
         Phase::Navigating => PhaseBudget {
-            end: nav_deadline,
+            budget: Budget::new(nav_deadline, timeout_ms),
             phase: TimeoutPhase::BrowserNavigation,
-            timeout_ms,
         },
         Phase::Settling { idle_end, .. } => PhaseBudget {
-            end: *idle_end,
+            budget: Budget::new(*idle_end, u64::from(idle_ms)),
             phase: TimeoutPhase::BrowserNetworkIdle,
-            timeout_ms: u64::from(idle_ms),
         },
     }
 }
