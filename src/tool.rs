@@ -486,6 +486,9 @@ impl WebFetchTool {
         if page.blocked_non_get {
             notes.add(Note::BrowserBlockedNonGet);
         }
+        if page.charset_fallback {
+            notes.add(Note::CharsetFallback);
+        }
         let extracted = Page::from_html(page.html, page.final_url.as_url(), call.mode)?;
         notes.extend(&extracted.notes);
         Ok(Rendered {

@@ -43,6 +43,15 @@ impl Charset {
         supported(Encoding::for_label(label)?)
     }
 
+    /// The label a `Content-Type` charset parameter names it by: how browser mode
+    /// hands Chromium the charset these rules chose (SRD-READINGS 31).
+    pub fn label(self) -> &'static str {
+        match self {
+            Charset::Utf8 => "utf-8",
+            Charset::Windows1252 => "windows-1252",
+        }
+    }
+
     fn encoding(self) -> &'static Encoding {
         match self {
             Charset::Utf8 => UTF_8,
@@ -96,6 +105,31 @@ pub struct Decoded {
 /// 4. Otherwise UTF-8 with replacement and the note, text/plain included
 ///    (CHARSET-04, SRD-READINGS 12).
 pub fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decoded {
+    let choice = choose(body, header_charset, is_html);
+    let bytes = if choice.bom {
+        &body[UTF8_BOM.len()..]
+    } else {
+        body
+    };
+    decode_with(bytes, choice.charset, choice.charset_fallback)
+}
+
+/// The charset [`decode`] would use for `body`, without decoding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// The charset chosen.
+    pub charset: Charset,
+    /// Nothing supported was declared (the `charset_fallback` note).
+    pub charset_fallback: bool,
+    /// The body starts with a UTF-8 byte order mark.
+    pub bom: bool,
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The precedence of [`decode`] alone: which charset, and whether it is the
+/// fallback.
+pub fn choose(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Choice {
     let header = header_charset
         .map(|label| label.trim().trim_matches(|c| c == '"' || c == '\''))
         .filter(|label| !label.trim().is_empty());
@@ -105,12 +139,17 @@ pub fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decod
             .and_then(|label| Charset::from_label(&label)),
         None => None,
     };
-    if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
-        return decode_with(rest, Charset::Utf8, declared.is_none());
+    if body.starts_with(UTF8_BOM) {
+        return Choice {
+            charset: Charset::Utf8,
+            charset_fallback: declared.is_none(),
+            bom: true,
+        };
     }
-    match declared {
-        Some(charset) => decode_with(body, charset, false),
-        None => decode_with(body, Charset::Utf8, true),
+    Choice {
+        charset: declared.unwrap_or(Charset::Utf8),
+        charset_fallback: declared.is_none(),
+        bom: false,
     }
 }
 

@@ -33,7 +33,8 @@ use tokio::sync::Semaphore;
 use super::RenderContext;
 use crate::budget::Budget;
 use crate::config::BrowserSettings;
-use crate::content::media_type;
+use crate::content::charset;
+use crate::content::media_type::{self, MediaKind};
 use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 use crate::http::{GetOptions, HopHook, HttpResponse, check_status};
 use crate::url::CanonicalUrl;
@@ -348,6 +349,33 @@ impl Fulfilment {
         }
     }
 
+    /// A main-chain document, handed to Chromium with the charset HTTP mode's rules
+    /// choose for it (FR-WF-10i, SRD-READINGS 31): one `Content-Type` naming the
+    /// media type selected and that charset, so both modes read the same text.
+    /// Also returns the choice, for the `charset_fallback` note.
+    fn main_document(response: &HttpResponse, kind: MediaKind) -> (Fulfilment, charset::Choice) {
+        let content_type = media_type::last_content_type(&response.headers);
+        let header_charset = content_type.as_deref().and_then(media_type::charset_param);
+        let choice = charset::choose(
+            &response.body,
+            header_charset.as_deref(),
+            kind == MediaKind::Html,
+        );
+        let mut fulfilment = Fulfilment::from_response(response, false);
+        fulfilment
+            .headers
+            .retain(|(name, _)| !name.eq_ignore_ascii_case("content-type"));
+        let essence = match kind {
+            MediaKind::Html => "text/html",
+            MediaKind::Plain => "text/plain",
+        };
+        fulfilment.headers.push((
+            "content-type".to_owned(),
+            format!("{essence}; charset={}", choice.charset.label()),
+        ));
+        (fulfilment, choice)
+    }
+
     fn redirect_to(location: &CanonicalUrl) -> Fulfilment {
         Fulfilment {
             status: 302,
@@ -412,6 +440,9 @@ struct State {
     blocked_non_get: u32,
     /// The main chain's error, once one ended the fetch.
     fatal: Option<FetchError>,
+    /// The committed main document had no supported charset declared
+    /// (`charset_fallback`, SRD-READINGS 31).
+    charset_fallback: bool,
     /// Responses waiting for Chromium to follow our `302`, by canonical URL.
     replay: HashMap<String, VecDeque<Fulfilment>>,
 }
@@ -434,6 +465,7 @@ impl<'a> Interceptor<'a> {
                 chain: MainChain::new(settings.max_redirects),
                 bytes: SubresourceBytes::new(settings.browser.max_total_subresource_bytes),
                 blocked_non_get: 0,
+                charset_fallback: false,
                 fatal: None,
                 replay: HashMap::new(),
             }),
@@ -458,6 +490,12 @@ impl<'a> Interceptor<'a> {
     /// report is less precise than the hop's error (SRD-READINGS 22).
     pub(crate) fn take_fatal(&self) -> Option<FetchError> {
         self.state().fatal.take()
+    }
+
+    /// Whether the committed main document fell back to UTF-8 for want of a
+    /// supported declared charset.
+    pub(crate) fn charset_fallback(&self) -> bool {
+        self.state().charset_fallback
     }
 
     /// The final URL of the main chain, once a document was loaded.
@@ -517,10 +555,14 @@ impl<'a> Interceptor<'a> {
             NavStep::First(to) | NavStep::Hop { to, .. } => to,
         };
         match self.fetch_main(&to, &paused, budget).await {
-            Ok(response) => {
+            Ok((response, kind)) => {
                 let final_url = response.final_url.clone();
-                let fulfilment = Fulfilment::from_response(&response, false);
-                self.state().chain.committed(final_url.clone());
+                let (fulfilment, choice) = Fulfilment::main_document(&response, kind);
+                {
+                    let mut state = self.state();
+                    state.chain.committed(final_url.clone());
+                    state.charset_fallback = choice.charset_fallback;
+                }
                 if final_url == to {
                     self.fulfil(id, &fulfilment).await;
                 } else {
@@ -553,7 +595,7 @@ impl<'a> Interceptor<'a> {
         to: &CanonicalUrl,
         paused: &Paused,
         budget: PhaseBudget,
-    ) -> Result<HttpResponse, FetchError> {
+    ) -> Result<(HttpResponse, MediaKind), FetchError> {
         let settings = &self.ctx.settings;
         let hook = ChainHook {
             interceptor: self,
@@ -571,8 +613,8 @@ impl<'a> Interceptor<'a> {
             .map_err(|error| in_phase(error, budget))?;
         check_status(response.status, &response.status_text)?;
         let content_type = media_type::last_content_type(&response.headers);
-        media_type::select(content_type.as_deref(), &response.body)?;
-        Ok(response)
+        let kind = media_type::select(content_type.as_deref(), &response.body)?;
+        Ok((response, kind))
     }
 
     async fn subresource(&self, paused: Paused, id: RequestId) {

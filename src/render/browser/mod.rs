@@ -158,6 +158,10 @@ pub struct BrowserPage {
     /// A non-GET/HEAD request was failed: add the `browser_blocked_non_get` note
     /// (BROWSER-METHOD-01 step 3).
     pub blocked_non_get: bool,
+    /// The top document declared no supported charset and was handed to Chromium
+    /// as UTF-8: add the `charset_fallback` note, as HTTP mode does
+    /// (SRD-READINGS 31).
+    pub charset_fallback: bool,
 }
 
 /// Renders `ctx.url` in a fresh headless Chromium (FR-WF-11).

@@ -247,6 +247,7 @@ pub(crate) async fn run(
         html: dom.html,
         dom_truncated: dom.truncated,
         blocked_non_get: interceptor.blocked_non_get() > 0,
+        charset_fallback: interceptor.charset_fallback(),
     })
 }
 
