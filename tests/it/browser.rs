@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
-use webfetch::config::{Settings, load_str};
+use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::http::{HopHook, HttpClient};
 use webfetch::render::browser::{BrowserPage, RenderContext, render};
@@ -26,6 +26,8 @@ use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::support::{Config, toml_string};
 
 const INTERNAL_SECRET: &str = "LEAKED_INTERNAL_DATA";
 const UA: &str = "webfetch-browser-test/1.0";
@@ -45,30 +47,22 @@ fn chromium() -> Option<String> {
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The test configuration: loopback reachable on the listed ports only, 127.0.0.2
-/// always blocked. `tables` adds keys to `[tools.webfetch]` (before any table) and
-/// `browser` adds keys to `[tools.webfetch.browser]`.
-fn settings(chromium: &str, ports: &[u16], top: &str, browser: &str) -> Settings {
-    let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    let toml = format!(
-        r#"[tools.webfetch]
-user_agent = "{UA}"
-timeout_seconds = 15
-{top}
+/// always blocked, `timeout_seconds = 15`, Chromium at `chromium` with
+/// `network_idle_ms = 10000`. `browser` adds keys to `[tools.webfetch.browser]`.
+fn config(chromium: &str, ports: &[u16], browser: &str) -> Config {
+    Config::new(ports)
+        .timeout(15)
+        .top(&format!("user_agent = {}", toml_string(UA)))
+        .security(r#"additional_blocked_cidrs = ["127.0.0.2/32"]"#)
+        .section(&format!(
+            "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000\n{browser}",
+            toml_string(chromium)
+        ))
+}
 
-[tools.webfetch.security]
-allow_insecure_overrides = true
-block_loopback = false
-allowed_ports = [{ports}]
-additional_blocked_cidrs = ["127.0.0.2/32"]
-
-[tools.webfetch.browser]
-chromium_path = "{chromium}"
-network_idle_ms = 10000
-{browser}
-"#,
-        ports = ports.join(", ")
-    );
-    load_str(&toml).expect("test config loads").settings
+/// [`config`] with no extra keys, through the real loader.
+fn settings(chromium: &str, ports: &[u16]) -> Settings {
+    config(chromium, ports, "").settings()
 }
 
 fn validator(settings: &Settings) -> StubValidator {
@@ -271,7 +265,7 @@ impl Rig {
 
     /// The test configuration with only the page server's port open.
     fn settings(&self) -> Settings {
-        settings(&self.chromium, &[self.port], "", "")
+        settings(&self.chromium, &[self.port])
     }
 
     /// Renders `path` of the page server under `settings`, without a top-frame hook.
@@ -456,7 +450,7 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
     .await;
     serve_done(server).await;
 
-    let settings = settings(&rig.chromium, &[rig.port, iport, 80], "", "");
+    let settings = settings(&rig.chromium, &[rig.port, iport, 80]);
     let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
@@ -570,7 +564,7 @@ Promise.all([worker, frame, sw]).then(done);
     .await;
     serve_done(server).await;
 
-    let settings = settings(&rig.chromium, &[rig.port, iport], "", "");
+    let settings = settings(&rig.chromium, &[rig.port, iport]);
     let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
@@ -642,7 +636,7 @@ Promise.all([tryWs('ws://127.0.0.1:{wsport}/'), tryWs('ws://localhost:{wsport}/c
     .await;
     serve_done(server).await;
 
-    let settings = settings(&rig.chromium, &[rig.port, wsport, preport], "", "");
+    let settings = settings(&rig.chromium, &[rig.port, wsport, preport]);
     let run = rig.render(settings, "/").await;
     let page = run.page();
     assert_eq!(
@@ -699,7 +693,7 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     let _serial = SERIAL.lock().await;
     let url = "http://127.0.0.1:80/";
     // Missing binary.
-    let missing = settings("/nonexistent/chromium", &[80], "", "");
+    let missing = settings("/nonexistent/chromium", &[80]);
     let run1 = run(missing, url, None).await;
     assert_eq!(run1.error().code, ErrorCode::BrowserUnavailable);
     assert_eq!(
@@ -707,7 +701,7 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
         "/nonexistent/chromium"
     );
     // Disabled by configuration.
-    let disabled = settings(&chromium, &[80], "", "enabled = false");
+    let disabled = config(&chromium, &[80], "enabled = false").settings();
     let run2 = run(disabled, url, None).await;
     assert_eq!(run2.error().code, ErrorCode::BrowserUnavailable);
     assert!(
@@ -724,7 +718,7 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let broken = settings(&fake.display().to_string(), &[80], "", "");
+    let broken = settings(&fake.display().to_string(), &[80]);
     let run3 = run(broken, url, None).await;
     assert_eq!(run3.error().code, ErrorCode::BrowserUnavailable);
     assert!(
@@ -747,7 +741,7 @@ async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
         &format!("<p>content</p><script>fetch('http://127.0.0.1:{hport}/forever');</script>"),
     )
     .await;
-    let mut settings = settings(&rig.chromium, &[rig.port, hport], "", "");
+    let mut settings = settings(&rig.chromium, &[rig.port, hport]);
     settings.browser.network_idle_ms = 1000;
     let run = rig.render(settings, "/").await;
     let error = run.error();
@@ -764,7 +758,7 @@ async fn it_wf_br_05_document_never_answered_is_a_navigation_timeout() {
     let _serial = SERIAL.lock().await;
     let hang = Tripwire::new();
     let hport = hang.port();
-    let settings = settings(&chromium, &[hport], "", "");
+    let settings = settings(&chromium, &[hport]);
     let mut settings = settings;
     settings.timeout_seconds = 1;
     let run = run(settings, &format!("http://127.0.0.1:{hport}/"), None).await;
@@ -841,12 +835,12 @@ img.src = '/late.png';
     serve(server, "/style.css", "text/css", "body {}").await;
     serve(server, "/app.js", "text/javascript", "mark('SCRIPT-RAN');").await;
     serve_done(server).await;
-    let styles_off = settings(
+    let styles_off = config(
         &rig.chromium,
         &[rig.port],
-        "",
         r#"block_resources = ["STYLESHEET"]"#,
-    );
+    )
+    .settings();
     let run2 = rig.render(styles_off, "/").await;
     assert!(has_mark(run2.page(), "SCRIPT-RAN"));
     let paths = received_paths(server).await;
@@ -968,7 +962,7 @@ Promise.allSettled([
         .mount(server)
         .await;
 
-    let settings = settings(&rig.chromium, &[rig.port, iport], "", "");
+    let settings = settings(&rig.chromium, &[rig.port, iport]);
     let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(page.blocked_non_get);
@@ -1066,12 +1060,13 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
     serve(server, "/C.js", "text/javascript", sized_script("C", 10)).await;
     serve_done(server).await;
 
-    let settings = settings(
+    let settings = config(
         &rig.chromium,
         &[rig.port],
-        "max_download_bytes = 800000",
         "max_total_subresource_bytes = 1048576",
-    );
+    )
+    .top("max_download_bytes = 800000")
+    .settings();
     let run = rig.render(settings, "/").await;
     let page = run.page();
     for mark in ["A-RAN", "BIG-FAILED", "B-RAN", "C-FAILED", "DONE-FAILED"] {
@@ -1306,9 +1301,7 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
     serve_done(server).await;
     let ports = [rig.port, iport];
 
-    let run1 = rig
-        .render(settings(&rig.chromium, &ports, "", ""), "/r1")
-        .await;
+    let run1 = rig.render(settings(&rig.chromium, &ports), "/r1").await;
     let page = run1.page();
     assert_eq!(
         page.final_url.as_str(),
@@ -1331,7 +1324,9 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
 
     let run2 = rig
         .render(
-            settings(&rig.chromium, &ports, "max_redirects = 1", ""),
+            config(&rig.chromium, &ports, "")
+                .top("max_redirects = 1")
+                .settings(),
             "/r1",
         )
         .await;
@@ -1339,7 +1334,7 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
     assert_eq!(run2.error().details["count"], 2);
 
     let run3 = rig
-        .render(settings(&rig.chromium, &ports, "", ""), "/to-internal")
+        .render(settings(&rig.chromium, &ports), "/to-internal")
         .await;
     assert_eq!(run3.error().code, ErrorCode::SsrfBlocked);
     assert_eq!(run3.error().details["blocked_ip"], "127.0.0.2");
@@ -1381,9 +1376,7 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     let ports = [rig.port, iport];
 
     for start in ["/js", "/meta"] {
-        let ok = rig
-            .render(settings(&rig.chromium, &ports, "", ""), start)
-            .await;
+        let ok = rig.render(settings(&rig.chromium, &ports), start).await;
         let page = ok.page();
         assert!(
             page.html.contains("<h1>Second document</h1>"),
@@ -1393,7 +1386,9 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
         assert_eq!(page.final_url.as_str(), rig.url("/second"));
         let limited = rig
             .render(
-                settings(&rig.chromium, &ports, "max_redirects = 0", ""),
+                config(&rig.chromium, &ports, "")
+                    .top("max_redirects = 0")
+                    .settings(),
                 start,
             )
             .await;
@@ -1401,9 +1396,7 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
         assert_eq!(limited.error().details["count"], 1);
     }
     // A blocked hop fails the fetch with the hop's error, never an error page.
-    let evil = rig
-        .render(settings(&rig.chromium, &ports, "", ""), "/evil")
-        .await;
+    let evil = rig.render(settings(&rig.chromium, &ports), "/evil").await;
     assert_eq!(
         evil.error().code,
         ErrorCode::SsrfBlocked,
@@ -1412,9 +1405,7 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
     );
     assert_never_contacted(&internal).await;
     // A top-frame navigation away from the web is not a document we return.
-    let blank = rig
-        .render(settings(&rig.chromium, &ports, "", ""), "/blank")
-        .await;
+    let blank = rig.render(settings(&rig.chromium, &ports), "/blank").await;
     assert_eq!(
         blank.error().code,
         ErrorCode::InvalidScheme,
@@ -1536,12 +1527,7 @@ setInterval(() => fetch('/tick'), 100);
     )
     .await;
     serve(server, "/tick", "text/plain", "t").await;
-    let capped = settings(
-        &rig.chromium,
-        &[rig.port],
-        "",
-        "max_rendered_dom_bytes = 1024",
-    );
+    let capped = config(&rig.chromium, &[rig.port], "max_rendered_dom_bytes = 1024").settings();
     let big = rig.render(capped, "/").await;
     let page = big.page();
     assert!(page.dom_truncated);
@@ -1581,7 +1567,7 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
     let port = server.address().port();
     let rx = serve_stalling_page(&server).await;
     let target = Target::new(
-        settings(&chromium, &[port], "", ""),
+        settings(&chromium, &[port]),
         &format!("http://127.0.0.1:{port}/"),
     );
     let ctx = target.context();
@@ -1731,8 +1717,9 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     )
     .await;
     let cache_dir = tempfile::tempdir().unwrap();
-    let top = format!("cache_dir = \"{}\"", cache_dir.path().display());
-    let settings = settings(&rig.chromium, &[rig.port], &top, "");
+    let settings = config(&rig.chromium, &[rig.port], "")
+        .cache(cache_dir.path())
+        .settings();
     let cache_settings = settings.cache.clone();
     let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
 
@@ -1792,7 +1779,7 @@ async fn srd_readings_30_a_failing_browser_during_the_fallback_is_the_answer() {
         ),
     )
     .await;
-    let settings = settings(&rig.chromium, &[rig.port, iport], "", "");
+    let settings = settings(&rig.chromium, &[rig.port, iport]);
     let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
     let url = format!("http://page.test:{}/app", rig.port);
     let error = tool

@@ -18,20 +18,15 @@ use webfetch::config::CacheSettings;
 use webfetch::document::{ExtractedDocument, RenderingMethod};
 use webfetch::url::CanonicalUrl;
 
+use crate::support::Config;
+
 const T0: OffsetDateTime = datetime!(2026-01-10 12:00:00 UTC);
 const HTTP: RenderingMethod = RenderingMethod::Http;
 const BROWSER: RenderingMethod = RenderingMethod::Browser;
 
 /// Cache settings through the real config loader, `cache_dir` set to `dir`.
 fn settings(dir: &Path, extra: &str) -> CacheSettings {
-    let text = format!(
-        "[tools.webfetch]\ncache_dir = '{}'\n{extra}\n",
-        dir.display()
-    );
-    webfetch::config::load_str(&text)
-        .expect("valid config")
-        .settings
-        .cache
+    Config::new(&[]).cache(dir).top(extra).settings().cache
 }
 
 fn open(dir: &Path, extra: &str) -> DiskCache {

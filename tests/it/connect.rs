@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::time::Instant;
-use webfetch::config::{Settings, load_str};
+use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::http::HttpClient;
 use webfetch::render::{FetchedDocument, fetch_document};
@@ -24,6 +24,8 @@ use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::support::Config;
 
 /// The first address in sort order: the black hole.
 const FIRST: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
@@ -68,12 +70,7 @@ fn free_port() -> u16 {
 /// Loopback unblocked (through `allow_insecure_overrides`), `port` allowed,
 /// `timeout_seconds` as given, the default `max_dns_attempts` (2).
 fn settings(port: u16, timeout_seconds: u32) -> Arc<Settings> {
-    let text = format!(
-        "[tools.webfetch]\ntimeout_seconds = {timeout_seconds}\n\
-         [tools.webfetch.security]\nallow_insecure_overrides = true\nblock_loopback = false\n\
-         allowed_ports = [{port}]\n"
-    );
-    let settings = load_str(&text).expect("test config loads").settings;
+    let settings = Config::new(&[port]).timeout(timeout_seconds).settings();
     assert_eq!(settings.security.max_dns_attempts, 2);
     assert_eq!(settings.timeout_seconds, timeout_seconds);
     Arc::new(settings)

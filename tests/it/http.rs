@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use webfetch::budget::Budget;
-use webfetch::config::{Settings, load_str};
+use webfetch::config::Settings;
 use webfetch::content::media_type::MediaKind;
 use webfetch::error::{ErrorCode, FetchError, TimeoutPhase};
 use webfetch::http::{GetOptions, HopHook, HttpClient, OverLimit};
@@ -25,34 +25,16 @@ use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+use crate::support::{Config, LOCALHOST, load, stub};
 
-/// Settings with loopback unblocked (through `allow_insecure_overrides`) and
-/// `ports` allowed. `top` goes under `[tools.webfetch]`, `security` under its
-/// security table.
-fn settings(ports: &[u16], top: &str, security: &str) -> Arc<Settings> {
-    let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    let timeout = if top.contains("timeout_seconds") {
-        ""
-    } else {
-        "timeout_seconds = 5"
-    };
-    let text = format!(
-        "[tools.webfetch]\n{timeout}\n{top}\n\
-         [tools.webfetch.security]\nallow_insecure_overrides = true\nblock_loopback = false\n\
-         allowed_ports = [{}]\n{security}\n",
-        ports.join(", ")
-    );
-    Arc::new(load_str(&text).expect("test config loads").settings)
+/// The HTTP tests' configuration: loopback open on `ports`, `timeout_seconds = 5`.
+fn config(ports: &[u16]) -> Config {
+    Config::new(ports).timeout(5)
 }
 
-/// The stub resolver of the tests: `site.test` and `other.test` are loopback,
-/// `internal.test` rebinds to a private address.
-fn stub(settings: &Settings) -> StubValidator {
-    StubValidator::new(&settings.security)
-        .with_host("site.test", &[LOCALHOST])
-        .with_host("other.test", &[LOCALHOST])
-        .with_host("internal.test", &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 5))])
+/// `config` through the real loader, shareable with a client.
+fn settings(config: Config) -> Arc<Settings> {
+    Arc::new(config.settings())
 }
 
 fn client(settings: &Arc<Settings>) -> HttpClient {
@@ -192,7 +174,7 @@ async fn raw_server(reply: &'static [u8], hold: bool) -> SocketAddr {
 /// Fetches `/` from a fresh [`raw_server`] sending `reply` (held open when `hold`).
 async fn fetch_raw(reply: &'static [u8], hold: bool) -> Result<FetchedDocument, FetchError> {
     let server = raw_server(reply, hold).await;
-    let settings = settings(&[server.port()], "", "");
+    let settings = settings(config(&[server.port()]));
     document(&settings, &site(server.port(), "/")).await
 }
 
@@ -256,7 +238,7 @@ async fn fr_wf_10b_fixed_headers_and_no_cookies() {
         .set_body_string("ok");
     mount(&server, "/page", page).await;
     let port = server.address().port();
-    let settings = settings(&[port], "user_agent = \"test-agent/2.0\"", "");
+    let settings = settings(config(&[port]).top("user_agent = \"test-agent/2.0\""));
     let fetched = document(&settings, &site(port, "/a")).await.unwrap();
     assert_eq!(&fetched.body[..], b"ok");
     let requests = server.received_requests().await.unwrap();
@@ -291,7 +273,7 @@ async fn head_requests_return_headers_only() {
         .mount(&server)
         .await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let mut opts = options(&settings);
     opts.method = http::Method::HEAD;
     let response = client(&settings)
@@ -313,7 +295,7 @@ async fn it_wf_http_02_redirects_followed_and_each_hop_announced() {
     redirect(&server, "/r3", 303, "r4?x=1").await;
     redirect(&server, "/r4", 307, &format!("//site.test:{port}/r5")).await;
     redirect(&server, "/r5", 308, "/page#frag").await;
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let hops = HopLog::default();
     let fetched = fetch_via(&client(&settings), &site(port, "/r1"), Some(&hops))
         .await
@@ -350,7 +332,7 @@ async fn fr_wf_07a_other_3xx_are_not_followed() {
         mount(&server, format!("/s{status}"), response).await;
     }
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     for status in [300u16, 304, 305] {
         let error = document(&settings, &site(port, &format!("/s{status}")))
             .await
@@ -364,7 +346,7 @@ async fn fr_wf_07f1_redirect_limit_counts_the_refused_hop() {
     let server = html_server().await;
     let port = server.address().port();
     redirect(&server, "/loop", 302, "/loop").await;
-    let capped = settings(&[port], "max_redirects = 2", "");
+    let capped = settings(config(&[port]).top("max_redirects = 2"));
     let error = document(&capped, &site(port, "/loop")).await.unwrap_err();
     assert_code(&error, ErrorCode::RedirectLimit);
     assert_details(&error, json!({"count": 3, "max": 2}));
@@ -376,7 +358,7 @@ async fn fr_wf_07g_zero_redirects() {
     let server = html_server().await;
     let port = server.address().port();
     redirect(&server, "/once", 301, "/page").await;
-    let none = settings(&[port], "max_redirects = 0", "");
+    let none = settings(config(&[port]).top("max_redirects = 0"));
     let error = document(&none, &site(port, "/once")).await.unwrap_err();
     assert_code(&error, ErrorCode::RedirectLimit);
     assert_details(&error, json!({"count": 1, "max": 0}));
@@ -388,7 +370,7 @@ async fn fr_wf_07b1_missing_or_unparsable_location() {
     mount(&server, "/none", ResponseTemplate::new(302)).await;
     redirect(&server, "/bad", 302, "http://[::1").await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let missing = document(&settings, &site(port, "/none")).await.unwrap_err();
     assert_code(&missing, ErrorCode::InvalidUrl);
     assert_eq!(missing.details["url"], "");
@@ -421,7 +403,7 @@ async fn redirect_hook_error_aborts_the_fetch() {
     let server = html_server().await;
     let port = server.address().port();
     redirect(&server, "/r", 302, "/page").await;
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let error = fetch_via(&client(&settings), &site(port, "/r"), Some(&Deny))
         .await
         .unwrap_err();
@@ -464,7 +446,7 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
     for (from, location, _, _) in &cases {
         redirect(&server, from, 302, location).await;
     }
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     for (from, _, blocked_ip, cidr) in &cases {
         let hops = HopLog::default();
         let error = fetch_via(&client(&settings), &site(port, from), Some(&hops))
@@ -494,7 +476,7 @@ async fn fr_wf_07e_redirect_to_blocked_port_or_scheme() {
     .await;
     redirect(&server, "/file", 302, "file:///etc/passwd").await;
     redirect(&server, "/octal", 302, "http://0177.0.0.1/").await;
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let blocked_port = document(&settings, &site(port, "/port")).await.unwrap_err();
     assert_code(&blocked_port, ErrorCode::PortBlocked);
     let scheme = document(&settings, &site(port, "/file")).await.unwrap_err();
@@ -507,7 +489,7 @@ async fn fr_wf_07e_redirect_to_blocked_port_or_scheme() {
 
 #[tokio::test]
 async fn t_wf_ssrf_10_rebinding_name_is_blocked_before_connecting() {
-    let settings = settings(&[80], "", "");
+    let settings = settings(config(&[80]));
     let error = document(&settings, "http://internal.test/")
         .await
         .unwrap_err();
@@ -540,7 +522,7 @@ async fn t_wf_ssrf_10_no_re_resolution_across_hops() {
     let server = html_server().await;
     let port = server.address().port();
     redirect(&server, "/first", 302, "/page").await;
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let rebinding = Arc::new(Rebinding {
         inner: StubValidator::new(&settings.security).with_host("rebind.test", &[LOCALHOST]),
         private: StubValidator::new(&settings.security)
@@ -562,7 +544,7 @@ async fn t_wf_ssrf_10_no_re_resolution_across_hops() {
 async fn t_wf_ssrf_17_mixed_answer_connects_only_to_allowed_addresses() {
     let server = html_server().await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "max_dns_attempts = 10");
+    let settings = settings(config(&[port]).security("max_dns_attempts = 10"));
     let ips = [
         IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)),
         LOCALHOST,
@@ -576,7 +558,7 @@ async fn t_wf_ssrf_17_mixed_answer_connects_only_to_allowed_addresses() {
 
 #[tokio::test]
 async fn fr_wf_06c_unknown_name_is_dns_failed() {
-    let settings = settings(&[80], "", "");
+    let settings = settings(config(&[80]));
     let error = document(&settings, "http://nowhere.test/")
         .await
         .unwrap_err();
@@ -602,7 +584,7 @@ fn three_addresses() -> (std::net::TcpListener, u16) {
 #[tokio::test]
 async fn t_wf_ssrf_13_only_max_dns_attempts_addresses_are_tried() {
     let (third, port) = three_addresses();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     assert_eq!(settings.security.max_dns_attempts, 2);
     let ips: Vec<IpAddr> = [3u8, 1, 2]
         .iter()
@@ -627,7 +609,7 @@ async fn t_wf_ssrf_13_only_max_dns_attempts_addresses_are_tried() {
 async fn fr_wf_dns_01_failed_address_falls_through_to_the_next() {
     let server = html_server().await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     // Sorted order puts ::1 first; the server listens on 127.0.0.1 only.
     let client = resolving(
         &settings,
@@ -648,7 +630,7 @@ async fn t_wf_ssrf_19_proxy_does_not_bypass_target_validation() {
     // Loopback stays blocked: the proxy host itself is exempt (FR-WF-10d1), the
     // targets are not.
     let text = "[tools.webfetch]\n[tools.webfetch.http]\nuse_system_proxy = true\n";
-    let settings = Arc::new(load_str(text).unwrap().settings);
+    let settings = Arc::new(load(text));
     let env = move |name: &str| (name == "HTTP_PROXY").then(|| proxy_url.clone());
     let client = client(&settings).with_proxy_env(&env);
     for target in [
@@ -696,11 +678,8 @@ async fn t_wf_ssrf_19_proxy_tunnels_to_the_validated_ip() {
     let server = html_server().await;
     let port = server.address().port();
     let (proxy, seen) = connect_proxy().await;
-    let settings = settings(
-        &[port],
-        "[tools.webfetch.http]\nuse_system_proxy = true",
-        "",
-    );
+    let settings =
+        settings(config(&[port]).section("[tools.webfetch.http]\nuse_system_proxy = true"));
     let env = move |name: &str| (name == "http_proxy").then(|| format!("http://{proxy}"));
     let client = client(&settings).with_proxy_env(&env);
     let fetched = fetch_via(&client, &site(port, "/page"), None)
@@ -724,7 +703,7 @@ async fn fr_wf_10d_environment_proxy_ignored_by_default() {
     let port = server.address().port();
     let proxy = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let env = move |name: &str| name.ends_with("_PROXY").then(|| proxy_url.clone());
     let client = client(&settings).with_proxy_env(&env);
     fetch_via(&client, &site(port, "/page"), None)
@@ -743,7 +722,7 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
         mount(&server, format!("/{status}"), response).await;
     }
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let expected = [
         (404u16, ErrorCode::Http4xx, false, "Not Found"),
         (408, ErrorCode::Http4xx, true, "Request Timeout"),
@@ -780,7 +759,7 @@ async fn it_wf_http_08_non_200_2xx_is_unexpected_status() {
         mount(&server, format!("/{status}"), response).await;
     }
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     for status in [201u16, 202, 203, 204, 206, 226] {
         let error = document(&settings, &site(port, &format!("/{status}")))
             .await
@@ -833,7 +812,7 @@ async fn it_wf_http_03_unsupported_content_type() {
     let png = ResponseTemplate::new(200).set_body_bytes(b"\x89PNG\r\n\x1a\n....".to_vec());
     mount(&server, "/sniffed", png).await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     for (path, content_type) in [
         ("/doc.pdf", "application/pdf"),
         ("/api", "application/json; charset=utf-8"),
@@ -852,7 +831,7 @@ async fn it_wf_http_07_content_type_parameters_ignored() {
     mount(&server, "/html", latin1).await;
     mount(&server, "/plain", ok(b"x", "text/plain;format=flowed")).await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let html = document(&settings, &site(port, "/html")).await.unwrap();
     assert_eq!(html.kind, MediaKind::Html);
     assert_eq!(html.header_charset.as_deref(), Some("ISO-8859-1"));
@@ -870,7 +849,7 @@ async fn t_wf_ext_10_bom_stripped_before_sniffing() {
     let nul = ResponseTemplate::new(200).set_body_bytes(b"abc\0def".to_vec());
     mount(&server, "/nul", nul).await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let fetched = document(&settings, &site(port, "/bom")).await.unwrap();
     assert_eq!(fetched.content_type, None);
     assert_eq!(fetched.kind, MediaKind::Html);
@@ -912,7 +891,7 @@ async fn fr_wf_10c_gzip_deflate_brotli_decoded() {
         mount(&server, format!("/{name}"), response).await;
     }
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     for name in ["gzip", "zlib", "deflate", "br"] {
         let response = client(&settings)
             .get(&url(&site(port, &format!("/{name}"))), &options(&settings))
@@ -935,7 +914,7 @@ async fn unknown_content_encoding_is_a_network_error() {
         .set_body_raw(b"x".to_vec(), "text/html");
     mount(&server, "/z", zstd).await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let error = document(&settings, &site(port, "/z")).await.unwrap_err();
     assert_code(&error, ErrorCode::Network);
     assert_eq!(error.details["error"], "unsupported_content_encoding");
@@ -950,7 +929,7 @@ async fn it_wf_http_04_response_size_limit() {
     let gz = ok(&inflating, "text/plain").insert_header("content-encoding", "gzip");
     mount(&server, "/gz", gz).await;
     let port = server.address().port();
-    let settings = settings(&[port], "max_download_bytes = 1024", "");
+    let settings = settings(config(&[port]).top("max_download_bytes = 1024"));
     let declared = document(&settings, &site(port, "/big")).await.unwrap_err();
     assert_code(&declared, ErrorCode::ResponseTooLarge);
     assert_details(&declared, json!({"size": 4096, "max_bytes": 1024}));
@@ -967,7 +946,7 @@ async fn fr_wf_robots_size_01_truncate_keeps_the_prefix() {
     let server = MockServer::start().await;
     mount(&server, "/robots.txt", ok(&[b'x'; 5000], "text/plain")).await;
     let port = server.address().port();
-    let settings = settings(&[port], "", "");
+    let settings = settings(config(&[port]));
     let mut opts = options(&settings);
     opts.max_body_bytes = 1000;
     opts.over_limit = OverLimit::Truncate;
@@ -1001,7 +980,7 @@ async fn gzip_bomb_server(total: u64) -> SocketAddr {
 #[tokio::test]
 async fn fr_wf_10e_gzip_bomb_stops_at_the_limit() {
     let bomb = gzip_bomb_server(1 << 30).await;
-    let settings = settings(&[bomb.port()], "max_download_bytes = 65536", "");
+    let settings = settings(config(&[bomb.port()]).top("max_download_bytes = 65536"));
     let error = document(&settings, &site(bomb.port(), "/"))
         .await
         .unwrap_err();
@@ -1032,7 +1011,7 @@ fn timeout_phase(error: &FetchError) -> &str {
 /// from a [`raw_server`] that sends `reply` and then holds the connection open.
 async fn stalled_phase(scheme: &str, reply: &'static [u8]) -> String {
     let stall = raw_server(reply, true).await;
-    let settings = settings(&[stall.port()], "timeout_seconds = 1", "");
+    let settings = settings(config(&[stall.port()]).timeout(1));
     let target = format!("{scheme}://site.test:{}/", stall.port());
     let error = document(&settings, &target).await.unwrap_err();
     timeout_phase(&error).to_owned()
@@ -1082,7 +1061,7 @@ impl SsrfValidator for StuckResolver {
 #[tokio::test]
 async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
     let (release, gate) = std::sync::mpsc::channel();
-    let settings = settings(&[80], "timeout_seconds = 1", "");
+    let settings = settings(config(&[80]).timeout(1));
     let client = HttpClient::new(
         Arc::clone(&settings),
         Arc::new(StuckResolver(Mutex::new(gate))),
@@ -1113,7 +1092,7 @@ async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
     let server = html_server().await;
     let port = server.address().port();
     redirect(&server, "/r", 302, "/page").await;
-    let settings = settings(&[port], "timeout_seconds = 1", "");
+    let settings = settings(config(&[port]).timeout(1));
     let error = fetch_via(&client(&settings), &site(port, "/r"), Some(&Stall))
         .await
         .unwrap_err();
@@ -1132,7 +1111,7 @@ async fn fr_wf_timeout_02_one_budget_for_all_hops() {
             .set_delay(std::time::Duration::from_millis(700));
         mount(&server, from, slow).await;
     }
-    let settings = settings(&[port], "timeout_seconds = 1", "");
+    let settings = settings(config(&[port]).timeout(1));
     let error = document(&settings, &site(port, "/slow1"))
         .await
         .unwrap_err();

@@ -3,7 +3,7 @@
 //! HTTP/2 or HTTP/1.1 as ALPN decides.
 
 use std::convert::Infallible;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -15,12 +15,13 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
-use webfetch::config::{Settings, load_str};
+use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::http::HttpClient;
 use webfetch::render::{FetchedDocument, fetch_document};
-use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
+
+use crate::support::{Config, stub};
 
 /// What the server saw of each request: SNI, ALPN result, and the request's
 /// authority (HTTP/2 `:authority` or HTTP/1.1 `Host`).
@@ -120,17 +121,11 @@ async fn tls_server(names: &[&str], alpn: &[&[u8]], status: u16) -> TlsServer {
 }
 
 fn settings(port: u16) -> Arc<Settings> {
-    let text = format!(
-        "[tools.webfetch]\ntimeout_seconds = 5\n[tools.webfetch.security]\n\
-         allow_insecure_overrides = true\nblock_loopback = false\nallowed_ports = [{port}]\n"
-    );
-    Arc::new(load_str(&text).unwrap().settings)
+    Arc::new(Config::new(&[port]).timeout(5).settings())
 }
 
 fn client(settings: &Arc<Settings>) -> HttpClient {
-    let validator = StubValidator::new(&settings.security)
-        .with_host("site.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]);
-    HttpClient::new(Arc::clone(settings), Arc::new(validator))
+    HttpClient::new(Arc::clone(settings), Arc::new(stub(settings)))
 }
 
 fn trusting(settings: &Arc<Settings>, server: &TlsServer) -> HttpClient {

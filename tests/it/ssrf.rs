@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use webfetch::config::{self, SecuritySettings, Settings};
+use webfetch::config::{self, SecuritySettings};
 
 use crate::support::load as settings;
 use webfetch::error::{ErrorCode, FetchError};
@@ -144,38 +144,32 @@ fn t_wf_ssrf_07_non_allowed_ports_rejected() {
 
 #[test]
 fn t_wf_ssrf_08_custom_ports_accepted_when_configured() {
-    let settings = settings("[tools.webfetch.security]\nallowed_ports = [8080]\n");
+    let custom = settings("[tools.webfetch.security]\nallowed_ports = [8080]\n");
     let validator =
-        StubValidator::new(&settings.security).with_host("example.com", &[ip("93.184.216.34")]);
-    assert!(check("http://example.com:8080/", &settings.security, &validator).is_ok());
+        StubValidator::new(&custom.security).with_host("example.com", &[ip("93.184.216.34")]);
+    assert!(check("http://example.com:8080/", &custom.security, &validator).is_ok());
     // The list is the complete allowlist: 80 is no longer implied (FR-WF-PORT-01).
-    let error = check("http://example.com/", &settings.security, &validator).unwrap_err();
+    let error = check("http://example.com/", &custom.security, &validator).unwrap_err();
     assert_eq!(error.code, ErrorCode::PortBlocked);
-    let settings = settings_with_ports("[80, 443, 8080]");
+    let listed = settings("[tools.webfetch.security]\nallowed_ports = [80, 443, 8080]\n");
     let validator =
-        StubValidator::new(&settings.security).with_host("example.com", &[ip("93.184.216.34")]);
+        StubValidator::new(&listed.security).with_host("example.com", &[ip("93.184.216.34")]);
     for input in [
         "http://example.com/",
         "https://example.com/",
         "http://example.com:8080/",
     ] {
         assert!(
-            check(input, &settings.security, &validator).is_ok(),
+            check(input, &listed.security, &validator).is_ok(),
             "{input}"
         );
     }
-    let empty = settings_with_ports("[]");
+    let empty = settings("[tools.webfetch.security]\nallowed_ports = []\n");
     assert_eq!(
         empty.security.allowed_ports,
         vec![80, 443],
         "empty means the default"
     );
-}
-
-fn settings_with_ports(list: &str) -> Settings {
-    settings(&format!(
-        "[tools.webfetch.security]\nallowed_ports = {list}\n"
-    ))
 }
 
 #[test]

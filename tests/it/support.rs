@@ -1,8 +1,7 @@
-//! Shared helpers of the pipeline-level integration tests (`pipeline`, `logs`,
-//! `corpus_cli`): configs built through the real loader, the stub resolver, wiremock
-//! shorthands and an order-preserving view of JSON.
+//! Shared helpers of the integration tests: configs built through the real loader,
+//! the stub resolver, wiremock shorthands and an order-preserving view of JSON.
 //!
-//! Each test crate uses a different subset, hence the `dead_code` allowance.
+//! Each test module uses a different subset, hence the `dead_code` allowance.
 
 #![allow(dead_code)]
 
@@ -27,8 +26,10 @@ pub const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 #[derive(Debug, Clone)]
 pub struct Config {
     ports: Vec<u16>,
+    timeout_seconds: u32,
     cache_dir: Option<PathBuf>,
     top: Vec<String>,
+    security: Vec<String>,
     sections: Vec<String>,
 }
 
@@ -38,10 +39,19 @@ impl Config {
     pub fn new(ports: &[u16]) -> Config {
         Config {
             ports: ports.to_vec(),
+            timeout_seconds: 10,
             cache_dir: None,
             top: Vec::new(),
+            security: Vec::new(),
             sections: Vec::new(),
         }
+    }
+
+    /// `timeout_seconds = secs` instead of 10 (a `timeout_seconds` line given to
+    /// [`Config::top`] wins over both).
+    pub fn timeout(mut self, secs: u32) -> Config {
+        self.timeout_seconds = secs;
+        self
     }
 
     /// Caches in `dir` (a tempdir: T-WF-INFRA-03).
@@ -56,7 +66,15 @@ impl Config {
         self
     }
 
-    /// A whole sub-table, e.g. `"[tools.webfetch.robots]\nfail_open = true"`.
+    /// A `key = value` line under `[tools.webfetch.security]`, after the loopback
+    /// gate and `allowed_ports`, e.g. `additional_blocked_cidrs = ["127.0.0.2/32"]`.
+    pub fn security(mut self, line: &str) -> Config {
+        self.security.push(line.to_owned());
+        self
+    }
+
+    /// A whole sub-table, e.g. `"[tools.webfetch.robots]\nfail_open = true"`. A
+    /// `[tools.webfetch.browser]` table replaces the default `enabled = false` one.
     pub fn section(mut self, text: &str) -> Config {
         self.sections.push(text.to_owned());
         self
@@ -66,7 +84,7 @@ impl Config {
     pub fn toml(&self) -> String {
         let mut text = String::from("[tools.webfetch]\n");
         if !self.top.iter().any(|l| l.starts_with("timeout_seconds")) {
-            text.push_str("timeout_seconds = 10\n");
+            let _ = writeln!(text, "timeout_seconds = {}", self.timeout_seconds);
         }
         let cache = match &self.cache_dir {
             Some(dir) => dir.display().to_string(),
@@ -83,6 +101,9 @@ impl Config {
              block_loopback = false\nallowed_ports = [{}]",
             ports.join(", ")
         );
+        for line in &self.security {
+            let _ = writeln!(text, "{line}");
+        }
         if !self
             .sections
             .iter()
