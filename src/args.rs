@@ -26,7 +26,7 @@ pub const MAX_CHUNK_TOKENS: u32 = 2048;
 /// The properties of FR-WF-02.
 const SRD_PROPERTIES: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force_browser"];
 /// Our extension properties, accepted by [`ArgsSchema::Extended`] only.
-const EXTENSION_PROPERTIES: [&str; 1] = ["extraction"];
+const EXTENSION_PROPERTIES: [&str; 2] = ["extraction", "start_chunk"];
 
 /// The accepted values of `extraction`, in the order the schema lists them.
 const EXTRACTION_MODES: [ExtractionMode; 2] = [ExtractionMode::Srd, ExtractionMode::Article];
@@ -40,6 +40,13 @@ pages. \"srd\": the whole readable page after boilerplate \
 removal; use it for documentation, reference and listing pages, or when article mode misses \
 something. Default from config (\"srd\" unless configured). Falls back to \"srd\" with the \
 note article_fallback_srd when no main content is found; text/plain is the same either way.";
+
+/// What `start_chunk` is for, told to a model that got a truncated page.
+const START_CHUNK_DESCRIPTION: &str = "Extension: read a long page from this chunk on \
+(0-based). When a response is cut to fit the output limit (truncated, note \
+tool_output_limit), call again with the same url and start_chunk set to the \
+next_start_chunk it gave: the page is served from the cache with the same chunks, so \
+successive calls read every chunk once, in order.";
 
 /// A validated `web_fetch` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +62,10 @@ pub struct FetchArgs {
     /// Extension: how HTML pages are extracted; `None` = config default
     /// (`[tools.webfetch.extraction] mode`). Always `None` from [`ArgsSchema::Srd`].
     pub extraction: Option<ExtractionMode>,
+    /// Extension: the first chunk to return (0-based, continuation); `None` = the
+    /// SRD's response from the first chunk, with no continuation field. Always
+    /// `None` from [`ArgsSchema::Srd`].
+    pub start_chunk: Option<usize>,
 }
 
 /// Which request schema a front door accepts.
@@ -153,6 +164,14 @@ pub fn extension_properties() -> Map<String, Value> {
             "description": EXTRACTION_DESCRIPTION
         }),
     );
+    properties.insert(
+        "start_chunk".to_owned(),
+        json!({
+            "type": "integer",
+            "minimum": 0,
+            "description": START_CHUNK_DESCRIPTION
+        }),
+    );
     properties
 }
 
@@ -200,6 +219,10 @@ impl FetchArgs {
         let force_browser = boolean(object, "force_browser")?;
         // Only the extended dialect gets here with extension properties present.
         let extraction = extraction(object)?;
+        let start_chunk = match object.get("start_chunk") {
+            None => None,
+            Some(value) => Some(start_chunk(value)?),
+        };
         if url.trim().is_empty() {
             return Err(ArgsError::Rule(FetchError::bad_args(
                 "url",
@@ -212,6 +235,7 @@ impl FetchArgs {
             no_cache,
             force_browser,
             extraction,
+            start_chunk,
         })
     }
 }
@@ -276,6 +300,21 @@ fn extraction(object: &Map<String, Value>) -> Result<Option<ExtractionMode>, Arg
                 accepted.join(", ")
             ))
         })
+}
+
+/// Extension: `start_chunk`, a non-negative integer (JSON Schema's `integer`, so
+/// `3.0` too). Whether it is in range depends on the page: the output stage says.
+fn start_chunk(value: &Value) -> Result<usize, ArgsError> {
+    let number = match (value.as_u64(), value.as_f64()) {
+        (Some(n), _) => Some(n),
+        (None, Some(f)) if f.fract() == 0.0 && (0.0..1e15).contains(&f) => Some(f as u64),
+        _ => None,
+    };
+    number.and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
+        schema(&format!(
+            "`start_chunk` must be an integer >= 0; got {value}"
+        ))
+    })
 }
 
 fn boolean(object: &Map<String, Value>, key: &str) -> Result<bool, ArgsError> {
@@ -398,7 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn the_extended_schema_adds_extraction_and_nothing_else() {
+    fn the_extended_schema_adds_the_extensions_and_nothing_else() {
         let extended = extended_input_schema();
         assert_eq!(extended["additionalProperties"], false);
         assert_eq!(extended["required"], json!(["url"]));
@@ -406,11 +445,12 @@ mod tests {
             extended["properties"]["extraction"]["enum"],
             json!(["srd", "article"])
         );
+        assert_eq!(extended["properties"]["start_chunk"]["minimum"], 0);
         let mut without = extended.clone();
-        without["properties"]
-            .as_object_mut()
-            .unwrap()
-            .remove("extraction");
+        let properties = without["properties"].as_object_mut().unwrap();
+        for extension in EXTENSION_PROPERTIES {
+            properties.remove(extension);
+        }
         assert_eq!(without, input_schema());
     }
 
@@ -458,5 +498,30 @@ mod tests {
             parse(json!({"url": "https://a.example/", "start": 2})),
             Err(ArgsError::Schema(_))
         ));
+    }
+
+    #[test]
+    fn start_chunk_is_an_extension_integer_at_least_zero() {
+        let url = "https://a.example/";
+        let extended = |value: Value| {
+            FetchArgs::from_json_with_extensions(&json!({ "url": url, "start_chunk": value }))
+        };
+        assert_eq!(extended(json!(12)).unwrap().start_chunk, Some(12));
+        assert_eq!(extended(json!(3.0)).unwrap().start_chunk, Some(3));
+        for bad in [json!(-1), json!(1.5), json!("2"), json!(null)] {
+            assert!(
+                matches!(extended(bad.clone()), Err(ArgsError::Schema(_))),
+                "{bad}"
+            );
+        }
+        // The executor seam speaks FR-WF-02 exactly.
+        let srd = FetchArgs::from_json(&json!({ "url": url, "start_chunk": 1 }));
+        assert!(matches!(srd, Err(ArgsError::Schema(_))));
+        assert_eq!(
+            FetchArgs::from_json(&json!({ "url": url }))
+                .unwrap()
+                .start_chunk,
+            None
+        );
     }
 }

@@ -170,19 +170,26 @@ fn is_json_object(message: &str) -> bool {
 /// formatted by [`format_error`].
 pub async fn run_tool(tool: &dyn ToolExecutor, args: Value, ctx: &mut ToolCtx) -> ToolResult {
     let name = tool.name();
-    let outcome = match tool.timeout() {
-        Some(after) => match tokio::time::timeout(after, tool.execute(args, ctx)).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(ToolError::Timeout {
-                tool: name.to_owned(),
-                after,
-            }),
-        },
-        None => tool.execute(args, ctx).await,
-    };
-    match outcome {
+    match within_timeout(tool, tool.execute(args, ctx)).await {
         Ok(content) => ToolResult::success(content),
         Err(error) => format_error(name, error),
+    }
+}
+
+/// `work` under `tool`'s own timeout ([`ToolExecutor::timeout`]), as [`run_tool`]
+/// runs `execute`: for a front door that runs a tool's work its own way.
+pub async fn within_timeout<T>(
+    tool: &dyn ToolExecutor,
+    work: impl Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    match tool.timeout() {
+        Some(after) => tokio::time::timeout(after, work).await.unwrap_or_else(|_| {
+            Err(ToolError::Timeout {
+                tool: tool.name().to_owned(),
+                after,
+            })
+        }),
+        None => work.await,
     }
 }
 

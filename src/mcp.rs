@@ -5,24 +5,36 @@
 //! A success returns the response JSON as text content; a tool error returns
 //! `isError: true` with the error envelope as text, so the model can read the code.
 //! The server speaks only protocol on stdout; logs go to stderr.
+//!
+//! Continuation (extension): when the output budget cut a page, the JSON is left
+//! as the SRD has it (unless the call asked for a window with `start_chunk`), and a
+//! second text block tells the model in words how to read on, with the numbers in
+//! the result's `_meta` ([`META_NEXT_START_CHUNK`], [`META_TOTAL_CHUNKS`]) for
+//! programs.
 
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::args::ArgsSchema;
-use crate::executor::{ToolCtx, ToolExecutor, run_tool};
+use crate::executor::{ToolExecutor, format_error, within_timeout};
+use crate::output::Built;
 use crate::tool::WebFetchTool;
 
 /// Default byte budget for one MCP tool result: small enough for common clients'
 /// tool-output limits (about 25k tokens), large enough for dozens of chunks.
 pub const DEFAULT_MCP_MAX_OUTPUT_BYTES: usize = 60_000;
+
+/// The `_meta` key of a cut result: the `start_chunk` that reads on.
+pub const META_NEXT_START_CHUNK: &str = "webfetch/next_start_chunk";
+/// The `_meta` key of a cut result: the page's chunk count.
+pub const META_TOTAL_CHUNKS: &str = "webfetch/total_chunks";
 
 /// The `web_fetch` MCP server.
 #[derive(Clone)]
@@ -64,7 +76,8 @@ impl ServerHandler for WebFetchServer {
             .with_instructions(
                 "web_fetch fetches an http(s) URL and returns its readable content as token-bounded \
                  Markdown chunks in JSON. Private networks and robots.txt-disallowed pages are refused. \
-                 Pass extraction: \"article\" for just the main text of an article or post.",
+                 Pass extraction: \"article\" for just the main text of an article or post. \
+                 A long page cut to fit the output limit says which start_chunk reads on.",
             )
     }
 
@@ -93,14 +106,39 @@ impl ServerHandler for WebFetchServer {
             ));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let mut ctx = ToolCtx::new(self.max_output_bytes, self.max_output_bytes);
-        let result = run_tool(self.tool.as_ref(), args, &mut ctx).await;
-        let content = vec![ContentBlock::text(result.content)];
-        Ok(if result.is_error {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        }
-        .into())
+        let tool = self.tool.as_ref();
+        let work = tool.execute_built(args, self.max_output_bytes);
+        let result = match within_timeout(tool, work).await {
+            Ok(built) => success(built),
+            Err(error) => {
+                let formatted = format_error(tool.name(), error);
+                CallToolResult::error(vec![ContentBlock::text(formatted.content)])
+            }
+        };
+        Ok(result.into())
     }
+}
+
+/// The response JSON; when the output budget cut the page, also the words and the
+/// `_meta` that say how to read on.
+fn success(built: Built) -> CallToolResult {
+    let Some(next) = built.next_start_chunk else {
+        return CallToolResult::success(vec![ContentBlock::text(built.json)]);
+    };
+    let total = built.total_chunks;
+    let words = format!(
+        "This page was cut to fit the output limit: chunks {next} to {} of {total} were \
+         not returned. To read on, call web_fetch again with the same url and \
+         start_chunk: {next}.",
+        total - 1
+    );
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text(built.json),
+        ContentBlock::text(words),
+    ]);
+    let mut meta = serde_json::Map::new();
+    meta.insert(META_NEXT_START_CHUNK.to_owned(), next.into());
+    meta.insert(META_TOTAL_CHUNKS.to_owned(), total.into());
+    result.meta = Some(MetaObject(meta));
+    result
 }

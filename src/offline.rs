@@ -84,11 +84,13 @@ pub fn respond(
         rendering_method: RenderingMethod::Http,
         notes: read.notes,
     };
-    output::build(
+    output::build_window(
         &read.document,
         meta,
         args.chunk_tokens(settings),
+        args.start_chunk,
         effective_max_bytes,
         &Cl100k,
     )
+    .map(|built| built.json)
 }

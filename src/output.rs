@@ -15,6 +15,11 @@
 //!   each chunk and a single scan of the first chunk's JSON-escaped text, never a
 //!   serialisation per candidate. When not even an empty first chunk fits, the
 //!   result is the `internal` / `tool_output_limit` error (FR-WF-OUT-02a).
+//! * **Continuation** (extension, [`build_window`]): a response may start at chunk
+//!   `start_chunk` of the document's deterministic chunking, and when fitting cut
+//!   it, the caller learns the first chunk it did not get. The field that says so,
+//!   `next_start_chunk`, is written only for a caller that asked for a window, so
+//!   every SRD response stays byte-identical.
 
 mod timestamp;
 
@@ -107,6 +112,11 @@ pub struct FetchResponse {
     pub truncation_reason: Option<TruncationReason>,
     /// Condition tokens in canonical order; always present (FR-WF-03d).
     pub notes: Notes,
+    /// Extension: the first chunk this response left out because of the output
+    /// budget, for a caller that asked for a window ([`build_window`]); never
+    /// written otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_chunk: Option<usize>,
 }
 
 impl FetchResponse {
@@ -123,6 +133,7 @@ impl FetchResponse {
             truncated: false,
             truncation_reason: None,
             notes: meta.notes,
+            next_start_chunk: None,
         };
         response.sync_truncation();
         response
@@ -155,28 +166,116 @@ pub fn build(
     effective_max_bytes: usize,
     counter: &dyn TokenCounter,
 ) -> Result<String, FetchError> {
-    let chunks = chunk_markdown(&doc.markdown, max_chunk_tokens, counter);
-    fit(
-        FetchResponse::new(doc, meta, chunks),
+    build_window(
+        doc,
+        meta,
+        max_chunk_tokens,
+        None,
         effective_max_bytes,
         counter,
     )
+    .map(|built| built.json)
+}
+
+/// A response built by [`build_window`]: its JSON and where reading may go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// The exact JSON the tool answers with.
+    pub json: String,
+    /// The first chunk the output budget left out, when there is one: call again
+    /// with `start_chunk` set to it to read on.
+    pub next_start_chunk: Option<usize>,
+    /// How many chunks the whole document has.
+    pub total_chunks: usize,
+}
+
+/// Extension: [`build`] from chunk `start_chunk` of the document's chunking on
+/// (chunk boundaries do not depend on the window, so successive windows read a
+/// document exactly once). `None` is exactly [`build`], and so is its JSON; with
+/// `Some`, the JSON also carries `next_start_chunk` when fitting cut the window.
+/// A start at or past the last chunk is `bad_args` with `details.chunk_count`.
+pub fn build_window(
+    doc: &ExtractedDocument,
+    meta: ResponseMeta,
+    max_chunk_tokens: usize,
+    start_chunk: Option<usize>,
+    effective_max_bytes: usize,
+    counter: &dyn TokenCounter,
+) -> Result<Built, FetchError> {
+    let mut chunks = chunk_markdown(&doc.markdown, max_chunk_tokens, counter);
+    let total_chunks = chunks.len();
+    let start = start_chunk.unwrap_or(0);
+    if start_chunk.is_some() && start >= total_chunks {
+        return Err(FetchError::bad_args(
+            "start_chunk",
+            format!("{start} is past the last chunk: the document has {total_chunks}"),
+        )
+        .with_detail("chunk_count", total_chunks));
+    }
+    chunks.drain(..start);
+    let window = Window {
+        start,
+        total: total_chunks,
+        announce: start_chunk.is_some(),
+    };
+    let (json, next_start_chunk) = fit_window(
+        FetchResponse::new(doc, meta, chunks),
+        window,
+        effective_max_bytes,
+        counter,
+    )?;
+    Ok(Built {
+        json,
+        next_start_chunk,
+        total_chunks,
+    })
 }
 
 /// Enforces `effective_max_bytes` on a response with the algorithm of FR-WF-OUT-01
 /// and returns its JSON, or the `tool_output_limit` error (FR-WF-OUT-02, 02a).
 pub fn fit(
-    mut response: FetchResponse,
+    response: FetchResponse,
     effective_max_bytes: usize,
     counter: &dyn TokenCounter,
 ) -> Result<String, FetchError> {
+    let window = Window {
+        start: 0,
+        total: response.chunks.len(),
+        announce: false,
+    };
+    fit_window(response, window, effective_max_bytes, counter).map(|(json, _)| json)
+}
+
+/// Where a response's chunks sit in the document's chunking.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    /// The document index of the response's first chunk.
+    start: usize,
+    /// The document's chunk count.
+    total: usize,
+    /// Write `next_start_chunk` into the JSON when the window is cut.
+    announce: bool,
+}
+
+/// [`fit`] for a window: also returns the first chunk left out, if any.
+fn fit_window(
+    mut response: FetchResponse,
+    window: Window,
+    effective_max_bytes: usize,
+    counter: &dyn TokenCounter,
+) -> Result<(String, Option<usize>), FetchError> {
     let budget = effective_max_bytes;
     let json = response.to_json();
     if json.len() <= budget {
-        return Ok(json);
+        return Ok((json, None));
     }
     let too_small = || FetchError::tool_output_limit(budget as u64);
     response.add_note(Note::ToolOutputLimit);
+    if window.announce {
+        // The final value is at most `total`, so never longer: the space reserved
+        // here is enough.
+        response.next_start_chunk = Some(window.total);
+    }
     let mut chunks = std::mem::take(&mut response.chunks);
     // Step 3: keep the longest run of leading chunks that fits.
     let mut total = json_len(&response);
@@ -192,7 +291,11 @@ pub fn fit(
     if keep > 0 {
         chunks.truncate(keep);
         response.chunks = chunks;
-        return Ok(response.to_json());
+        let next = window.start + keep;
+        if window.announce {
+            response.next_start_chunk = Some(next);
+        }
+        return Ok((response.to_json(), Some(next)));
     }
     // Step 4: not even the first chunk fits whole; cut its text.
     let Some(first) = chunks.into_iter().next() else {
@@ -203,6 +306,11 @@ pub fn fit(
         text: String::new(),
         token_count: 0,
     }];
+    // The first chunk is cut: what follows it is the next chunk, if there is one.
+    let next = Some(window.start + 1).filter(|next| *next < window.total);
+    if window.announce {
+        response.next_start_chunk = next;
+    }
     let fixed = json_len(&response);
     if fixed > budget {
         return Err(too_small());
@@ -217,7 +325,7 @@ pub fn fit(
         };
         let json = response.to_json();
         if json.len() <= budget {
-            return Ok(json);
+            return Ok((json, next));
         }
         // Unreachable while `escaped_len` matches serde_json; kept so the byte
         // budget holds even if it ever does not.

@@ -35,7 +35,7 @@ use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
 use crate::http::HttpClient;
 use crate::notes::{Note, Notes};
-use crate::output::{self, ResponseMeta, Timestamp};
+use crate::output::{self, Built, ResponseMeta, Timestamp};
 use crate::page::Page;
 use crate::pass::Pass;
 use crate::render::{self, RenderContext, RenderPlan};
@@ -155,6 +155,20 @@ impl WebFetchTool {
         args: &FetchArgs,
         effective_max_bytes: usize,
     ) -> Result<String, FetchError> {
+        self.fetch_with_continuation(args, effective_max_bytes)
+            .await
+            .map(|built| built.json)
+    }
+
+    /// [`fetch`](Self::fetch), also saying where a response cut by the output
+    /// budget may be continued (extension, `start_chunk`): a front door that wants
+    /// to tell its caller how to read on (the MCP server) uses this, whether or
+    /// not the call itself asked for a window.
+    pub async fn fetch_with_continuation(
+        &self,
+        args: &FetchArgs,
+        effective_max_bytes: usize,
+    ) -> Result<Built, FetchError> {
         let url = CanonicalUrl::parse(&args.url);
         let host = url
             .as_ref()
@@ -164,7 +178,7 @@ impl WebFetchTool {
             "web_fetch",
             requested_host = %host,
             rendering_method = tracing::field::Empty,
-            cache_hit = false,
+            cache_hit = tracing::field::Empty,
         );
         self.fetch_logged(args, url, &host, effective_max_bytes)
             .instrument(span)
@@ -177,7 +191,7 @@ impl WebFetchTool {
         url: Result<CanonicalUrl, FetchError>,
         host: &str,
         effective_max_bytes: usize,
-    ) -> Result<String, FetchError> {
+    ) -> Result<Built, FetchError> {
         let path = url.as_ref().map(|u| u.redacted()).unwrap_or_default();
         tracing::info!(event = "fetch_start", requested_host = %host, url = %path);
         let mut cache_hit = false;
@@ -219,7 +233,7 @@ impl WebFetchTool {
                 );
             }
         }
-        result.map(|(json, _)| json)
+        result.map(|(built, _)| built)
     }
 
     /// The stages of Appendix B after URL validation.
@@ -229,50 +243,58 @@ impl WebFetchTool {
         url: &CanonicalUrl,
         effective_max_bytes: usize,
         cache_hit: &mut bool,
-    ) -> Result<(String, RenderingMethod), FetchError> {
+    ) -> Result<(Built, RenderingMethod), FetchError> {
         let max_chunk_tokens = args.chunk_tokens(&self.settings);
         let mode = args.extraction_mode(&self.settings);
         let plan = render::plan(args.force_browser, url, &self.settings);
-        let span = tracing::Span::current();
-        span.record("rendering_method", plan.first_method().as_str());
         let cache = self.disk_cache();
         let mut notes = Notes::new();
 
         // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
-        if let (Some(cache), false) = (&cache, args.no_cache) {
+        let hit = match (&cache, args.no_cache) {
+            (Some(cache), false) => {
+                match self.cache_read(cache, url, plan.first_method(), mode).await {
+                    Some(hit) => Some((hit, plan.first_method())),
+                    None => match plan.other_method() {
+                        Some(other) => self
+                            .cache_read(cache, url, other, mode)
+                            .await
+                            .map(|hit| (hit, other)),
+                        None => None,
+                    },
+                }
+            }
+            _ => None,
+        };
+        // Each field once, where possible: a formatter may append re-recorded
+        // values instead of replacing them.
+        let span = tracing::Span::current();
+        let method = hit
+            .as_ref()
+            .map_or(plan.first_method(), |(_, method)| *method);
+        span.record("cache_hit", hit.is_some());
+        span.record("rendering_method", method.as_str());
+        if let Some((hit, method)) = hit {
             // A hit reports `cache_hit` only: the notes of the fetch that filled
             // the entry (`charset_fallback`, `article_fallback_srd`) are not kept.
-            let hit = match self.cache_read(cache, url, plan.first_method(), mode).await {
-                Some(hit) => Some((hit, plan.first_method())),
-                None => match plan.other_method() {
-                    Some(other) => self
-                        .cache_read(cache, url, other, mode)
-                        .await
-                        .map(|hit| (hit, other)),
-                    None => None,
-                },
+            *cache_hit = true;
+            notes.add(Note::CacheHit);
+            let meta = ResponseMeta {
+                requested_url: args.url.clone(),
+                final_url: url.as_str().to_owned(),
+                fetched_at: to_timestamp(hit.fetched_at),
+                rendering_method: method,
+                notes,
             };
-            if let Some((hit, method)) = hit {
-                *cache_hit = true;
-                span.record("cache_hit", true);
-                span.record("rendering_method", method.as_str());
-                notes.add(Note::CacheHit);
-                let meta = ResponseMeta {
-                    requested_url: args.url.clone(),
-                    final_url: url.as_str().to_owned(),
-                    fetched_at: to_timestamp(hit.fetched_at),
-                    rendering_method: method,
-                    notes,
-                };
-                let json = output::build(
-                    &hit.document,
-                    meta,
-                    max_chunk_tokens,
-                    effective_max_bytes,
-                    &Cl100k,
-                )?;
-                return Ok((json, method));
-            }
+            let built = output::build_window(
+                &hit.document,
+                meta,
+                max_chunk_tokens,
+                args.start_chunk,
+                effective_max_bytes,
+                &Cl100k,
+            )?;
+            return Ok((built, method));
         }
 
         // SSRFCheck, RobotsCheck, Fetch, ContentType, Extract: the renderers'
@@ -291,7 +313,9 @@ impl WebFetchTool {
         let rendered = self.render(plan, &call, &mut notes).await;
         notes.extend(&robots.into_notes());
         let rendered = rendered?;
-        span.record("rendering_method", rendered.method.as_str());
+        if rendered.method != method {
+            span.record("rendering_method", rendered.method.as_str());
+        }
         let fetched_at = OffsetDateTime::now_utc();
 
         // WriteCache (best effort, FR-WF-16h), before fitting so its note is in the
@@ -322,14 +346,15 @@ impl WebFetchTool {
             rendering_method: rendered.method,
             notes,
         };
-        let json = output::build(
+        let built = output::build_window(
             &document,
             meta,
             max_chunk_tokens,
+            args.start_chunk,
             effective_max_bytes,
             &Cl100k,
         )?;
-        Ok((json, rendered.method))
+        Ok((built, rendered.method))
     }
 
     /// The cache entry of `url` rendered with `method`, unless it is an HTTP result
@@ -610,21 +635,38 @@ impl ToolExecutor for WebFetchTool {
     fn execute<'a>(&'a self, args: Value, ctx: &'a mut ToolCtx) -> ToolFut<'a> {
         Box::pin(async move {
             ctx.allow_truncation = false;
-            let effective_max_bytes = ctx.effective_max_bytes();
-            let failed = |error: FetchError| ToolError::ExecutionFailed {
-                tool: "web_fetch".to_owned(),
-                message: error.to_json(),
-            };
-            let args = match FetchArgs::parse(&args, self.schema) {
-                Ok(args) => args,
-                Err(ArgsError::Schema(error)) => {
-                    return Err(ToolError::BadArgs {
-                        message: error.message,
-                    });
-                }
-                Err(ArgsError::Rule(error)) => return Err(failed(error)),
-            };
-            self.fetch(&args, effective_max_bytes).await.map_err(failed)
+            let built = self.execute_built(args, ctx.effective_max_bytes()).await?;
+            Ok(built.json)
         })
+    }
+}
+
+impl WebFetchTool {
+    /// [`ToolExecutor::execute`]'s argument handling and error mapping around
+    /// [`fetch_with_continuation`](Self::fetch_with_continuation): schema
+    /// violations are `BadArgs`, every other error the envelope as
+    /// `ExecutionFailed` (Appendix E). For a front door that also wants the
+    /// continuation (the MCP server), under [`crate::executor::within_timeout`].
+    pub async fn execute_built(
+        &self,
+        args: Value,
+        effective_max_bytes: usize,
+    ) -> Result<Built, ToolError> {
+        let failed = |error: FetchError| ToolError::ExecutionFailed {
+            tool: "web_fetch".to_owned(),
+            message: error.to_json(),
+        };
+        let args = match FetchArgs::parse(&args, self.schema) {
+            Ok(args) => args,
+            Err(ArgsError::Schema(error)) => {
+                return Err(ToolError::BadArgs {
+                    message: error.message,
+                });
+            }
+            Err(ArgsError::Rule(error)) => return Err(failed(error)),
+        };
+        self.fetch_with_continuation(&args, effective_max_bytes)
+            .await
+            .map_err(failed)
     }
 }

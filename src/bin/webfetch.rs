@@ -42,19 +42,14 @@ enum Command {
         /// A TOML file with a [tools.webfetch] table (SRD 5.3).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Token budget per chunk, 128..=2048 (default from config).
-        #[arg(long, allow_negative_numbers = true)]
-        max_chunk_tokens: Option<i64>,
+        #[command(flatten)]
+        options: ToolOptions,
         /// Skip the cache read (the result is still cached).
         #[arg(long)]
         no_cache: bool,
         /// Render with headless Chromium.
         #[arg(long)]
         force_browser: bool,
-        /// HTML extraction (extension): the whole readable page (srd) or only the
-        /// main article (article). Default from config: srd unless configured.
-        #[arg(long, value_enum)]
-        extraction: Option<Extraction>,
         /// Byte budget for the JSON output (default: unlimited).
         #[arg(long)]
         max_output_bytes: Option<usize>,
@@ -85,12 +80,8 @@ struct ExtractArgs {
     /// response's `requested_url` / `final_url`.
     #[arg(long)]
     base_url: String,
-    /// HTML extraction: srd or article (default from config: srd unless configured).
-    #[arg(long, value_enum)]
-    extraction: Option<Extraction>,
-    /// Token budget per chunk, 128..=2048 (default from config).
-    #[arg(long, allow_negative_numbers = true)]
-    max_chunk_tokens: Option<i64>,
+    #[command(flatten)]
+    options: ToolOptions,
     /// The Content-Type the page was served with, e.g.
     /// `text/plain; charset=windows-1252`; an empty value sniffs the body.
     #[arg(long, default_value = "text/html")]
@@ -104,6 +95,38 @@ struct ExtractArgs {
     /// A TOML file with a [tools.webfetch] table (SRD 5.3).
     #[arg(long)]
     config: Option<PathBuf>,
+}
+
+/// The tool arguments `fetch` and `extract` share; each is left out of the call
+/// when not given, so the tool applies the config defaults.
+#[derive(Debug, Args)]
+struct ToolOptions {
+    /// Token budget per chunk, 128..=2048 (default from config).
+    #[arg(long, allow_negative_numbers = true)]
+    max_chunk_tokens: Option<i64>,
+    /// HTML extraction (extension): the whole readable page (srd) or only the
+    /// main article (article). Default from config: srd unless configured.
+    #[arg(long, value_enum)]
+    extraction: Option<Extraction>,
+    /// Continuation (extension): return the page from this chunk on (0-based).
+    /// The response then says `next_start_chunk` when the output budget cut it.
+    #[arg(long, allow_negative_numbers = true)]
+    start_chunk: Option<i64>,
+}
+
+impl ToolOptions {
+    /// Adds the options given to the tool arguments `args`.
+    fn add_to(&self, args: &mut Value) {
+        if let Some(tokens) = self.max_chunk_tokens {
+            args["max_chunk_tokens"] = json!(tokens);
+        }
+        if let Some(extraction) = self.extraction {
+            args["extraction"] = json!(ExtractionMode::from(extraction).as_str());
+        }
+        if let Some(start) = self.start_chunk {
+            args["start_chunk"] = json!(start);
+        }
+    }
 }
 
 /// `--extraction`: the wire values of [`ExtractionMode`].
@@ -148,10 +171,9 @@ fn main() -> ExitCode {
         Command::Fetch {
             url,
             config,
-            max_chunk_tokens,
+            options,
             no_cache,
             force_browser,
-            extraction,
             max_output_bytes,
             pretty,
         } => {
@@ -160,7 +182,7 @@ fn main() -> ExitCode {
             };
             let mut args =
                 json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
-            add_options(&mut args, max_chunk_tokens, extraction);
+            options.add_to(&mut args);
             let tool = WebFetchTool::new(loaded.settings).with_schema(ArgsSchema::Extended);
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
@@ -219,7 +241,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
         }
     };
     let mut args = json!({ "url": cli.base_url });
-    add_options(&mut args, cli.max_chunk_tokens, cli.extraction);
+    cli.options.add_to(&mut args);
     let result = FetchArgs::from_json_with_extensions(&args)
         .map_err(ArgsError::into_fetch_error)
         .and_then(|args| {
@@ -235,17 +257,6 @@ fn extract(cli: ExtractArgs) -> ExitCode {
             )
         });
     print_result(result, cli.pretty)
-}
-
-/// The optional tool arguments shared by `fetch` and `extract`; left out when not
-/// given, so the tool applies the config defaults.
-fn add_options(args: &mut Value, max_chunk_tokens: Option<i64>, extraction: Option<Extraction>) {
-    if let Some(tokens) = max_chunk_tokens {
-        args["max_chunk_tokens"] = json!(tokens);
-    }
-    if let Some(extraction) = extraction {
-        args["extraction"] = json!(ExtractionMode::from(extraction).as_str());
-    }
 }
 
 /// Reads at most `cap` bytes of `file`, or of stdin for `-` or no file.

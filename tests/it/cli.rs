@@ -481,3 +481,55 @@ fn ext_extract_usage_errors_exit_1_with_nothing_on_stdout() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// Issue 16: `--start-chunk` on the CLI; the response says `next_start_chunk`
+/// when the output budget cut it, and only when the flag was given.
+#[test]
+fn ext_start_chunk_flag_reads_on_from_a_chunk() {
+    let paragraphs: String = (0..12)
+        .map(|i| {
+            format!(
+                "<p>Paragraph {i} {}</p>",
+                "words of a long page to split into chunks ".repeat(20)
+            )
+        })
+        .collect();
+    let page =
+        saved(format!("<html><body><article>{paragraphs}</article></body></html>").as_bytes());
+    let base = "https://example.com/long";
+    let run = |extra: &[&str]| {
+        let mut args = vec!["extract", path_str(page.path()), "--base-url", base];
+        args.extend_from_slice(&["--max-chunk-tokens", "128", "--max-output-bytes", "3000"]);
+        args.extend_from_slice(extra);
+        stdout_json(&webfetch(&args))
+    };
+    let first = run(&[]);
+    assert_eq!(first["truncated"], true);
+    assert!(
+        first.get("next_start_chunk").is_none(),
+        "SRD shape without the flag"
+    );
+    let shown = first["chunks"].as_array().unwrap().len();
+    let window = run(&["--start-chunk", "0"]);
+    assert_eq!(window["next_start_chunk"], shown);
+    let next = run(&["--start-chunk", &shown.to_string()]);
+    let all = stdout_json(&webfetch(&[
+        "extract",
+        path_str(page.path()),
+        "--base-url",
+        base,
+        "--max-chunk-tokens",
+        "128",
+    ]));
+    assert_eq!(next["chunks"][0], all["chunks"][shown], "{next}");
+    let past = webfetch(&[
+        "extract",
+        path_str(page.path()),
+        "--base-url",
+        base,
+        "--start-chunk",
+        "999",
+    ]);
+    assert_eq!(past.status.code(), Some(2));
+    assert_eq!(stdout_json(&past)["code"], "bad_args");
+}

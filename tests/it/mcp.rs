@@ -150,3 +150,115 @@ async fn mcp_call_with_extraction_uses_that_mode() {
     assert!(message.contains(r#""srd", "article""#), "{message}");
     client.cancel().await.unwrap();
 }
+
+/// Issue 16: a page of 40 chunks read to the end through MCP in successive calls,
+/// each cut by the output budget: every chunk exactly once, in order; only the
+/// first call touches the network (the rest are cache hits with the first call's
+/// `fetched_at`); each cut result says in words and in `_meta` where to go on.
+#[tokio::test]
+async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
+    let paragraphs: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                "Paragraph {i:02} begins here. {}",
+                "Every sentence in this paragraph carries a few more words of filler text. "
+                    .repeat(6)
+            )
+            .trim_end()
+            .to_owned()
+        })
+        .collect();
+    let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
+    let page = format!(
+        "<html><head><title>Long</title></head><body><article>{body}</article></body></html>"
+    );
+    let server = MockServer::start().await;
+    serve(&server, "/long", html(&page)).await;
+    let port = server.address().port();
+    let cache = tempfile::tempdir().unwrap();
+    let mut config = tempfile::NamedTempFile::new().unwrap();
+    config
+        .write_all(Config::new(&[port]).cache(cache.path()).toml().as_bytes())
+        .unwrap();
+    let client = start_server(&[
+        "--config",
+        config.path().to_str().unwrap(),
+        "--max-output-bytes",
+        "6000",
+    ])
+    .await;
+    let url = format!("http://127.0.0.1:{port}/long");
+
+    let mut read: Vec<String> = Vec::new();
+    let mut fetched_at = None;
+    let mut start: Option<u64> = None;
+    for call_number in 0.. {
+        assert!(call_number < 40, "no progress");
+        let mut arguments = json!({ "url": url, "max_chunk_tokens": 128 });
+        if let Some(start) = start {
+            arguments["start_chunk"] = json!(start);
+        }
+        let result = call(&client, arguments).await;
+        assert_eq!(result.is_error, Some(false), "{:?}", result.content);
+        let response = text(&result);
+        read.extend(
+            response["chunks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["text"].as_str().unwrap().to_owned()),
+        );
+        assert_eq!(
+            *fetched_at.get_or_insert(response["fetched_at"].clone()),
+            response["fetched_at"]
+        );
+        // The field is in the JSON only for a call that asked for a window.
+        assert_eq!(
+            response.get("next_start_chunk").is_some(),
+            start.is_some() && response["truncated"] == true,
+            "{response}"
+        );
+        let Some(meta) = result.meta.as_ref() else {
+            assert_eq!(result.content.len(), 1);
+            assert_eq!(response["truncated"], false);
+            break;
+        };
+        let next = meta.0["webfetch/next_start_chunk"].as_u64().unwrap();
+        assert_eq!(meta.0["webfetch/total_chunks"], 40);
+        let words = result.content[1].as_text().unwrap().text.clone();
+        assert!(words.contains(&format!("start_chunk: {next}")), "{words}");
+        if start.is_some() {
+            assert_eq!(response["next_start_chunk"], next);
+        }
+        let notes = response["notes"].as_array().unwrap();
+        assert!(notes.contains(&json!("tool_output_limit")), "{notes:?}");
+        // Every call after the first is served from the cache.
+        assert_eq!(
+            notes.contains(&json!("cache_hit")),
+            start.is_some(),
+            "{notes:?}"
+        );
+        start = Some(next);
+    }
+    assert_eq!(read, paragraphs, "every chunk once, in order");
+    assert!(start.is_some(), "the page needed more than one call");
+    let page_hits = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == "/long")
+        .count();
+    assert_eq!(page_hits, 1, "only the first call fetches");
+
+    let past = call(
+        &client,
+        json!({ "url": url, "max_chunk_tokens": 128, "start_chunk": 40 }),
+    )
+    .await;
+    assert_eq!(past.is_error, Some(true));
+    let envelope = text(&past);
+    assert_eq!(envelope["code"], "bad_args");
+    assert_eq!(envelope["details"]["chunk_count"], 40);
+    client.cancel().await.unwrap();
+}

@@ -8,7 +8,7 @@ use webfetch::document::{ExtractedDocument, RenderingMethod};
 use webfetch::error::ErrorCode;
 use webfetch::notes::{Note, Notes};
 use webfetch::output::{
-    FetchChunk, FetchResponse, ResponseMeta, Timestamp, TruncationReason, build, fit,
+    FetchChunk, FetchResponse, ResponseMeta, Timestamp, TruncationReason, build, build_window, fit,
 };
 use webfetch::tokens::{Cl100k, TokenCounter};
 
@@ -351,4 +351,79 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------- continuation
+
+/// Issue 16: windows over the document's chunking. No window is exactly `build`;
+/// a window that fits whole says nothing more; cut windows say where to go on,
+/// and reading on from there returns every chunk once, in order, at any budget.
+#[test]
+fn continuation_windows_read_every_chunk_once_in_order() {
+    let d = doc(&sections(12));
+    let all = chunk_markdown(&d.markdown, 256, &Cl100k);
+    assert!(all.len() >= 12, "{}", all.len());
+    let roomy = 1 << 20;
+    let srd = build(&d, meta(&[]), 256, roomy, &Cl100k).unwrap();
+    let unwindowed = build_window(&d, meta(&[]), 256, None, roomy, &Cl100k).unwrap();
+    assert_eq!(unwindowed.json, srd);
+    assert_eq!(unwindowed.next_start_chunk, None);
+    assert_eq!(unwindowed.total_chunks, all.len());
+    // A window from 0 that fits is the SRD response, byte for byte.
+    let whole = build_window(&d, meta(&[]), 256, Some(0), roomy, &Cl100k).unwrap();
+    assert_eq!(whole.json, srd);
+
+    let one_chunk = serde_json::to_string(&all[0]).unwrap().len();
+    for budget in [one_chunk + 600, 3 * one_chunk + 700, 4000] {
+        let mut read: Vec<FetchChunk> = Vec::new();
+        let mut start = 0;
+        loop {
+            let built = build_window(&d, meta(&[]), 256, Some(start), budget, &Cl100k).unwrap();
+            assert!(built.json.len() <= budget);
+            let value: Value = serde_json::from_str(&built.json).unwrap();
+            let chunks: Vec<FetchChunk> = serde_json::from_value(value["chunks"].clone()).unwrap();
+            assert!(!chunks.is_empty());
+            read.extend(chunks);
+            match built.next_start_chunk {
+                Some(next) => {
+                    assert_eq!(value["next_start_chunk"], next, "{budget}");
+                    assert_eq!(value["truncation_reason"], "tool_output_limit");
+                    assert!(next > start);
+                    start = next;
+                }
+                None => {
+                    assert!(value.get("next_start_chunk").is_none());
+                    break;
+                }
+            }
+        }
+        assert_eq!(read, all, "budget {budget}");
+    }
+}
+
+#[test]
+fn continuation_field_is_absent_without_a_window_even_when_cut() {
+    let d = doc(&sections(12));
+    let built = build_window(&d, meta(&[]), 256, None, 3000, &Cl100k).unwrap();
+    assert!(
+        built.next_start_chunk.is_some(),
+        "the caller still learns it"
+    );
+    assert!(!built.json.contains("next_start_chunk"), "{}", built.json);
+    assert_eq!(
+        built.json,
+        build(&d, meta(&[]), 256, 3000, &Cl100k).unwrap()
+    );
+}
+
+#[test]
+fn continuation_start_past_the_end_is_bad_args_with_the_chunk_count() {
+    let d = doc(&sections(3));
+    let total = chunk_markdown(&d.markdown, 256, &Cl100k).len();
+    let error = build_window(&d, meta(&[]), 256, Some(total), 1 << 20, &Cl100k).unwrap_err();
+    assert_eq!(error.code, ErrorCode::BadArgs);
+    assert_eq!(error.details["field"], "start_chunk");
+    assert_eq!(error.details["chunk_count"], total);
+    let last = build_window(&d, meta(&[]), 256, Some(total - 1), 1 << 20, &Cl100k).unwrap();
+    assert_eq!(last.next_start_chunk, None);
 }
