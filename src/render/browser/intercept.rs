@@ -14,9 +14,17 @@
 //!
 //! A response our client reached through redirects is answered with a `302` to its
 //! final URL and replayed when Chromium follows it, so the page sees the real URL
-//! (relative links, `document.URL`, CORS) and nothing is fetched twice.
+//! (relative links, `document.URL`, CORS) and nothing is fetched twice. A replay
+//! answers only the follow-up of the request it was fetched for ([`Replays`]): a
+//! redirect the page never follows (`fetch(url, {redirect: "manual"})`) can never
+//! answer a later navigation, which stays a checked hop of the main chain.
+//!
+//! Each subrequest's outcome is logged at DEBUG (an SSRF block at WARN, with its
+//! address) and counted; the render ends with one `browser_subrequests` line
+//! ([`SubrequestStats::log`]), so a page full of failing ad scripts stays
+//! readable on the default stderr.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 use base64::Engine as _;
@@ -73,6 +81,11 @@ const DROPPED_RESPONSE_HEADERS: [&str; 16] = [
 /// memory held by bodies in flight to this many `max_download_bytes`.
 const FETCH_SLOTS: usize = 8;
 
+/// Subrequest responses waiting for Chromium to follow our `302` at most; the
+/// oldest is dropped first (its follow-up, if it ever comes, is fetched again).
+/// Their bodies are also bounded, to `FETCH_SLOTS` times `max_download_bytes`.
+const REPLAY_ENTRIES: usize = 2 * FETCH_SLOTS;
+
 /// A paused request, as far as the checks need it.
 #[derive(Debug, Clone)]
 pub(crate) struct Paused {
@@ -85,6 +98,11 @@ pub(crate) struct Paused {
     /// The request's `Accept` and `Referer`, the only headers forwarded
     /// (BSSR-HEADERS-01; the client adds our User-Agent and Accept-Encoding).
     pub(crate) forwarded: Vec<(HeaderName, HeaderValue)>,
+    /// Chromium's network request id: the same for every request of one redirect
+    /// chain, so a follow-up of our `302` shares it with the request we answered.
+    pub(crate) network_id: Option<String>,
+    /// The Fetch request whose redirect this request follows, if any.
+    pub(crate) redirected_from: Option<String>,
 }
 
 impl Paused {
@@ -97,6 +115,11 @@ impl Paused {
                 && event.frame_id.as_ref() == main_frame,
             resource_type,
             forwarded: forwarded_headers(event.request.headers.inner()),
+            network_id: event.network_id.as_ref().map(|id| id.inner().clone()),
+            redirected_from: event
+                .redirected_request_id
+                .as_ref()
+                .map(|id| id.inner().clone()),
         }
     }
 }
@@ -174,11 +197,19 @@ pub(crate) fn check_subresource(
     {
         return Err(Refusal::Resource(paused.resource_type.clone()));
     }
-    if !budget_open {
+    // Appendix G step 4, BROWSER-BUDGET-02: documents (iframes) are outside the
+    // budget; they are still fetched by the client, SSRF-checked like the rest.
+    if !budget_open && !is_document(paused) {
         return Err(Refusal::Budget);
     }
     let url = CanonicalUrl::parse(&paused.url).map_err(Refusal::Url)?;
     Ok((url, method))
+}
+
+/// A document request (an iframe's; the top frame's are the main chain): outside
+/// the subresource budget (BROWSER-BUDGET-02).
+fn is_document(paused: &Paused) -> bool {
+    paused.resource_type == "Document"
 }
 
 /// The subresource byte budget (BROWSER-BUDGET-01..03), in decompressed bytes.
@@ -433,6 +464,230 @@ pub(crate) enum Outcome {
     Fatal(FetchError),
 }
 
+/// A response our client reached through redirects, held for the follow-up of the
+/// one request it was fetched for.
+#[derive(Debug)]
+struct Replay {
+    /// The Fetch request we answered with a `302`: its follow-up names it in
+    /// `redirectedRequestId`.
+    answered: String,
+    /// The network request (redirect chain) it belongs to.
+    network_id: Option<String>,
+    /// The canonical URL the `302` points to.
+    url: String,
+    /// Whether it is a main-chain document.
+    top_frame_document: bool,
+    /// The CDP resource type it was fetched as.
+    resource_type: String,
+    fulfilment: Fulfilment,
+}
+
+impl Replay {
+    fn new(
+        answered: &RequestId,
+        paused: &Paused,
+        url: &CanonicalUrl,
+        fulfilment: Fulfilment,
+    ) -> Replay {
+        Replay {
+            answered: answered.inner().clone(),
+            network_id: paused.network_id.clone(),
+            url: url.as_str().to_owned(),
+            top_frame_document: paused.top_frame_document,
+            resource_type: paused.resource_type.clone(),
+            fulfilment,
+        }
+    }
+
+    /// `paused` continues the request this was fetched for (Chromium followed our
+    /// `302`, or the same network request moved on).
+    fn continued_by(&self, paused: &Paused) -> bool {
+        paused.redirected_from.as_deref() == Some(self.answered.as_str())
+            || (self.network_id.is_some() && paused.network_id == self.network_id)
+    }
+
+    /// `paused` is the follow-up this answers: the same request's next hop, to the
+    /// URL of our `302`, of the same chain and kind.
+    fn answers(&self, paused: &Paused, url: Option<&str>) -> bool {
+        self.continued_by(paused)
+            && paused.method == "GET"
+            && url == Some(self.url.as_str())
+            && paused.top_frame_document == self.top_frame_document
+            && paused.resource_type == self.resource_type
+    }
+
+    fn bytes(&self) -> usize {
+        self.fulfilment.body.len()
+    }
+}
+
+/// Responses waiting for Chromium to follow our `302`s. A replay is served only to
+/// the follow-up of its own request ([`Replay::answers`]), never to another
+/// request for the same URL; it is dropped when served, when its request moves on
+/// without it or ends ([`Replays::ended`]), when a newer top-frame navigation
+/// supersedes it, or with the render. At most one main-chain document (one
+/// navigation at a time) and [`REPLAY_ENTRIES`] subrequest responses of at most
+/// `max_bytes` together are held.
+#[derive(Debug)]
+pub(crate) struct Replays {
+    main: Option<Replay>,
+    subrequests: VecDeque<Replay>,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl Replays {
+    pub(crate) fn new(max_bytes: usize) -> Replays {
+        Replays {
+            main: None,
+            subrequests: VecDeque::new(),
+            bytes: 0,
+            max_bytes,
+        }
+    }
+
+    fn push(&mut self, replay: Replay) {
+        if replay.top_frame_document {
+            self.main = Some(replay);
+            return;
+        }
+        self.bytes += replay.bytes();
+        self.subrequests.push_back(replay);
+        while self.subrequests.len() > REPLAY_ENTRIES || self.bytes > self.max_bytes {
+            let Some(oldest) = self.subrequests.pop_front() else {
+                break;
+            };
+            self.bytes -= oldest.bytes();
+            tracing::debug!(target: "webfetch::browser", event = "replay_dropped", "replay bound reached: oldest held response dropped");
+        }
+    }
+
+    /// The replay answering `paused`, if any; replays of its request that do not
+    /// answer it are dropped (the request went elsewhere), and so is a main-chain
+    /// replay when another top-frame navigation starts.
+    fn take(&mut self, paused: &Paused) -> Option<Fulfilment> {
+        let url = CanonicalUrl::parse(&paused.url).ok();
+        let url = url.as_ref().map(CanonicalUrl::as_str);
+        if let Some(main) = self
+            .main
+            .take_if(|main| paused.top_frame_document || main.continued_by(paused))
+        {
+            return main.answers(paused, url).then_some(main.fulfilment);
+        }
+        let mut found = None;
+        let mut kept = VecDeque::with_capacity(self.subrequests.len());
+        for replay in self.subrequests.drain(..) {
+            if !replay.continued_by(paused) {
+                kept.push_back(replay);
+                continue;
+            }
+            self.bytes -= replay.bytes();
+            if found.is_none() && replay.answers(paused, url) {
+                found = Some(replay.fulfilment);
+            }
+        }
+        self.subrequests = kept;
+        found
+    }
+
+    /// The network request `network_id` ended (loaded or failed): nothing of it
+    /// will follow a `302` any more.
+    pub(crate) fn ended(&mut self, network_id: &str) {
+        if self
+            .main
+            .as_ref()
+            .is_some_and(|main| main.network_id.as_deref() == Some(network_id))
+        {
+            self.main = None;
+        }
+        let bytes = &mut self.bytes;
+        self.subrequests.retain(|replay| {
+            let keep = replay.network_id.as_deref() != Some(network_id);
+            if !keep {
+                *bytes -= replay.bytes();
+            }
+            keep
+        });
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        usize::from(self.main.is_some()) + self.subrequests.len()
+    }
+}
+
+/// Counts of one render's subrequests (everything but the main chain), for the
+/// one `browser_subrequests` line logged when the render ends.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct SubrequestStats {
+    /// Fulfilled with a response our client fetched (replays not counted again).
+    pub(crate) fetched: u32,
+    /// Body bytes of those responses, decompressed.
+    pub(crate) bytes: u64,
+    /// Failed: the address is in a blocked range.
+    pub(crate) ssrf_blocked: u32,
+    /// Failed: the port is not allowed.
+    pub(crate) port_blocked: u32,
+    /// Failed: no answer within `timeout_seconds`.
+    pub(crate) timeouts: u32,
+    /// Failed: larger than `max_download_bytes`.
+    pub(crate) too_large: u32,
+    /// Failed: the subresource budget was spent.
+    pub(crate) over_budget: u32,
+    /// Failed before any network: scheme, method, `block_resources`, invalid URL.
+    pub(crate) refused: u32,
+    /// Failed for another reason (DNS, connection, TLS, ...).
+    pub(crate) failed: u32,
+}
+
+impl SubrequestStats {
+    /// Counts a subrequest our client failed to fetch.
+    fn count_failure(&mut self, code: ErrorCode) {
+        match code {
+            ErrorCode::SsrfBlocked => self.ssrf_blocked += 1,
+            ErrorCode::PortBlocked => self.port_blocked += 1,
+            ErrorCode::Timeout => self.timeouts += 1,
+            ErrorCode::ResponseTooLarge => self.too_large += 1,
+            _ => self.failed += 1,
+        }
+    }
+
+    /// Failures the SRD asks to be logged as warnings (BSSR-TIMEOUT-01,
+    /// BROWSER-BUDGET "log a warning", SSRF and port blocks).
+    fn warnings(&self) -> u32 {
+        self.ssrf_blocked + self.port_blocked + self.timeouts + self.too_large + self.over_budget
+    }
+
+    /// Logs the render's one summary line: at WARN when a subrequest hit a limit
+    /// or a block, else at INFO. Each subrequest's own events are at DEBUG (but
+    /// `ssrf_blocked`, a WARN of its own).
+    pub(crate) fn log(&self) {
+        macro_rules! summary {
+            ($level:ident) => {
+                tracing::$level!(
+                    target: "webfetch::browser",
+                    event = "browser_subrequests",
+                    fetched = self.fetched,
+                    bytes = self.bytes,
+                    ssrf_blocked = self.ssrf_blocked,
+                    port_blocked = self.port_blocked,
+                    timeouts = self.timeouts,
+                    too_large = self.too_large,
+                    over_budget = self.over_budget,
+                    refused = self.refused,
+                    failed = self.failed,
+                    "browser subrequests"
+                )
+            };
+        }
+        if self.warnings() > 0 {
+            summary!(warn);
+        } else {
+            summary!(info);
+        }
+    }
+}
+
 /// Mutable interception state shared by the request handlers.
 struct State {
     chain: MainChain,
@@ -443,8 +698,10 @@ struct State {
     /// The committed main document had no supported charset declared
     /// (`charset_fallback`, SRD-READINGS 31).
     charset_fallback: bool,
-    /// Responses waiting for Chromium to follow our `302`, by canonical URL.
-    replay: HashMap<String, VecDeque<Fulfilment>>,
+    /// Responses waiting for Chromium to follow our `302`s.
+    replays: Replays,
+    /// What happened to the subrequests, for the summary line.
+    stats: SubrequestStats,
 }
 
 /// Handles paused requests for one page.
@@ -467,7 +724,12 @@ impl<'a> Interceptor<'a> {
                 blocked_non_get: 0,
                 charset_fallback: false,
                 fatal: None,
-                replay: HashMap::new(),
+                replays: Replays::new(
+                    usize::try_from(settings.max_download_bytes)
+                        .unwrap_or(usize::MAX)
+                        .saturating_mul(FETCH_SLOTS),
+                ),
+                stats: SubrequestStats::default(),
             }),
             slots: Semaphore::new(FETCH_SLOTS),
         }
@@ -523,17 +785,19 @@ impl<'a> Interceptor<'a> {
     }
 
     fn take_replay(&self, paused: &Paused) -> Option<Fulfilment> {
-        if paused.method != "GET" {
-            return None;
-        }
-        let key = CanonicalUrl::parse(&paused.url).ok()?;
-        let mut state = self.state();
-        let queue = state.replay.get_mut(key.as_str())?;
-        let fulfilment = queue.pop_front();
-        if queue.is_empty() {
-            state.replay.remove(key.as_str());
-        }
-        fulfilment
+        self.state().replays.take(paused)
+    }
+
+    /// Chromium's network request `network_id` finished or failed: responses held
+    /// for it are dropped.
+    pub(crate) fn request_ended(&self, network_id: &str) {
+        self.state().replays.ended(network_id);
+    }
+
+    /// Logs the render's `browser_subrequests` summary line.
+    pub(crate) fn log_summary(&self) {
+        let stats = self.state().stats.clone();
+        stats.log();
     }
 
     async fn main_document(&self, paused: Paused, id: RequestId, budget: PhaseBudget) -> Outcome {
@@ -566,7 +830,7 @@ impl<'a> Interceptor<'a> {
                 if final_url == to {
                     self.fulfil(id, &fulfilment).await;
                 } else {
-                    self.push_replay(&final_url, fulfilment);
+                    self.push_replay(Replay::new(&id, &paused, &final_url, fulfilment));
                     self.fulfil(id, &Fulfilment::redirect_to(&final_url)).await;
                 }
                 Outcome::Answered
@@ -624,8 +888,16 @@ impl<'a> Interceptor<'a> {
             Ok(checked) => checked,
             Err(refusal) => {
                 self.log_refusal(&paused, &refusal);
-                if matches!(refusal, Refusal::Method(_)) {
-                    self.state().blocked_non_get += 1;
+                {
+                    let mut state = self.state();
+                    match refusal {
+                        Refusal::Method(_) => {
+                            state.blocked_non_get += 1;
+                            state.stats.refused += 1;
+                        }
+                        Refusal::Budget => state.stats.over_budget += 1,
+                        _ => state.stats.refused += 1,
+                    }
                 }
                 self.fail(id, ErrorReason::BlockedByClient).await;
                 return;
@@ -652,13 +924,18 @@ impl<'a> Interceptor<'a> {
             Ok(response) => response,
             Err(error) => {
                 log_fetch_error(&url, &paused.resource_type, &error);
+                self.state().stats.count_failure(error.code);
                 self.fail(id, ErrorReason::BlockedByClient).await;
                 return;
             }
         };
         let bytes = u64::try_from(response.body.len()).unwrap_or(u64::MAX);
-        if !self.state().bytes.account(bytes) {
-            tracing::warn!(
+        // Appendix G step 9, BROWSER-BUDGET-02: documents (iframes) are outside
+        // the subresource budget.
+        let within_budget = is_document(&paused) || self.state().bytes.account(bytes);
+        if !within_budget {
+            self.state().stats.over_budget += 1;
+            tracing::debug!(
                 target: "webfetch::browser",
                 event = "subresource_budget_exceeded",
                 url = %url.redacted(),
@@ -668,28 +945,30 @@ impl<'a> Interceptor<'a> {
             self.fail(id, ErrorReason::BlockedByClient).await;
             return;
         }
+        {
+            let mut state = self.state();
+            state.stats.fetched += 1;
+            state.stats.bytes = state.stats.bytes.saturating_add(bytes);
+        }
         let fulfilment = Fulfilment::from_response(&response, head);
         if response.final_url == url || head {
             self.fulfil(id, &fulfilment).await;
         } else {
-            self.push_replay(&response.final_url, fulfilment);
+            let replay = Replay::new(&id, &paused, &response.final_url, fulfilment);
+            self.push_replay(replay);
             self.fulfil(id, &Fulfilment::redirect_to(&response.final_url))
                 .await;
         }
     }
 
-    fn push_replay(&self, url: &CanonicalUrl, fulfilment: Fulfilment) {
-        self.state()
-            .replay
-            .entry(url.as_str().to_owned())
-            .or_default()
-            .push_back(fulfilment);
+    fn push_replay(&self, replay: Replay) {
+        self.state().replays.push(replay);
     }
 
     fn log_refusal(&self, paused: &Paused, refusal: &Refusal) {
         let url = crate::url::redact_raw(&paused.url);
         match refusal {
-            Refusal::Budget => tracing::warn!(
+            Refusal::Budget => tracing::debug!(
                 target: "webfetch::browser",
                 event = "subresource_budget_exceeded",
                 %url,
@@ -776,8 +1055,10 @@ fn in_phase(error: FetchError, budget: PhaseBudget) -> FetchError {
     }
 }
 
-/// FR-WF-19c event names for failed subrequests; SSRF blocks are warnings with
-/// the address (T-WF-INFRA-05 step 6), timeouts warnings (BSSR-TIMEOUT-01).
+/// FR-WF-19c event names for failed subrequests, at DEBUG; SSRF blocks stay
+/// warnings with the address (T-WF-INFRA-05 step 6). Timeouts, size and budget
+/// failures are warnings through the render's summary line (BSSR-TIMEOUT-01,
+/// BROWSER-BUDGET), not one line each.
 fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) {
     let url = url.redacted();
     let detail = |key: &str| {
@@ -798,7 +1079,7 @@ fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) 
             toggle = %detail("toggle"),
             "browser subrequest blocked by SSRF policy"
         ),
-        ErrorCode::PortBlocked => tracing::warn!(
+        ErrorCode::PortBlocked => tracing::debug!(
             target: "webfetch::browser",
             event = "port_blocked",
             %url,
@@ -806,14 +1087,14 @@ fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) 
             port = %detail("port"),
             "browser subrequest blocked: port not allowed"
         ),
-        ErrorCode::Timeout => tracing::warn!(
+        ErrorCode::Timeout => tracing::debug!(
             target: "webfetch::browser",
             event = "subrequest_timeout",
             %url,
             resource_type,
             "browser subrequest timed out"
         ),
-        ErrorCode::ResponseTooLarge => tracing::warn!(
+        ErrorCode::ResponseTooLarge => tracing::debug!(
             target: "webfetch::browser",
             event = "subresource_too_large",
             %url,
@@ -844,6 +1125,8 @@ mod tests {
             resource_type: kind.to_owned(),
             top_frame_document: false,
             forwarded: Vec::new(),
+            network_id: None,
+            redirected_from: None,
         }
     }
 
@@ -1038,6 +1321,127 @@ mod tests {
         assert!(
             head.iter()
                 .any(|(n, v)| n == "content-length" && v == "999")
+        );
+    }
+
+    fn follow_up(url: &str, kind: &str, top: bool, network: &str, from: Option<&str>) -> Paused {
+        Paused {
+            top_frame_document: top,
+            network_id: Some(network.to_owned()),
+            redirected_from: from.map(str::to_owned),
+            ..paused(url, "GET", kind)
+        }
+    }
+
+    fn held(len: usize) -> Fulfilment {
+        Fulfilment {
+            status: 200,
+            phrase: String::new(),
+            headers: Vec::new(),
+            body: bytes::Bytes::from(vec![b'x'; len]),
+        }
+    }
+
+    fn replay_of(answered: &str, original: &Paused, to: &str, len: usize) -> Replay {
+        let to = CanonicalUrl::parse(to).unwrap();
+        Replay::new(&RequestId::new(answered), original, &to, held(len))
+    }
+
+    #[test]
+    fn issue_15_a_replay_answers_only_the_follow_up_of_its_own_request() {
+        let mut replays = Replays::new(1 << 20);
+        // fetch('/r', {redirect: 'manual'}): our 302 to /private is never followed.
+        let fetch = follow_up("http://a.test/r", "Fetch", false, "n1", None);
+        replays.push(replay_of("job-1.0", &fetch, "http://a.test/private", 10));
+        // A top-frame navigation to the same URL is not its follow-up.
+        let nav = follow_up("http://a.test/private", "Document", true, "L2", None);
+        assert!(replays.take(&nav).is_none());
+        // Nor another subrequest of the same kind and URL.
+        let other = follow_up("http://a.test/private", "Fetch", false, "n3", None);
+        assert!(replays.take(&other).is_none());
+        assert_eq!(replays.len(), 1);
+        // Its request ended: dropped.
+        replays.ended("n1");
+        assert_eq!(replays.len(), 0);
+        assert_eq!(replays.bytes, 0);
+
+        // A followed redirect is answered once, to the same kind only.
+        let script = follow_up("http://a.test/old.js", "Script", false, "n4", None);
+        replays.push(replay_of("job-4.0", &script, "http://a.test/new.js", 10));
+        let wrong_kind = follow_up(
+            "http://a.test/new.js",
+            "Fetch",
+            false,
+            "n4",
+            Some("job-4.0"),
+        );
+        assert!(replays.take(&wrong_kind).is_none());
+        assert_eq!(replays.len(), 0, "its request moved on: dropped");
+        replays.push(replay_of("job-5.0", &script, "http://a.test/new.js", 10));
+        let follow = follow_up(
+            "http://a.test/new.js",
+            "Script",
+            false,
+            "n4",
+            Some("job-5.0"),
+        );
+        assert!(replays.take(&follow).is_some());
+        assert!(replays.take(&follow).is_none());
+
+        // The main chain's replay answers the top frame's follow-up only, and a
+        // new top-frame navigation drops it.
+        let main = follow_up("http://a.test/start", "Document", true, "L1", None);
+        replays.push(replay_of("job-6.0", &main, "http://a.test/page", 10));
+        let iframe = follow_up(
+            "http://a.test/page",
+            "Document",
+            false,
+            "L1",
+            Some("job-6.0"),
+        );
+        assert!(replays.take(&iframe).is_none());
+        replays.push(replay_of("job-6.0", &main, "http://a.test/page", 10));
+        let main_follow = follow_up(
+            "http://a.test/page",
+            "Document",
+            true,
+            "L1",
+            Some("job-6.0"),
+        );
+        assert!(replays.take(&main_follow).is_some());
+        replays.push(replay_of("job-7.0", &main, "http://a.test/page", 10));
+        let elsewhere = follow_up("http://a.test/page", "Document", true, "L9", None);
+        assert!(replays.take(&elsewhere).is_none());
+        assert_eq!(replays.len(), 0);
+    }
+
+    #[test]
+    fn issue_15_held_replays_are_bounded_in_count_and_bytes() {
+        let mut replays = Replays::new(100);
+        for i in 0..REPLAY_ENTRIES + 5 {
+            let p = follow_up("http://a.test/r", "Fetch", false, &format!("n{i}"), None);
+            replays.push(replay_of(&format!("job-{i}"), &p, "http://a.test/x", 1));
+        }
+        assert_eq!(replays.len(), REPLAY_ENTRIES);
+        let p = follow_up("http://a.test/r", "Fetch", false, "big", None);
+        replays.push(replay_of("job-big", &p, "http://a.test/x", 90));
+        assert!(replays.bytes <= 100, "{}", replays.bytes);
+        assert_eq!(replays.len(), 11);
+        // The newest is kept.
+        let follow = follow_up("http://a.test/x", "Fetch", false, "big", Some("job-big"));
+        assert!(replays.take(&follow).is_some());
+        assert_eq!(replays.bytes, 10);
+    }
+
+    #[test]
+    fn browser_budget_02_iframe_documents_pass_a_spent_budget() {
+        let s = BrowserSettings::default();
+        assert!(
+            check_subresource(&paused("http://a.test/f", "GET", "Document"), &s, false).is_ok()
+        );
+        assert_eq!(
+            check_subresource(&paused("http://a.test/f.js", "GET", "Script"), &s, false),
+            Err(Refusal::Budget)
         );
     }
 

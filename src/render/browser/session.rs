@@ -14,6 +14,7 @@ use chromiumoxide::cdp::browser_protocol::browser::{
 use chromiumoxide::cdp::browser_protocol::fetch::{
     EnableParams as FetchEnableParams, EventRequestPaused, RequestPattern, RequestStage,
 };
+use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, EventLoadingFinished};
 use chromiumoxide::cdp::browser_protocol::page::{
     CreateIsolatedWorldParams, EventDomContentEventFired, FrameId, NavigateParams,
 };
@@ -88,6 +89,8 @@ pub(crate) async fn run(
             .await?;
         let paused = page.event_listener::<EventRequestPaused>().await?;
         let loaded = page.event_listener::<EventDomContentEventFired>().await?;
+        let finished = page.event_listener::<EventLoadingFinished>().await?;
+        let failed = page.event_listener::<EventLoadingFailed>().await?;
         let pattern = RequestPattern {
             url_pattern: Some("*".to_owned()),
             resource_type: None,
@@ -102,9 +105,13 @@ pub(crate) async fn run(
             .mainframe()
             .await?
             .unwrap_or_else(|| FrameId::new(page.target_id().as_ref()));
-        Ok::<_, CdpError>((page, crashes, paused, loaded, main_frame))
+        let ended = futures_util::stream::select(
+            finished.map(|event| event.request_id.inner().clone()),
+            failed.map(|event| event.request_id.inner().clone()),
+        );
+        Ok::<_, CdpError>((page, crashes, paused, loaded, ended, main_frame))
     };
-    let (page, mut crashes, mut paused, mut loaded, main_frame) =
+    let (page, mut crashes, mut paused, mut loaded, mut ended, main_frame) =
         match tokio::time::timeout_at(nav_deadline, setup).await {
             Ok(Ok(parts)) => parts,
             Ok(Err(error)) => return Err(cdp(error)),
@@ -113,6 +120,8 @@ pub(crate) async fn run(
 
     let navigation_started = Instant::now();
     let interceptor = Interceptor::new(ctx, page.clone());
+    // Dropped after the handlers, on every way out (errors, cancellation too).
+    let _summary = SummaryOnDrop(&interceptor);
     let mut handlers = FuturesUnordered::new();
     let mut network = NetworkIdle::new(Instant::now());
     let mut phase = Phase::Navigating;
@@ -160,6 +169,10 @@ pub(crate) async fn run(
                 let budget = phase_budget(&phase, nav_deadline, timeout_ms, settings.browser.network_idle_ms);
                 let request = Paused::from_event(&event, main_frame.as_ref());
                 handlers.push(interceptor.handle(request, event.request_id.clone(), budget));
+            }
+            Some(network_id) = ended.next() => {
+                // A request that ended follows no `302` of ours any more.
+                interceptor.request_ended(&network_id);
             }
             Some(_) = loaded.next(), if matches!(phase, Phase::Navigating) => {
                 let now = Instant::now();
@@ -249,6 +262,16 @@ pub(crate) async fn run(
         blocked_non_get: interceptor.blocked_non_get() > 0,
         charset_fallback: interceptor.charset_fallback(),
     })
+}
+
+/// Logs the render's one `browser_subrequests` line when the page's life ends,
+/// however it ends.
+struct SummaryOnDrop<'i, 'a>(&'i Interceptor<'a>);
+
+impl Drop for SummaryOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        self.0.log_summary();
+    }
 }
 
 fn closed_now(closed: &tokio::sync::watch::Receiver<bool>) -> bool {
