@@ -2067,3 +2067,32 @@ fn subrequest_warnings(logs: &str) -> Vec<&str> {
         .filter(|l| l.contains(" WARN ") && (l.contains("subre") || l.contains("ssrf_blocked")))
         .collect()
 }
+
+/// Issue 15 item 3 (SRD-READINGS 22, 23): a form POST submitted while the page is
+/// still loading is cancelled and the page as it was is the answer, with the
+/// note; never a wait for a DOMContentLoaded that the cancelled navigation took
+/// away (which used to end in `timeout` after the whole budget).
+#[tokio::test]
+async fn issue_15_a_post_submitted_during_load_is_cancelled_not_waited_for() {
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<h1>Original page</h1>
+<form id="f" method="POST" action="/submit"><input name="q" value="x"></form>
+<script>document.getElementById('f').submit();</script>
+<p>Text after the form.</p>"#,
+    )
+    .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("POST-ACCEPTED"))
+        .mount(server)
+        .await;
+    let run = rig.render(rig.settings(), "/").await;
+    let page = run.page();
+    assert!(page.blocked_non_get);
+    assert!(page.html.contains("<h1>Original page</h1>"), "{}", page.html);
+    assert_eq!(page.final_url.as_str(), rig.url("/"));
+    let requests = server.received_requests().await.unwrap();
+    assert!(requests.iter().all(|r| r.method.as_str() == "GET"));
+}
