@@ -12,7 +12,9 @@
 //!
 //! One sub-table is an extension of ours, not the SRD's:
 //! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it.
+//! Its default, `srd`, leaves every response as the SRD specifies it. One key is an
+//! extension too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
+//! only way to run Chromium without its sandbox.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -141,6 +143,8 @@ pub struct RawBrowser {
     pub max_rendered_dom_bytes: Option<u64>,
     pub max_total_subresource_bytes: Option<u64>,
     pub block_resources: Option<Vec<String>>,
+    /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
+    pub allow_no_sandbox: Option<bool>,
 }
 
 /// `[tools.webfetch.http]`.
@@ -316,6 +320,10 @@ pub struct BrowserSettings {
     pub max_total_subresource_bytes: u64,
     /// Blocked CDP resource types, in canonical spelling.
     pub block_resources: Vec<&'static str>,
+    /// Run Chromium with `--no-sandbox` (extension, default `false`): only for
+    /// kernels that cannot give Chromium its sandbox. A warning is logged at each
+    /// launch.
+    pub allow_no_sandbox: bool,
 }
 
 impl Default for BrowserSettings {
@@ -327,6 +335,7 @@ impl Default for BrowserSettings {
             max_rendered_dom_bytes: 5 * 1024 * 1024,
             max_total_subresource_bytes: 20 * 1024 * 1024,
             block_resources: vec!["Image", "Font", "Media"],
+            allow_no_sandbox: false,
         }
     }
 }
@@ -788,6 +797,7 @@ fn resolve_browser(
             w,
         ),
         block_resources,
+        allow_no_sandbox: raw.allow_no_sandbox.unwrap_or(false),
     })
 }
 

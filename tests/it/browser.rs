@@ -167,9 +167,16 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
 }
 
 /// A private profile root for one render: RAM-backed where possible, like the
-/// default location.
+/// default location. Mode 0711: run as root, Chromium runs as `nobody`, which
+/// must pass through it to its own (0700) profile.
 fn profile_root() -> tempfile::TempDir {
-    tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap())
+    let root = tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    root
 }
 
 /// BROWSER-ISO-01 step 2: the profile is deleted and no process (Chromium,

@@ -47,6 +47,41 @@
 //! checked, and any refusal fails the fetch (SRD-READINGS 22). A non-GET top-frame
 //! navigation is cancelled and noted (SRD-READINGS 23).
 //!
+//! **Chromium's sandbox stays on.** A renderer exploit in a hostile page must not
+//! become native code with this process's network reach. Chromium will not
+//! sandbox itself as root, so when this process is root Chromium is started as
+//! `nobody` (uid and gid 65534, supplementary groups cleared), owning its private
+//! profile; the profile root must let `nobody` pass through (`/dev/shm` and the
+//! system temp dir do). Its renderers then run in Chromium's namespace sandbox (a
+//! user, PID and network namespace of their own, so not even 127.0.0.1 is
+//! reachable from them) under its seccomp-BPF filter, which
+//! `tests/it/browser_launch.rs` checks in `/proc` during a render. `--no-sandbox`
+//! is passed only with `[tools.webfetch.browser] allow_no_sandbox = true`, and
+//! each such launch logs a warning. Where the kernel cannot give Chromium a
+//! sandbox (no unprivileged user namespaces, e.g. `user.max_user_namespaces = 0`
+//! or a container seccomp profile that forbids them, and no SUID helper), Chromium
+//! exits at start-up saying so, and the render is `browser_unavailable` with a
+//! message naming the kernel settings and that switch (and an error log).
+//! Chromium older than 100 (FR-WF-11 step 3) is refused after connecting, by
+//! `Browser.getVersion`, with the version in `details.version`.
+//!
+//! **DevTools on a loopback port.** chromiumoxide 0.9 speaks CDP only over a
+//! WebSocket on TCP, so `--remote-debugging-pipe` is not used: Chromium listens on
+//! 127.0.0.1 at a port the kernel picks, for one call's lifetime (seconds). It has
+//! no authentication: any local process that connects can drive the browser (read
+//! or alter the page being rendered, and so the result). What limits it: the
+//! listener is loopback only and Chromium checks `Host` (no DNS rebinding) and
+//! refuses WebSocket upgrades that carry an `Origin` (no web page can connect);
+//! the `DevToolsActivePort` file is inside the 0700 profile; the port is random and
+//! lives for one call, but is visible to local users in `/proc/net/tcp`, so that is
+//! no secret; a driven browser still has no network of its own (the fail-closed
+//! proxy and resolver) and runs unprivileged; a sandboxed renderer cannot reach
+//! the port at all (its network namespace is empty). Putting the browser process
+//! itself in a private network namespace would need the pipe (or a Unix socket)
+//! for CDP: pipe support is an open pull request upstream
+//! (mattsse/chromiumoxide#325). Hosts with untrusted local users should run the
+//! agent in its own network namespace or container.
+//!
 //! Isolation (BROWSER-ISO-01): a new profile per call (RAM-backed when `/dev/shm`
 //! is writable) holding Chromium's user-data-dir, HOME and TMPDIR, deleted after
 //! the call; Chromium runs in its own process group with a scrubbed environment
@@ -102,7 +137,8 @@ pub struct RenderContext<'a> {
     /// (FR-WF-11e, FR-WF-TIMEOUT-01).
     pub deadline: Instant,
     /// Where temporary profiles are created; when `None`, `/dev/shm` on Linux if
-    /// writable, else the system temp dir.
+    /// writable, else the system temp dir. Run as root, `nobody` must be able to
+    /// pass through it (e.g. mode 0711), since Chromium runs as `nobody`.
     pub profile_root: Option<PathBuf>,
 }
 
@@ -200,6 +236,7 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
         profile_root: ctx.profile_root.as_deref(),
         deadline: started + LAUNCH_BUDGET,
         command_timeout,
+        allow_no_sandbox: browser.allow_no_sandbox,
     })
     .await?;
     let launched = Instant::now();
