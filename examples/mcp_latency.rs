@@ -32,7 +32,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for &(label, no_cache, force_browser) in runs {
         let mut times = Vec::with_capacity(calls);
         for _ in 0..calls {
-            let arguments = json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
+            let arguments =
+                json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
             let serde_json::Value::Object(arguments) = arguments else {
                 unreachable!()
             };

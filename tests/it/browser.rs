@@ -27,21 +27,10 @@ use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::support::{Config, toml_string};
+use crate::support::{Config, browser_section, chromium, toml_string};
 
 const INTERNAL_SECRET: &str = "LEAKED_INTERNAL_DATA";
 const UA: &str = "webfetch-browser-test/1.0";
-
-/// T-WF-BR-ENV-01: the Chromium under test, or `None` to skip.
-fn chromium() -> Option<String> {
-    match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
-        Ok(path) if !path.trim().is_empty() => Some(path),
-        _ => {
-            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
-            None
-        }
-    }
-}
 
 /// One browser at a time: each test launches its own.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -54,10 +43,7 @@ fn config(chromium: &str, ports: &[u16], browser: &str) -> Config {
         .timeout(15)
         .top(&format!("user_agent = {}", toml_string(UA)))
         .security(r#"additional_blocked_cidrs = ["127.0.0.2/32"]"#)
-        .section(&format!(
-            "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000\n{browser}",
-            toml_string(chromium)
-        ))
+        .section(&browser_section(chromium, browser))
 }
 
 /// [`config`] with no extra keys, through the real loader.
@@ -2098,7 +2084,11 @@ async fn issue_15_a_post_submitted_during_load_is_cancelled_not_waited_for() {
     let run = rig.render(rig.settings(), "/").await;
     let page = run.page();
     assert!(page.blocked_non_get);
-    assert!(page.html.contains("<h1>Original page</h1>"), "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Original page</h1>"),
+        "{}",
+        page.html
+    );
     assert_eq!(page.final_url.as_str(), rig.url("/"));
     let requests = server.received_requests().await.unwrap();
     assert!(requests.iter().all(|r| r.method.as_str() == "GET"));

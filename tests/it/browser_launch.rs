@@ -24,7 +24,7 @@ use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, html, serve, toml_string};
+use crate::support::{Config, browser_section, chromium, chromium_without_sandbox, html, serve};
 
 /// The uid and gid Chromium runs as when the tests run as root.
 const NOBODY: u32 = 65534;
@@ -32,23 +32,10 @@ const NOBODY: u32 = 65534;
 /// One browser at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn chromium() -> Option<String> {
-    match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
-        Ok(path) if !path.trim().is_empty() => Some(path),
-        _ => {
-            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
-            None
-        }
-    }
-}
-
 fn settings(chromium: &str, port: u16, browser: &str) -> Settings {
     Config::new(&[port])
         .timeout(15)
-        .section(&format!(
-            "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000\n{browser}",
-            toml_string(chromium)
-        ))
+        .section(&browser_section(chromium, browser))
         .settings()
 }
 
@@ -215,6 +202,12 @@ fn namespace_of_self(kind: &str) -> String {
 #[tokio::test]
 async fn renderers_run_in_chromiums_sandbox_as_an_unprivileged_user() {
     let Some(chromium) = chromium() else { return };
+    if chromium_without_sandbox() {
+        eprintln!(
+            "skipped: this machine gives Chromium no sandbox (FORGE_TEST_CHROMIUM_NO_SANDBOX)"
+        );
+        return;
+    }
     let _serial = SERIAL.lock().await;
     let server = slow_page().await;
     let root = profile_root(0o711);
