@@ -38,6 +38,7 @@ use crate::notes::{Note, Notes};
 use crate::output::{self, Built, ResponseMeta, Timestamp};
 use crate::page::Page;
 use crate::pass::Pass;
+use crate::render::browser::Standby;
 use crate::render::{self, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
@@ -54,6 +55,7 @@ pub struct WebFetchTool {
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
     schema: ArgsSchema,
+    standby: Option<Standby>,
 }
 
 /// What the renderers of one call share: its pass, its robots.txt check, the
@@ -92,6 +94,7 @@ impl WebFetchTool {
             cache: Arc::new(Mutex::new(None)),
             settings,
             schema: ArgsSchema::Srd,
+            standby: None,
         }
     }
 
@@ -102,6 +105,16 @@ impl WebFetchTool {
     /// and the CLI use the extended schema; a host opts in the same way.
     pub fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
         self.schema = schema;
+        self
+    }
+
+    /// The same tool keeping one Chromium launched ahead for its next browser
+    /// render (extension for long-lived hosts: the MCP server, `serve`, an
+    /// embedding agent; see [`Standby`]). Each Chromium still serves exactly one
+    /// call on a fresh profile (BROWSER-ISO-01); at most one is idle. The first
+    /// browser render launches cold and parks the next.
+    pub fn with_browser_standby(mut self) -> WebFetchTool {
+        self.standby = Some(Standby::new());
         self
     }
 
@@ -501,9 +514,12 @@ impl WebFetchTool {
         call: &Call<'_>,
         notes: &mut Notes,
     ) -> Result<Rendered, FetchError> {
-        let ctx = RenderContext::new(&self.client, call.url, call.deadline)
+        let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
             .with_top_frame_hook(call.robots);
+        if let Some(standby) = &self.standby {
+            ctx = ctx.with_standby(standby);
+        }
         let page = render::render(&ctx).await?;
         if page.dom_truncated {
             notes.add(Note::BrowserDomTruncated);

@@ -353,3 +353,58 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
     let bad = webfetch::config::load_str("[tools.webfetch.browser]\nallow_no_sandbox = \"yes\"");
     assert!(bad.is_err());
 }
+
+/// Issue 15 item 7: a long-lived host's warm standby. The first render launches
+/// cold and parks the next Chromium; the following renders take the parked one,
+/// each Chromium serving exactly one call (a fresh profile every time). The same
+/// page renders the same way whichever Chromium served it.
+#[tokio::test]
+async fn a_warm_standby_serves_the_next_render() {
+    let Some(chromium) = chromium() else { return };
+    let _serial = SERIAL.lock().await;
+    let server = MockServer::start().await;
+    serve(
+        &server,
+        "/page",
+        html("<html><body><article><p>Rendered by a parked browser.</p></article></body></html>"),
+    )
+    .await;
+    let settings = Config::new(&[server.address().port()])
+        .timeout(15)
+        .section(&browser_section(&chromium, ""))
+        .settings();
+    let validator = Arc::new(StubValidator::new(&settings.security));
+    let tool =
+        webfetch::tool::WebFetchTool::with_validator(settings, validator).with_browser_standby();
+    let url = format!("http://127.0.0.1:{}/page", server.address().port());
+
+    let buffer = LogBuffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter("webfetch::browser=debug")
+        .with_writer(move || writer.clone())
+        .finish();
+    let calls = async {
+        let mut texts = Vec::new();
+        for _ in 0..3 {
+            let args = serde_json::json!({ "url": url, "force_browser": true, "no_cache": true });
+            let json = tool
+                .call(&args, usize::MAX)
+                .await
+                .unwrap_or_else(|e| panic!("{}", e.to_json()));
+            texts.push(json.contains("Rendered by a parked browser."));
+        }
+        texts
+    };
+    let texts = calls.with_subscriber(subscriber).await;
+    assert_eq!(texts, [true, true, true]);
+    let logs = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let from_standby: Vec<bool> = logs
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["fields"]["event"] == "browser_render")
+        .map(|line| line["fields"]["from_standby"].as_bool().unwrap())
+        .collect();
+    assert_eq!(from_standby, [false, true, true], "{logs}");
+}

@@ -94,6 +94,7 @@ mod idle;
 mod intercept;
 mod launch;
 mod session;
+mod standby;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -110,6 +111,7 @@ use crate::url::CanonicalUrl;
 
 pub use self::intercept::CONTENT_SECURITY_POLICY;
 pub use self::launch::PROFILE_PREFIX;
+pub use self::standby::Standby;
 
 /// Time allowed for Chromium to start and answer DevTools. It comes out of
 /// FR-WF-TIMEOUT-01's `page_load_buffer_s` (5 s), not out of `timeout_seconds`.
@@ -140,6 +142,8 @@ pub struct RenderContext<'a> {
     /// writable, else the system temp dir. Run as root, `nobody` must be able to
     /// pass through it (e.g. mode 0711), since Chromium runs as `nobody`.
     pub profile_root: Option<PathBuf>,
+    /// A long-lived host's warm standby: take its parked Chromium, park the next.
+    pub standby: Option<&'a Standby>,
 }
 
 impl<'a> RenderContext<'a> {
@@ -159,7 +163,15 @@ impl<'a> RenderContext<'a> {
             top_frame_hook: None,
             deadline,
             profile_root: None,
+            standby: None,
         }
+    }
+
+    /// Renders with `standby`'s parked Chromium when it has one, and parks the
+    /// next after the render (a long-lived host; see [`Standby`]).
+    pub fn with_standby(mut self, standby: &'a Standby) -> RenderContext<'a> {
+        self.standby = Some(standby);
+        self
     }
 
     /// Renders within the tool call's `pass`.
@@ -225,30 +237,39 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
             "browser mode is disabled (browser.enabled = false)",
         ));
     }
-    let executable = launch::resolve_executable(configured, std::env::var_os("PATH"))?;
-    let started = Instant::now();
-    let command_timeout = Duration::from_secs(u64::from(ctx.settings.timeout_seconds))
-        + Duration::from_millis(u64::from(browser.network_idle_ms))
-        + LAUNCH_BUDGET;
-    let chromium = launch::Chromium::launch(&launch::LaunchSpec {
-        executable: &executable,
-        user_agent: &ctx.settings.user_agent,
-        profile_root: ctx.profile_root.as_deref(),
-        deadline: started + LAUNCH_BUDGET,
-        command_timeout,
+    let spec = standby::SpareSpec {
+        executable: launch::resolve_executable(configured, std::env::var_os("PATH"))?,
+        user_agent: ctx.settings.user_agent.clone(),
+        profile_root: ctx.profile_root.clone(),
+        command_timeout: Duration::from_secs(u64::from(ctx.settings.timeout_seconds))
+            + Duration::from_millis(u64::from(browser.network_idle_ms))
+            + LAUNCH_BUDGET,
         allow_no_sandbox: browser.allow_no_sandbox,
-    })
-    .await?;
+    };
+    let started = Instant::now();
+    let spare = match ctx.standby {
+        Some(standby) => standby.take(&spec).await,
+        None => None,
+    };
+    let from_standby = spare.is_some();
+    let chromium = match spare {
+        Some(chromium) => chromium,
+        None => launch::Chromium::launch(&spec.launch_spec(started)).await?,
+    };
     let launched = Instant::now();
     let nav_deadline = admitted.deadline() + (launched - started).min(LAUNCH_BUDGET);
     let outcome = session::run(&chromium, ctx, nav_deadline).await;
     let rendered = Instant::now();
     chromium.shutdown().await;
+    if let Some(standby) = ctx.standby {
+        standby.refill(spec).await;
+    }
     tracing::debug!(
         target: "webfetch::browser",
         event = "browser_render",
         url = %ctx.url.redacted(),
         ok = outcome.is_ok(),
+        from_standby,
         launch_ms = millis(launched - started),
         page_ms = millis(rendered - launched),
         shutdown_ms = millis(rendered.elapsed()),
