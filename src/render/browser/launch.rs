@@ -708,18 +708,28 @@ struct ProcessGuard {
 const REAP_WAIT: Duration = Duration::from_secs(5);
 
 impl ProcessGuard {
-    /// Starts `sh -c 'cat >/dev/null; kill -s KILL -- -PGID'`: when this process
-    /// exits for any reason its end of the pipe closes, `cat` returns and the
-    /// Chromium group is killed. Best effort: without `/bin/sh` there is no watchdog.
+    /// Starts `sh -c 'cat >/dev/null; kill -s KILL -- -PGID; rm -rf -- PROFILE'`:
+    /// when this process exits for any reason its end of the pipe closes, `cat`
+    /// returns, the Chromium group is killed and its profile deleted (a process
+    /// that dies without unwinding, e.g. with a Chromium parked by the warm
+    /// standby, leaves nothing). Best effort: without `/bin/sh` there is no
+    /// watchdog.
     fn start_watchdog(&mut self) {
         #[cfg(unix)]
         if let Some(pgid) = self.pgid {
+            let profile = self
+                .profile
+                .as_ref()
+                .map(|dir| dir.path().display().to_string())
+                .unwrap_or_default();
             let spawned = Command::new("/bin/sh")
                 .args([
                     "-c",
-                    "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null",
+                    "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null; \
+                     [ -n \"$2\" ] && rm -rf -- \"$2\"",
                     "webfetch-chromium-watchdog",
                     &pgid.to_string(),
+                    &profile,
                 ])
                 .env_clear()
                 .stdin(Stdio::piped())

@@ -108,6 +108,7 @@ use crate::error::FetchError;
 use crate::http::{GetOptions, HopHook, HttpClient};
 use crate::pass::Pass;
 use crate::url::CanonicalUrl;
+use tracing::Instrument;
 
 pub use self::intercept::CONTENT_SECURITY_POLICY;
 pub use self::launch::PROFILE_PREFIX;
@@ -260,10 +261,6 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
     let nav_deadline = admitted.deadline() + (launched - started).min(LAUNCH_BUDGET);
     let outcome = session::run(&chromium, ctx, nav_deadline).await;
     let rendered = Instant::now();
-    chromium.shutdown().await;
-    if let Some(standby) = ctx.standby {
-        standby.refill(spec).await;
-    }
     tracing::debug!(
         target: "webfetch::browser",
         event = "browser_render",
@@ -272,9 +269,24 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
         from_standby,
         launch_ms = millis(launched - started),
         page_ms = millis(rendered - launched),
-        shutdown_ms = millis(rendered.elapsed()),
         "browser render timings"
     );
+    match ctx.standby {
+        // A long-lived host: the used Chromium is torn down and the next one
+        // launched after the answer, off the call's path (the profile is gone a
+        // moment after the call returns, and nothing of it serves another call).
+        Some(standby) => {
+            let reserved = standby.reserve().await;
+            let teardown = async move {
+                chromium.shutdown().await;
+                if let Some(reserved) = reserved {
+                    reserved.fill(spec).await;
+                }
+            };
+            tokio::spawn(teardown.in_current_span());
+        }
+        None => chromium.shutdown().await,
+    }
     outcome
 }
 

@@ -3,21 +3,24 @@
 //!
 //! Launching Chromium is most of a short render's cost. A host that renders more
 //! than once (the MCP server, `serve`, an embedding agent) keeps at most one spare:
-//! after a render starts, another Chromium is launched in the background and
-//! parked; the next render takes it instead of launching its own. A spare has
-//! loaded nothing before it is taken, and it is shut down after its one render like
-//! any other, so BROWSER-ISO-01 (a fresh profile per call, nothing shared between
-//! calls) holds. A spare whose browser went away is discarded, never used; dropping
-//! the last handle kills the parked Chromium and deletes its profile. The CLI makes
-//! one call per process and keeps cold launches.
+//! after a render has its DOM, the used Chromium is torn down and another one
+//! launched and parked in the background, off the call's path; the next render
+//! takes it instead of launching its own (and waits for that launch if it is still
+//! under way, rather than starting a second). A spare has loaded nothing before it
+//! is taken, and it is shut down after its one render like any other, so
+//! BROWSER-ISO-01 (a fresh profile per call, nothing shared between calls) holds;
+//! the used profile is deleted a moment after the call returns instead of before.
+//! A spare whose browser went away is discarded, never used; dropping the last
+//! handle kills the parked Chromium and deletes its profile, and the watchdog does
+//! both if the process dies without unwinding. The CLI makes one call per process
+//! and keeps cold launches.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio::time::Instant;
-use tracing::Instrument;
 
 use super::LAUNCH_BUDGET;
 use super::launch::{Chromium, LaunchSpec};
@@ -79,25 +82,32 @@ impl Standby {
         Some(chromium)
     }
 
-    /// Launches a spare for `spec` in the background unless one is parked. A
-    /// failed launch parks nothing: the next render launches cold and says why.
-    pub(crate) async fn refill(&self, spec: SpareSpec) {
-        let mut slot = Arc::clone(&self.spare).lock_owned().await;
-        if slot.is_some() {
-            return;
-        }
-        let task = async move {
-            match Chromium::launch(&spec.launch_spec(Instant::now())).await {
-                Ok(chromium) => {
-                    tracing::debug!(target: "webfetch::browser", event = "browser_standby_parked", "a Chromium is parked for the next render");
-                    *slot = Some((spec, chromium));
-                }
-                Err(error) => {
-                    tracing::debug!(target: "webfetch::browser", event = "browser_standby_failed", code = %error.code, "{}", error.message);
-                }
+    /// The empty slot, held until [`Reserved::fill`] parks a Chromium in it, or
+    /// `None` when one is parked already. A render that arrives meanwhile waits
+    /// for that launch instead of starting a second one.
+    pub(crate) async fn reserve(&self) -> Option<Reserved> {
+        let slot = Arc::clone(&self.spare).lock_owned().await;
+        slot.is_none().then_some(Reserved { slot })
+    }
+}
+
+/// The standby's empty slot, reserved for the next Chromium.
+pub(crate) struct Reserved {
+    slot: OwnedMutexGuard<Option<(SpareSpec, Chromium)>>,
+}
+
+impl Reserved {
+    /// Launches a Chromium for `spec` and parks it. A failed launch parks
+    /// nothing: the next render launches cold and says why.
+    pub(crate) async fn fill(mut self, spec: SpareSpec) {
+        match Chromium::launch(&spec.launch_spec(Instant::now())).await {
+            Ok(chromium) => {
+                tracing::debug!(target: "webfetch::browser", event = "browser_standby_parked", "a Chromium is parked for the next render");
+                *self.slot = Some((spec, chromium));
             }
-        };
-        // Not part of the call that triggered it.
-        tokio::spawn(task.instrument(tracing::Span::none()));
+            Err(error) => {
+                tracing::debug!(target: "webfetch::browser", event = "browser_standby_failed", code = %error.code, "{}", error.message);
+            }
+        }
     }
 }
