@@ -295,7 +295,7 @@ impl WebFetchTool {
             let meta = ResponseMeta {
                 requested_url: args.url.clone(),
                 final_url: url.as_str().to_owned(),
-                fetched_at: to_timestamp(hit.fetched_at),
+                fetched_at: Timestamp::from_datetime(hit.fetched_at),
                 rendering_method: method,
                 notes,
             };
@@ -355,7 +355,7 @@ impl WebFetchTool {
         let meta = ResponseMeta {
             requested_url: args.url.clone(),
             final_url: rendered.final_url.as_str().to_owned(),
-            fetched_at: to_timestamp(fetched_at),
+            fetched_at: Timestamp::from_datetime(fetched_at),
             rendering_method: rendered.method,
             notes,
         };
@@ -584,10 +584,6 @@ async fn cache_put(
     })
     .await
     .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))
-}
-
-fn to_timestamp(at: OffsetDateTime) -> Timestamp {
-    Timestamp::from_unix_seconds(at.unix_timestamp()).unwrap_or_else(Timestamp::now)
 }
 
 /// Appendix E's `page_load_buffer_s` default (FR-WF-TIMEOUT-01).
