@@ -257,7 +257,6 @@ impl WebFetchTool {
         effective_max_bytes: usize,
         cache_hit: &mut bool,
     ) -> Result<(Built, RenderingMethod), FetchError> {
-        let max_chunk_tokens = args.chunk_tokens(&self.settings);
         let mode = args.extraction_mode(&self.settings);
         let plan = render::plan(args.force_browser, url, &self.settings);
         let cache = self.disk_cache();
@@ -299,13 +298,12 @@ impl WebFetchTool {
                 rendering_method: method,
                 notes,
             };
-            let built = output::build_window(
+            let built = respond(
+                args,
+                &self.settings,
                 &hit.document,
                 meta,
-                max_chunk_tokens,
-                args.start_chunk,
                 effective_max_bytes,
-                &Cl100k,
             )?;
             return Ok((built, method));
         }
@@ -359,14 +357,7 @@ impl WebFetchTool {
             rendering_method: rendered.method,
             notes,
         };
-        let built = output::build_window(
-            &document,
-            meta,
-            max_chunk_tokens,
-            args.start_chunk,
-            effective_max_bytes,
-            &Cl100k,
-        )?;
+        let built = respond(args, &self.settings, &document, meta, effective_max_bytes)?;
         Ok((built, rendered.method))
     }
 
@@ -539,6 +530,25 @@ impl WebFetchTool {
             stands_in_for_browser: false,
         })
     }
+}
+
+/// Chunk and FitToOutput: the response to `args` for `document`, in the window
+/// `args` asks for (FR-WF-15, OUT-01; `start_chunk` extension).
+fn respond(
+    args: &FetchArgs,
+    settings: &Settings,
+    document: &ExtractedDocument,
+    meta: ResponseMeta,
+    effective_max_bytes: usize,
+) -> Result<Built, FetchError> {
+    output::build_window(
+        document,
+        meta,
+        args.chunk_tokens(settings),
+        args.start_chunk,
+        effective_max_bytes,
+        &Cl100k,
+    )
 }
 
 /// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which

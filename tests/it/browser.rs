@@ -27,7 +27,7 @@ use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::support::{Config, browser_section, chromium, toml_string};
+use crate::support::{Config, LogBuffer, browser_section, chromium, toml_string};
 
 const INTERNAL_SECRET: &str = "LEAKED_INTERNAL_DATA";
 const UA: &str = "webfetch-browser-test/1.0";
@@ -84,19 +84,6 @@ impl Run {
     }
 }
 
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The pinned client over the stub resolver.
 fn stub_client(settings: Settings) -> HttpClient {
     let settings = Arc::new(settings);
@@ -148,7 +135,7 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
         .finish();
     let result = render(&ctx).with_subscriber(subscriber).await;
     assert_nothing_left(target.root.path());
-    let logs = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
+    let logs = buffer.text();
     Run { result, logs }
 }
 

@@ -11,7 +11,7 @@
 
 use std::net::IpAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -24,7 +24,9 @@ use webfetch::ssrf::StubValidator;
 use webfetch::url::CanonicalUrl;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, browser_section, chromium, chromium_without_sandbox, html, serve};
+use crate::support::{
+    Config, LogBuffer, browser_section, chromium, chromium_without_sandbox, html, serve,
+};
 
 /// The uid and gid Chromium runs as when the tests run as root.
 const NOBODY: u32 = 65534;
@@ -57,19 +59,6 @@ fn profile_root(mode: u32) -> tempfile::TempDir {
 fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt as _;
     std::fs::metadata("/proc/self").unwrap().uid() == 0
-}
-
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// What `/proc` says about one Chromium renderer.
@@ -162,7 +151,7 @@ async fn render_watching(
             }
         }
     };
-    let logs = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
+    let logs = buffer.text();
     (result, seen, logs)
 }
 
@@ -399,7 +388,7 @@ async fn a_warm_standby_serves_the_next_render() {
     };
     let texts = calls.with_subscriber(subscriber).await;
     assert_eq!(texts, [true, true, true]);
-    let logs = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let logs = buffer.text();
     let from_standby: Vec<bool> = logs
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())

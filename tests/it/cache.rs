@@ -4,9 +4,7 @@
 //! module's side of each contract is pinned down.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -123,18 +121,7 @@ fn json(path: &Path) -> serde_json::Value {
 
 /// Collects what `tracing` logs while `f` runs.
 fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
+    let buffer = crate::support::LogBuffer::default();
     let writer = buffer.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(move || writer.clone())
@@ -142,7 +129,7 @@ fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
         .with_max_level(tracing::Level::DEBUG)
         .finish();
     let value = tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let text = buffer.text();
     (value, text)
 }
 

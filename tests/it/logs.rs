@@ -8,48 +8,23 @@
 
 use std::io::Write;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tracing::Level;
 use webfetch::tool::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, html, robots, serve, site};
+use crate::support::{Config, LogBuffer, html, robots, serve, site};
 
 const SECRET: &str = "SECRET123";
 
 const PAGE: &str = "<html><head><title>T</title></head><body><main><h1>Hello</h1>\
                     <p>Some text that is long enough to be an article.</p></main></body></html>";
 
-/// A `MakeWriter` target: every clone appends to the same buffer.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Buffer {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).expect("logs are UTF-8")
-    }
-}
-
 /// Runs `body` on a current-thread runtime under a JSON subscriber at INFO and
 /// above; returns its result and the log lines.
 fn with_logs<T>(body: impl AsyncFnOnce() -> T) -> (T, String) {
-    let buffer = Buffer::default();
+    let buffer = LogBuffer::default();
     let writer = buffer.clone();
     let subscriber = tracing_subscriber::fmt()
         .json()

@@ -731,36 +731,9 @@ mod fetch {
         }
     }
 
-    /// Collects everything `tracing` writes while installed.
-    #[derive(Clone, Default)]
-    struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for LogBuffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
-        type Writer = LogBuffer;
-        fn make_writer(&'a self) -> LogBuffer {
-            self.clone()
-        }
-    }
-
-    impl LogBuffer {
-        fn text(&self) -> String {
-            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-        }
-    }
-
     #[tokio::test]
     async fn t_wf_rob_13_oversized_robots_parses_the_prefix_only() {
-        let logs = LogBuffer::default();
+        let logs = crate::support::LogBuffer::default();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(logs.clone())
             .with_ansi(false)
