@@ -141,6 +141,8 @@ pub struct RawBrowser {
     pub max_rendered_dom_bytes: Option<u64>,
     pub max_total_subresource_bytes: Option<u64>,
     pub block_resources: Option<Vec<String>>,
+    /// Extension (not in SRD 5.3): see [`BrowserSettings::max_concurrent_renders`].
+    pub max_concurrent_renders: Option<u32>,
 }
 
 /// `[tools.webfetch.http]`.
@@ -316,7 +318,16 @@ pub struct BrowserSettings {
     pub max_total_subresource_bytes: u64,
     /// Blocked CDP resource types, in canonical spelling.
     pub block_resources: Vec<&'static str>,
+    /// Extension (issue 16): how many browser renders one tool (all its clones,
+    /// so all sessions of `webfetch serve`) runs at once, 1..=64, default
+    /// [`DEFAULT_MAX_CONCURRENT_RENDERS`]; a call past the cap waits within its
+    /// own deadline, then fails with `timeout`.
+    pub max_concurrent_renders: u32,
 }
+
+/// Default of `[tools.webfetch.browser] max_concurrent_renders` (extension): each
+/// render is a Chromium process of a few hundred MB.
+pub const DEFAULT_MAX_CONCURRENT_RENDERS: u32 = 2;
 
 impl Default for BrowserSettings {
     fn default() -> Self {
@@ -327,6 +338,7 @@ impl Default for BrowserSettings {
             max_rendered_dom_bytes: 5 * 1024 * 1024,
             max_total_subresource_bytes: 20 * 1024 * 1024,
             block_resources: vec!["Image", "Font", "Media"],
+            max_concurrent_renders: DEFAULT_MAX_CONCURRENT_RENDERS,
         }
     }
 }
@@ -788,6 +800,14 @@ fn resolve_browser(
             w,
         ),
         block_resources,
+        max_concurrent_renders: clamp(
+            "max_concurrent_renders",
+            raw.max_concurrent_renders,
+            DEFAULT_MAX_CONCURRENT_RENDERS,
+            1,
+            64,
+            w,
+        ),
     })
 }
 

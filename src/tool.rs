@@ -30,7 +30,7 @@ use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::error::{ErrorCode, FetchError};
+use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
 use crate::http::HttpClient;
@@ -53,6 +53,9 @@ pub struct WebFetchTool {
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
+    /// Extension: the cap on concurrent browser renders shared by all clones
+    /// (`[tools.webfetch.browser] max_concurrent_renders`).
+    renders: Arc<tokio::sync::Semaphore>,
     schema: ArgsSchema,
 }
 
@@ -90,6 +93,9 @@ impl WebFetchTool {
             client: HttpClient::new(Arc::clone(&settings), Arc::clone(&validator)),
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
+            renders: Arc::new(tokio::sync::Semaphore::new(
+                settings.browser.max_concurrent_renders as usize,
+            )),
             settings,
             schema: ArgsSchema::Srd,
         }
@@ -504,6 +510,24 @@ impl WebFetchTool {
         let ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
             .with_top_frame_hook(call.robots);
+        // Extension: at most `max_concurrent_renders` Chromiums at once; a call
+        // past the cap waits within its own deadline. A disabled browser fails at
+        // once, so it takes no slot.
+        let _slot = if self.settings.browser.enabled {
+            let slot = tokio::time::timeout_at(call.deadline, self.renders.acquire()).await;
+            let timeout_ms = u64::try_from(self.settings.timeout().as_millis()).unwrap_or(u64::MAX);
+            match slot {
+                Ok(Ok(slot)) => Some(slot),
+                _ => {
+                    return Err(FetchError::timeout(
+                        timeout_ms,
+                        TimeoutPhase::BrowserNavigation,
+                    ));
+                }
+            }
+        } else {
+            None
+        };
         let page = render::render(&ctx).await?;
         if page.dom_truncated {
             notes.add(Note::BrowserDomTruncated);
