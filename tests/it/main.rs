@@ -26,4 +26,5 @@ mod pipeline;
 mod render;
 mod robots;
 mod robustness;
+mod serve;
 mod ssrf;
