@@ -12,7 +12,9 @@
 //!
 //! One sub-table is an extension of ours, not the SRD's:
 //! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it.
+//! Its default, `srd`, leaves every response as the SRD specifies it. One key is
+//! ours too: `[tools.webfetch.browser] max_concurrent_renders` (the cap on
+//! concurrent browser renders, issue 16; it changes no response).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
