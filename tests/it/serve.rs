@@ -434,3 +434,104 @@ async fn serve_two_processes_share_one_cache_directory() {
     assert_eq!(cached["chunks"], fresh["chunks"]);
     assert_eq!(hits(&server, "/page").await, 1);
 }
+
+/// A loopback server that holds each `/page*` request for `hold` and records how
+/// many were in flight at once; anything else is a 404 at once.
+struct Upstream {
+    port: u16,
+    pages: Arc<Mutex<(usize, usize, usize)>>,
+}
+
+impl Upstream {
+    fn start(hold: Duration) -> Upstream {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // (in flight, most at once, total)
+        let pages = Arc::new(Mutex::new((0, 0, 0)));
+        let counts = Arc::clone(&pages);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let counts = Arc::clone(&counts);
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    let is_page = line
+                        .split(' ')
+                        .nth(1)
+                        .is_some_and(|p| p.starts_with("/page"));
+                    loop {
+                        let mut header = String::new();
+                        match reader.read_line(&mut header) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if header == "\r\n" => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    let reply = if is_page {
+                        {
+                            let mut c = counts.lock().unwrap();
+                            c.0 += 1;
+                            c.1 = c.1.max(c.0);
+                            c.2 += 1;
+                        }
+                        std::thread::sleep(hold);
+                        counts.lock().unwrap().0 -= 1;
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                             Content-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
+                            PAGE.len()
+                        )
+                    } else {
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .to_owned()
+                    };
+                    let _ = stream.write_all(reply.as_bytes());
+                });
+            }
+        });
+        Upstream { port, pages }
+    }
+}
+
+/// `[tools.webfetch.browser] max_concurrent_renders = 1`: three browser calls at
+/// once render one after the other (the upstream never sees two page requests
+/// at once), and all succeed within their timeout. Needs Chromium
+/// (`FORGE_TEST_CHROMIUM_PATH`), skipped otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_caps_concurrent_browser_renders() {
+    let chromium = match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
+        Ok(path) if !path.trim().is_empty() => path,
+        _ => {
+            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
+            return;
+        }
+    };
+    let upstream = Upstream::start(Duration::from_millis(800));
+    let config = Config::new(&[upstream.port]).timeout(60).section(&format!(
+        "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 1000\n\
+         max_concurrent_renders = 1",
+        crate::support::toml_string(&chromium)
+    ));
+    let served = Served::start(&config, &[], &[]);
+    let addr = served.addr;
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let url = format!("http://127.0.0.1:{}/page{i}", upstream.port);
+            let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+            let target = format!("/v1/fetch?url={encoded}&force_browser=true");
+            tokio::spawn(async move { get(addr, &target).await })
+        })
+        .collect();
+    for call in calls {
+        let reply = call.await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.json()["rendering_method"], "browser");
+    }
+    let (_, most, total) = *upstream.pages.lock().unwrap();
+    assert_eq!(total, 3);
+    assert_eq!(most, 1, "renders overlapped");
+}
