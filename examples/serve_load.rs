@@ -1,0 +1,82 @@
+//! Load client for `webfetch serve` (issue 16, item 9; run by `benches/serve_load.sh`):
+//! `CONCURRENCY` connections each send `GET` requests for `TARGET` (a path with
+//! query, e.g. `/v1/fetch?url=...`) to `ADDR` until `REQUESTS` have been sent in
+//! all, one request per connection, and prints pages/s, p50 and p95 latency and
+//! the failures. Measures only; asserts nothing.
+//!
+//! `cargo run --release --example serve_load -- ADDR TARGET CONCURRENCY REQUESTS`
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One request over a fresh connection; whether the status was 200.
+async fn one(addr: &str, target: &str) -> bool {
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return false;
+    };
+    let head = format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut raw = Vec::new();
+    if stream.read_to_end(&mut raw).await.is_err() {
+        return false;
+    }
+    raw.starts_with(b"HTTP/1.1 200")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [addr, target, concurrency, requests] = args.as_slice() else {
+        eprintln!("usage: serve_load ADDR TARGET CONCURRENCY REQUESTS");
+        std::process::exit(1);
+    };
+    let concurrency: usize = concurrency.parse().expect("CONCURRENCY");
+    let requests: usize = requests.parse().expect("REQUESTS");
+    let next = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (addr, target) = (addr.clone(), target.clone());
+            let (next, failures) = (Arc::clone(&next), Arc::clone(&failures));
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while next.fetch_add(1, Ordering::Relaxed) < requests {
+                    let at = Instant::now();
+                    if !one(&addr, &target).await {
+                        failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                    latencies.push(at.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(requests);
+    for worker in workers {
+        latencies.extend(worker.await.expect("worker"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "concurrency {concurrency:>3}: {:>7.1} pages/s  p50 {:>7.2} ms  p95 {:>7.2} ms  failures {}",
+        requests as f64 / elapsed.as_secs_f64(),
+        ms(percentile(&latencies, 50.0)),
+        ms(percentile(&latencies, 95.0)),
+        failures.load(Ordering::Relaxed)
+    );
+}
