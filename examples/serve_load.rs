@@ -5,6 +5,11 @@
 //! the failures. Measures only; asserts nothing.
 //!
 //! `cargo run --release --example serve_load -- ADDR TARGET CONCURRENCY REQUESTS`
+//!
+//! `serve_load upstream FILE` is the page server the bench fetches from: it
+//! prints its loopback port on stdout, then answers `/robots.txt` with an
+//! allow-all and every other path with FILE as `text/html` (HTTP/1.1, one request
+//! per connection, a deep accept backlog, so the upstream is not what is measured).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +30,42 @@ async fn one(addr: &str, target: &str) -> bool {
     if stream.read_to_end(&mut raw).await.is_err() {
         return false;
     }
-    raw.starts_with(b"HTTP/1.1 200")
+    raw.get(8..12) == Some(b" 200")
+}
+
+/// `upstream FILE`: see the crate docs.
+async fn upstream(file: &str) {
+    let page: &'static [u8] = Vec::leak(std::fs::read(file).expect("the page file"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    println!("{}", listener.local_addr().unwrap().port());
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(async move {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let robots = head.starts_with(b"GET /robots.txt ");
+            let (kind, body): (&str, &[u8]) = if robots {
+                ("text/plain", b"User-agent: *\nAllow: /\n")
+            } else {
+                ("text/html; charset=utf-8", page)
+            };
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes()).await;
+            let _ = stream.write_all(body).await;
+        });
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -39,6 +79,12 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [mode, file] = args.as_slice()
+        && mode == "upstream"
+    {
+        upstream(file).await;
+        return;
+    }
     let [addr, target, concurrency, requests] = args.as_slice() else {
         eprintln!("usage: serve_load ADDR TARGET CONCURRENCY REQUESTS");
         std::process::exit(1);

@@ -510,21 +510,10 @@ impl WebFetchTool {
         let ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
             .with_top_frame_hook(call.robots);
-        // Extension: at most `max_concurrent_renders` Chromiums at once; a call
-        // past the cap waits within its own deadline. A disabled browser fails at
-        // once, so it takes no slot.
+        // Extension: at most `max_concurrent_renders` Chromiums at once. A
+        // disabled browser fails at once, so it takes no slot.
         let _slot = if self.settings.browser.enabled {
-            let slot = tokio::time::timeout_at(call.deadline, self.renders.acquire()).await;
-            let timeout_ms = u64::try_from(self.settings.timeout().as_millis()).unwrap_or(u64::MAX);
-            match slot {
-                Ok(Ok(slot)) => Some(slot),
-                _ => {
-                    return Err(FetchError::timeout(
-                        timeout_ms,
-                        TimeoutPhase::BrowserNavigation,
-                    ));
-                }
-            }
+            Some(self.render_slot(call.deadline).await?)
         } else {
             None
         };
@@ -546,6 +535,23 @@ impl WebFetchTool {
             document: extracted.document,
             stands_in_for_browser: false,
         })
+    }
+}
+
+impl WebFetchTool {
+    /// Extension: a browser render slot (`max_concurrent_renders`), waited for
+    /// within the call's deadline; past it, `timeout`.
+    async fn render_slot(
+        &self,
+        deadline: Instant,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, FetchError> {
+        match tokio::time::timeout_at(deadline, self.renders.acquire()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            _ => {
+                let ms = u64::try_from(self.settings.timeout().as_millis()).unwrap_or(u64::MAX);
+                Err(FetchError::timeout(ms, TimeoutPhase::BrowserNavigation))
+            }
+        }
     }
 }
 
