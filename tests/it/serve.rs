@@ -54,7 +54,7 @@ impl Served {
             .env_remove("WEBFETCH_SERVE_TOKEN")
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (key, value) in env {
             command.env(key, value);
@@ -408,8 +408,13 @@ async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
         .await
         .unwrap()
         .unwrap();
-    assert!(status.0.success(), "{:?}: {}", status.0, status.1.logs());
-    assert!(status.1.logs().contains("webfetch serve: stopped"));
+    let (status, mut served) = status;
+    assert!(status.success(), "{status:?}: {}", served.logs());
+    assert!(served.logs().contains("webfetch serve: stopped"));
+    // stdout carries nothing: logs and the announcement go to stderr.
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut served.child.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert_eq!(stdout, "");
 }
 
 /// Scale past one machine: two `serve` processes on one cache directory. What
