@@ -42,3 +42,6 @@ for _ in $(seq "$calls"); do time_ms curl -sf "$url"; done | median | sed 's/^/c
 for _ in $(seq "$calls"); do time_ms "$bin" fetch "$url" --config "$work/webfetch.toml" --no-cache; done | median | sed 's/^/cli miss:       /'; echo
 for _ in $(seq "$calls"); do time_ms "$bin" fetch "$url" --config "$work/webfetch.toml"; done | median | sed 's/^/cli hit:        /'; echo
 target/release/examples/mcp_latency "$bin" "$work/webfetch.toml" "$url" "$calls"
+if [ -n "${FORGE_TEST_CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null; then
+  target/release/examples/mcp_latency "$bin" "$work/webfetch.toml" "$url" "$(( calls < 10 ? calls : 10 ))" browser
+fi

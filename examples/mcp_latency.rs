@@ -1,8 +1,11 @@
 //! Per-call latency of the MCP server, measured with rmcp's real client over stdio.
 //!
-//! `cargo run --release --example mcp_latency -- <webfetch binary> <config> <url> [calls]`
+//! `cargo run --release --example mcp_latency -- <webfetch binary> <config> <url> [calls] [browser]`
 //! prints the median and p90 of `tools/call` for cache misses (`no_cache: true`)
-//! and cache hits. Used by `benches/e2e.sh`.
+//! and cache hits; with `browser`, for uncached `force_browser` calls instead (the
+//! browser latency of issue 15), one second apart, as an agent reading each
+//! result before its next call (the server's warm standby launches the next
+//! Chromium in that time; the pause is not timed). Used by `benches/e2e.sh`.
 
 use std::time::{Duration, Instant};
 
@@ -22,10 +25,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut command = tokio::process::Command::new(binary);
     command.args(["mcp", "--config", config, "--max-output-bytes", "10000000"]);
     let client = ().serve(TokioChildProcess::new(command)?).await?;
-    for (label, no_cache) in [("miss", true), ("hit", false)] {
+    let browser = rest.get(1).is_some_and(|mode| mode == "browser");
+    let runs: &[(&str, bool, bool)] = if browser {
+        &[("browser", true, true)]
+    } else {
+        &[("miss", true, false), ("hit", false, false)]
+    };
+    for &(label, no_cache, force_browser) in runs {
         let mut times = Vec::with_capacity(calls);
         for _ in 0..calls {
-            let arguments = json!({ "url": url, "no_cache": no_cache });
+            if force_browser {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            let arguments =
+                json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
             let serde_json::Value::Object(arguments) = arguments else {
                 unreachable!()
             };

@@ -12,9 +12,10 @@
 //!
 //! One sub-table is an extension of ours, not the SRD's:
 //! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it. One key is
-//! ours too: `[tools.webfetch.browser] max_concurrent_renders` (the cap on
-//! concurrent browser renders, issue 16; it changes no response).
+//! Its default, `srd`, leaves every response as the SRD specifies it. Two keys are
+//! extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
+//! only way to run Chromium without its sandbox, and `max_concurrent_renders` (the
+//! cap on concurrent browser renders, issue 16; it changes no response).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -145,6 +146,8 @@ pub struct RawBrowser {
     pub block_resources: Option<Vec<String>>,
     /// Extension (not in SRD 5.3): see [`BrowserSettings::max_concurrent_renders`].
     pub max_concurrent_renders: Option<u32>,
+    /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
+    pub allow_no_sandbox: Option<bool>,
 }
 
 /// `[tools.webfetch.http]`.
@@ -325,6 +328,10 @@ pub struct BrowserSettings {
     /// [`DEFAULT_MAX_CONCURRENT_RENDERS`]; a call past the cap waits within its
     /// own deadline, then fails with `timeout`.
     pub max_concurrent_renders: u32,
+    /// Run Chromium with `--no-sandbox` (extension, default `false`): only for
+    /// kernels that cannot give Chromium its sandbox. A warning is logged at each
+    /// launch.
+    pub allow_no_sandbox: bool,
 }
 
 /// Default of `[tools.webfetch.browser] max_concurrent_renders` (extension): each
@@ -341,6 +348,7 @@ impl Default for BrowserSettings {
             max_total_subresource_bytes: 20 * 1024 * 1024,
             block_resources: vec!["Image", "Font", "Media"],
             max_concurrent_renders: DEFAULT_MAX_CONCURRENT_RENDERS,
+            allow_no_sandbox: false,
         }
     }
 }
@@ -810,6 +818,7 @@ fn resolve_browser(
             64,
             w,
         ),
+        allow_no_sandbox: raw.allow_no_sandbox.unwrap_or(false),
     })
 }
 

@@ -44,11 +44,15 @@ pub struct WebFetchServer {
 }
 
 impl WebFetchServer {
-    /// A server around a tool, which it serves with the extended schema; each
-    /// call's output fits `max_output_bytes`.
+    /// A server around a tool, which it serves with the extended schema and a
+    /// warm browser standby (a long-lived host); each call's output fits
+    /// `max_output_bytes`.
     pub fn new(tool: WebFetchTool, max_output_bytes: usize) -> WebFetchServer {
         WebFetchServer {
-            tool: Arc::new(tool.with_schema(ArgsSchema::Extended)),
+            tool: Arc::new(
+                tool.with_schema(ArgsSchema::Extended)
+                    .with_browser_standby(),
+            ),
             max_output_bytes,
         }
     }

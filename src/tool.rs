@@ -38,6 +38,7 @@ use crate::notes::{Note, Notes};
 use crate::output::{self, Built, ResponseMeta, Timestamp};
 use crate::page::Page;
 use crate::pass::Pass;
+use crate::render::browser::Standby;
 use crate::render::{self, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
@@ -57,6 +58,7 @@ pub struct WebFetchTool {
     /// (`[tools.webfetch.browser] max_concurrent_renders`).
     renders: Arc<tokio::sync::Semaphore>,
     schema: ArgsSchema,
+    standby: Option<Standby>,
 }
 
 /// What the renderers of one call share: its pass, its robots.txt check, the
@@ -98,6 +100,7 @@ impl WebFetchTool {
             )),
             settings,
             schema: ArgsSchema::Srd,
+            standby: None,
         }
     }
 
@@ -108,6 +111,17 @@ impl WebFetchTool {
     /// and the CLI use the extended schema; a host opts in the same way.
     pub fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
         self.schema = schema;
+        self
+    }
+
+    /// The same tool keeping one Chromium launched ahead for its next browser
+    /// render (extension for long-lived hosts: the MCP server, `serve`, an
+    /// embedding agent; see [`Standby`]). Each Chromium still serves exactly one
+    /// call on a fresh profile (BROWSER-ISO-01); at most one is idle. The first
+    /// browser render launches cold and parks the next. A tool that has a
+    /// standby already keeps it, so `serve`'s front doors share one.
+    pub fn with_browser_standby(mut self) -> WebFetchTool {
+        self.standby.get_or_insert_with(Standby::new);
         self
     }
 
@@ -288,7 +302,7 @@ impl WebFetchTool {
             let meta = ResponseMeta {
                 requested_url: args.url.clone(),
                 final_url: url.as_str().to_owned(),
-                fetched_at: to_timestamp(hit.fetched_at),
+                fetched_at: Timestamp::from_datetime(hit.fetched_at),
                 rendering_method: method,
                 notes,
             };
@@ -348,7 +362,7 @@ impl WebFetchTool {
         let meta = ResponseMeta {
             requested_url: args.url.clone(),
             final_url: rendered.final_url.as_str().to_owned(),
-            fetched_at: to_timestamp(fetched_at),
+            fetched_at: Timestamp::from_datetime(fetched_at),
             rendering_method: rendered.method,
             notes,
         };
@@ -507,7 +521,7 @@ impl WebFetchTool {
         call: &Call<'_>,
         notes: &mut Notes,
     ) -> Result<Rendered, FetchError> {
-        let ctx = RenderContext::new(&self.client, call.url, call.deadline)
+        let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
             .with_top_frame_hook(call.robots);
         // Extension: at most `max_concurrent_renders` Chromiums at once. A
@@ -517,6 +531,9 @@ impl WebFetchTool {
         } else {
             None
         };
+        if let Some(standby) = &self.standby {
+            ctx = ctx.with_standby(standby);
+        }
         let page = render::render(&ctx).await?;
         if page.dom_truncated {
             notes.add(Note::BrowserDomTruncated);
@@ -598,10 +615,6 @@ async fn cache_put(
     })
     .await
     .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))
-}
-
-fn to_timestamp(at: OffsetDateTime) -> Timestamp {
-    Timestamp::from_unix_seconds(at.unix_timestamp()).unwrap_or_else(Timestamp::now)
 }
 
 /// Appendix E's `page_load_buffer_s` default (FR-WF-TIMEOUT-01).

@@ -17,9 +17,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::key::CacheKey;
-use super::stamp::Stamp;
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
+use crate::output::Timestamp;
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).
@@ -35,9 +35,9 @@ pub(crate) struct Entry {
     pub(crate) extraction: ExtractionMode,
     /// An HTTP result standing in for an unavailable browser.
     pub(crate) browser_unavailable: bool,
-    pub(crate) fetched_at: Stamp,
-    pub(crate) expires_at: Stamp,
-    pub(crate) last_accessed_at: Stamp,
+    pub(crate) fetched_at: Timestamp,
+    pub(crate) expires_at: Timestamp,
+    pub(crate) last_accessed_at: Timestamp,
     pub(crate) extracted: ExtractedDocument,
 }
 
@@ -106,9 +106,6 @@ pub(crate) enum DecodeError {
 /// Why an entry cannot be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum EncodeError {
-    /// A timestamp outside years 0000..=9999.
-    #[error("timestamp out of range")]
-    Timestamp,
     /// serde_json refused (not expected for these types).
     #[error("serialization failed: {0}")]
     Json(String),
@@ -117,16 +114,15 @@ pub(crate) enum EncodeError {
 impl Entry {
     /// Compact JSON, `title`/`language` omitted when absent (FR-WF-CCH-ENTRY-OPT-01).
     pub(crate) fn encode(&self) -> Result<Vec<u8>, EncodeError> {
-        let stamp = |s: Stamp| s.format().ok_or(EncodeError::Timestamp);
         let wire = WireOut {
             version: VERSION,
             canonical_url: &self.canonical_url,
             rendering_method: self.method,
             extraction: self.extraction,
             browser_unavailable: self.browser_unavailable,
-            fetched_at: stamp(self.fetched_at)?,
-            expires_at: stamp(self.expires_at)?,
-            last_accessed_at: stamp(self.last_accessed_at)?,
+            fetched_at: self.fetched_at.to_string(),
+            expires_at: self.expires_at.to_string(),
+            last_accessed_at: self.last_accessed_at.to_string(),
             extracted: &self.extracted,
         };
         serde_json::to_vec(&wire).map_err(|e| EncodeError::Json(e.to_string()))
@@ -146,7 +142,8 @@ impl Entry {
         if wire.version != VERSION {
             return Err(DecodeError::UnsupportedVersion(wire.version));
         }
-        let stamp = |text: &str, field| Stamp::parse(text).ok_or(DecodeError::Timestamp(field));
+        let stamp =
+            |text: &str, field| Timestamp::parse(text).map_err(|_| DecodeError::Timestamp(field));
         let entry = Entry {
             fetched_at: stamp(&wire.fetched_at, "fetched_at")?,
             expires_at: stamp(&wire.expires_at, "expires_at")?,
@@ -166,7 +163,7 @@ impl Entry {
     }
 
     /// `expires_at < now` is a miss (FR-WF-16d); equal is still fresh.
-    pub(crate) fn is_expired(&self, now: Stamp) -> bool {
+    pub(crate) fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at < now
     }
 }
@@ -180,10 +177,8 @@ const LAST_ACCESSED_KEY: &[u8] = br#""last_accessed_at":""#;
 /// width, so nothing else moves and the 100 KiB document need not be escaped
 /// again. Returns `false`, leaving `bytes` untouched, unless the key occurs exactly
 /// once and holds exactly `old`; the caller then re-encodes the entry.
-pub(crate) fn restamp(bytes: &mut [u8], old: Stamp, new: Stamp) -> bool {
-    let (Some(old), Some(new)) = (old.format(), new.format()) else {
-        return false;
-    };
+pub(crate) fn restamp(bytes: &mut [u8], old: Timestamp, new: Timestamp) -> bool {
+    let (old, new) = (old.to_string(), new.to_string());
     let (at, second) = {
         let mut hits = find_all(bytes, LAST_ACCESSED_KEY);
         (hits.next(), hits.next())
@@ -225,9 +220,9 @@ mod tests {
             method: RenderingMethod::Http,
             extraction: ExtractionMode::Srd,
             browser_unavailable: false,
-            fetched_at: Stamp::parse("2026-01-10T12:00:00Z").unwrap(),
-            expires_at: Stamp::parse("2026-01-17T12:00:00Z").unwrap(),
-            last_accessed_at: Stamp::parse("2026-01-10T14:30:00Z").unwrap(),
+            fetched_at: Timestamp::parse("2026-01-10T12:00:00Z").unwrap(),
+            expires_at: Timestamp::parse("2026-01-17T12:00:00Z").unwrap(),
+            last_accessed_at: Timestamp::parse("2026-01-10T14:30:00Z").unwrap(),
             extracted: ExtractedDocument {
                 markdown: "# Page Title\n\nContent here...".into(),
                 title: title.map(str::to_owned),
@@ -348,7 +343,9 @@ mod tests {
     fn expiry_is_strictly_after_expires_at() {
         let entry = sample(None);
         assert!(!entry.is_expired(entry.expires_at));
-        assert!(entry.is_expired(Stamp::from_unix(entry.expires_at.unix() + 1)));
+        assert!(entry.is_expired(
+            Timestamp::from_unix_seconds(entry.expires_at.unix_seconds() + 1).unwrap()
+        ));
     }
 
     #[test]
@@ -357,7 +354,7 @@ mod tests {
         entry.extracted.markdown =
             r#"quote "last_accessed_at":"2026-01-10T14:30:00Z" inside"#.into();
         let mut bytes = entry.encode().unwrap();
-        let new = Stamp::parse("2026-02-01T00:00:00Z").unwrap();
+        let new = Timestamp::parse("2026-02-01T00:00:00Z").unwrap();
         assert!(restamp(&mut bytes, entry.last_accessed_at, new));
         entry.last_accessed_at = new;
         assert_eq!(bytes, entry.encode().unwrap());
@@ -368,7 +365,7 @@ mod tests {
     fn restamp_refuses_ambiguous_or_unexpected_bytes() {
         let entry = sample(None);
         let old = entry.last_accessed_at;
-        let new = Stamp::parse("2026-02-01T00:00:00Z").unwrap();
+        let new = Timestamp::parse("2026-02-01T00:00:00Z").unwrap();
         let good = String::from_utf8(entry.encode().unwrap()).unwrap();
         let nested = good.replacen(
             r#"{"version":2,"#,

@@ -9,13 +9,13 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::key::CacheKey;
-use super::stamp::Stamp;
+use crate::output::Timestamp;
 
 /// What the index knows about one entry file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot {
     /// `last_accessed_at`, mirrored in the file's mtime.
-    pub(crate) last_accessed: Stamp,
+    pub(crate) last_accessed: Timestamp,
     /// On-disk size in bytes (FR-WF-CCH-SIZE-02).
     pub(crate) size: u64,
 }
@@ -34,7 +34,7 @@ pub(crate) struct Limits {
 #[derive(Debug, Default)]
 pub(crate) struct Index {
     slots: HashMap<CacheKey, Slot>,
-    order: BTreeSet<(Stamp, CacheKey)>,
+    order: BTreeSet<(Timestamp, CacheKey)>,
     total_bytes: u64,
 }
 
@@ -103,7 +103,7 @@ mod tests {
 
     fn slot(at: i64, size: u64) -> Slot {
         Slot {
-            last_accessed: Stamp::from_unix(at),
+            last_accessed: Timestamp::from_unix_seconds(at).unwrap(),
             size,
         }
     }

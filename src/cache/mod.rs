@@ -48,7 +48,6 @@
 mod entry;
 mod index;
 mod key;
-mod stamp;
 mod store;
 
 use std::io;
@@ -61,12 +60,12 @@ use time::OffsetDateTime;
 use crate::config::CacheSettings;
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
+use crate::output::Timestamp;
 use crate::url::CanonicalUrl;
 
 use entry::Entry;
 use index::{Index, Limits, Slot};
 pub use key::CacheKey;
-use stamp::Stamp;
 use store::ReadOutcome;
 
 /// How long an in-memory index is trusted before the next write rescans the
@@ -118,7 +117,8 @@ pub enum CacheWriteError {
         /// The configured limit.
         max_bytes: u64,
     },
-    /// The entry could not be serialized (a timestamp outside years 0..=9999).
+    /// The entry could not be serialized (serde_json refused; not expected for
+    /// these types).
     #[error("cannot encode entry: {0}")]
     Encode(String),
     /// Listing the cache directory to build the index failed.
@@ -201,7 +201,7 @@ impl DiskCache {
     ) -> Option<CachedDocument> {
         let key = CacheKey::with_extraction(url, method, extraction);
         let path = key.entry_path(&self.dir);
-        let now = Stamp::from_datetime(now);
+        let now = Timestamp::from_datetime(now);
         let (bytes, read_id) = match store::read_capped(&path, self.limits.max_bytes) {
             ReadOutcome::Missing => return None,
             ReadOutcome::Bytes(bytes, id) => (bytes, id),
@@ -227,7 +227,7 @@ impl DiskCache {
             tracing::debug!(event = "cache_expired", key = %key);
             return None;
         }
-        let fetched_at = entry.fetched_at.to_datetime()?;
+        let fetched_at = entry.fetched_at.to_datetime();
         let mut bytes = bytes;
         let restamped = entry::restamp(&mut bytes, entry.last_accessed_at, now);
         entry.last_accessed_at = now;
@@ -310,7 +310,7 @@ impl DiskCache {
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Entry {
-        let fetched_at = Stamp::from_datetime(fetched_at);
+        let fetched_at = Timestamp::from_datetime(fetched_at);
         Entry {
             canonical_url: url.as_str().to_owned(),
             method,
@@ -318,7 +318,7 @@ impl DiskCache {
             browser_unavailable: false,
             fetched_at,
             expires_at: fetched_at.plus_days(self.ttl_days),
-            last_accessed_at: Stamp::from_datetime(now),
+            last_accessed_at: Timestamp::from_datetime(now),
             extracted: document.clone(),
         }
     }

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::key::CacheKey;
-use super::stamp::Stamp;
+use crate::output::Timestamp;
 
 /// Marks temp files: `{keyhex}.tmp.{random}` (FR-WF-16g item 1).
 const TEMP_INFIX: &str = ".tmp.";
@@ -129,7 +129,7 @@ pub(crate) fn write_atomic(
     dir: &Path,
     key: &CacheKey,
     bytes: &[u8],
-    last_accessed: Stamp,
+    last_accessed: Timestamp,
 ) -> io::Result<u64> {
     let final_path = key.entry_path(dir);
     let shard = final_path
@@ -207,7 +207,7 @@ pub(crate) fn remove_if_same(path: &Path, key: &CacheKey, read: Option<FileId>) 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Seen {
     pub(crate) key: CacheKey,
-    pub(crate) last_accessed: Stamp,
+    pub(crate) last_accessed: Timestamp,
     pub(crate) size: u64,
 }
 
@@ -305,20 +305,25 @@ fn changed_at(meta: &Metadata) -> Option<SystemTime> {
 fn seen(key: CacheKey, meta: &Metadata) -> Seen {
     Seen {
         key,
-        last_accessed: meta.modified().map_or(Stamp::from_unix(0), stamp_of),
+        last_accessed: meta
+            .modified()
+            .map_or(Timestamp::saturating_from_unix_seconds(0), stamp_of),
         size: meta.len(),
     }
 }
 
-fn stamp_of(at: SystemTime) -> Stamp {
-    match at.duration_since(UNIX_EPOCH) {
-        Ok(after) => Stamp::from_unix(i64::try_from(after.as_secs()).unwrap_or(i64::MAX)),
-        Err(before) => Stamp::from_unix(-i64::try_from(before.duration().as_secs()).unwrap_or(0)),
-    }
+/// An mtime as `last_accessed_at`, whole seconds, clamped to years 0000..=9999
+/// (an mtime can be anything, including before 1970 or far in the future).
+fn stamp_of(at: SystemTime) -> Timestamp {
+    let seconds = match at.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+        Err(before) => -i64::try_from(before.duration().as_secs()).unwrap_or(i64::MAX),
+    };
+    Timestamp::saturating_from_unix_seconds(seconds)
 }
 
-fn system_time(at: Stamp) -> Option<SystemTime> {
-    let seconds = at.unix();
+fn system_time(at: Timestamp) -> Option<SystemTime> {
+    let seconds = at.unix_seconds();
     match u64::try_from(seconds) {
         Ok(after) => UNIX_EPOCH.checked_add(Duration::from_secs(after)),
         Err(_) => UNIX_EPOCH.checked_sub(Duration::from_secs(seconds.unsigned_abs())),
@@ -337,7 +342,7 @@ mod tests {
     #[test]
     fn write_sets_mtime_and_scan_reads_it_back() {
         let dir = tempfile::tempdir().unwrap();
-        let at = Stamp::parse("2026-01-10T12:00:00Z").unwrap();
+        let at = Timestamp::parse("2026-01-10T12:00:00Z").unwrap();
         let size = write_atomic(dir.path(), &key(1), b"{}", at).unwrap();
         assert_eq!(size, 2);
         let found = scan(dir.path()).unwrap();
@@ -391,7 +396,7 @@ mod tests {
     fn remove_if_same_spares_a_file_renamed_in_after_the_read() {
         let dir = tempfile::tempdir().unwrap();
         let k = key(3);
-        let at = Stamp::from_unix(1_000);
+        let at = Timestamp::from_unix_seconds(1_000).unwrap();
         write_atomic(dir.path(), &k, b"garbage", at).unwrap();
         let path = k.entry_path(dir.path());
         let ReadOutcome::Bytes(_, garbage_id) = read_capped(&path, 1 << 20) else {
@@ -415,7 +420,13 @@ mod tests {
     fn reads_are_capped_and_refuse_non_files() {
         let dir = tempfile::tempdir().unwrap();
         let k = key(4);
-        write_atomic(dir.path(), &k, &[b'x'; 100], Stamp::from_unix(0)).unwrap();
+        write_atomic(
+            dir.path(),
+            &k,
+            &[b'x'; 100],
+            Timestamp::saturating_from_unix_seconds(0),
+        )
+        .unwrap();
         let path = k.entry_path(dir.path());
         assert!(matches!(
             read_capped(&path, 99),
@@ -435,8 +446,15 @@ mod tests {
     #[test]
     fn stamps_convert_to_and_from_system_time() {
         for s in [0, 1, 1_767_225_600, -86_400] {
-            let stamp = Stamp::from_unix(s);
+            let stamp = Timestamp::from_unix_seconds(s).unwrap();
             assert_eq!(system_time(stamp).map(stamp_of), Some(stamp));
+        }
+        // Out-of-range mtimes clamp, keeping their place in LRU order.
+        if let Some(far) = UNIX_EPOCH.checked_add(Duration::from_secs(400_000_000_000)) {
+            assert_eq!(stamp_of(far).to_string(), "9999-12-31T23:59:59Z");
+        }
+        if let Some(ancient) = UNIX_EPOCH.checked_sub(Duration::from_secs(70_000_000_000)) {
+            assert_eq!(stamp_of(ancient).to_string(), "0000-01-01T00:00:00Z");
         }
     }
 }

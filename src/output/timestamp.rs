@@ -3,7 +3,9 @@
 //!
 //! The response's `fetched_at` and the cache's `fetched_at`, `expires_at` and
 //! `last_accessed_at` all use [`Timestamp`], so writing and reading agree byte for
-//! byte and ordering is plain integer ordering (deterministic LRU order).
+//! byte and ordering is plain integer ordering (deterministic LRU order). The
+//! form is fixed width (20 bytes), so the cache rewrites `last_accessed_at` in
+//! place.
 
 use std::fmt;
 use std::str::FromStr;
@@ -51,6 +53,38 @@ impl Timestamp {
             .ok()
             .and_then(|s| self.0.checked_add(s))
             .and_then(Timestamp::from_unix_seconds)
+    }
+
+    /// `at` truncated to whole seconds, for the cache's `fetched_at` and
+    /// `last_accessed_at` (FR-WF-CCH-TS-01): the fraction is dropped, never rounded
+    /// up, so a timestamp is never later than the instant it came from. An instant
+    /// before year 0000 (the `time` crate reaches year -9999) clamps to
+    /// 0000-01-01T00:00:00Z, so every instant has a writable form.
+    pub(crate) fn from_datetime(at: OffsetDateTime) -> Timestamp {
+        Timestamp::saturating_from_unix_seconds(at.unix_timestamp())
+    }
+
+    /// The instant `seconds` after the Unix epoch, clamped to years 0000..=9999.
+    /// For file mtimes, which the cache reads back as `last_accessed_at` and which
+    /// can be anything, before 1970 or far in the future: an out-of-range mtime
+    /// still orders as oldest or newest for LRU (FR-WF-CCH-LRU-01).
+    pub(crate) fn saturating_from_unix_seconds(seconds: i64) -> Timestamp {
+        Timestamp(seconds.clamp(MIN_SECONDS, MAX_SECONDS))
+    }
+
+    /// `self + days`, saturating at 9999-12-31T23:59:59Z: a cache entry's
+    /// `expires_at = fetched_at + cache_ttl_days` (FR-WF-16d) always has a writable
+    /// form, and a saturated one simply never expires.
+    pub(crate) fn plus_days(self, days: u32) -> Timestamp {
+        Timestamp::saturating_from_unix_seconds(self.0.saturating_add(i64::from(days) * 86_400))
+    }
+
+    /// The instant as a UTC date-time, e.g. a cache hit's original `fetched_at`
+    /// (FR-WF-17a, FR-WF-CCH-TS-01).
+    pub(crate) fn to_datetime(self) -> OffsetDateTime {
+        // Years 0000..=9999 are within the `time` crate's range by construction, so
+        // the fallback is never taken.
+        OffsetDateTime::from_unix_timestamp(self.0).unwrap_or(OffsetDateTime::UNIX_EPOCH)
     }
 
     /// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`: no fraction, no offset other than `Z`,
@@ -129,6 +163,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use time::macros::datetime;
 
     #[test]
     fn fr_wf_resp_time_01_format_round_trips() {
@@ -168,6 +203,10 @@ mod tests {
             "2026-01-10T12:00:60Z",
             "+026-01-10T12:00:00Z",
             "２026-01-10T12:00:00Z",
+            "2026-01-10T12:00:00",
+            "2026-01-10T25:00:00Z",
+            "+2026-01-10T12:00:0Z",
+            "２０２６-01-10T12:00:00Z",
         ] {
             assert_eq!(Timestamp::parse(bad), Err(TimestampError), "{bad:?}");
         }
@@ -187,5 +226,76 @@ mod tests {
         assert!(t < t.checked_add_seconds(1).unwrap());
         let now = Timestamp::now();
         assert_eq!(Timestamp::parse(&now.to_string()), Ok(now));
+    }
+
+    #[test]
+    fn fr_wf_cch_ts_01_from_datetime_truncates_to_utc_seconds() {
+        let at = datetime!(2026-01-10 12:00:00.987 UTC);
+        assert_eq!(
+            Timestamp::from_datetime(at).to_string(),
+            "2026-01-10T12:00:00Z"
+        );
+        let offset = datetime!(2026-01-10 14:00:00 +02:00);
+        assert_eq!(
+            Timestamp::from_datetime(offset).to_string(),
+            "2026-01-10T12:00:00Z"
+        );
+        // Before 1970 the fraction is dropped towards the past too.
+        let before = datetime!(1969-12-31 23:59:59.5 UTC);
+        assert_eq!(Timestamp::from_datetime(before).unix_seconds(), -1);
+        // Instants before year 0000 clamp to the first writable one.
+        let ancient = datetime!(-0001-06-01 00:00:00 UTC);
+        assert_eq!(
+            Timestamp::from_datetime(ancient).to_string(),
+            "0000-01-01T00:00:00Z"
+        );
+        let t = Timestamp::parse("2026-01-10T12:00:00Z").unwrap();
+        assert_eq!(t.to_datetime(), datetime!(2026-01-10 12:00:00 UTC));
+        assert_eq!(Timestamp::from_datetime(t.to_datetime()), t);
+        for edge in ["0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"] {
+            let t = Timestamp::parse(edge).unwrap();
+            assert_eq!(Timestamp::from_datetime(t.to_datetime()), t);
+        }
+    }
+
+    #[test]
+    fn fr_wf_16d_plus_days_adds_and_saturates() {
+        let at = Timestamp::parse("2026-12-31T23:59:59Z").unwrap();
+        assert_eq!(at.plus_days(7).to_string(), "2027-01-07T23:59:59Z");
+        assert_eq!(at.plus_days(0), at);
+        assert!(at < at.plus_days(1));
+        let late = Timestamp::parse("9999-12-30T00:00:00Z").unwrap();
+        assert_eq!(late.plus_days(7).to_string(), "9999-12-31T23:59:59Z");
+        assert_eq!(at.plus_days(u32::MAX).to_string(), "9999-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn saturating_from_unix_seconds_clamps_and_keeps_order() {
+        for s in [0, 1, -86_400, MIN_SECONDS, MAX_SECONDS] {
+            assert_eq!(
+                Timestamp::saturating_from_unix_seconds(s),
+                Timestamp::from_unix_seconds(s).unwrap()
+            );
+        }
+        let min = Timestamp::from_unix_seconds(MIN_SECONDS).unwrap();
+        let max = Timestamp::from_unix_seconds(MAX_SECONDS).unwrap();
+        assert_eq!(Timestamp::saturating_from_unix_seconds(i64::MIN), min);
+        assert_eq!(
+            Timestamp::saturating_from_unix_seconds(MIN_SECONDS - 1),
+            min
+        );
+        assert_eq!(
+            Timestamp::saturating_from_unix_seconds(MAX_SECONDS + 1),
+            max
+        );
+        assert_eq!(Timestamp::saturating_from_unix_seconds(i64::MAX), max);
+        // Every value has the fixed 20-byte form the cache rewrites in place.
+        for t in [min, max, Timestamp::saturating_from_unix_seconds(-1)] {
+            assert_eq!(t.to_string().len(), 20, "{t}");
+        }
+        assert_eq!(
+            Timestamp::saturating_from_unix_seconds(-1).to_string(),
+            "1969-12-31T23:59:59Z"
+        );
     }
 }

@@ -184,6 +184,11 @@ impl App {
         loopback: bool,
         cancel: CancellationToken,
     ) -> App {
+        // One tool for both front doors: one robots.txt cache, one disk cache,
+        // one render cap and one warm browser standby.
+        let tool = tool
+            .with_schema(ArgsSchema::Extended)
+            .with_browser_standby();
         let server = WebFetchServer::new(tool.clone(), options.max_output_bytes);
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
@@ -203,7 +208,7 @@ impl App {
         );
         App {
             mcp,
-            tool: tool.with_schema(ArgsSchema::Extended),
+            tool,
             token: options.token.clone(),
             check_host: loopback && options.token.is_none(),
             max_output_bytes: options.max_output_bytes,

@@ -27,21 +27,10 @@ use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::support::{Config, toml_string};
+use crate::support::{Config, browser_section, chromium, toml_string};
 
 const INTERNAL_SECRET: &str = "LEAKED_INTERNAL_DATA";
 const UA: &str = "webfetch-browser-test/1.0";
-
-/// T-WF-BR-ENV-01: the Chromium under test, or `None` to skip.
-fn chromium() -> Option<String> {
-    match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
-        Ok(path) if !path.trim().is_empty() => Some(path),
-        _ => {
-            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
-            None
-        }
-    }
-}
 
 /// One browser at a time: each test launches its own.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -54,10 +43,7 @@ fn config(chromium: &str, ports: &[u16], browser: &str) -> Config {
         .timeout(15)
         .top(&format!("user_agent = {}", toml_string(UA)))
         .security(r#"additional_blocked_cidrs = ["127.0.0.2/32"]"#)
-        .section(&format!(
-            "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000\n{browser}",
-            toml_string(chromium)
-        ))
+        .section(&browser_section(chromium, browser))
 }
 
 /// [`config`] with no extra keys, through the real loader.
@@ -167,9 +153,16 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
 }
 
 /// A private profile root for one render: RAM-backed where possible, like the
-/// default location.
+/// default location. Mode 0711: run as root, Chromium runs as `nobody`, which
+/// must pass through it to its own (0700) profile.
 fn profile_root() -> tempfile::TempDir {
-    tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap())
+    let root = tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    root
 }
 
 /// BROWSER-ISO-01 step 2: the profile is deleted and no process (Chromium,
@@ -2066,4 +2059,37 @@ fn subrequest_warnings(logs: &str) -> Vec<&str> {
     logs.lines()
         .filter(|l| l.contains(" WARN ") && (l.contains("subre") || l.contains("ssrf_blocked")))
         .collect()
+}
+
+/// Issue 15 item 3 (SRD-READINGS 22, 23): a form POST submitted while the page is
+/// still loading is cancelled and the page as it was is the answer, with the
+/// note; never a wait for a DOMContentLoaded that the cancelled navigation took
+/// away (which used to end in `timeout` after the whole budget).
+#[tokio::test]
+async fn issue_15_a_post_submitted_during_load_is_cancelled_not_waited_for() {
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    serve_page(
+        server,
+        r#"<h1>Original page</h1>
+<form id="f" method="POST" action="/submit"><input name="q" value="x"></form>
+<script>document.getElementById('f').submit();</script>
+<p>Text after the form.</p>"#,
+    )
+    .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("POST-ACCEPTED"))
+        .mount(server)
+        .await;
+    let run = rig.render(rig.settings(), "/").await;
+    let page = run.page();
+    assert!(page.blocked_non_get);
+    assert!(
+        page.html.contains("<h1>Original page</h1>"),
+        "{}",
+        page.html
+    );
+    assert_eq!(page.final_url.as_str(), rig.url("/"));
+    let requests = server.received_requests().await.unwrap();
+    assert!(requests.iter().all(|r| r.method.as_str() == "GET"));
 }

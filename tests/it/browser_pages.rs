@@ -7,22 +7,15 @@ use serde_json::{Value, json};
 use webfetch::tool::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, serve, site, toml_string};
+use crate::support::{Config, browser_section, chromium, serve, site};
 
 /// A tool for `server` with the browser at `FORGE_TEST_CHROMIUM_PATH`, or `None`
 /// (skipped, with a message) when it is not set.
 fn browser_tool(server: &MockServer) -> Option<WebFetchTool> {
-    let Ok(chromium) = std::env::var("FORGE_TEST_CHROMIUM_PATH") else {
-        eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
-        return None;
-    };
-    let browser = format!(
-        "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000",
-        toml_string(&chromium)
-    );
+    let chromium = chromium()?;
     Some(
         Config::new(&[server.address().port()])
-            .section(&browser)
+            .section(&browser_section(&chromium, ""))
             .tool(),
     )
 }

@@ -12,7 +12,7 @@ use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
 use webfetch::tool::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, hits, html, robots, serve, site, stub};
+use crate::support::{Config, browser_section, chromium, hits, html, robots, serve, site, stub};
 
 /// The stub resolver of `support`, recording every name it is asked to resolve.
 struct Counting {
@@ -139,10 +139,7 @@ async fn fr_wf_dns_01_3_a_refused_host_is_not_resolved_again_within_the_call() {
 /// browser) too.
 #[tokio::test]
 async fn fr_wf_dns_01_3_browser_top_document_and_subresources_share_the_resolution() {
-    let Ok(chromium) = std::env::var("FORGE_TEST_CHROMIUM_PATH") else {
-        eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
-        return;
-    };
+    let Some(chromium) = chromium() else { return };
     let server = MockServer::start().await;
     let port = server.address().port();
     robots(&server, "User-agent: *\nAllow: /\n").await;
@@ -167,11 +164,7 @@ async fn fr_wf_dns_01_3_browser_top_document_and_subresources_share_the_resoluti
         ResponseTemplate::new(200).set_body_raw(b"\x89PNG\r\n\x1a\n".to_vec(), "image/png"),
     )
     .await;
-    let browser = format!(
-        "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000",
-        crate::support::toml_string(&chromium)
-    );
-    let config = Config::new(&[port]).section(&browser);
+    let config = Config::new(&[port]).section(&browser_section(&chromium, ""));
 
     let (tool, counting) = counting_tool(&config);
     let forced = json!({ "url": site(&server, "/start"), "force_browser": true });

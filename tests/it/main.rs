@@ -7,6 +7,7 @@
 mod support;
 
 mod browser;
+mod browser_launch;
 mod browser_pages;
 mod cache;
 mod chunk;

@@ -130,6 +130,40 @@ impl Config {
     }
 }
 
+/// T-WF-BR-ENV-01: the Chromium under test (`FORGE_TEST_CHROMIUM_PATH`), or `None`
+/// with a message: the browser tests are skipped.
+pub fn chromium() -> Option<String> {
+    match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
+        Ok(path) if !path.trim().is_empty() => Some(path),
+        _ => {
+            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
+            None
+        }
+    }
+}
+
+/// Whether the machine can not give Chromium its sandbox, as `.ci/run` found out
+/// (`FORGE_TEST_CHROMIUM_NO_SANDBOX=1`: no unprivileged user namespaces, as in some
+/// containers). The browser tests then run with `allow_no_sandbox = true`, and the
+/// test that proves the sandbox is skipped.
+pub fn chromium_without_sandbox() -> bool {
+    std::env::var("FORGE_TEST_CHROMIUM_NO_SANDBOX").is_ok_and(|v| v == "1")
+}
+
+/// The `[tools.webfetch.browser]` table of the browser tests: Chromium at
+/// `chromium`, `network_idle_ms = 10000`, then the `extra` lines.
+pub fn browser_section(chromium: &str, extra: &str) -> String {
+    let mut table = format!(
+        "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000\n",
+        toml_string(chromium)
+    );
+    if chromium_without_sandbox() && !extra.contains("allow_no_sandbox") {
+        table.push_str("allow_no_sandbox = true\n");
+    }
+    table.push_str(extra);
+    table
+}
+
 /// Settings from a whole TOML text, through the real loader.
 pub fn load(toml: &str) -> Settings {
     load_str(toml).expect("test config loads").settings

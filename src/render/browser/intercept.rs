@@ -460,6 +460,10 @@ pub(crate) struct PhaseBudget {
 pub(crate) enum Outcome {
     /// Answered (fulfilled or failed); the page goes on.
     Answered,
+    /// A non-GET top-frame navigation was cancelled: the current document is the
+    /// answer (SRD-READINGS 23). Starting that navigation may have stopped the
+    /// document's loading, so its DOMContentLoaded may never come.
+    NavigationCancelled,
     /// The main chain failed: the fetch ends with this error.
     Fatal(FetchError),
 }
@@ -809,7 +813,7 @@ impl<'a> Interceptor<'a> {
                 // Aborted cancels the navigation without an error page: the current
                 // document stays what the fetch returns.
                 self.fail(id, ErrorReason::Aborted).await;
-                return Outcome::Answered;
+                return Outcome::NavigationCancelled;
             }
             NavStep::Fatal(error) => {
                 self.state().fatal = Some(error.clone());

@@ -8,6 +8,24 @@
 //! profile. A small watchdog (`sh` + `cat`) kills the group if this process dies
 //! without running `Drop`, since Chromium does not exit when its debugger leaves.
 //!
+//! Chromium's sandbox stays on (issue 15). Run as root, Chromium refuses to
+//! sandbox itself, so it is started as the unprivileged user `nobody` (uid and gid
+//! 65534, no supplementary groups) owning its private profile; the renderers then
+//! get Chromium's namespace sandbox (own user, PID and network namespaces) and its
+//! seccomp-BPF filter. `--no-sandbox` is passed only when the configuration says
+//! `allow_no_sandbox = true`, with a warning at each launch. When the sandbox cannot
+//! start (no unprivileged user namespaces and no SUID helper), the launch is
+//! `browser_unavailable` with a message saying so and naming that switch.
+//!
+//! Chromium older than [`MIN_CHROMIUM_MAJOR`] (FR-WF-11 step 3) is refused after
+//! connecting, by `Browser.getVersion`, with the version in `details.version`.
+//!
+//! DevTools is a WebSocket on 127.0.0.1 at a port the kernel picks, for the one
+//! call's lifetime. `--remote-debugging-pipe` would keep it off the network, but
+//! chromiumoxide 0.9 only speaks WebSocket over TCP (its `Connection` is fixed to
+//! a TCP stream; pipe support is an open pull request upstream), so see the module
+//! documentation of `browser` for what protects the port.
+//!
 //! The flags make Chromium's own networking fail closed: every request the page
 //! makes is paused by the Fetch domain and answered by us; anything that escapes
 //! interception (service-worker scripts, popups, prerenders, preconnects, DNS
@@ -36,6 +54,24 @@ use crate::error::FetchError;
 /// Prefix of every temporary profile directory; the name is also how stragglers
 /// are found (`/proc/*/cmdline` naming the profile) and what the CI checks for.
 pub const PROFILE_PREFIX: &str = "webfetch-chromium-";
+
+/// The oldest Chromium accepted: FR-WF-11 step 3, "Minimum Chromium version: 100
+/// (for stable CDP API)".
+pub const MIN_CHROMIUM_MAJOR: u32 = 100;
+
+/// The user and group Chromium runs as when this process is root: `nobody` and
+/// `nogroup` on Debian (65534). Chromium refuses to sandbox itself as root, and an
+/// unprivileged browser is what a renderer escape would land in.
+pub const UNPRIVILEGED_ID: u32 = 65534;
+
+/// What Chromium prints when its sandbox cannot start; any of these in the
+/// start-up output makes the launch failure a sandbox failure.
+const SANDBOX_FAILURES: [&str; 4] = [
+    "No usable sandbox",
+    "Failed to move to new namespace",
+    "SUID sandbox helper binary",
+    "without --no-sandbox is not supported",
+];
 
 /// Names searched on `PATH` when `chromium_path` is empty (FR-WF-11 step 1).
 const PATH_CANDIDATES: [&str; 6] = [
@@ -188,14 +224,15 @@ pub(crate) fn chromium_args(
     args.push(format!("--user-data-dir={}", user_data_dir.display()));
     args.push(format!("--user-agent={user_agent}"));
     if no_sandbox {
-        // Chromium refuses to sandbox as root.
+        // Only by `allow_no_sandbox = true` (warned at each launch).
         args.push("--no-sandbox".to_owned());
     }
     args.push("about:blank".to_owned());
     args
 }
 
-/// Whether this process runs as root, where Chromium needs `--no-sandbox`.
+/// Whether this process runs as root, where Chromium is started as
+/// [`UNPRIVILEGED_ID`].
 fn running_as_root() -> bool {
     #[cfg(unix)]
     {
@@ -206,6 +243,91 @@ fn running_as_root() -> bool {
     {
         false
     }
+}
+
+/// The major version in `Browser.getVersion`'s `product`, e.g. 131 in
+/// `HeadlessChrome/131.0.6778.85` or `Chrome/99.0.4844.51`.
+pub(crate) fn chromium_major(product: &str) -> Option<u32> {
+    let (_, version) = product.trim().rsplit_once('/')?;
+    let major = version.split('.').next()?;
+    if major.is_empty() || !major.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    major.parse().ok()
+}
+
+/// Whether a line of Chromium's start-up output says its sandbox failed.
+fn sandbox_failed(line: &str) -> bool {
+    SANDBOX_FAILURES.iter().any(|marker| line.contains(marker))
+}
+
+/// Why the sandbox may be missing, from the kernel's user-namespace switches, for
+/// the error message: `user.max_user_namespaces` and (Debian, older kernels)
+/// `kernel.unprivileged_userns_clone`.
+fn userns_state() -> String {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|_| "absent".to_owned())
+    };
+    format!(
+        "user.max_user_namespaces = {}, kernel.unprivileged_userns_clone = {}",
+        read("/proc/sys/user/max_user_namespaces"),
+        read("/proc/sys/kernel/unprivileged_userns_clone")
+    )
+}
+
+/// The `browser_unavailable` message when Chromium's sandbox did not start;
+/// `said` is what Chromium printed about it.
+fn sandbox_message(said: &str) -> String {
+    format!(
+        "Chromium's sandbox could not start on this system ({}); it needs unprivileged \
+         user namespaces (and, in a container, a seccomp profile that permits them) or \
+         Chromium's SUID sandbox helper. To render without the sandbox anyway, set \
+         [tools.webfetch.browser] allow_no_sandbox = true (not recommended: a renderer \
+         exploit would then run unconfined). Chromium said: {}",
+        userns_state(),
+        said.chars()
+            .take(StderrTail::LINE_CHARS)
+            .collect::<String>()
+    )
+}
+
+/// Whether every directory above `path` lets `id` (as user and group, with no
+/// supplementary groups) pass through it.
+#[cfg(unix)]
+fn reachable_by(path: &Path, id: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors().skip(1).all(|dir| {
+        std::fs::metadata(dir).is_ok_and(|meta| {
+            let mode = meta.mode();
+            if meta.uid() == id {
+                mode & 0o100 != 0
+            } else if meta.gid() == id {
+                mode & 0o010 != 0
+            } else {
+                mode & 0o001 != 0
+            }
+        })
+    })
+}
+
+/// Gives the profile (and HOME, TMPDIR, user-data-dir inside it) to `id`, after
+/// checking that `id` can reach it.
+#[cfg(unix)]
+fn hand_over(profile: &Path, dirs: &ProfileDirs, id: u32) -> Result<(), String> {
+    if !reachable_by(profile, id) {
+        return Err(format!(
+            "the profile directory {} is not reachable by uid {id}, the unprivileged user \
+             Chromium runs as (a directory above it lacks the search permission)",
+            profile.display()
+        ));
+    }
+    for dir in [profile, &dirs.user_data, &dirs.home, &dirs.tmp] {
+        std::os::unix::fs::chown(dir, Some(id), Some(id))
+            .map_err(|e| format!("cannot give the profile to uid {id}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Extracts the DevTools endpoint from a stderr line of Chromium.
@@ -238,6 +360,8 @@ pub(crate) struct LaunchSpec<'a> {
     pub(crate) deadline: Instant,
     /// CDP command timeout.
     pub(crate) command_timeout: Duration,
+    /// `allow_no_sandbox`: pass `--no-sandbox` (warned at each launch).
+    pub(crate) allow_no_sandbox: bool,
 }
 
 impl Chromium {
@@ -250,6 +374,20 @@ impl Chromium {
             .map_err(|e| unavailable(format!("cannot create a temporary profile: {e}")))?;
         let dirs = ProfileDirs::create(profile.path())
             .map_err(|e| unavailable(format!("cannot prepare the temporary profile: {e}")))?;
+        // As root, Chromium runs as `nobody`, owning its profile.
+        let run_as = running_as_root().then_some(UNPRIVILEGED_ID);
+        #[cfg(unix)]
+        if let Some(id) = run_as {
+            hand_over(profile.path(), &dirs, id).map_err(unavailable)?;
+        }
+        if spec.allow_no_sandbox {
+            tracing::warn!(
+                target: "webfetch::browser",
+                event = "browser_no_sandbox",
+                "Chromium runs WITHOUT its sandbox (browser.allow_no_sandbox = true): \
+                 a renderer exploit in a hostile page would run unconfined"
+            );
+        }
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
             .map_err(|e| unavailable(format!("cannot bind the backstop proxy: {e}")))?;
@@ -265,7 +403,7 @@ impl Chromium {
                 &dirs.user_data,
                 spec.user_agent,
                 proxy_port,
-                running_as_root(),
+                spec.allow_no_sandbox,
             ))
             .env_clear()
             .envs(
@@ -284,9 +422,18 @@ impl Chromium {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
+        // `uid` also clears the supplementary groups (std calls `setgroups(0)`
+        // before `setuid` when no groups are given).
+        #[cfg(unix)]
+        if let Some(id) = run_as {
+            command.uid(id).gid(id);
+        }
         let child = command.spawn().map_err(|e| {
             backstop.abort();
-            unavailable(format!("cannot start Chromium: {e}"))
+            match run_as {
+                Some(id) => unavailable(format!("cannot start Chromium as uid {id}: {e}")),
+                None => unavailable(format!("cannot start Chromium: {e}")),
+            }
         })?;
         let mut process = ProcessGuard {
             pgid: child.id(),
@@ -304,6 +451,7 @@ impl Chromium {
         };
         let mut lines = BufReader::new(stderr).lines();
         let mut tail = StderrTail::default();
+        let mut sandbox_line: Option<String> = None;
         let ws_url = loop {
             match tokio::time::timeout_at(spec.deadline, lines.next_line()).await {
                 Err(_) => {
@@ -315,10 +463,20 @@ impl Chromium {
                 }
                 Ok(Ok(Some(line))) => match devtools_url(&line) {
                     Some(url) => break url.to_owned(),
-                    None => tail.push(&line),
+                    None => {
+                        if sandbox_line.is_none() && sandbox_failed(&line) {
+                            sandbox_line = Some(line.clone());
+                        }
+                        tail.push(&line);
+                    }
                 },
                 Ok(Ok(None)) | Ok(Err(_)) => {
                     backstop.abort();
+                    if let Some(said) = sandbox_line.filter(|_| !spec.allow_no_sandbox) {
+                        let message = sandbox_message(&said);
+                        tracing::error!(target: "webfetch::browser", event = "browser_no_usable_sandbox", "{message}");
+                        return Err(unavailable(message).with_detail("sandbox", "unavailable"));
+                    }
                     return Err(unavailable(format!(
                         "Chromium exited during start-up{}",
                         tail.describe()
@@ -373,14 +531,56 @@ impl Chromium {
             }
             .in_current_span(),
         );
-        Ok(Chromium {
+        let chromium = Chromium {
             browser,
             connection_closed,
             handler,
             backstop,
             stderr,
             process,
-        })
+        };
+        // FR-WF-11 step 3: refuse a Chromium older than the minimum.
+        let product = match tokio::time::timeout_at(spec.deadline, chromium.browser.version()).await
+        {
+            Ok(Ok(version)) => version.product,
+            Ok(Err(e)) => {
+                chromium.shutdown().await;
+                return Err(unavailable(format!("cannot read Chromium's version: {e}")));
+            }
+            Err(_) => {
+                chromium.shutdown().await;
+                return Err(unavailable(
+                    "Chromium did not report its version in time".to_owned(),
+                ));
+            }
+        };
+        match chromium_major(&product) {
+            Some(major) if major >= MIN_CHROMIUM_MAJOR => {
+                tracing::debug!(
+                    target: "webfetch::browser",
+                    event = "browser_launched",
+                    version = %product,
+                    uid = run_as,
+                    sandbox = !spec.allow_no_sandbox,
+                    "Chromium started"
+                );
+                Ok(chromium)
+            }
+            major => {
+                chromium.shutdown().await;
+                let why = match major {
+                    Some(_) => format!(
+                        "Chromium {product} is too old: version {MIN_CHROMIUM_MAJOR} or newer \
+                         is required"
+                    ),
+                    None => format!(
+                        "cannot tell Chromium's version from \"{product}\"; version \
+                         {MIN_CHROMIUM_MAJOR} or newer is required"
+                    ),
+                };
+                Err(unavailable(why).with_detail("version", product))
+            }
+        }
     }
 
     /// Kills Chromium and its helpers, reaps the browser process and deletes the
@@ -508,18 +708,28 @@ struct ProcessGuard {
 const REAP_WAIT: Duration = Duration::from_secs(5);
 
 impl ProcessGuard {
-    /// Starts `sh -c 'cat >/dev/null; kill -s KILL -- -PGID'`: when this process
-    /// exits for any reason its end of the pipe closes, `cat` returns and the
-    /// Chromium group is killed. Best effort: without `/bin/sh` there is no watchdog.
+    /// Starts `sh -c 'cat >/dev/null; kill -s KILL -- -PGID; rm -rf -- PROFILE'`:
+    /// when this process exits for any reason its end of the pipe closes, `cat`
+    /// returns, the Chromium group is killed and its profile deleted (a process
+    /// that dies without unwinding, e.g. with a Chromium parked by the warm
+    /// standby, leaves nothing). Best effort: without `/bin/sh` there is no
+    /// watchdog.
     fn start_watchdog(&mut self) {
         #[cfg(unix)]
         if let Some(pgid) = self.pgid {
+            let profile = self
+                .profile
+                .as_ref()
+                .map(|dir| dir.path().display().to_string())
+                .unwrap_or_default();
             let spawned = Command::new("/bin/sh")
                 .args([
                     "-c",
-                    "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null",
+                    "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null; \
+                     [ -n \"$2\" ] && rm -rf -- \"$2\"",
                     "webfetch-chromium-watchdog",
                     &pgid.to_string(),
+                    &profile,
                 ])
                 .env_clear()
                 .stdin(Stdio::piped())
@@ -722,7 +932,7 @@ mod tests {
 
     #[test]
     fn flags_fail_closed_and_isolate() {
-        let args = chromium_args(Path::new("/tmp/p/data"), "forge-webfetch/1.0", 4567, true);
+        let args = chromium_args(Path::new("/tmp/p/data"), "forge-webfetch/1.0", 4567, false);
         for expected in [
             "--proxy-server=http://127.0.0.1:4567",
             "--proxy-bypass-list=<-loopback>",
@@ -736,7 +946,6 @@ mod tests {
             "--disable-sync",
             "--no-first-run",
             "--disable-gpu",
-            "--no-sandbox",
             "--headless",
         ] {
             assert!(args.iter().any(|a| a == expected), "{expected} missing");
@@ -758,8 +967,60 @@ mod tests {
                 .count(),
             1
         );
-        assert!(
-            !chromium_args(Path::new("/p"), "ua", 1, false).contains(&"--no-sandbox".to_owned())
-        );
+        // The sandbox is on unless `allow_no_sandbox` asks otherwise.
+        assert!(!args.iter().any(|a| a.contains("sandbox")), "{args:?}");
+        assert!(chromium_args(Path::new("/p"), "ua", 1, true).contains(&"--no-sandbox".to_owned()));
+    }
+
+    #[test]
+    fn fr_wf_11_chromium_major_version_is_parsed_from_the_product() {
+        assert_eq!(chromium_major("HeadlessChrome/131.0.6778.85"), Some(131));
+        assert_eq!(chromium_major("Chrome/99.0.4844.51"), Some(99));
+        assert_eq!(chromium_major(" HeadlessChrome/100.0.4896.0 "), Some(100));
+        assert_eq!(chromium_major("Chrome/1000"), Some(1000));
+        for bad in [
+            "",
+            "HeadlessChrome",
+            "Chrome/",
+            "Chrome/.1",
+            "Chrome/x1.0",
+            "Chrome/+1.0",
+        ] {
+            assert_eq!(chromium_major(bad), None, "{bad}");
+        }
+        assert!(chromium_major("Chrome/99.0.4844.51").unwrap() < MIN_CHROMIUM_MAJOR);
+    }
+
+    #[test]
+    fn sandbox_failures_are_recognised() {
+        assert!(sandbox_failed(
+            "[1:1:FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox! If you are running \
+             on Ubuntu 23.10+ ..."
+        ));
+        assert!(sandbox_failed(
+            "[2:2:FATAL:credentials.cc(127)] Check failed: . : Failed to move to new namespace: \
+             PID namespaces supported, Network namespace supported, but failed: errno = \
+             Operation not permitted"
+        ));
+        assert!(!sandbox_failed(
+            "[3:3:ERROR:dbus/bus.cc:405] Failed to connect to the bus: No such file or directory"
+        ));
+        let message = sandbox_message("No usable sandbox!");
+        assert!(message.contains("allow_no_sandbox = true"), "{message}");
+        assert!(message.contains("max_user_namespaces"), "{message}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn profile_must_be_reachable_by_the_unprivileged_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let inner = root.path().join("profile");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        // Owned by us, 0700: another uid cannot pass through.
+        assert!(!reachable_by(&inner, UNPRIVILEGED_ID));
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        assert!(reachable_by(&inner, UNPRIVILEGED_ID));
     }
 }

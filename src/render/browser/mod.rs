@@ -47,6 +47,41 @@
 //! checked, and any refusal fails the fetch (SRD-READINGS 22). A non-GET top-frame
 //! navigation is cancelled and noted (SRD-READINGS 23).
 //!
+//! **Chromium's sandbox stays on.** A renderer exploit in a hostile page must not
+//! become native code with this process's network reach. Chromium will not
+//! sandbox itself as root, so when this process is root Chromium is started as
+//! `nobody` (uid and gid 65534, supplementary groups cleared), owning its private
+//! profile; the profile root must let `nobody` pass through (`/dev/shm` and the
+//! system temp dir do). Its renderers then run in Chromium's namespace sandbox (a
+//! user, PID and network namespace of their own, so not even 127.0.0.1 is
+//! reachable from them) under its seccomp-BPF filter, which
+//! `tests/it/browser_launch.rs` checks in `/proc` during a render. `--no-sandbox`
+//! is passed only with `[tools.webfetch.browser] allow_no_sandbox = true`, and
+//! each such launch logs a warning. Where the kernel cannot give Chromium a
+//! sandbox (no unprivileged user namespaces, e.g. `user.max_user_namespaces = 0`
+//! or a container seccomp profile that forbids them, and no SUID helper), Chromium
+//! exits at start-up saying so, and the render is `browser_unavailable` with a
+//! message naming the kernel settings and that switch (and an error log).
+//! Chromium older than 100 (FR-WF-11 step 3) is refused after connecting, by
+//! `Browser.getVersion`, with the version in `details.version`.
+//!
+//! **DevTools on a loopback port.** chromiumoxide 0.9 speaks CDP only over a
+//! WebSocket on TCP, so `--remote-debugging-pipe` is not used: Chromium listens on
+//! 127.0.0.1 at a port the kernel picks, for one call's lifetime (seconds). It has
+//! no authentication: any local process that connects can drive the browser (read
+//! or alter the page being rendered, and so the result). What limits it: the
+//! listener is loopback only and Chromium checks `Host` (no DNS rebinding) and
+//! refuses WebSocket upgrades that carry an `Origin` (no web page can connect);
+//! the `DevToolsActivePort` file is inside the 0700 profile; the port is random and
+//! lives for one call, but is visible to local users in `/proc/net/tcp`, so that is
+//! no secret; a driven browser still has no network of its own (the fail-closed
+//! proxy and resolver) and runs unprivileged; a sandboxed renderer cannot reach
+//! the port at all (its network namespace is empty). Putting the browser process
+//! itself in a private network namespace would need the pipe (or a Unix socket)
+//! for CDP: pipe support is an open pull request upstream
+//! (mattsse/chromiumoxide#325). Hosts with untrusted local users should run the
+//! agent in its own network namespace or container.
+//!
 //! Isolation (BROWSER-ISO-01): a new profile per call (RAM-backed when `/dev/shm`
 //! is writable) holding Chromium's user-data-dir, HOME and TMPDIR, deleted after
 //! the call; Chromium runs in its own process group with a scrubbed environment
@@ -59,6 +94,7 @@ mod idle;
 mod intercept;
 mod launch;
 mod session;
+mod standby;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -72,9 +108,11 @@ use crate::error::FetchError;
 use crate::http::{GetOptions, HopHook, HttpClient};
 use crate::pass::Pass;
 use crate::url::CanonicalUrl;
+use tracing::Instrument;
 
 pub use self::intercept::CONTENT_SECURITY_POLICY;
 pub use self::launch::PROFILE_PREFIX;
+pub use self::standby::Standby;
 
 /// Time allowed for Chromium to start and answer DevTools. It comes out of
 /// FR-WF-TIMEOUT-01's `page_load_buffer_s` (5 s), not out of `timeout_seconds`.
@@ -102,8 +140,11 @@ pub struct RenderContext<'a> {
     /// (FR-WF-11e, FR-WF-TIMEOUT-01).
     pub deadline: Instant,
     /// Where temporary profiles are created; when `None`, `/dev/shm` on Linux if
-    /// writable, else the system temp dir.
+    /// writable, else the system temp dir. Run as root, `nobody` must be able to
+    /// pass through it (e.g. mode 0711), since Chromium runs as `nobody`.
     pub profile_root: Option<PathBuf>,
+    /// A long-lived host's warm standby: take its parked Chromium, park the next.
+    pub standby: Option<&'a Standby>,
 }
 
 impl<'a> RenderContext<'a> {
@@ -123,7 +164,15 @@ impl<'a> RenderContext<'a> {
             top_frame_hook: None,
             deadline,
             profile_root: None,
+            standby: None,
         }
+    }
+
+    /// Renders with `standby`'s parked Chromium when it has one, and parks the
+    /// next after the render (a long-lived host; see [`Standby`]).
+    pub fn with_standby(mut self, standby: &'a Standby) -> RenderContext<'a> {
+        self.standby = Some(standby);
+        self
     }
 
     /// Renders within the tool call's `pass`.
@@ -189,34 +238,55 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
             "browser mode is disabled (browser.enabled = false)",
         ));
     }
-    let executable = launch::resolve_executable(configured, std::env::var_os("PATH"))?;
+    let spec = standby::SpareSpec {
+        executable: launch::resolve_executable(configured, std::env::var_os("PATH"))?,
+        user_agent: ctx.settings.user_agent.clone(),
+        profile_root: ctx.profile_root.clone(),
+        command_timeout: Duration::from_secs(u64::from(ctx.settings.timeout_seconds))
+            + Duration::from_millis(u64::from(browser.network_idle_ms))
+            + LAUNCH_BUDGET,
+        allow_no_sandbox: browser.allow_no_sandbox,
+    };
     let started = Instant::now();
-    let command_timeout = Duration::from_secs(u64::from(ctx.settings.timeout_seconds))
-        + Duration::from_millis(u64::from(browser.network_idle_ms))
-        + LAUNCH_BUDGET;
-    let chromium = launch::Chromium::launch(&launch::LaunchSpec {
-        executable: &executable,
-        user_agent: &ctx.settings.user_agent,
-        profile_root: ctx.profile_root.as_deref(),
-        deadline: started + LAUNCH_BUDGET,
-        command_timeout,
-    })
-    .await?;
+    let spare = match ctx.standby {
+        Some(standby) => standby.take(&spec).await,
+        None => None,
+    };
+    let from_standby = spare.is_some();
+    let chromium = match spare {
+        Some(chromium) => chromium,
+        None => launch::Chromium::launch(&spec.launch_spec(started)).await?,
+    };
     let launched = Instant::now();
     let nav_deadline = admitted.deadline() + (launched - started).min(LAUNCH_BUDGET);
     let outcome = session::run(&chromium, ctx, nav_deadline).await;
     let rendered = Instant::now();
-    chromium.shutdown().await;
     tracing::debug!(
         target: "webfetch::browser",
         event = "browser_render",
         url = %ctx.url.redacted(),
         ok = outcome.is_ok(),
+        from_standby,
         launch_ms = millis(launched - started),
         page_ms = millis(rendered - launched),
-        shutdown_ms = millis(rendered.elapsed()),
         "browser render timings"
     );
+    match ctx.standby {
+        // A long-lived host: the used Chromium is torn down and the next one
+        // launched after the answer, off the call's path (the profile is gone a
+        // moment after the call returns, and nothing of it serves another call).
+        Some(standby) => {
+            let reserved = standby.reserve().await;
+            let teardown = async move {
+                chromium.shutdown().await;
+                if let Some(reserved) = reserved {
+                    reserved.fill(spec).await;
+                }
+            };
+            tokio::spawn(teardown.in_current_span());
+        }
+        None => chromium.shutdown().await,
+    }
     outcome
 }
 

@@ -55,6 +55,18 @@ enum Phase {
     },
 }
 
+impl Phase {
+    /// Settling from `now`: the document is loaded (DOMContentLoaded, or a
+    /// cancelled navigation left it as it is); the network-idle wait begins.
+    fn settling(now: Instant, network_idle_ms: u32) -> Phase {
+        Phase::Settling {
+            dom_content_loaded: now,
+            idle_end: idle::idle_end(now, network_idle_ms),
+            next_dom_check: now + DOM_CHECK_EVERY,
+        }
+    }
+}
+
 /// Why the wait ended well.
 enum Settled {
     /// Network idle (FR-WF-11e).
@@ -159,9 +171,18 @@ pub(crate) async fn run(
                 }
             }
             Some(outcome) = handlers.next(), if !handlers.is_empty() => {
-                network.finished(Instant::now());
-                if let Outcome::Fatal(error) = outcome {
-                    return Err(error);
+                let now = Instant::now();
+                network.finished(now);
+                match outcome {
+                    Outcome::Fatal(error) => return Err(error),
+                    // A form POST while the page was loading: the page as it is
+                    // now is the answer, settled like after DOMContentLoaded
+                    // (SRD-READINGS 23), not a wait for an event the cancelled
+                    // navigation took away.
+                    Outcome::NavigationCancelled if matches!(phase, Phase::Navigating) => {
+                        phase = Phase::settling(now, settings.browser.network_idle_ms);
+                    }
+                    Outcome::NavigationCancelled | Outcome::Answered => {}
                 }
             }
             Some(event) = paused.next() => {
@@ -175,12 +196,7 @@ pub(crate) async fn run(
                 interceptor.request_ended(&network_id);
             }
             Some(_) = loaded.next(), if matches!(phase, Phase::Navigating) => {
-                let now = Instant::now();
-                phase = Phase::Settling {
-                    dom_content_loaded: now,
-                    idle_end: idle::idle_end(now, settings.browser.network_idle_ms),
-                    next_dom_check: now + DOM_CHECK_EVERY,
-                };
+                phase = Phase::settling(Instant::now(), settings.browser.network_idle_ms);
             }
             result = &mut navigate, if !navigated => {
                 navigated = true;
