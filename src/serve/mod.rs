@@ -10,7 +10,8 @@
 //!
 //! Every call of every session runs on one [`WebFetchTool`] and its clones, so
 //! they share the HTTP client, the robots.txt origin cache (one robots.txt fetch
-//! per origin however many calls ask at once) and the disk cache.
+//! per origin however many calls ask at once), the disk cache, the cap on
+//! concurrent browser renders and the warm browser standby.
 //!
 //! Security ([`auth`]): a non-loopback address needs a bearer token; with one,
 //! every endpoint but `/healthz` asks for it. Without a token (loopback only),
