@@ -12,9 +12,10 @@
 //!
 //! One sub-table is an extension of ours, not the SRD's:
 //! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it. One key is an
-//! extension too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
-//! only way to run Chromium without its sandbox.
+//! Its default, `srd`, leaves every response as the SRD specifies it. Two keys are
+//! extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
+//! only way to run Chromium without its sandbox, and `max_concurrent_renders` (the
+//! cap on concurrent browser renders, issue 16; it changes no response).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -143,6 +144,8 @@ pub struct RawBrowser {
     pub max_rendered_dom_bytes: Option<u64>,
     pub max_total_subresource_bytes: Option<u64>,
     pub block_resources: Option<Vec<String>>,
+    /// Extension (not in SRD 5.3): see [`BrowserSettings::max_concurrent_renders`].
+    pub max_concurrent_renders: Option<u32>,
     /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
     pub allow_no_sandbox: Option<bool>,
 }
@@ -320,11 +323,20 @@ pub struct BrowserSettings {
     pub max_total_subresource_bytes: u64,
     /// Blocked CDP resource types, in canonical spelling.
     pub block_resources: Vec<&'static str>,
+    /// Extension (issue 16): how many browser renders one tool (all its clones,
+    /// so all sessions of `webfetch serve`) runs at once, 1..=64, default
+    /// [`DEFAULT_MAX_CONCURRENT_RENDERS`]; a call past the cap waits within its
+    /// own deadline, then fails with `timeout`.
+    pub max_concurrent_renders: u32,
     /// Run Chromium with `--no-sandbox` (extension, default `false`): only for
     /// kernels that cannot give Chromium its sandbox. A warning is logged at each
     /// launch.
     pub allow_no_sandbox: bool,
 }
+
+/// Default of `[tools.webfetch.browser] max_concurrent_renders` (extension): each
+/// render is a Chromium process of a few hundred MB.
+pub const DEFAULT_MAX_CONCURRENT_RENDERS: u32 = 2;
 
 impl Default for BrowserSettings {
     fn default() -> Self {
@@ -335,6 +347,7 @@ impl Default for BrowserSettings {
             max_rendered_dom_bytes: 5 * 1024 * 1024,
             max_total_subresource_bytes: 20 * 1024 * 1024,
             block_resources: vec!["Image", "Font", "Media"],
+            max_concurrent_renders: DEFAULT_MAX_CONCURRENT_RENDERS,
             allow_no_sandbox: false,
         }
     }
@@ -797,6 +810,14 @@ fn resolve_browser(
             w,
         ),
         block_resources,
+        max_concurrent_renders: clamp(
+            "max_concurrent_renders",
+            raw.max_concurrent_renders,
+            DEFAULT_MAX_CONCURRENT_RENDERS,
+            1,
+            64,
+            w,
+        ),
         allow_no_sandbox: raw.allow_no_sandbox.unwrap_or(false),
     })
 }

@@ -30,6 +30,7 @@ pub mod page;
 pub mod pass;
 pub mod render;
 pub mod robots;
+pub mod serve;
 pub mod ssrf;
 pub mod tokens;
 pub mod tool;

@@ -30,7 +30,7 @@ use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::error::{ErrorCode, FetchError};
+use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
 use crate::http::HttpClient;
@@ -54,6 +54,9 @@ pub struct WebFetchTool {
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
+    /// Extension: the cap on concurrent browser renders shared by all clones
+    /// (`[tools.webfetch.browser] max_concurrent_renders`).
+    renders: Arc<tokio::sync::Semaphore>,
     schema: ArgsSchema,
     standby: Option<Standby>,
 }
@@ -92,6 +95,9 @@ impl WebFetchTool {
             client: HttpClient::new(Arc::clone(&settings), Arc::clone(&validator)),
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
+            renders: Arc::new(tokio::sync::Semaphore::new(
+                settings.browser.max_concurrent_renders as usize,
+            )),
             settings,
             schema: ArgsSchema::Srd,
             standby: None,
@@ -112,9 +118,10 @@ impl WebFetchTool {
     /// render (extension for long-lived hosts: the MCP server, `serve`, an
     /// embedding agent; see [`Standby`]). Each Chromium still serves exactly one
     /// call on a fresh profile (BROWSER-ISO-01); at most one is idle. The first
-    /// browser render launches cold and parks the next.
+    /// browser render launches cold and parks the next. A tool that has a
+    /// standby already keeps it, so `serve`'s front doors share one.
     pub fn with_browser_standby(mut self) -> WebFetchTool {
-        self.standby = Some(Standby::new());
+        self.standby.get_or_insert_with(Standby::new);
         self
     }
 
@@ -508,6 +515,13 @@ impl WebFetchTool {
         let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
             .with_top_frame_hook(call.robots);
+        // Extension: at most `max_concurrent_renders` Chromiums at once. A
+        // disabled browser fails at once, so it takes no slot.
+        let _slot = if self.settings.browser.enabled {
+            Some(self.render_slot(call.deadline).await?)
+        } else {
+            None
+        };
         if let Some(standby) = &self.standby {
             ctx = ctx.with_standby(standby);
         }
@@ -549,6 +563,23 @@ fn respond(
         effective_max_bytes,
         &Cl100k,
     )
+}
+
+impl WebFetchTool {
+    /// Extension: a browser render slot (`max_concurrent_renders`), waited for
+    /// within the call's deadline; past it, `timeout`.
+    async fn render_slot(
+        &self,
+        deadline: Instant,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, FetchError> {
+        match tokio::time::timeout_at(deadline, self.renders.acquire()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            _ => Err(FetchError::timeout(
+                self.settings.timeout_ms(),
+                TimeoutPhase::BrowserNavigation,
+            )),
+        }
+    }
 }
 
 /// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which

@@ -1,6 +1,8 @@
 //! The `webfetch` command line: `webfetch fetch URL` prints the tool's JSON on stdout;
 //! `webfetch mcp` serves the tool over MCP stdio; `webfetch extract FILE --base-url
-//! URL` (extension) prints the JSON a fetch of a saved page would give, offline.
+//! URL` (extension) prints the JSON a fetch of a saved page would give, offline;
+//! `webfetch serve` (extension) serves the tool over HTTP (MCP Streamable HTTP and
+//! `GET /v1/fetch`) to many agents at once.
 //!
 //! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
@@ -19,6 +21,7 @@ use webfetch::config::{self, Loaded, ToolsMode};
 use webfetch::extract::ExtractionMode;
 use webfetch::mcp::WebFetchServer;
 use webfetch::offline::{self, SavedPage};
+use webfetch::serve;
 use webfetch::tool::WebFetchTool;
 use webfetch::url::CanonicalUrl;
 
@@ -66,6 +69,22 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
         /// Byte budget for each tool result.
+        #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
+        max_output_bytes: usize,
+    },
+    /// Serve the tool over HTTP: MCP Streamable HTTP at /mcp, GET /v1/fetch,
+    /// GET /healthz. Logs on stderr; nothing on stdout.
+    Serve {
+        /// The address to listen on; a non-loopback address needs a token.
+        #[arg(long, default_value = webfetch::serve::DEFAULT_LISTEN)]
+        listen: std::net::SocketAddr,
+        /// A TOML file with a [tools.webfetch] table (SRD 5.3).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// A file holding the bearer token (else the WEBFETCH_SERVE_TOKEN variable).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        /// Byte budget for each tool result, MCP and /v1/fetch alike.
         #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
         max_output_bytes: usize,
     },
@@ -198,6 +217,17 @@ fn main() -> ExitCode {
             print_result(result, pretty)
         }
         Command::Extract(args) => extract(args),
+        Command::Serve {
+            listen,
+            config,
+            token_file,
+            max_output_bytes,
+        } => serve(
+            listen,
+            config.as_deref(),
+            token_file.as_deref(),
+            max_output_bytes,
+        ),
         Command::Mcp {
             config,
             max_output_bytes,
@@ -217,6 +247,89 @@ fn main() -> ExitCode {
                 }
             }
         }
+    }
+}
+
+/// `webfetch serve`: the token (refused when invalid), the config, the bind
+/// (refused for a non-loopback address without a token), then serving until
+/// SIGTERM or SIGINT. The bound address is announced on stderr.
+fn serve(
+    listen: std::net::SocketAddr,
+    config: Option<&Path>,
+    token_file: Option<&Path>,
+    max_output_bytes: usize,
+) -> ExitCode {
+    let token =
+        match serve::auth::load_token(token_file, std::env::var(serve::auth::TOKEN_ENV).ok()) {
+            Ok(token) => token,
+            Err(message) => {
+                eprintln!("{message}");
+                return ExitCode::from(1);
+            }
+        };
+    let Some(loaded) = load_config(config) else {
+        return ExitCode::from(1);
+    };
+    let Some(runtime) = runtime() else {
+        return ExitCode::from(1);
+    };
+    let with_token = token.is_some();
+    let options = serve::ServeOptions {
+        listen,
+        token,
+        max_output_bytes,
+    };
+    runtime.block_on(async move {
+        let server = match serve::Server::bind(options).await {
+            Ok(server) => server,
+            Err(message) => {
+                eprintln!("{message}");
+                return ExitCode::from(1);
+            }
+        };
+        let bound = match server.local_addr() {
+            Ok(bound) => bound,
+            Err(error) => {
+                eprintln!("cannot read the bound address: {error}");
+                return ExitCode::from(1);
+            }
+        };
+        let auth = if with_token {
+            "bearer token required"
+        } else {
+            "no token"
+        };
+        eprintln!(
+            "webfetch serve: listening on http://{bound} (/mcp, /v1/fetch, /healthz; {auth})"
+        );
+        server
+            .run(WebFetchTool::new(loaded.settings), shutdown_signal())
+            .await;
+        eprintln!("webfetch serve: stopped");
+        ExitCode::SUCCESS
+    })
+}
+
+/// Resolves on SIGINT or (Unix) SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

@@ -299,6 +299,29 @@ fn extraction_mode_is_srd_unless_configured() {
     }
 }
 
+/// Extension (issue 16): `[tools.webfetch.browser] max_concurrent_renders`, the
+/// cap on Chromiums one tool runs at once: 2 by default, clamped to 1..=64.
+#[test]
+fn max_concurrent_renders_defaults_to_2_and_is_clamped() {
+    assert_eq!(load("").settings.browser.max_concurrent_renders, 2);
+    for (written, resolved, warns) in [(5, 5, false), (0, 1, true), (100, 64, true)] {
+        let toml = format!("[tools.webfetch.browser]\nmax_concurrent_renders = {written}\n");
+        let loaded = load(&toml);
+        assert_eq!(
+            loaded.settings.browser.max_concurrent_renders, resolved,
+            "{toml}"
+        );
+        assert_eq!(
+            loaded
+                .warnings
+                .iter()
+                .any(|w| w.contains("max_concurrent_renders")),
+            warns,
+            "{toml}"
+        );
+    }
+}
+
 #[test]
 fn extraction_mode_bad_value_is_a_startup_error_naming_it() {
     for bad in ["Article", "readability", ""] {

@@ -27,4 +27,5 @@ mod pipeline;
 mod render;
 mod robots;
 mod robustness;
+mod serve;
 mod ssrf;

@@ -1,0 +1,542 @@
+//! `webfetch serve` (issue 16): the real binary on loopback, against wiremock
+//! servers on loopback. MCP over Streamable HTTP with rmcp's real client, the
+//! `GET /v1/fetch` API over raw TCP, the bearer token, robots.txt single-flight
+//! across concurrent calls, graceful shutdown on SIGTERM, and two processes
+//! sharing one cache directory.
+
+use std::io::{BufRead, BufReader, Write as _};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use wiremock::{MockServer, ResponseTemplate};
+
+use crate::support::{Config, hits, html, robots, serve};
+
+const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Served</h1>\
+<p>A page fetched through webfetch serve.</p></main></body></html>";
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// A running `webfetch serve` child: killed on drop if still running.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+    _config: tempfile::NamedTempFile,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// Starts `webfetch serve --listen 127.0.0.1:0` with `config`, reading the
+    /// bound address from its announcement on stderr; the rest of stderr is kept.
+    fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(config.toml().as_bytes()).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_webfetch"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(file.path())
+            .args(extra)
+            .env_remove("WEBFETCH_SERVE_TOKEN")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn webfetch serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let pipe = child.stderr.take().unwrap();
+        let kept = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on http://").nth(1) {
+                    let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
+                    let _ = tx.send(addr);
+                }
+                let mut kept = kept.lock().unwrap();
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(addr) => addr.parse().expect("a socket address"),
+            Err(_) => panic!("webfetch serve did not start: {}", stderr.lock().unwrap()),
+        };
+        Served {
+            child,
+            addr,
+            stderr,
+            _config: file,
+        }
+    }
+
+    fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    fn logs(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+/// One HTTP/1.1 exchange over a fresh connection: status, headers (lowercase
+/// names), body.
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("JSON body: {}", self.body))
+    }
+}
+
+async fn request(addr: SocketAddr, method: &str, target: &str, headers: &[&str]) -> Reply {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for header in headers {
+        head.push_str(header);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a complete response");
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Reply {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+async fn get(addr: SocketAddr, target: &str) -> Reply {
+    request(addr, "GET", target, &[]).await
+}
+
+/// `/v1/fetch?url=…` for a page of `server`, plus `extra` query parameters.
+fn fetch_target(server: &MockServer, path: &str, extra: &str) -> String {
+    let url = format!("http://127.0.0.1:{}{path}", server.address().port());
+    let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+    format!("/v1/fetch?url={encoded}{extra}")
+}
+
+async fn mcp_client(
+    served: &Served,
+    token: Option<&str>,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(served.mcp_url());
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    ().serve(transport).await.expect("MCP initialize over HTTP")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_mcp_over_streamable_http_initializes_lists_tools_and_calls() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let served = Served::start(&Config::new(&[server.address().port()]), &[], &[]);
+    let client = mcp_client(&served, None).await;
+    let info = client.peer_info().expect("server info after initialize");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("webfetch")
+    );
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "web_fetch");
+    let schema = Value::Object((*tools[0].input_schema).clone());
+    assert_eq!(schema["properties"]["start_chunk"]["type"], "integer");
+
+    let url = format!("http://127.0.0.1:{}/page", server.address().port());
+    let Value::Object(arguments) = json!({ "url": url }) else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{:?}", result.content);
+    let text = &result.content[0].as_text().unwrap().text;
+    let response: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(response["title"], "Served");
+    assert_eq!(response["final_url"], url);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_get_fetch_answers_the_cli_json_and_a_status_per_error() {
+    let server = MockServer::start().await;
+    robots(&server, "User-agent: *\nDisallow: /private\n").await;
+    serve(&server, "/page", html(PAGE)).await;
+    serve(&server, "/gone", ResponseTemplate::new(404)).await;
+    let port = server.address().port();
+    let config = Config::new(&[port]);
+    let served = Served::start(&config, &[], &[]);
+    let addr = served.addr;
+
+    let ok = get(
+        addr,
+        &fetch_target(&server, "/page", "&max_chunk_tokens=256"),
+    )
+    .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert_eq!(ok.header("content-type"), Some("application/json"));
+    // The CLI's JSON for the same call (fetched_at aside: another second).
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(config.toml().as_bytes()).unwrap();
+    let cli = Command::new(env!("CARGO_BIN_EXE_webfetch"))
+        .args(["fetch", &format!("http://127.0.0.1:{port}/page")])
+        .args(["--max-chunk-tokens", "256", "--config"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    let mut cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let mut served_json = ok.json();
+    cli["fetched_at"] = Value::Null;
+    served_json["fetched_at"] = Value::Null;
+    assert_eq!(served_json, cli);
+
+    let cases = [
+        ("/private", "", 403, "robots_disallowed"),
+        ("/gone", "", 502, "http_4xx"),
+        ("/page", "&max_chunk_tokens=64", 400, "bad_args"),
+        ("/page", "&no_cache=maybe", 400, "bad_args"),
+        ("/page", "&unknown=1", 400, "bad_args"),
+    ];
+    for (path, extra, status, code) in cases {
+        let reply = get(addr, &fetch_target(&server, path, extra)).await;
+        assert_eq!(reply.status, status, "{path}{extra}: {}", reply.body);
+        assert_eq!(reply.json()["code"], code, "{path}{extra}");
+    }
+    let blocked = get(addr, "/v1/fetch?url=http%3A%2F%2F10.0.0.1%2F").await;
+    assert_eq!(blocked.status, 403);
+    assert_eq!(blocked.json()["code"], "ssrf_blocked");
+    let missing = get(addr, "/v1/fetch").await;
+    assert_eq!(missing.status, 400);
+    assert_eq!(missing.json()["code"], "bad_args");
+
+    let health = get(addr, "/healthz").await;
+    assert_eq!((health.status, health.body.as_str()), (200, "ok"));
+    let nowhere = get(addr, "/v2/anything?secret=zzz-query-value").await;
+    assert_eq!(nowhere.status, 404);
+    assert_eq!(nowhere.json()["error"], "not_found");
+    assert!(!nowhere.body.contains("zzz-query-value"));
+    let post = request(addr, "POST", "/v1/fetch", &["Content-Length: 0"]).await;
+    assert_eq!(post.status, 405);
+    // Request limits: headers past 16 KiB, a query past 8 KiB.
+    let big = format!("X-Big: {}", "a".repeat(20 * 1024));
+    let too_big = request(addr, "GET", "/healthz", &[&big]).await;
+    assert_eq!(too_big.status, 431);
+    let long = format!("/v1/fetch?url={}", "a".repeat(9 * 1024));
+    assert_eq!(get(addr, &long).await.status, 414);
+    // A Host that does not name loopback (DNS rebinding) is refused.
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let target = fetch_target(&server, "/page", "");
+    let head = format!("GET {target} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    assert!(raw.starts_with("HTTP/1.1 403"), "{raw}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let mut token_file = tempfile::NamedTempFile::new().unwrap();
+    writeln!(token_file, "{TOKEN}").unwrap();
+    let served = Served::start(
+        &Config::new(&[server.address().port()]),
+        &["--token-file", token_file.path().to_str().unwrap()],
+        &[],
+    );
+    let addr = served.addr;
+    let target = fetch_target(&server, "/page", "");
+    let missing = get(addr, &target).await;
+    assert_eq!(missing.status, 401);
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    let wrong = request(
+        addr,
+        "GET",
+        &target,
+        &["Authorization: Bearer not-the-token-at-all"],
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    let right_header = format!("Authorization: Bearer {TOKEN}");
+    let right = request(addr, "GET", &target, &[&right_header]).await;
+    assert_eq!(right.status, 200, "{}", right.body);
+    assert_eq!(right.json()["title"], "Served");
+    assert_eq!(get(addr, "/healthz").await.status, 200);
+    let mcp = request(addr, "POST", "/mcp", &["Content-Length: 0"]).await;
+    assert_eq!(mcp.status, 401);
+    for reply in [&missing, &wrong, &mcp] {
+        assert!(!reply.body.contains(TOKEN));
+    }
+
+    // rmcp's client with the token lists the tool.
+    let client = mcp_client(&served, Some(TOKEN)).await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+    client.cancel().await.unwrap();
+    assert!(!served.logs().contains(TOKEN), "{}", served.logs());
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address_without_a_token() {
+    let output = Command::new(env!("CARGO_BIN_EXE_webfetch"))
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .env_remove("WEBFETCH_SERVE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("without a token"), "{stderr}");
+    // A token too short to protect anything is refused too, without echo.
+    let output = Command::new(env!("CARGO_BIN_EXE_webfetch"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("WEBFETCH_SERVE_TOKEN", "tiny-secret")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("tiny-secret"), "{stderr}");
+}
+
+/// Issue 16: 50 agents calling at once for pages of one origin share one
+/// robots.txt fetch (the origin cache's single-flight, across all sessions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_fifty_concurrent_calls_fetch_robots_txt_once() {
+    let server = MockServer::start().await;
+    serve(
+        &server,
+        "/robots.txt",
+        ResponseTemplate::new(200)
+            .set_body_raw(b"User-agent: *\nAllow: /\n".to_vec(), "text/plain")
+            .set_delay(Duration::from_millis(300)),
+    )
+    .await;
+    for i in 0..50 {
+        serve(&server, &format!("/p{i}"), html(PAGE)).await;
+    }
+    let served = Served::start(&Config::new(&[server.address().port()]), &[], &[]);
+    let addr = served.addr;
+    let calls: Vec<_> = (0..50)
+        .map(|i| {
+            let target = fetch_target(&server, &format!("/p{i}"), "");
+            tokio::spawn(async move { get(addr, &target).await })
+        })
+        .collect();
+    for call in calls {
+        let reply = call.await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+    assert_eq!(hits(&server, "/robots.txt").await, 1);
+    let pages = server.received_requests().await.unwrap().len() - 1;
+    assert_eq!(pages, 50);
+}
+
+/// SIGTERM with a call in flight: the call completes, then the process exits 0.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
+    let server = MockServer::start().await;
+    serve(
+        &server,
+        "/slow",
+        html(PAGE).set_delay(Duration::from_millis(1500)),
+    )
+    .await;
+    let mut served = Served::start(&Config::new(&[server.address().port()]), &[], &[]);
+    let addr = served.addr;
+    let target = fetch_target(&server, "/slow", "");
+    let call = tokio::spawn(async move { get(addr, &target).await });
+    // Wait until the page request reached the upstream: the call is in flight.
+    while hits(&server, "/slow").await == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(served.child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let reply = call.await.unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()["title"], "Served");
+    let status = tokio::task::spawn_blocking(move || served.child.wait().map(|s| (s, served)))
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, mut served) = status;
+    assert!(status.success(), "{status:?}: {}", served.logs());
+    assert!(served.logs().contains("webfetch serve: stopped"));
+    // stdout carries nothing: logs and the announcement go to stderr.
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut served.child.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert_eq!(stdout, "");
+}
+
+/// Scale past one machine: two `serve` processes on one cache directory. What
+/// one fetched, the other serves from the cache (same `fetched_at`, no second
+/// upstream request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_two_processes_share_one_cache_directory() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let cache = tempfile::tempdir().unwrap();
+    let config = Config::new(&[server.address().port()]).cache(cache.path());
+    let first = Served::start(&config, &[], &[]);
+    let second = Served::start(&config, &[], &[]);
+    let target = fetch_target(&server, "/page", "");
+    let fresh = get(first.addr, &target).await;
+    assert_eq!(fresh.status, 200, "{}", fresh.body);
+    let cached = get(second.addr, &target).await;
+    assert_eq!(cached.status, 200, "{}", cached.body);
+    let (fresh, cached) = (fresh.json(), cached.json());
+    assert_eq!(cached["notes"], json!(["cache_hit"]));
+    assert_eq!(cached["fetched_at"], fresh["fetched_at"]);
+    assert_eq!(cached["chunks"], fresh["chunks"]);
+    assert_eq!(hits(&server, "/page").await, 1);
+}
+
+/// A loopback server that holds each `/page*` request for `hold` and records how
+/// many were in flight at once; anything else is a 404 at once.
+struct Upstream {
+    port: u16,
+    pages: Arc<Mutex<(usize, usize, usize)>>,
+}
+
+impl Upstream {
+    fn start(hold: Duration) -> Upstream {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // (in flight, most at once, total)
+        let pages = Arc::new(Mutex::new((0, 0, 0)));
+        let counts = Arc::clone(&pages);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let counts = Arc::clone(&counts);
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    let is_page = line
+                        .split(' ')
+                        .nth(1)
+                        .is_some_and(|p| p.starts_with("/page"));
+                    loop {
+                        let mut header = String::new();
+                        match reader.read_line(&mut header) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if header == "\r\n" => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    let reply = if is_page {
+                        {
+                            let mut c = counts.lock().unwrap();
+                            c.0 += 1;
+                            c.1 = c.1.max(c.0);
+                            c.2 += 1;
+                        }
+                        std::thread::sleep(hold);
+                        counts.lock().unwrap().0 -= 1;
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                             Content-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
+                            PAGE.len()
+                        )
+                    } else {
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .to_owned()
+                    };
+                    let _ = stream.write_all(reply.as_bytes());
+                });
+            }
+        });
+        Upstream { port, pages }
+    }
+}
+
+/// `[tools.webfetch.browser] max_concurrent_renders = 1`: three browser calls at
+/// once render one after the other (the upstream never sees two page requests
+/// at once), and all succeed within their timeout. Needs Chromium
+/// (`FORGE_TEST_CHROMIUM_PATH`), skipped otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_caps_concurrent_browser_renders() {
+    let chromium = match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
+        Ok(path) if !path.trim().is_empty() => path,
+        _ => {
+            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
+            return;
+        }
+    };
+    let upstream = Upstream::start(Duration::from_millis(800));
+    let config = Config::new(&[upstream.port]).timeout(60).section(&format!(
+        "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 1000\n\
+         max_concurrent_renders = 1",
+        crate::support::toml_string(&chromium)
+    ));
+    let served = Served::start(&config, &[], &[]);
+    let addr = served.addr;
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let url = format!("http://127.0.0.1:{}/page{i}", upstream.port);
+            let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+            let target = format!("/v1/fetch?url={encoded}&force_browser=true");
+            tokio::spawn(async move { get(addr, &target).await })
+        })
+        .collect();
+    for call in calls {
+        let reply = call.await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.json()["rendering_method"], "browser");
+    }
+    let (_, most, total) = *upstream.pages.lock().unwrap();
+    assert_eq!(total, 3);
+    assert_eq!(most, 1, "renders overlapped");
+}
