@@ -66,10 +66,17 @@ impl WebFetchServer {
     }
 
     /// Serves MCP over stdin/stdout until the client disconnects.
+    /// The parked browser of the standby is shut down before this returns.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
-        running.waiting().await?;
-        Ok(())
+        let tool = Arc::clone(&self.tool);
+        let served = async {
+            let running = self.serve(rmcp::transport::stdio()).await?;
+            running.waiting().await?;
+            Ok(())
+        }
+        .await;
+        tool.shutdown_browser_standby().await;
+        served
     }
 }
 

@@ -125,6 +125,14 @@ impl WebFetchTool {
         self
     }
 
+    /// Shuts down the browser standby's parked Chromium, if any, and waits
+    /// until it and its profile are gone (a long-lived host, before it exits).
+    pub async fn shutdown_browser_standby(&self) {
+        if let Some(standby) = &self.standby {
+            standby.shutdown().await;
+        }
+    }
+
     /// The argument schema this tool accepts.
     pub fn schema(&self) -> ArgsSchema {
         self.schema

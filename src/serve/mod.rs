@@ -165,6 +165,7 @@ impl Server {
             );
         }
         cancel.cancel();
+        app.tool.shutdown_browser_standby().await;
     }
 }
 

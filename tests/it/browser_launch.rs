@@ -388,6 +388,9 @@ async fn a_warm_standby_serves_the_next_render() {
     };
     let texts = calls.with_subscriber(subscriber).await;
     assert_eq!(texts, [true, true, true]);
+    // The host's exit: the parked Chromium (launched after the last render) and
+    // its profile are gone when this returns.
+    tool.shutdown_browser_standby().await;
     let logs = buffer.text();
     let from_standby: Vec<bool> = logs
         .lines()

@@ -82,6 +82,16 @@ impl Standby {
         Some(chromium)
     }
 
+    /// Shuts the parked Chromium down (after a launch under way has finished)
+    /// and waits until it and its profile are gone: a host calls this before it
+    /// exits, so nothing of the standby outlives it even for a moment.
+    pub async fn shutdown(&self) {
+        let parked = self.spare.lock().await.take();
+        if let Some((_, chromium)) = parked {
+            chromium.shutdown().await;
+        }
+    }
+
     /// The empty slot, held until [`Reserved::fill`] parks a Chromium in it, or
     /// `None` when one is parked already. A render that arrives meanwhile waits
     /// for that launch instead of starting a second one.
