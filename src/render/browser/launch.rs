@@ -707,13 +707,23 @@ struct ProcessGuard {
 /// How long cleanup waits for a killed process before moving on.
 const REAP_WAIT: Duration = Duration::from_secs(5);
 
+/// The watchdog (`$1` the Chromium group, `$2` the profile): wait for this
+/// process's end, kill the group and whatever still names the profile, delete the
+/// profile, retrying while dying processes still write into it.
+const WATCHDOG_SCRIPT: &str = "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null; \
+    [ -n \"$2\" ] || exit 0; \
+    for _ in 1 2 3 4 5 6 7 8 9 10; do \
+      command -v pkill >/dev/null && pkill -KILL -f -- \"=$2/\"; \
+      rm -rf -- \"$2\" 2>/dev/null; [ -e \"$2\" ] || exit 0; sleep 0.2; \
+    done";
+
 impl ProcessGuard {
-    /// Starts `sh -c 'cat >/dev/null; kill -s KILL -- -PGID; rm -rf -- PROFILE'`:
-    /// when this process exits for any reason its end of the pipe closes, `cat`
-    /// returns, the Chromium group is killed and its profile deleted (a process
-    /// that dies without unwinding, e.g. with a Chromium parked by the warm
-    /// standby, leaves nothing). Best effort: without `/bin/sh` there is no
-    /// watchdog.
+    /// Starts [`WATCHDOG_SCRIPT`] over a pipe: when this process exits for any
+    /// reason its end of the pipe closes, `cat` returns, the Chromium group is
+    /// killed, then the processes outside it that still name the profile
+    /// (crashpad handlers), and the profile is deleted (a process that dies
+    /// without unwinding, e.g. with a Chromium parked by the warm standby, leaves
+    /// nothing). Best effort: without `/bin/sh` there is no watchdog.
     fn start_watchdog(&mut self) {
         #[cfg(unix)]
         if let Some(pgid) = self.pgid {
@@ -725,8 +735,7 @@ impl ProcessGuard {
             let spawned = Command::new("/bin/sh")
                 .args([
                     "-c",
-                    "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null; \
-                     [ -n \"$2\" ] && rm -rf -- \"$2\"",
+                    WATCHDOG_SCRIPT,
                     "webfetch-chromium-watchdog",
                     &pgid.to_string(),
                     &profile,
