@@ -486,7 +486,7 @@ mod fetch {
     use webfetch::http::HttpClient;
     use webfetch::notes::{Note, Notes};
     use webfetch::pass::Pass;
-    use webfetch::render::fetch_document;
+    use webfetch::render::{FetchedDocument, fetch_document};
     use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
     use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
     use webfetch::url::CanonicalUrl;
@@ -563,6 +563,18 @@ mod fetch {
 
         fn deadline(&self) -> Instant {
             Instant::now() + self.settings.timeout()
+        }
+
+        /// `start` fetched as a document with robots.txt checked for every URL of
+        /// its chain, within one pass; the notes the checks added.
+        async fn fetch_checked(&self, start: &str) -> (Result<FetchedDocument, FetchError>, Notes) {
+            let start = CanonicalUrl::parse(start).unwrap();
+            let pass = Pass::new(self.client.settings().timeout());
+            let hook = RobotsHopCheck::new(&self.checker, &self.client, &pass);
+            let fetched =
+                fetch_document(&self.client, &start, self.deadline(), Some(&hook), Some(&pass))
+                    .await;
+            (fetched, hook.into_notes())
         }
 
         async fn check(&self, target: &str) -> (Result<(), FetchError>, Notes) {
@@ -1165,18 +1177,11 @@ mod fetch {
             .expect(0)
             .mount(&server)
             .await;
-        let start = CanonicalUrl::parse(&local(&server, "/start")).unwrap();
-        let pass = Pass::new(tool.client.settings().timeout());
-        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, &pass);
-        let error = fetch_document(
-            &tool.client,
-            &start,
-            tool.deadline(),
-            Some(&hook),
-            Some(&pass),
-        )
-        .await
-        .unwrap_err();
+        let error = tool
+            .fetch_checked(&local(&server, "/start"))
+            .await
+            .0
+            .unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed);
         assert_eq!(error.details["path"], "/blocked");
     }
@@ -1198,19 +1203,8 @@ mod fetch {
             .mount(&source)
             .await;
         let tool = Tool::new(&[port(&source), port(&target)], "", "fail_open = true");
-        let start = CanonicalUrl::parse(&local(&source, "/start")).unwrap();
-        let pass = Pass::new(tool.client.settings().timeout());
-        let hook = RobotsHopCheck::new(&tool.checker, &tool.client, &pass);
-        let document = fetch_document(
-            &tool.client,
-            &start,
-            tool.deadline(),
-            Some(&hook),
-            Some(&pass),
-        )
-        .await
-        .unwrap();
-        assert_eq!(&document.body[..], b"hello");
-        assert!(hook.into_notes().contains(Note::RobotsUnavailableFailOpen));
+        let (document, notes) = tool.fetch_checked(&local(&source, "/start")).await;
+        assert_eq!(&document.unwrap().body[..], b"hello");
+        assert!(notes.contains(Note::RobotsUnavailableFailOpen));
     }
 }

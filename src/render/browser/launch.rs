@@ -769,8 +769,11 @@ impl ProcessGuard {
         }
     }
 
+    /// Kills the group, reaps Chromium and deletes the profile. The watchdog is
+    /// stopped last: until the group is dead and the profile
+    /// gone, this process may itself be killed (a host shut down mid-teardown),
+    /// and then the watchdog must still do the rest.
     async fn shutdown(&mut self) {
-        self.stop_watchdog().await;
         self.kill_group();
         if let Some(mut child) = self.child.take() {
             let _ = child.start_kill();
@@ -779,6 +782,7 @@ impl ProcessGuard {
             }
         }
         self.finish();
+        self.stop_watchdog().await;
     }
 
     /// SIGKILLs the whole group, once: after this the group id may be reused.
@@ -811,10 +815,6 @@ impl Drop for ProcessGuard {
     /// The panic and cancellation path: no `await` here, so kill, reap what exits
     /// promptly, and delete the profile.
     fn drop(&mut self) {
-        if let Some(mut watchdog) = self.watchdog.take() {
-            let _ = watchdog.start_kill();
-            let _ = watchdog.try_wait();
-        }
         self.kill_group();
         if let Some(mut child) = self.child.take() {
             let _ = child.start_kill();
@@ -824,6 +824,11 @@ impl Drop for ProcessGuard {
             }
         }
         self.finish();
+        // Last, as in `shutdown`.
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.start_kill();
+            let _ = watchdog.try_wait();
+        }
     }
 }
 
