@@ -30,7 +30,7 @@ use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::error::{ErrorCode, FetchError, TimeoutPhase};
+use crate::error::{ErrorCode, FetchError};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
 use crate::http::HttpClient;
@@ -523,13 +523,9 @@ impl WebFetchTool {
         let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
             .with_top_frame_hook(call.robots);
-        // Extension: at most `max_concurrent_renders` Chromiums at once. A
-        // disabled browser fails at once, so it takes no slot.
-        let _slot = if self.settings.browser.enabled {
-            Some(self.render_slot(call.deadline).await?)
-        } else {
-            None
-        };
+        // Extension: at most `max_concurrent_renders` Chromiums at once; the
+        // renderer takes its slot after the page's own checks.
+        ctx = ctx.with_render_slots(&self.renders);
         if let Some(standby) = &self.standby {
             ctx = ctx.with_standby(standby);
         }
@@ -571,23 +567,6 @@ fn respond(
         effective_max_bytes,
         &Cl100k,
     )
-}
-
-impl WebFetchTool {
-    /// Extension: a browser render slot (`max_concurrent_renders`), waited for
-    /// within the call's deadline; past it, `timeout`.
-    async fn render_slot(
-        &self,
-        deadline: Instant,
-    ) -> Result<tokio::sync::SemaphorePermit<'_>, FetchError> {
-        match tokio::time::timeout_at(deadline, self.renders.acquire()).await {
-            Ok(Ok(slot)) => Ok(slot),
-            _ => Err(FetchError::timeout(
-                self.settings.timeout_ms(),
-                TimeoutPhase::BrowserNavigation,
-            )),
-        }
-    }
 }
 
 /// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which

@@ -571,9 +571,14 @@ mod fetch {
             let start = CanonicalUrl::parse(start).unwrap();
             let pass = Pass::new(self.client.settings().timeout());
             let hook = RobotsHopCheck::new(&self.checker, &self.client, &pass);
-            let fetched =
-                fetch_document(&self.client, &start, self.deadline(), Some(&hook), Some(&pass))
-                    .await;
+            let fetched = fetch_document(
+                &self.client,
+                &start,
+                self.deadline(),
+                Some(&hook),
+                Some(&pass),
+            )
+            .await;
             (fetched, hook.into_notes())
         }
 

@@ -104,10 +104,11 @@ use tokio::time::Instant;
 
 use crate::budget::{Budget, millis};
 use crate::config::Settings;
-use crate::error::FetchError;
+use crate::error::{FetchError, TimeoutPhase};
 use crate::http::{GetOptions, HopHook, HttpClient};
 use crate::pass::Pass;
 use crate::url::CanonicalUrl;
+use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 pub use self::intercept::CONTENT_SECURITY_POLICY;
@@ -145,6 +146,10 @@ pub struct RenderContext<'a> {
     pub profile_root: Option<PathBuf>,
     /// A long-lived host's warm standby: take its parked Chromium, park the next.
     pub standby: Option<&'a Standby>,
+    /// Extension: the host's cap on concurrent renders (`max_concurrent_renders`).
+    /// A slot is taken after the page passed its checks and the browser was
+    /// found, and waited for within the navigation deadline; past it, `timeout`.
+    pub render_slots: Option<&'a Semaphore>,
 }
 
 impl<'a> RenderContext<'a> {
@@ -165,7 +170,14 @@ impl<'a> RenderContext<'a> {
             deadline,
             profile_root: None,
             standby: None,
+            render_slots: None,
         }
+    }
+
+    /// Renders only with a slot of `slots` (see [`RenderContext::render_slots`]).
+    pub fn with_render_slots(mut self, slots: &'a Semaphore) -> RenderContext<'a> {
+        self.render_slots = Some(slots);
+        self
     }
 
     /// Renders with `standby`'s parked Chromium when it has one, and parks the
@@ -246,6 +258,18 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
             + Duration::from_millis(u64::from(browser.network_idle_ms))
             + LAUNCH_BUDGET,
         allow_no_sandbox: browser.allow_no_sandbox,
+    };
+    let _slot = match ctx.render_slots {
+        Some(slots) => Some(
+            tokio::time::timeout_at(admitted.deadline(), slots.acquire())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .ok_or_else(|| {
+                    FetchError::timeout(ctx.settings.timeout_ms(), TimeoutPhase::BrowserNavigation)
+                })?,
+        ),
+        None => None,
     };
     let started = Instant::now();
     let spare = match ctx.standby {
