@@ -1,5 +1,5 @@
-//! One tool call's pass through the pipeline: the budget length of its stages and
-//! the addresses validated for each host (FR-WF-DNS-01 step 3).
+//! One tool call's pass through the pipeline: the addresses validated for each
+//! host (FR-WF-DNS-01 step 3).
 //!
 //! A name is resolved once per tool call, however many requests it serves:
 //! robots.txt, the document, the browser's top document and its subresources all
@@ -12,18 +12,14 @@ use std::fmt;
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use tokio::sync::OnceCell;
 
-use crate::budget::Budget;
 use crate::error::FetchError;
 
 /// The per-call value every stage of one fetch shares. Cheap to clone; clones
 /// share the resolved hosts.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Pass {
-    stage: Duration,
     hosts: Arc<Mutex<HashMap<String, Arc<Resolution>>>>,
 }
 
@@ -33,18 +29,9 @@ pub struct Pass {
 type Resolution = OnceCell<Result<Vec<IpAddr>, FetchError>>;
 
 impl Pass {
-    /// A pass whose stages each get `stage` (`timeout_seconds`).
-    pub fn new(stage: Duration) -> Pass {
-        Pass {
-            stage,
-            hosts: Arc::default(),
-        }
-    }
-
-    /// A fresh budget for a stage that starts now (robots.txt, then the document:
-    /// SRD-READINGS 26).
-    pub fn stage_budget(&self) -> Budget {
-        Budget::starting_now(self.stage)
+    /// A pass with no host resolved yet.
+    pub fn new() -> Pass {
+        Pass::default()
     }
 
     /// The validated addresses of `name`, resolving with `lookup` only if no
@@ -81,7 +68,6 @@ impl Pass {
 impl fmt::Debug for Pass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pass")
-            .field("stage", &self.stage)
             .field("resolved_hosts", &self.resolved_hosts())
             .finish()
     }
@@ -95,7 +81,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_lookup_per_host() {
-        let pass = Pass::new(Duration::from_secs(1));
+        let pass = Pass::new();
         let lookups = AtomicUsize::new(0);
         let lookup = || async {
             lookups.fetch_add(1, Ordering::SeqCst);
@@ -115,7 +101,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_refusal_is_kept_and_an_abandoned_lookup_is_not() {
-        let pass = Pass::new(Duration::from_secs(1));
+        let pass = Pass::new();
         let refused = pass
             .addresses("bad.test", async { Err(FetchError::internal("refused")) })
             .await;
@@ -125,7 +111,7 @@ mod tests {
 
         // A lookup dropped by its caller's budget leaves the host unresolved.
         let abandoned = tokio::time::timeout(
-            Duration::from_millis(1),
+            std::time::Duration::from_millis(1),
             pass.addresses("slow.test", std::future::pending()),
         )
         .await;

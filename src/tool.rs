@@ -327,7 +327,7 @@ impl WebFetchTool {
         // requests pass the client's checks. robots.txt has a budget of its own
         // (FR-WF-ROBOTS-TIMEOUT-01) that the document's does not count
         // (FR-WF-10a; SRD-READINGS 26).
-        let pass = Pass::new(self.settings.timeout());
+        let pass = Pass::new();
         let robots = RobotsHopCheck::new(&self.robots, &self.client, &pass);
         let call = Call {
             url,

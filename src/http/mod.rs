@@ -273,7 +273,7 @@ impl HttpClient {
         let pass = match opts.pass {
             Some(pass) => pass,
             None => {
-                own_pass = Pass::new(self.inner.settings.timeout());
+                own_pass = Pass::new();
                 &own_pass
             }
         };
@@ -353,7 +353,7 @@ impl HttpClient {
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
     ) -> Result<Budget, FetchError> {
-        let own_pass = Pass::new(self.inner.settings.timeout());
+        let own_pass = Pass::new();
         let pass = opts.pass.unwrap_or(&own_pass);
         let (_, budget) = self.admit_in(None, url, opts, pass, opts.budget).await?;
         Ok(budget)

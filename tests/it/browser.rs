@@ -127,12 +127,7 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
         ctx = ctx.with_top_frame_hook(hook);
     }
     let buffer = LogBuffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter("webfetch=debug")
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
+    let subscriber = buffer.subscriber("webfetch=debug");
     let result = render(&ctx).with_subscriber(subscriber).await;
     assert_nothing_left(target.root.path());
     let logs = buffer.text();

@@ -130,12 +130,7 @@ async fn render_watching(
     let ctx = RenderContext::new(&client, &url, Instant::now() + client.settings().timeout())
         .with_profile_root(root.to_path_buf());
     let buffer = LogBuffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter("webfetch=debug")
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
+    let subscriber = buffer.subscriber("webfetch=debug");
     let rendering = render(&ctx).with_subscriber(subscriber);
     tokio::pin!(rendering);
     let mut seen: Vec<Renderer> = Vec::new();

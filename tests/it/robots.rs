@@ -569,7 +569,7 @@ mod fetch {
         /// its chain, within one pass; the notes the checks added.
         async fn fetch_checked(&self, start: &str) -> (Result<FetchedDocument, FetchError>, Notes) {
             let start = CanonicalUrl::parse(start).unwrap();
-            let pass = Pass::new(self.client.settings().timeout());
+            let pass = Pass::new();
             let hook = RobotsHopCheck::new(&self.checker, &self.client, &pass);
             let fetched = fetch_document(
                 &self.client,

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, hits, html, robots, serve};
+use crate::support::{Config, browser_section, chromium, hits, html, robots, serve};
 
 const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Served</h1>\
 <p>A page fetched through webfetch serve.</p></main></body></html>";
@@ -508,19 +508,11 @@ impl Upstream {
 /// (`FORGE_TEST_CHROMIUM_PATH`), skipped otherwise.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_caps_concurrent_browser_renders() {
-    let chromium = match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
-        Ok(path) if !path.trim().is_empty() => path,
-        _ => {
-            eprintln!("skipped: FORGE_TEST_CHROMIUM_PATH is not set (T-WF-BR-ENV-01)");
-            return;
-        }
-    };
+    let Some(chromium) = chromium() else { return };
     let upstream = Upstream::start(Duration::from_millis(800));
-    let config = Config::new(&[upstream.port]).timeout(60).section(&format!(
-        "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 1000\n\
-         max_concurrent_renders = 1",
-        crate::support::toml_string(&chromium)
-    ));
+    let config = Config::new(&[upstream.port])
+        .timeout(60)
+        .section(&browser_section(&chromium, "max_concurrent_renders = 1"));
     let served = Served::start(&config, &[], &[]);
     let addr = served.addr;
     let calls: Vec<_> = (0..3)

@@ -192,6 +192,16 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
 }
 
 impl LogBuffer {
+    /// A plain-text subscriber writing into this buffer, filtered by `filter`
+    /// (an `EnvFilter` directive such as `webfetch=debug`).
+    pub fn subscriber(&self, filter: &str) -> impl tracing::Subscriber + Send + Sync + use<> {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(self.clone())
+            .finish()
+    }
+
     /// What was written so far, as text.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()

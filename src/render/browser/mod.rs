@@ -162,7 +162,7 @@ impl<'a> RenderContext<'a> {
     ) -> RenderContext<'a> {
         let settings = Arc::clone(client.settings());
         RenderContext {
-            pass: Pass::new(settings.timeout()),
+            pass: Pass::new(),
             settings,
             client,
             url,
