@@ -360,7 +360,7 @@ mod tests {
         for url in ["", "   ", "\t\n"] {
             let error = rule(json!({ "url": url }));
             assert_eq!(
-                (error.code, error.details["field"].as_str()),
+                (error.code, error.details_json()["field"].as_str()),
                 (ErrorCode::BadArgs, Some("url"))
             );
         }
@@ -370,7 +370,7 @@ mod tests {
     fn chunk_tokens_out_of_range_is_rejected_not_clamped() {
         for n in [127, 2049, 0, -5, 5000] {
             let error = rule(json!({"url": "https://a.example/", "max_chunk_tokens": n}));
-            assert_eq!(error.details["field"], "max_chunk_tokens");
+            assert_eq!(error.details_json()["field"], "max_chunk_tokens");
         }
         rule(json!({"url": "https://a.example/", "max_chunk_tokens": u64::MAX}));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": 600.5}));
@@ -386,7 +386,7 @@ mod tests {
         let error =
             schema_error(json!({"url": "https://a.example/", "block_resources": ["image"]}));
         assert!(error.message.contains("configuration-only"));
-        assert!(error.details["validation"].is_string());
+        assert!(error.details_json()["validation"].is_string());
         schema_error(json!({"url": "https://a.example/", "extra": 1}));
         schema_error(json!({}));
         schema_error(json!(["https://a.example/"]));

@@ -31,7 +31,7 @@ use crate::extract::ExtractionMode;
 pub struct ConfigError(String);
 
 impl ConfigError {
-    fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         ConfigError(message.into())
     }
 }

@@ -10,7 +10,11 @@ use std::fmt;
 use std::net::IpAddr;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+
+mod details;
+
+pub use self::details::ErrorDetails;
 
 /// The stable error codes of the SRD 3.7.2 registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -192,7 +196,8 @@ impl fmt::Display for TimeoutPhase {
 /// A structured tool error: the envelope `{code, message, retryable, details}`.
 ///
 /// Serialises with exactly that field order; `details` is always an object (empty
-/// when the code has nothing to add).
+/// when the code has nothing to add). Each code has its constructors here, so a
+/// code always comes with its registry's [`ErrorDetails`].
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct FetchError {
@@ -202,23 +207,18 @@ pub struct FetchError {
     pub message: String,
     /// Whether a retry may succeed.
     pub retryable: bool,
-    /// Code-specific context; field names follow the registry.
-    pub details: Map<String, Value>,
+    /// Code-specific context, written as the registry's field names.
+    #[serde(serialize_with = "serialize_details")]
+    pub details: ErrorDetails,
 }
 
-/// Builds a details object from `key => value` pairs.
-macro_rules! details {
-    ($($key:literal => $value:expr),* $(,)?) => {{
-        #[allow(unused_mut)]
-        let mut map = Map::new();
-        $(map.insert($key.to_owned(), json!($value));)*
-        map
-    }};
+fn serialize_details<S: serde::Serializer>(details: &ErrorDetails, s: S) -> Result<S::Ok, S::Error> {
+    details.to_map().serialize(s)
 }
 
 impl FetchError {
-    /// Builds an error with the code's default `retryable`.
-    pub fn new(code: ErrorCode, message: impl Into<String>, details: Map<String, Value>) -> Self {
+    /// An error with the code's default `retryable`.
+    fn new(code: ErrorCode, message: impl Into<String>, details: ErrorDetails) -> Self {
         FetchError {
             code,
             message: message.into(),
@@ -232,10 +232,9 @@ impl FetchError {
         serde_json::to_string(self).expect("a FetchError always serialises")
     }
 
-    /// Adds or replaces one details field.
-    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.details.insert(key.to_owned(), value.into());
-        self
+    /// The `details` object as it goes on the wire.
+    pub fn details_json(&self) -> Map<String, Value> {
+        self.details.to_map()
     }
 
     /// `bad_args` for a request field (FR-WF-02a, 02b, ERR-BADARGS-01).
@@ -244,17 +243,34 @@ impl FetchError {
         FetchError::new(
             ErrorCode::BadArgs,
             format!("invalid argument `{field}`: {reason}"),
-            details! {"field" => field, "reason" => reason},
+            ErrorDetails::BadArgs {
+                field: field.to_owned(),
+                reason,
+                chunk_count: None,
+            },
         )
+    }
+
+    /// `bad_args` for a `start_chunk` past the last chunk (extension): the
+    /// details say how many chunks there are.
+    pub fn start_chunk_past_end(start: usize, chunk_count: usize) -> Self {
+        let mut error = FetchError::bad_args(
+            "start_chunk",
+            format!("{start} is past the last chunk: the document has {chunk_count}"),
+        );
+        if let ErrorDetails::BadArgs { chunk_count: count, .. } = &mut error.details {
+            *count = Some(chunk_count);
+        }
+        error
     }
 
     /// `bad_args` from schema validation (FR-ERR-JSON-02): `details.validation`.
     pub fn schema_violation(description: impl Into<String>) -> Self {
-        let description = description.into();
+        let validation = description.into();
         FetchError::new(
             ErrorCode::BadArgs,
-            description.clone(),
-            details! {"validation" => description},
+            validation.clone(),
+            ErrorDetails::Validation { validation },
         )
     }
 
@@ -263,7 +279,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::InvalidUrl,
             format!("invalid URL: {reason}"),
-            details! {"url" => url},
+            ErrorDetails::InvalidUrl { url: url.to_owned() },
         )
     }
 
@@ -272,7 +288,9 @@ impl FetchError {
         FetchError::new(
             ErrorCode::InvalidScheme,
             format!("scheme `{scheme}` is not allowed; only http and https are"),
-            details! {"scheme" => scheme},
+            ErrorDetails::InvalidScheme {
+                scheme: scheme.to_owned(),
+            },
         )
     }
 
@@ -281,7 +299,9 @@ impl FetchError {
         FetchError::new(
             ErrorCode::InvalidHost,
             format!("invalid host `{host}`: {reason}"),
-            details! {"host" => host},
+            ErrorDetails::InvalidHost {
+                host: host.to_owned(),
+            },
         )
     }
 
@@ -290,7 +310,10 @@ impl FetchError {
         FetchError::new(
             ErrorCode::PortBlocked,
             format!("port {port} is not in the allowed ports {allowed_ports:?}"),
-            details! {"port" => port, "allowed_ports" => allowed_ports},
+            ErrorDetails::PortBlocked {
+                port,
+                allowed_ports: allowed_ports.to_vec(),
+            },
         )
     }
 
@@ -300,7 +323,11 @@ impl FetchError {
         FetchError::new(
             ErrorCode::SsrfBlocked,
             format!("connection to {ip} is blocked: it is in {cidr} ({toggle})"),
-            details! {"blocked_ip" => ip.to_string(), "cidr" => cidr, "toggle" => toggle},
+            ErrorDetails::SsrfBlocked {
+                blocked_ip: ip,
+                cidr: cidr.to_owned(),
+                toggle: toggle.to_owned(),
+            },
         )
     }
 
@@ -310,7 +337,10 @@ impl FetchError {
         FetchError::new(
             ErrorCode::DnsFailed,
             format!("DNS resolution of `{host}` failed: {error}"),
-            details! {"host" => host, "error" => error},
+            ErrorDetails::DnsFailed {
+                host: host.to_owned(),
+                error,
+            },
         )
     }
 
@@ -319,7 +349,10 @@ impl FetchError {
         FetchError::new(
             ErrorCode::RobotsDisallowed,
             format!("robots.txt of {origin} disallows `{path}`"),
-            details! {"path" => path, "origin" => origin},
+            ErrorDetails::RobotsDisallowed {
+                path: path.to_owned(),
+                origin: origin.to_owned(),
+            },
         )
     }
 
@@ -329,8 +362,21 @@ impl FetchError {
         FetchError::new(
             ErrorCode::RobotsUnavailable,
             format!("robots.txt of {origin} is unavailable: {error}"),
-            details! {"origin" => origin, "error" => error},
+            ErrorDetails::RobotsUnavailable {
+                origin: origin.to_owned(),
+                error,
+                status: None,
+            },
         )
+    }
+
+    /// `robots_unavailable` for a robots.txt answered with `status` (FR-WF-09a).
+    pub fn robots_unavailable_status(origin: &str, error: &str, status: u16) -> Self {
+        let mut unavailable = FetchError::robots_unavailable(origin, error);
+        if let ErrorDetails::RobotsUnavailable { status: slot, .. } = &mut unavailable.details {
+            *slot = Some(status);
+        }
+        unavailable
     }
 
     /// `redirect_limit` with the hops attempted, the failing one included (FR-WF-07f1).
@@ -338,7 +384,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::RedirectLimit,
             format!("too many redirects: hop {count} exceeds the limit of {max}"),
-            details! {"count" => count, "max" => max},
+            ErrorDetails::RedirectLimit { count, max },
         )
     }
 
@@ -347,7 +393,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::Timeout,
             format!("timed out after {timeout_ms} ms during {phase}"),
-            details! {"timeout_ms" => timeout_ms, "phase" => phase.as_str()},
+            ErrorDetails::Timeout { timeout_ms, phase },
         )
     }
 
@@ -357,26 +403,52 @@ impl FetchError {
         FetchError::new(
             ErrorCode::Network,
             format!("network error: {error}"),
-            details! {"error" => error},
+            ErrorDetails::Network {
+                error,
+                status: None,
+                content_encoding: None,
+                attempted_ips: None,
+            },
         )
     }
 
     /// `network` / `unexpected_status` (FR-WF-07a1, 07a2).
     pub fn unexpected_status(status: u16) -> Self {
-        FetchError::new(
-            ErrorCode::Network,
-            format!("unexpected HTTP status {status}"),
-            details! {"error" => "unexpected_status", "status" => status},
-        )
+        let mut error = FetchError::network("unexpected_status");
+        error.message = format!("unexpected HTTP status {status}");
+        if let ErrorDetails::Network { status: slot, .. } = &mut error.details {
+            *slot = Some(status);
+        }
+        error
+    }
+
+    /// `network` / `unsupported_content_encoding` (FR-WF-10c): `coding` as shown
+    /// to the caller.
+    pub fn unsupported_content_encoding(coding: &str) -> Self {
+        let mut error = FetchError::network("unsupported_content_encoding");
+        if let ErrorDetails::Network {
+            content_encoding, ..
+        } = &mut error.details
+        {
+            *content_encoding = Some(coding.to_owned());
+        }
+        error
     }
 
     /// `network` / `tls_validation_failed` (FR-WF-ERR-TLS-01).
     pub fn tls_validation_failed(reason: impl fmt::Display) -> Self {
-        FetchError::new(
-            ErrorCode::Network,
-            format!("TLS certificate validation failed: {reason}"),
-            details! {"error" => "tls_validation_failed"},
-        )
+        let mut error = FetchError::network("tls_validation_failed");
+        error.message = format!("TLS certificate validation failed: {reason}");
+        error
+    }
+
+    /// The same error saying which addresses a failed connection tried; only a
+    /// `network` error carries them.
+    pub fn with_attempted_ips(mut self, ips: Vec<IpAddr>) -> Self {
+        if let ErrorDetails::Network { attempted_ips, .. } = &mut self.details {
+            *attempted_ips = Some(ips);
+        }
+        self
     }
 
     /// `response_too_large` (FR-WF-10e; SRD-READINGS 10 for `size`).
@@ -384,7 +456,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::ResponseTooLarge,
             format!("response exceeds the limit of {max_bytes} bytes"),
-            details! {"size" => size, "max_bytes" => max_bytes},
+            ErrorDetails::ResponseTooLarge { size, max_bytes },
         )
     }
 
@@ -393,7 +465,9 @@ impl FetchError {
         FetchError::new(
             ErrorCode::UnsupportedContentType,
             format!("content type `{content_type}` is not supported"),
-            details! {"content_type" => content_type},
+            ErrorDetails::UnsupportedContentType {
+                content_type: content_type.to_owned(),
+            },
         )
     }
 
@@ -409,7 +483,10 @@ impl FetchError {
         let mut error = FetchError::new(
             code,
             format!("HTTP {status} {status_text}").trim_end().to_owned(),
-            details! {"status" => status, "status_text" => status_text},
+            ErrorDetails::HttpStatus {
+                status,
+                status_text: status_text.to_owned(),
+            },
         );
         if code == ErrorCode::Http4xx {
             error.retryable = matches!(status, 408 | 429);
@@ -423,8 +500,37 @@ impl FetchError {
         FetchError::new(
             ErrorCode::BrowserUnavailable,
             format!("browser unavailable: {error}"),
-            details! {"chromium_path" => chromium_path, "error" => error},
+            ErrorDetails::BrowserUnavailable {
+                chromium_path: chromium_path.to_owned(),
+                error,
+                sandbox_unavailable: false,
+                version: None,
+            },
         )
+    }
+
+    /// `browser_unavailable` because Chromium could not get a sandbox and running
+    /// without one is not allowed: `details.sandbox = "unavailable"`.
+    pub fn browser_sandbox_unavailable(chromium_path: &str, error: impl fmt::Display) -> Self {
+        let mut unavailable = FetchError::browser_unavailable(chromium_path, error);
+        if let ErrorDetails::BrowserUnavailable {
+            sandbox_unavailable,
+            ..
+        } = &mut unavailable.details
+        {
+            *sandbox_unavailable = true;
+        }
+        unavailable
+    }
+
+    /// `browser_unavailable` for a Chromium too old to use, with its product
+    /// string in `details.version`.
+    pub fn browser_too_old(chromium_path: &str, error: impl fmt::Display, product: &str) -> Self {
+        let mut unavailable = FetchError::browser_unavailable(chromium_path, error);
+        if let ErrorDetails::BrowserUnavailable { version, .. } = &mut unavailable.details {
+            *version = Some(product.to_owned());
+        }
+        unavailable
     }
 
     /// `browser_crashed`.
@@ -433,7 +539,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::BrowserCrashed,
             format!("browser crashed: {error}"),
-            details! {"error" => error},
+            ErrorDetails::BrowserCrashed { error },
         )
     }
 
@@ -442,7 +548,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::ExtractionFailed,
             "the page has no extractable text content",
-            details! {"error" => "no_extractable_content"},
+            ErrorDetails::NoExtractableContent,
         )
     }
 
@@ -453,7 +559,7 @@ impl FetchError {
             ErrorCode::ExtractionFailed,
             "the page has no extractable text content; it looks client-rendered (a JavaScript \
              app shell): force_browser may help",
-            details! {"error" => "no_extractable_content"},
+            ErrorDetails::NoExtractableContent,
         )
     }
 
@@ -463,7 +569,7 @@ impl FetchError {
         FetchError::new(
             ErrorCode::Internal,
             format!("internal error: {error}"),
-            details! {"error" => error},
+            ErrorDetails::Internal { error },
         )
     }
 
@@ -473,7 +579,9 @@ impl FetchError {
         let mut error = FetchError::new(
             ErrorCode::Internal,
             "tool_output_limit",
-            details! {"error" => "tool_output_limit", "effective_max_bytes" => effective_max_bytes},
+            ErrorDetails::ToolOutputLimit {
+                effective_max_bytes,
+            },
         );
         error.retryable = false;
         error
@@ -502,7 +610,7 @@ mod tests {
         let limit = FetchError::tool_output_limit(10);
         assert!(!limit.retryable);
         assert_eq!(limit.message, "tool_output_limit");
-        assert_eq!(limit.details["effective_max_bytes"], 10);
+        assert_eq!(limit.details_json()["effective_max_bytes"], 10);
     }
 
     #[test]

@@ -6,14 +6,12 @@
 //! host adapter is a few lines.
 //!
 //! ```no_run
-//! use webfetch::config;
-//! use webfetch::executor::{run_tool, ToolCtx, ToolExecutor};
-//! use webfetch::tool::WebFetchTool;
+//! use webfetch::{Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
 //!
 //! # async fn host() -> Result<(), Box<dyn std::error::Error>> {
-//! let loaded = config::load_str("[tools.webfetch]\nenabled = true\n")?;
+//! let loaded = load_str("[tools.webfetch]\nenabled = true\n")?;
 //! // Register only when the 5.2 rules say so.
-//! if loaded.registration() == config::Registration::Registered {
+//! if loaded.registration() == Registration::Registered {
 //!     let tool = WebFetchTool::new(loaded.settings);
 //!     assert_eq!(tool.name(), "web_fetch");
 //!     let mut ctx = ToolCtx::new(64 * 1024, 48 * 1024);

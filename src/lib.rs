@@ -5,35 +5,97 @@
 //! reaching a private network, a cloud metadata endpoint, a page robots.txt forbids,
 //! or more bytes than it can take.
 //!
+//! ## Embedding it
+//!
+//! A host loads the `[tools.webfetch]` configuration ([`load_str`], [`load_file`]),
+//! builds a [`WebFetchTool`] ([`WebFetchTool::builder`] replaces the SSRF resolver,
+//! the token counter, the trusted roots or the proxy environment) and registers it
+//! with its executor through the [`ToolExecutor`] seam of SRD Appendix E. A call
+//! returns the response JSON ([`FetchResponse`] reads it back) or the FR-WF-18 error
+//! envelope ([`FetchError`]).
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use std::sync::Arc;
+//!
+//! use webfetch::{Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let loaded = load_str("[tools.webfetch]\nenabled = true\ntimeout_seconds = 20\n")?;
+//! let mut tools: HashMap<&str, Arc<dyn ToolExecutor>> = HashMap::new();
+//! // Register only when the configuration says so (SRD 5.2).
+//! if loaded.registration() == Registration::Registered {
+//!     let tool = WebFetchTool::builder(loaded.settings).build()?;
+//!     tools.insert(tool.name(), Arc::new(tool));
+//! }
+//!
+//! // The model asks for a cloud metadata endpoint: refused before any connection.
+//! let tool = &tools["web_fetch"];
+//! let mut ctx = ToolCtx::new(64 * 1024, 48 * 1024);
+//! let args = serde_json::json!({ "url": "http://169.254.169.254/latest/meta-data/" });
+//! let result = run_tool(tool.as_ref(), args, &mut ctx).await;
+//! assert!(result.is_error);
+//! let envelope: serde_json::Value = serde_json::from_str(&result.content)?;
+//! assert_eq!(envelope["code"], "ssrf_blocked");
+//! assert_eq!(envelope["details"]["blocked_ip"], "169.254.169.254");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The MCP server ([`mcp`]) and the HTTP server ([`serve`]) are the same tool behind
+//! other front doors.
+//!
+//! ## Layout
+//!
 //! The pipeline follows SRD Appendix B, one module per stage. Parsers, extraction,
 //! chunking and fitting are pure functions over bytes and strings; only `http`,
-//! the browser renderer and `cache` touch the outside world.
+//! the browser renderer and `cache` touch the outside world. Those modules are
+//! private: the items above are the API.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// Items only the crate's own tests, benches and fuzz targets use (through the
+// `internals` feature) are dead code in an embedder's build; before the chosen API
+// they were all public, and so never flagged either.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
-pub mod args;
-pub mod budget;
-pub mod cache;
-pub mod chunk;
-pub mod config;
-pub mod content;
-pub mod document;
-pub mod error;
-pub mod executor;
-pub mod extract;
-pub mod http;
+/// Declares the crate's internal modules: private to embedders (the chosen API is
+/// re-exported below), public under the `internals` feature so that the crate's own
+/// integration tests, benches and fuzz targets can reach every stage. The feature is
+/// not an API: nothing under it is covered by semver.
+macro_rules! internal_modules {
+    ($($module:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $module;
+        #[cfg(not(feature = "internals"))]
+        mod $module;
+    )*};
+}
+
+internal_modules!(
+    args, budget, cache, chunk, config, content, document, error, executor, extract, http, notes,
+    offline, output, page, pass, render, robots, ssrf, tokens, tool, url,
+);
+
 pub mod mcp;
-pub mod notes;
-pub mod offline;
-pub mod output;
-pub mod page;
-pub mod pass;
-pub mod render;
-pub mod robots;
 pub mod serve;
-pub mod ssrf;
-pub mod tokens;
-pub mod tool;
-pub mod url;
 
-pub use error::{ErrorCode, FetchError};
+pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
+pub use self::config::{
+    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError,
+    ExtractionSettings, Loaded, Registration, RenderingSettings, RobotsSettings, SecuritySettings,
+    Settings, ToolsMode, load_file, load_str,
+};
+pub use self::document::RenderingMethod;
+pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
+pub use self::executor::{
+    ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
+};
+pub use self::extract::ExtractionMode;
+pub use self::offline::{SavedPage, respond as respond_offline};
+pub use self::output::{FetchChunk, FetchResponse};
+pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
+pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
+pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
+pub use self::url::CanonicalUrl;

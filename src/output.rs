@@ -206,11 +206,7 @@ pub fn build_window(
     let total_chunks = chunks.len();
     let start = start_chunk.unwrap_or(0);
     if start_chunk.is_some() && start >= total_chunks {
-        return Err(FetchError::bad_args(
-            "start_chunk",
-            format!("{start} is past the last chunk: the document has {total_chunks}"),
-        )
-        .with_detail("chunk_count", total_chunks));
+        return Err(FetchError::start_chunk_past_end(start, total_chunks));
     }
     chunks.drain(..start);
     let window = Window {

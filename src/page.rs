@@ -153,7 +153,7 @@ mod tests {
         for kind in [MediaKind::Html, MediaKind::Plain] {
             let error =
                 Page::read(b" \n\t", kind, Some("utf-8"), &url(), ExtractionMode::Srd).unwrap_err();
-            assert_eq!(error.details["error"], "no_extractable_content", "{kind:?}");
+            assert_eq!(error.details_json()["error"], "no_extractable_content", "{kind:?}");
         }
     }
 }

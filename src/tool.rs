@@ -30,7 +30,7 @@ use crate::cache::{CachedDocument, DiskCache};
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::error::{ErrorCode, FetchError};
+use crate::error::{ErrorCode, ErrorDetails, FetchError};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
 use crate::http::HttpClient;
@@ -42,9 +42,13 @@ use crate::render::browser::Standby;
 use crate::render::{self, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
-use crate::ssrf::{SsrfValidator, SystemValidator};
-use crate::tokens::Cl100k;
+use crate::ssrf::SsrfValidator;
+use crate::tokens::TokenCounter;
 use crate::url::CanonicalUrl;
+
+mod builder;
+
+pub use self::builder::WebFetchToolBuilder;
 
 /// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
 /// clones share the HTTP client, the robots.txt origin cache and the disk cache.
@@ -59,6 +63,8 @@ pub struct WebFetchTool {
     renders: Arc<tokio::sync::Semaphore>,
     schema: ArgsSchema,
     standby: Option<Standby>,
+    /// Sizes chunks and fits the output (FR-WF-14); cl100k_base by default.
+    counter: Arc<dyn TokenCounter>,
 }
 
 /// What the renderers of one call share: its pass, its robots.txt check, the
@@ -82,17 +88,35 @@ struct Rendered {
 }
 
 impl WebFetchTool {
-    /// A tool with the system resolver.
+    /// A tool with every default seam: the system resolver, cl100k_base, the
+    /// webpki roots. [`builder`](Self::builder) replaces any of them.
     pub fn new(settings: Settings) -> WebFetchTool {
-        let validator = Arc::new(SystemValidator::new(&settings.security));
-        WebFetchTool::with_validator(settings, validator)
+        WebFetchTool::builder(settings)
+            .build()
+            .expect("a builder without root certificates cannot fail")
     }
 
-    /// A tool with an explicit validator (tests use `ssrf::StubValidator`).
+    /// A builder for a tool with other seams than the defaults.
+    pub fn builder(settings: Settings) -> WebFetchToolBuilder {
+        WebFetchToolBuilder::new(settings)
+    }
+
+    /// A tool with an explicit validator (tests use `ssrf::StubValidator`); short
+    /// for `builder(settings).ssrf_validator(validator).build()`.
     pub fn with_validator(settings: Settings, validator: Arc<dyn SsrfValidator>) -> WebFetchTool {
-        let settings = Arc::new(settings);
+        WebFetchTool::builder(settings)
+            .ssrf_validator(validator)
+            .build()
+            .expect("a builder without root certificates cannot fail")
+    }
+
+    fn from_parts(
+        settings: Arc<Settings>,
+        client: HttpClient,
+        counter: Arc<dyn TokenCounter>,
+    ) -> WebFetchTool {
         WebFetchTool {
-            client: HttpClient::new(Arc::clone(&settings), Arc::clone(&validator)),
+            client,
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
             renders: Arc::new(tokio::sync::Semaphore::new(
@@ -101,6 +125,7 @@ impl WebFetchTool {
             settings,
             schema: ArgsSchema::Srd,
             standby: None,
+            counter,
         }
     }
 
@@ -244,11 +269,10 @@ impl WebFetchTool {
                 } else {
                     "fetch_failed"
                 };
-                let blocked_ip = error
-                    .details
-                    .get("blocked_ip")
-                    .and_then(|ip| ip.as_str())
-                    .unwrap_or("");
+                let blocked_ip = match &error.details {
+                    ErrorDetails::SsrfBlocked { blocked_ip, .. } => blocked_ip.to_string(),
+                    _ => String::new(),
+                };
                 tracing::warn!(
                     event,
                     requested_host = %host,
@@ -313,13 +337,7 @@ impl WebFetchTool {
                 rendering_method: method,
                 notes,
             };
-            let built = respond(
-                args,
-                &self.settings,
-                &hit.document,
-                meta,
-                effective_max_bytes,
-            )?;
+            let built = self.respond(args, &hit.document, meta, effective_max_bytes)?;
             return Ok((built, method));
         }
 
@@ -372,8 +390,27 @@ impl WebFetchTool {
             rendering_method: rendered.method,
             notes,
         };
-        let built = respond(args, &self.settings, &document, meta, effective_max_bytes)?;
+        let built = self.respond(args, &document, meta, effective_max_bytes)?;
         Ok((built, rendered.method))
+    }
+
+    /// Chunk and FitToOutput: the response to `args` for `document`, in the
+    /// window `args` asks for (FR-WF-15, OUT-01; `start_chunk` extension).
+    fn respond(
+        &self,
+        args: &FetchArgs,
+        document: &ExtractedDocument,
+        meta: ResponseMeta,
+        effective_max_bytes: usize,
+    ) -> Result<Built, FetchError> {
+        output::build_window(
+            document,
+            meta,
+            args.chunk_tokens(&self.settings),
+            args.start_chunk,
+            effective_max_bytes,
+            &*self.counter,
+        )
     }
 
     /// The cache entry of `url` rendered with `method`, unless it is an HTTP result
@@ -548,25 +585,6 @@ impl WebFetchTool {
             stands_in_for_browser: false,
         })
     }
-}
-
-/// Chunk and FitToOutput: the response to `args` for `document`, in the window
-/// `args` asks for (FR-WF-15, OUT-01; `start_chunk` extension).
-fn respond(
-    args: &FetchArgs,
-    settings: &Settings,
-    document: &ExtractedDocument,
-    meta: ResponseMeta,
-    effective_max_bytes: usize,
-) -> Result<Built, FetchError> {
-    output::build_window(
-        document,
-        meta,
-        args.chunk_tokens(settings),
-        args.start_chunk,
-        effective_max_bytes,
-        &Cl100k,
-    )
 }
 
 /// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which

@@ -517,13 +517,13 @@ mod tests {
     fn out_of_range_dotted_quad_keeps_precedence() {
         let alone = CanonicalUrl::parse("http://1.2.3.256/").unwrap_err();
         assert_eq!(alone.code, ErrorCode::InvalidHost);
-        assert_eq!(alone.details["host"], "1.2.3.256");
+        assert_eq!(alone.details_json()["host"], "1.2.3.256");
         let userinfo = CanonicalUrl::parse("http://u:p@1.2.3.256/").unwrap_err();
         assert_eq!(userinfo.code, ErrorCode::InvalidUrl);
         assert!(!userinfo.to_json().contains("u:p"));
         let scheme = CanonicalUrl::parse("ftp://1.2.3.256/").unwrap_err();
         assert_eq!(scheme.code, ErrorCode::InvalidScheme);
-        assert_eq!(scheme.details["scheme"], "ftp");
+        assert_eq!(scheme.details_json()["scheme"], "ftp");
         assert_eq!(code("FTP://u:p@1.2.3.256/"), ErrorCode::InvalidScheme);
     }
 
@@ -531,7 +531,7 @@ mod tests {
     fn userinfo_never_echoed() {
         let error = CanonicalUrl::parse("https://user:secret@example.com/").unwrap_err();
         assert!(!error.to_json().contains("secret"));
-        assert_eq!(error.details["url"], "https://example.com/");
+        assert_eq!(error.details_json()["url"], "https://example.com/");
     }
 
     #[test]
@@ -565,7 +565,7 @@ mod tests {
         );
         let missing = base.resolve_redirect(None).unwrap_err();
         assert_eq!(
-            (missing.code, missing.details["url"].as_str()),
+            (missing.code, missing.details_json()["url"].as_str()),
             (ErrorCode::InvalidUrl, Some(""))
         );
         for (location, expected) in [
@@ -578,7 +578,7 @@ mod tests {
             assert_eq!(error.code, expected, "{location}");
         }
         let blank = base.resolve_redirect(Some("   ")).unwrap_err();
-        assert_eq!(blank.details["url"], "");
+        assert_eq!(blank.details_json()["url"], "");
     }
 
     #[test]

@@ -111,7 +111,7 @@ async fn fr_wf_10e_bomb_peak_rss_stays_near_the_limit() {
             "{}",
             error.to_json()
         );
-        assert_eq!(error.details["size"], LIMIT + 1);
+        assert_eq!(error.details_json()["size"], LIMIT + 1);
         let growth_kib = after.saturating_sub(before);
         eprintln!(
             "{coding} bomb of {} MiB, limit {} MiB: peak RSS {before} KiB -> {after} KiB (+{:.1} MiB, {:.1} MiB over the limit)",

@@ -15,15 +15,12 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use webfetch::FetchError;
-use webfetch::args::{ArgsError, ArgsSchema, FetchArgs};
-use webfetch::config::{self, Loaded, ToolsMode};
-use webfetch::extract::ExtractionMode;
 use webfetch::mcp::WebFetchServer;
-use webfetch::offline::{self, SavedPage};
 use webfetch::serve;
-use webfetch::tool::WebFetchTool;
-use webfetch::url::CanonicalUrl;
+use webfetch::{
+    ArgsError, ArgsSchema, CanonicalUrl, ExtractionMode, FetchArgs, FetchError, Loaded, SavedPage,
+    ToolsMode, WebFetchTool,
+};
 
 /// Secure, token-bounded web fetching for LLM agents.
 #[derive(Debug, Parser)]
@@ -362,7 +359,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
                 body: &body,
                 content_type: Some(&cli.content_type),
             };
-            offline::respond(
+            webfetch::respond_offline(
                 &settings,
                 &args,
                 &page,
@@ -426,8 +423,8 @@ fn load_config(path: Option<&std::path::Path>) -> Option<Loaded> {
 
 fn checked_config(path: Option<&std::path::Path>) -> Result<Loaded, String> {
     let loaded = match path {
-        Some(path) => config::load_file(path),
-        None => config::load_str(""),
+        Some(path) => webfetch::load_file(path),
+        None => webfetch::load_str(""),
     }
     .map_err(|error| error.to_string())?;
     for warning in &loaded.warnings {

@@ -154,7 +154,7 @@ mod tests {
     fn unsupported(content_type: Option<&str>, body: &[u8]) -> String {
         let error = select(content_type, body).unwrap_err();
         assert_eq!(error.code, ErrorCode::UnsupportedContentType);
-        error.details["content_type"].as_str().unwrap().to_owned()
+        error.details_json()["content_type"].as_str().unwrap().to_owned()
     }
 
     #[test]

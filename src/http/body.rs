@@ -82,7 +82,7 @@ fn text_of(headers: &HeaderMap) -> String {
 /// characters of it: the header is the server's).
 fn unsupported_coding(coding: &str) -> FetchError {
     let shown: String = coding.chars().take(64).collect();
-    FetchError::network("unsupported_content_encoding").with_detail("content_encoding", shown)
+    FetchError::unsupported_content_encoding(&shown)
 }
 
 /// The declared `Content-Length`, when present and well formed.
@@ -295,8 +295,8 @@ mod tests {
         );
         let unknown = codings(&headers("zstd")).unwrap_err();
         assert_eq!(unknown.code, ErrorCode::Network);
-        assert_eq!(unknown.details["error"], "unsupported_content_encoding");
-        assert_eq!(unknown.details["content_encoding"], "zstd");
+        assert_eq!(unknown.details_json()["error"], "unsupported_content_encoding");
+        assert_eq!(unknown.details_json()["content_encoding"], "zstd");
         assert!(codings(&headers("gzip,gzip,gzip,gzip")).is_err());
     }
 
@@ -320,8 +320,8 @@ mod tests {
         let error = cap.check_declared(Some(11)).unwrap_err();
         assert_eq!(
             (
-                error.details["size"].as_u64(),
-                error.details["max_bytes"].as_u64()
+                error.details_json()["size"].as_u64(),
+                error.details_json()["max_bytes"].as_u64()
             ),
             (Some(11), Some(10))
         );
@@ -344,7 +344,7 @@ mod tests {
         assert_eq!((exact.bytes.len(), exact.truncated), (100_000, false));
         let over = capped(&data, 99_999, OverLimit::Error).await.unwrap_err();
         assert_eq!(over.code, ErrorCode::ResponseTooLarge);
-        assert_eq!(over.details["size"], 100_000);
+        assert_eq!(over.details_json()["size"], 100_000);
         let cut = capped(&data, 50_001, OverLimit::Truncate).await.unwrap();
         assert_eq!((cut.bytes.len(), cut.truncated), (50_001, true));
     }
@@ -405,7 +405,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(error.code, ErrorCode::Network);
         assert!(
-            error.details["error"]
+            error.details_json()["error"]
                 .as_str()
                 .unwrap()
                 .starts_with("decompression_failed")

@@ -39,7 +39,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -158,11 +157,7 @@ impl Dialer<'_> {
             // `authorize` never returns an empty set; stay safe if a validator does.
             None => FetchError::dns_failed(url.host_str(), "no addresses"),
         };
-        let ips: Vec<Value> = attempted
-            .iter()
-            .map(|ip| Value::String(ip.to_string()))
-            .collect();
-        Err(error.with_detail("attempted_ips", ips))
+        Err(error.with_attempted_ips(attempted))
     }
 
     /// [`Dialer::open`] within this attempt's share of `budget`, `attempts_left`
@@ -268,8 +263,8 @@ mod tests {
     #[test]
     fn first_attempt_error_decides_the_code() {
         let tls = AttemptError::Tls("bad cert".to_owned()).into_fetch_error();
-        assert_eq!(tls.details["error"], "tls_validation_failed");
+        assert_eq!(tls.details_json()["error"], "tls_validation_failed");
         let net = AttemptError::Network("connection_refused".to_owned()).into_fetch_error();
-        assert_eq!(net.details["error"], "connection_refused");
+        assert_eq!(net.details_json()["error"], "connection_refused");
     }
 }

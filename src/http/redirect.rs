@@ -63,11 +63,11 @@ mod tests {
         let zero = next_hop(&base(), Some(&location), 0, 0).unwrap_err();
         assert_eq!(zero.code, ErrorCode::RedirectLimit);
         assert_eq!(
-            (zero.details["count"].as_u64(), zero.details["max"].as_u64()),
+            (zero.details_json()["count"].as_u64(), zero.details_json()["max"].as_u64()),
             (Some(1), Some(0))
         );
         let sixth = next_hop(&base(), Some(&location), 5, 5).unwrap_err();
-        assert_eq!(sixth.details["count"], 6);
+        assert_eq!(sixth.details_json()["count"], 6);
         assert_eq!(
             next_hop(&base(), Some(&location), 4, 5).unwrap().as_str(),
             "http://a.example/next"
@@ -83,13 +83,13 @@ mod tests {
         );
         let missing = next_hop(&base(), None, 0, 5).unwrap_err();
         assert_eq!(
-            (missing.code, missing.details["url"].as_str()),
+            (missing.code, missing.details_json()["url"].as_str()),
             (ErrorCode::InvalidUrl, Some(""))
         );
         let bad = HeaderValue::from_static("http://[::1");
         let error = next_hop(&base(), Some(&bad), 0, 5).unwrap_err();
         assert_eq!(
-            (error.code, error.details["url"].as_str()),
+            (error.code, error.details_json()["url"].as_str()),
             (ErrorCode::InvalidUrl, Some("http://[::1"))
         );
         let scheme = HeaderValue::from_static("file:///etc/passwd");

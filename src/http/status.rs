@@ -68,12 +68,12 @@ mod tests {
         ] {
             let error = check_status(status, "").unwrap_err();
             assert_eq!(error.code, ErrorCode::Network, "{status}");
-            assert_eq!(error.details["error"], "unexpected_status");
-            assert_eq!(error.details["status"], status);
+            assert_eq!(error.details_json()["error"], "unexpected_status");
+            assert_eq!(error.details_json()["status"], status);
         }
         let not_found = check_status(404, "Not Found").unwrap_err();
         assert_eq!(not_found.code, ErrorCode::Http4xx);
-        assert_eq!(not_found.details["status_text"], "Not Found");
+        assert_eq!(not_found.details_json()["status_text"], "Not Found");
         assert!(!not_found.retryable);
         assert!(check_status(408, "").unwrap_err().retryable);
         assert!(check_status(429, "").unwrap_err().retryable);

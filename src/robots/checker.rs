@@ -305,8 +305,8 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed);
-        assert_eq!(error.details["path"], "/private");
-        assert_eq!(error.details["origin"], "https://e.example");
+        assert_eq!(error.details_json()["path"], "/private");
+        assert_eq!(error.details_json()["origin"], "https://e.example");
         assert!(!error.to_json().contains("secret"));
         checker
             .check(
@@ -441,7 +441,7 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(error.code, ErrorCode::Timeout);
-        assert_eq!(error.details["phase"], "robots");
-        assert_eq!(error.details["timeout_ms"], 1000);
+        assert_eq!(error.details_json()["phase"], "robots");
+        assert_eq!(error.details_json()["timeout_ms"], 1000);
     }
 }

@@ -99,10 +99,11 @@ pub fn resolve(outcome: FetchOutcome, origin: &Origin, params: &PolicyParams<'_>
             } else {
                 "unexpected_status"
             };
-            unavailable(
-                FetchError::robots_unavailable(&origin.to_string(), error)
-                    .with_detail("status", status),
-            )
+            unavailable(FetchError::robots_unavailable_status(
+                &origin.to_string(),
+                error,
+                status,
+            ))
         }
         FetchOutcome::TimedOut => {
             unavailable(FetchError::timeout(params.timeout_ms, TimeoutPhase::Robots))
@@ -131,8 +132,7 @@ pub fn resolve(outcome: FetchOutcome, origin: &Origin, params: &PolicyParams<'_>
 /// `tls_validation_failed`, `unexpected_status`, the connection error), else the
 /// failing error's own code (`dns_failed`, `ssrf_blocked`, `redirect_limit`, ...).
 fn failure_reason(error: &FetchError) -> String {
-    let detail = error.details.get("error").and_then(|value| value.as_str());
-    match (error.code, detail) {
+    match (error.code, error.details.error()) {
         (ErrorCode::RobotsUnavailable | ErrorCode::Network, Some(detail)) => detail.to_owned(),
         (code, _) => code.as_str().to_owned(),
     }
@@ -219,9 +219,9 @@ mod tests {
                 panic!("{status} must be refused");
             };
             assert_eq!(e.code, ErrorCode::RobotsUnavailable);
-            assert_eq!(e.details["error"], error);
-            assert_eq!(e.details["origin"], "https://e.example");
-            assert_eq!(e.details["status"], status);
+            assert_eq!(e.details_json()["error"], error);
+            assert_eq!(e.details_json()["origin"], "https://e.example");
+            assert_eq!(e.details_json()["status"], status);
             let open = resolve(FetchOutcome::Status(status), &origin(), &params(true));
             assert_eq!(open, Resolution::FailOpen);
             assert!(!open.is_cacheable());
@@ -238,8 +238,8 @@ mod tests {
                 panic!("timeouts are refused without fail_open");
             };
             assert_eq!(e.code, ErrorCode::Timeout);
-            assert_eq!(e.details["phase"], "robots");
-            assert_eq!(e.details["timeout_ms"], 1000);
+            assert_eq!(e.details_json()["phase"], "robots");
+            assert_eq!(e.details_json()["timeout_ms"], 1000);
             assert_eq!(
                 resolve(outcome, &origin(), &params(true)),
                 Resolution::FailOpen
@@ -273,7 +273,7 @@ mod tests {
                 panic!("failures are refused without fail_open");
             };
             assert_eq!(e.code, ErrorCode::RobotsUnavailable);
-            assert_eq!(e.details["error"], reason);
+            assert_eq!(e.details_json()["error"], reason);
         }
     }
 
@@ -368,7 +368,7 @@ mod tests {
             let result = check_scope(&from.origin(), &from, &url(to));
             assert_eq!(result.is_ok(), ok, "{from} -> {to}");
             if let Err(e) = result {
-                assert_eq!(e.details["error"], CROSS_ORIGIN_REDIRECT);
+                assert_eq!(e.details_json()["error"], CROSS_ORIGIN_REDIRECT);
             }
         }
         // http -> https -> http: back to the origin's scheme, but a downgrade.

@@ -672,7 +672,7 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     let run1 = run(missing, url, None).await;
     assert_eq!(run1.error().code, ErrorCode::BrowserUnavailable);
     assert_eq!(
-        run1.error().details["chromium_path"],
+        run1.error().details_json()["chromium_path"],
         "/nonexistent/chromium"
     );
     // Disabled by configuration.
@@ -721,8 +721,8 @@ async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
     let run = rig.render(settings, "/").await;
     let error = run.error();
     assert_eq!(error.code, ErrorCode::Timeout);
-    assert_eq!(error.details["phase"], "browser_network_idle");
-    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(error.details_json()["phase"], "browser_network_idle");
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
     assert!(error.retryable);
     drop(hang);
 }
@@ -739,8 +739,8 @@ async fn it_wf_br_05_document_never_answered_is_a_navigation_timeout() {
     let run = run(settings, &format!("http://127.0.0.1:{hport}/"), None).await;
     let error = run.error();
     assert_eq!(error.code, ErrorCode::Timeout);
-    assert_eq!(error.details["phase"], "browser_navigation");
-    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(error.details_json()["phase"], "browser_navigation");
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
     drop(hang);
 }
 
@@ -1306,13 +1306,13 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
         )
         .await;
     assert_eq!(run2.error().code, ErrorCode::RedirectLimit);
-    assert_eq!(run2.error().details["count"], 2);
+    assert_eq!(run2.error().details_json()["count"], 2);
 
     let run3 = rig
         .render(settings(&rig.chromium, &ports), "/to-internal")
         .await;
     assert_eq!(run3.error().code, ErrorCode::SsrfBlocked);
-    assert_eq!(run3.error().details["blocked_ip"], "127.0.0.2");
+    assert_eq!(run3.error().details_json()["blocked_ip"], "127.0.0.2");
     assert_never_contacted(&internal).await;
 }
 
@@ -1368,7 +1368,7 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
             )
             .await;
         assert_eq!(limited.error().code, ErrorCode::RedirectLimit, "{start}");
-        assert_eq!(limited.error().details["count"], 1);
+        assert_eq!(limited.error().details_json()["count"], 1);
     }
     // A blocked hop fails the fetch with the hop's error, never an error page.
     let evil = rig.render(settings(&rig.chromium, &ports), "/evil").await;
@@ -1476,7 +1476,7 @@ async fn main_document_status_and_media_type_follow_http_mode() {
     serve(server, "/notes.txt", "text/plain", "plain text notes").await;
     let missing = rig.render(rig.settings(), "/missing").await;
     assert_eq!(missing.error().code, ErrorCode::Http4xx);
-    assert_eq!(missing.error().details["status"], 404);
+    assert_eq!(missing.error().details_json()["status"], 404);
     let pdf = rig.render(rig.settings(), "/doc.pdf").await;
     assert_eq!(pdf.error().code, ErrorCode::UnsupportedContentType);
     let text = rig.render(rig.settings(), "/notes.txt").await;
@@ -1836,7 +1836,7 @@ async fn issue_15_unfollowed_subresource_redirect_never_answers_a_navigation() {
         )
         .await;
     assert_eq!(limited.error().code, ErrorCode::RedirectLimit);
-    assert_eq!(limited.error().details["count"], 2);
+    assert_eq!(limited.error().details_json()["count"], 2);
 }
 
 /// Issue 15 item 1 (regression): redirected subresources still load at their

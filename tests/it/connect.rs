@@ -111,9 +111,9 @@ async fn fr_wf_dns_01_share_timeout_is_the_first_error_when_the_second_refuses()
 
     let error = fetch(&settings(port, 1), port).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Network, "{}", error.to_json());
-    assert_eq!(error.details["error"], "connect_timed_out");
+    assert_eq!(error.details_json()["error"], "connect_timed_out");
     assert_eq!(
-        error.details["attempted_ips"],
+        error.details_json()["attempted_ips"],
         json!(["127.0.0.1", "127.0.0.2"])
     );
 }
@@ -126,6 +126,6 @@ async fn fr_wf_dns_01_every_address_blackholed_is_a_connect_timeout() {
 
     let error = fetch(&settings(port, 1), port).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Timeout, "{}", error.to_json());
-    assert_eq!(error.details["phase"], "connect");
-    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(error.details_json()["phase"], "connect");
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
 }

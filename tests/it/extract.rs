@@ -258,7 +258,11 @@ fn t_wf_ext_08_all_roots_empty_is_extraction_failed() {
     ] {
         let err = extract_html(html, &page).expect_err(html);
         assert_eq!(err.code, ErrorCode::ExtractionFailed, "{html}");
-        assert_eq!(err.details["error"], "no_extractable_content", "{html}");
+        assert_eq!(
+            err.details_json()["error"],
+            "no_extractable_content",
+            "{html}"
+        );
     }
 }
 
@@ -584,7 +588,8 @@ fn render_golden(bytes: &[u8]) -> String {
         }
         Err(err) => out.push_str(&format!(
             "---\nerror: {} / {}\n",
-            err.code, err.details["error"]
+            err.code,
+            err.details_json()["error"]
         )),
     }
     out

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use webfetch::budget::Budget;
 use webfetch::config::Settings;
 use webfetch::content::media_type::MediaKind;
-use webfetch::error::{ErrorCode, FetchError, TimeoutPhase};
+use webfetch::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use webfetch::http::{GetOptions, HopHook, HttpClient, OverLimit};
 use webfetch::render::{FetchedDocument, fetch_document};
 use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
@@ -204,21 +204,24 @@ fn assert_code(error: &FetchError, code: ErrorCode) {
 
 /// Asserts that `error` carries exactly the `details` object.
 fn assert_details(error: &FetchError, details: serde_json::Value) {
-    assert_eq!(error.details, *details.as_object().unwrap());
+    assert_eq!(error.details_json(), *details.as_object().unwrap());
 }
 
 /// Asserts that `error` is the network error of a final `status` the client refuses.
 fn assert_unexpected_status(error: &FetchError, status: u16) {
     assert_code(error, ErrorCode::Network);
-    assert_eq!(error.details["error"], "unexpected_status");
-    assert_eq!(error.details["status"], status);
+    assert_eq!(error.details_json()["error"], "unexpected_status");
+    assert_eq!(error.details_json()["status"], status);
 }
 
 /// Asserts that `error` is a network error whose `error` detail starts with `prefix`.
 fn assert_network_failure(error: &FetchError, prefix: &str) {
     assert_code(error, ErrorCode::Network);
     assert!(
-        error.details["error"].as_str().unwrap().starts_with(prefix),
+        error.details_json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with(prefix),
         "{}",
         error.to_json()
     );
@@ -373,10 +376,10 @@ async fn fr_wf_07b1_missing_or_unparsable_location() {
     let settings = settings(config(&[port]));
     let missing = document(&settings, &site(port, "/none")).await.unwrap_err();
     assert_code(&missing, ErrorCode::InvalidUrl);
-    assert_eq!(missing.details["url"], "");
+    assert_eq!(missing.details_json()["url"], "");
     let bad = document(&settings, &site(port, "/bad")).await.unwrap_err();
     assert_code(&bad, ErrorCode::InvalidUrl);
-    assert_eq!(bad.details["url"], "http://[::1");
+    assert_eq!(bad.details_json()["url"], "http://[::1");
 }
 
 #[tokio::test]
@@ -453,8 +456,8 @@ async fn t_wf_ssrf_09_redirect_to_blocked_address_is_refused() {
             .await
             .unwrap_err();
         assert_code(&error, ErrorCode::SsrfBlocked);
-        assert_eq!(error.details["blocked_ip"], *blocked_ip, "{from}");
-        assert_eq!(error.details["cidr"], *cidr, "{from}");
+        assert_eq!(error.details_json()["blocked_ip"], *blocked_ip, "{from}");
+        assert_eq!(error.details_json()["cidr"], *cidr, "{from}");
         assert_eq!(
             *hops.0.lock().unwrap(),
             [(String::new(), site(port, from))],
@@ -494,8 +497,8 @@ async fn t_wf_ssrf_10_rebinding_name_is_blocked_before_connecting() {
         .await
         .unwrap_err();
     assert_code(&error, ErrorCode::SsrfBlocked);
-    assert_eq!(error.details["blocked_ip"], "10.0.0.5");
-    assert_eq!(error.details["toggle"], "block_private_ips");
+    assert_eq!(error.details_json()["blocked_ip"], "10.0.0.5");
+    assert_eq!(error.details_json()["toggle"], "block_private_ips");
 }
 
 /// A name that answers loopback first and a private address afterwards.
@@ -537,7 +540,7 @@ async fn t_wf_ssrf_10_no_re_resolution_across_hops() {
     // A new fetch resolves again, and the rebound answer is refused.
     let error = fetch_via(&client, &start, None).await.unwrap_err();
     assert_code(&error, ErrorCode::SsrfBlocked);
-    assert_eq!(error.details["blocked_ip"], "10.0.0.9");
+    assert_eq!(error.details_json()["blocked_ip"], "10.0.0.9");
 }
 
 #[tokio::test]
@@ -563,7 +566,7 @@ async fn fr_wf_06c_unknown_name_is_dns_failed() {
         .await
         .unwrap_err();
     assert_code(&error, ErrorCode::DnsFailed);
-    assert_eq!(error.details["host"], "nowhere.test");
+    assert_eq!(error.details_json()["host"], "nowhere.test");
 }
 
 /// Three loopback addresses on one port: the first two refuse, the third listens.
@@ -594,9 +597,9 @@ async fn t_wf_ssrf_13_only_max_dns_attempts_addresses_are_tried() {
     let target = format!("http://multi.test:{port}/");
     let error = fetch_via(&client, &target, None).await.unwrap_err();
     assert_code(&error, ErrorCode::Network);
-    assert_eq!(error.details["error"], "connection_refused");
+    assert_eq!(error.details_json()["error"], "connection_refused");
     assert_eq!(
-        error.details["attempted_ips"],
+        error.details_json()["attempted_ips"],
         json!(["127.0.0.1", "127.0.0.2"])
     );
     assert!(
@@ -735,8 +738,8 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
             .unwrap_err();
         assert_code(&error, code);
         assert_eq!(error.retryable, retryable, "{status}");
-        assert_eq!(error.details["status"], status);
-        assert_eq!(error.details["status_text"], text);
+        assert_eq!(error.details_json()["status"], status);
+        assert_eq!(error.details_json()["status_text"], text);
     }
 }
 
@@ -744,11 +747,11 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
 async fn fr_wf_err_http_02_reason_phrase_as_sent() {
     let custom = b"HTTP/1.1 404 Gone Fishing\r\nContent-Length: 0\r\n\r\n";
     let error = fetch_raw(custom, false).await.unwrap_err();
-    assert_eq!(error.details["status_text"], "Gone Fishing");
+    assert_eq!(error.details_json()["status_text"], "Gone Fishing");
     let empty = b"HTTP/1.1 500 \r\nContent-Length: 0\r\n\r\n";
     let error = fetch_raw(empty, false).await.unwrap_err();
     assert_code(&error, ErrorCode::Http5xx);
-    assert_eq!(error.details["status_text"], "");
+    assert_eq!(error.details_json()["status_text"], "");
 }
 
 #[tokio::test]
@@ -798,7 +801,7 @@ async fn srd_readings_8_lone_1xx_then_close_is_unexpected_status() {
     let garbage = b"HTTP/1.1 103 Early Hints\r\n\r\nnot http at all\r\n\r\n";
     let error = fetch_raw(garbage, false).await.unwrap_err();
     assert_code(&error, ErrorCode::Network);
-    assert_ne!(error.details["error"], "unexpected_status");
+    assert_ne!(error.details_json()["error"], "unexpected_status");
 }
 
 // ---------------------------------------------------------------- content type
@@ -820,7 +823,7 @@ async fn it_wf_http_03_unsupported_content_type() {
     ] {
         let error = document(&settings, &site(port, path)).await.unwrap_err();
         assert_code(&error, ErrorCode::UnsupportedContentType);
-        assert_eq!(error.details["content_type"], content_type);
+        assert_eq!(error.details_json()["content_type"], content_type);
     }
 }
 
@@ -854,7 +857,7 @@ async fn t_wf_ext_10_bom_stripped_before_sniffing() {
     assert_eq!(fetched.content_type, None);
     assert_eq!(fetched.kind, MediaKind::Html);
     let error = document(&settings, &site(port, "/nul")).await.unwrap_err();
-    assert_eq!(error.details["content_type"], "missing");
+    assert_eq!(error.details_json()["content_type"], "missing");
 }
 
 // ---------------------------------------------------------------- bodies
@@ -917,7 +920,10 @@ async fn unknown_content_encoding_is_a_network_error() {
     let settings = settings(config(&[port]));
     let error = document(&settings, &site(port, "/z")).await.unwrap_err();
     assert_code(&error, ErrorCode::Network);
-    assert_eq!(error.details["error"], "unsupported_content_encoding");
+    assert_eq!(
+        error.details_json()["error"],
+        "unsupported_content_encoding"
+    );
 }
 
 #[tokio::test]
@@ -1001,10 +1007,13 @@ async fn fr_wf_19_dropped_connection_is_never_a_partial_body() {
 
 // ---------------------------------------------------------------- timeouts
 
-fn timeout_phase(error: &FetchError) -> &str {
+fn timeout_phase(error: &FetchError) -> &'static str {
     assert_code(error, ErrorCode::Timeout);
-    assert_eq!(error.details["timeout_ms"], 1000);
-    error.details["phase"].as_str().unwrap()
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
+    match error.details {
+        ErrorDetails::Timeout { phase, .. } => phase.as_str(),
+        ref other => panic!("timeout without its details: {other:?}"),
+    }
 }
 
 /// The [`timeout_phase`] of fetching `scheme://site.test:<port>/` within a 1 s budget

@@ -174,9 +174,9 @@ async fn t_wf_err_05_untrusted_certificate_is_tls_validation_failed() {
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::Network);
-    assert_eq!(error.details["error"], "tls_validation_failed");
+    assert_eq!(error.details_json()["error"], "tls_validation_failed");
     assert_eq!(
-        error.details["attempted_ips"],
+        error.details_json()["attempted_ips"],
         serde_json::json!(["127.0.0.1"])
     );
     assert!(error.retryable);
@@ -190,7 +190,7 @@ async fn t_wf_err_05_certificate_for_another_name_is_refused() {
     let server = tls_server(&["other.test"], &[b"http/1.1"], 200).await;
     let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Network);
-    assert_eq!(error.details["error"], "tls_validation_failed");
+    assert_eq!(error.details_json()["error"], "tls_validation_failed");
 }
 
 #[tokio::test]
@@ -199,7 +199,7 @@ async fn t_wf_err_05_ip_literal_needs_an_ip_certificate() {
     let literal =
         CanonicalUrl::parse(&format!("https://127.0.0.1:{}/", server.address.port())).unwrap();
     let error = fetch_trusted(&server, &literal).await.unwrap_err();
-    assert_eq!(error.details["error"], "tls_validation_failed");
+    assert_eq!(error.details_json()["error"], "tls_validation_failed");
 }
 
 #[tokio::test]
@@ -207,8 +207,8 @@ async fn t_wf_err_06_http2_has_no_reason_phrase() {
     let server = tls_server(&["site.test"], &[b"h2"], 503).await;
     let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Http5xx);
-    assert_eq!(error.details["status"], 503);
-    assert_eq!(error.details["status_text"], "");
+    assert_eq!(error.details_json()["status"], 503);
+    assert_eq!(error.details_json()["status_text"], "");
     assert!(server.seen.lock().unwrap()[0].h2);
 }
 
@@ -217,6 +217,6 @@ async fn fr_wf_err_http_02_http11_over_tls_keeps_its_reason_phrase() {
     let server = tls_server(&["site.test"], &[b"http/1.1"], 404).await;
     let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::Http4xx);
-    assert_eq!(error.details["status_text"], "Not Found");
+    assert_eq!(error.details_json()["status_text"], "Not Found");
     assert!(!server.seen.lock().unwrap()[0].h2);
 }

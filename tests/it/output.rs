@@ -286,7 +286,7 @@ fn fr_wf_out_02_tool_output_limit_error_when_nothing_fits() {
         })
     );
     let zero = build(&d, meta(&[]), 128, 0, &Cl100k).expect_err("nothing fits");
-    assert_eq!(zero.details["effective_max_bytes"], 0);
+    assert_eq!(zero.details_json()["effective_max_bytes"], 0);
 }
 
 #[test]
@@ -342,7 +342,7 @@ proptest! {
             }
             Err(e) => {
                 prop_assert_eq!(e.code, ErrorCode::Internal);
-                prop_assert_eq!(&e.details["effective_max_bytes"], &Value::from(budget));
+                prop_assert_eq!(&e.details_json()["effective_max_bytes"], &Value::from(budget));
                 let floor = match full.first() {
                     Some(c) => truncated_len(&d, &[], vec![FetchChunk { heading: c.heading.clone(), text: String::new(), token_count: 0 }]),
                     None => FetchResponse::new(&d, meta(&[]), vec![]).to_json().len(),
@@ -422,8 +422,8 @@ fn continuation_start_past_the_end_is_bad_args_with_the_chunk_count() {
     let total = chunk_markdown(&d.markdown, 256, &Cl100k).len();
     let error = build_window(&d, meta(&[]), 256, Some(total), 1 << 20, &Cl100k).unwrap_err();
     assert_eq!(error.code, ErrorCode::BadArgs);
-    assert_eq!(error.details["field"], "start_chunk");
-    assert_eq!(error.details["chunk_count"], total);
+    assert_eq!(error.details_json()["field"], "start_chunk");
+    assert_eq!(error.details_json()["chunk_count"], total);
     let last = build_window(&d, meta(&[]), 256, Some(total - 1), 1 << 20, &Cl100k).unwrap();
     assert_eq!(last.next_start_chunk, None);
 }

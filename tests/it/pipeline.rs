@@ -316,8 +316,11 @@ async fn t_wf_rob_01_pipeline_disallowed_path_is_never_fetched() {
     let error = fetch_err(&tool, url_args(&server, "/private/page?token=abc")).await;
     assert_code(&error, ErrorCode::RobotsDisallowed);
     assert!(!error.retryable);
-    assert_eq!(error.details["path"], "/private/page");
-    assert_eq!(error.details["origin"], format!("http://site.test:{port}"));
+    assert_eq!(error.details_json()["path"], "/private/page");
+    assert_eq!(
+        error.details_json()["origin"],
+        format!("http://site.test:{port}")
+    );
     assert!(
         !error.to_json().contains("token=abc"),
         "the query is not echoed"
@@ -344,10 +347,10 @@ async fn fr_wf_07e_redirect_to_disallowed_path_on_another_origin() {
     let error = fetch_err(&tool, json!({ "url": site(&first, "/start") })).await;
     assert_code(&error, ErrorCode::RobotsDisallowed);
     assert_eq!(
-        error.details["origin"],
+        error.details_json()["origin"],
         format!("http://other.test:{}", second.address().port())
     );
-    assert_eq!(error.details["path"], "/private/x");
+    assert_eq!(error.details_json()["path"], "/private/x");
     // The first origin's robots.txt (404: allow-all) and the hop were requested;
     // the second origin got its robots.txt request and nothing else.
     assert_eq!(hits(&first, "/robots.txt").await, 1);
@@ -387,7 +390,10 @@ async fn fr_wf_09a_robots_503_fail_open_succeeds_with_note() {
     let error = fetch_err(&closed, json!({ "url": url })).await;
     assert_code(&error, ErrorCode::RobotsUnavailable);
     assert!(error.retryable);
-    assert_eq!(error.details["origin"], format!("http://site.test:{port}"));
+    assert_eq!(
+        error.details_json()["origin"],
+        format!("http://site.test:{port}")
+    );
     assert_eq!(hits(&server, "/page").await, before);
 }
 
@@ -746,8 +752,8 @@ async fn it_wf_br_02_force_browser_with_browser_disabled_is_browser_unavailable(
     .await;
     assert_code(&error, ErrorCode::BrowserUnavailable);
     assert!(!error.retryable);
-    assert!(error.details.contains_key("chromium_path"));
-    assert!(error.details.contains_key("error"));
+    assert!(error.details_json().contains_key("chromium_path"));
+    assert!(error.details_json().contains_key("error"));
     assert_eq!(
         hits(&server, "/page").await,
         0,
@@ -837,7 +843,7 @@ async fn t_wf_ext_08_pipeline_boilerplate_only_page_is_extraction_failed() {
     let tool = config(&server).tool();
     let error = fetch_err(&tool, url_args(&server, "/empty")).await;
     assert_code(&error, ErrorCode::ExtractionFailed);
-    assert_eq!(error.details["error"], "no_extractable_content");
+    assert_eq!(error.details_json()["error"], "no_extractable_content");
     assert!(!error.retryable);
 }
 
@@ -885,7 +891,7 @@ async fn fr_wf_13c_text_plain_is_whitespace_normalised_only() {
     .await;
     let error = fetch_err(&tool, url_args(&server, "/blank.txt")).await;
     assert_code(&error, ErrorCode::ExtractionFailed);
-    assert_eq!(error.details["error"], "no_extractable_content");
+    assert_eq!(error.details_json()["error"], "no_extractable_content");
 }
 
 #[tokio::test]
@@ -900,7 +906,7 @@ async fn it_wf_http_03_pipeline_unsupported_content_type() {
     let tool = config(&server).tool();
     let error = fetch_err(&tool, url_args(&server, "/file")).await;
     assert_code(&error, ErrorCode::UnsupportedContentType);
-    assert_eq!(error.details["content_type"], "application/pdf");
+    assert_eq!(error.details_json()["content_type"], "application/pdf");
 }
 
 #[tokio::test]
@@ -916,8 +922,8 @@ async fn fr_wf_10a_stalled_server_is_a_structured_timeout() {
     let error = fetch_err(&tool, url_args(&server, "/slow")).await;
     assert_code(&error, ErrorCode::Timeout);
     assert!(error.retryable);
-    assert_eq!(error.details["timeout_ms"], 1000);
-    assert_eq!(error.details["phase"], "request");
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
+    assert_eq!(error.details_json()["phase"], "request");
 }
 
 /// A robots.txt that stalls: answered only after two minutes, far past
@@ -955,8 +961,8 @@ async fn srd_readings_26_stalled_robots_fail_closed_is_a_robots_timeout() {
     let tool = config(&server).top("timeout_seconds = 1").tool();
     let error = fetch_err(&tool, url_args(&server, "/article")).await;
     assert_code(&error, ErrorCode::Timeout);
-    assert_eq!(error.details["phase"], "robots");
-    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(error.details_json()["phase"], "robots");
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
     assert_eq!(hits(&server, "/article").await, 0);
 }
 
@@ -991,7 +997,7 @@ async fn srd_readings_26_stalled_robots_of_a_redirect_hop_has_its_own_budget() {
     let strict = Config::new(&ports).top("timeout_seconds = 1").tool();
     let error = fetch_err(&strict, url_args(&source, "/start")).await;
     assert_code(&error, ErrorCode::Timeout);
-    assert_eq!(error.details["phase"], "robots");
+    assert_eq!(error.details_json()["phase"], "robots");
     assert_eq!(
         hits(&target, "/article").await,
         1,
@@ -1209,8 +1215,8 @@ async fn t_wf_ssrf_pipeline_blocked_ranges_stay_blocked_with_loopback_open() {
     ] {
         let error = fetch_err(&tool, json!({ "url": format!("http://{host}:{port}/") })).await;
         assert_code(&error, ErrorCode::SsrfBlocked);
-        assert_eq!(error.details["blocked_ip"], ip, "{host}");
-        assert_eq!(error.details["toggle"], toggle, "{host}");
+        assert_eq!(error.details_json()["blocked_ip"], ip, "{host}");
+        assert_eq!(error.details_json()["toggle"], toggle, "{host}");
     }
     // Literal addresses are refused before any connection too.
     let error = fetch_err(&tool, json!({ "url": format!("http://10.1.2.3:{port}/") })).await;
@@ -1490,7 +1496,7 @@ async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
 
     let error = fetch_err(&tool, url_args(&server, "/shell")).await;
     assert_eq!(error.code, ErrorCode::ExtractionFailed);
-    assert_eq!(error.details["error"], "no_extractable_content");
+    assert_eq!(error.details_json()["error"], "no_extractable_content");
     let message = &error.message;
     assert!(
         message.contains("client-rendered") && message.contains("force_browser"),
@@ -1498,7 +1504,7 @@ async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
     );
 
     let error = fetch_err(&tool, url_args(&server, "/empty")).await;
-    assert_eq!(error.details["error"], "no_extractable_content");
+    assert_eq!(error.details_json()["error"], "no_extractable_content");
     assert!(
         !error.message.contains("client-rendered"),
         "{}",

@@ -131,7 +131,10 @@ async fn fr_wf_11a_disabled_or_missing_browser_is_unavailable() {
     ))
     .await;
     assert_eq!(missing.code, ErrorCode::BrowserUnavailable);
-    assert_eq!(missing.details["chromium_path"], "/nonexistent/chromium");
+    assert_eq!(
+        missing.details_json()["chromium_path"],
+        "/nonexistent/chromium"
+    );
     // What the pipeline does with it depends on the plan (FR-WF-11a, 12d,
     // SRD-READINGS 19).
     assert!(!RenderPlan::Browser.falls_back_to_http_when_unavailable());

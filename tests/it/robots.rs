@@ -692,8 +692,8 @@ mod fetch {
         let (result, notes) = tool.check(&local(&server, "/page")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::Timeout);
-        assert_eq!(error.details["phase"], "robots");
-        assert_eq!(error.details["timeout_ms"], 1000);
+        assert_eq!(error.details_json()["phase"], "robots");
+        assert_eq!(error.details_json()["timeout_ms"], 1000);
         assert!(notes.is_empty());
     }
 
@@ -727,7 +727,7 @@ mod fetch {
         let error = https_result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
         assert_eq!(
-            error.details["origin"],
+            error.details_json()["origin"],
             format!("https://127.0.0.1:{}", port(&strict))
         );
         // And the http origin is still served from its cache (expect(1) above).
@@ -836,9 +836,9 @@ mod fetch {
         let (result, _) = strict.check(&page).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
         assert_eq!(
-            error.details["origin"],
+            error.details_json()["origin"],
             format!("http://127.0.0.1:{}", port(&server))
         );
 
@@ -868,7 +868,7 @@ mod fetch {
             let (result, notes) = tool.check(&local(&server, "/x")).await;
             let error = result.unwrap_err();
             assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-            assert_eq!(error.details["error"], "http_5xx");
+            assert_eq!(error.details_json()["error"], "http_5xx");
             assert!(error.retryable);
             assert!(notes.is_empty());
         }
@@ -991,7 +991,7 @@ mod fetch {
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{error:?}");
         assert_eq!(
-            error.details["origin"],
+            error.details_json()["origin"],
             format!("http://127.0.0.1:{}", server.port)
         );
         assert!(notes.is_empty());
@@ -1012,9 +1012,9 @@ mod fetch {
         let (result, _) = tool.check(&server.url("https", "/page")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable, "{error:?}");
-        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
         assert_eq!(
-            error.details["origin"],
+            error.details_json()["origin"],
             format!("https://127.0.0.1:{}", server.port)
         );
         assert_eq!(server.tls_hits.load(Ordering::SeqCst), 1);
@@ -1042,9 +1042,9 @@ mod fetch {
             .await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
         assert_eq!(
-            error.details["origin"],
+            error.details_json()["origin"],
             format!("http://site.test:{}", port(&server))
         );
     }
@@ -1060,9 +1060,9 @@ mod fetch {
         let (result, notes) = strict.check(&local(&server, "/page")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
         assert_eq!(
-            error.details["origin"],
+            error.details_json()["origin"],
             format!("http://127.0.0.1:{}", port(&server))
         );
         assert!(notes.is_empty());
@@ -1100,7 +1100,7 @@ mod fetch {
             } else {
                 let error = result.unwrap_err();
                 assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-                assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+                assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
             }
             assert_eq!(counting.validated(), [LOOPBACK], "fail_open = {fail_open}");
             assert!(counting.resolved().is_empty());
@@ -1121,7 +1121,7 @@ mod fetch {
             .await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-        assert_eq!(error.details["error"], CROSS_ORIGIN_REDIRECT);
+        assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
         assert_eq!(counting.resolved(), ["site.test"]);
     }
 
@@ -1142,7 +1142,7 @@ mod fetch {
         let (result, _) = tool.check(&local(&looping, "/p")).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsUnavailable);
-        assert_eq!(error.details["error"], "redirect_limit");
+        assert_eq!(error.details_json()["error"], "redirect_limit");
     }
 
     #[tokio::test]
@@ -1188,7 +1188,7 @@ mod fetch {
             .0
             .unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed);
-        assert_eq!(error.details["path"], "/blocked");
+        assert_eq!(error.details_json()["path"], "/blocked");
     }
 
     #[tokio::test]

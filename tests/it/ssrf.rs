@@ -48,7 +48,7 @@ fn t_wf_ssrf_01_non_http_schemes_rejected() {
         ("gopher://example.com/", "gopher"),
     ] {
         let error = assert_code(input, ErrorCode::InvalidScheme);
-        assert_eq!(error.details["scheme"], scheme);
+        assert_eq!(error.details_json()["scheme"], scheme);
     }
 }
 
@@ -61,9 +61,9 @@ fn t_wf_ssrf_02_loopback_rejected() {
         ("http://127.255.0.9/", "127.255.0.9", "127.0.0.0/8"),
     ] {
         let error = assert_code(input, ErrorCode::SsrfBlocked);
-        assert_eq!(error.details["blocked_ip"], blocked, "{input}");
-        assert_eq!(error.details["cidr"], cidr, "{input}");
-        assert_eq!(error.details["toggle"], "block_loopback");
+        assert_eq!(error.details_json()["blocked_ip"], blocked, "{input}");
+        assert_eq!(error.details_json()["cidr"], cidr, "{input}");
+        assert_eq!(error.details_json()["toggle"], "block_loopback");
     }
 }
 
@@ -77,8 +77,8 @@ fn t_wf_ssrf_03_private_ranges_rejected() {
         ("http://[fd00::1]/", "fc00::/7"),
     ] {
         let error = assert_code(input, ErrorCode::SsrfBlocked);
-        assert_eq!(error.details["cidr"], cidr);
-        assert_eq!(error.details["toggle"], "block_private_ips");
+        assert_eq!(error.details_json()["cidr"], cidr);
+        assert_eq!(error.details_json()["toggle"], "block_private_ips");
     }
     assert!(
         default_check("http://172.32.0.1/").is_ok(),
@@ -94,20 +94,20 @@ fn t_wf_ssrf_04_link_local_rejected() {
         "http://[fe80::1]/",
     ] {
         let error = assert_code(input, ErrorCode::SsrfBlocked);
-        assert_eq!(error.details["toggle"], "block_link_local");
+        assert_eq!(error.details_json()["toggle"], "block_link_local");
     }
 }
 
 #[test]
 fn t_wf_ssrf_05_ipv4_mapped_ipv6_rejected() {
     let error = assert_code("http://[::ffff:10.0.0.1]/", ErrorCode::SsrfBlocked);
-    assert_eq!(error.details["blocked_ip"], "::ffff:10.0.0.1");
-    assert_eq!(error.details["cidr"], "10.0.0.0/8");
-    assert_eq!(error.details["toggle"], "block_private_ips");
+    assert_eq!(error.details_json()["blocked_ip"], "::ffff:10.0.0.1");
+    assert_eq!(error.details_json()["cidr"], "10.0.0.0/8");
+    assert_eq!(error.details_json()["toggle"], "block_private_ips");
     let error = assert_code("http://[::ffff:7f00:1]/", ErrorCode::SsrfBlocked);
-    assert_eq!(error.details["cidr"], "127.0.0.0/8");
+    assert_eq!(error.details_json()["cidr"], "127.0.0.0/8");
     let error = assert_code("http://[::ffff:169.254.169.254]/", ErrorCode::SsrfBlocked);
-    assert_eq!(error.details["toggle"], "block_link_local");
+    assert_eq!(error.details_json()["toggle"], "block_link_local");
     assert!(default_check("http://[::ffff:93.184.216.34]/").is_ok());
 }
 
@@ -123,7 +123,7 @@ fn t_wf_ssrf_06_octal_hex_integer_forms_rejected() {
         ("http://127.1/", "127.1"),
     ] {
         let error = assert_code(input, ErrorCode::InvalidHost);
-        assert_eq!(error.details["host"], raw, "{input}");
+        assert_eq!(error.details_json()["host"], raw, "{input}");
     }
 }
 
@@ -135,8 +135,11 @@ fn t_wf_ssrf_07_non_allowed_ports_rejected() {
         ("http://example.com:8443/", 8443),
     ] {
         let error = assert_code(input, ErrorCode::PortBlocked);
-        assert_eq!(error.details["port"], port);
-        assert_eq!(error.details["allowed_ports"], serde_json::json!([80, 443]));
+        assert_eq!(error.details_json()["port"], port);
+        assert_eq!(
+            error.details_json()["allowed_ports"],
+            serde_json::json!([80, 443])
+        );
     }
     assert!(default_check("https://example.com/").is_ok());
     assert!(default_check("http://example.com:80/").is_ok());
@@ -220,8 +223,8 @@ fn t_wf_ssrf_11_additional_cidrs_always_blocked() {
     ] {
         let error = check(input, security, &validator).unwrap_err();
         assert_eq!(error.code, ErrorCode::SsrfBlocked, "{input}");
-        assert_eq!(error.details["cidr"], cidr);
-        assert_eq!(error.details["toggle"], "additional_blocked_cidrs");
+        assert_eq!(error.details_json()["cidr"], cidr);
+        assert_eq!(error.details_json()["toggle"], "additional_blocked_cidrs");
     }
     assert!(check("http://10.8.1.1/", security, &validator).is_ok());
 }
@@ -288,7 +291,7 @@ fn t_wf_ssrf_14_numeric_form_judged_on_the_raw_host() {
         ("http://2130706433\\path", "2130706433"),
     ] {
         let error = assert_code(input, ErrorCode::InvalidHost);
-        assert_eq!(error.details["host"], raw, "{input}");
+        assert_eq!(error.details_json()["host"], raw, "{input}");
     }
     // Canonical dotted decimal passes on to the SSRF check (FR-WF-04b2 precedence).
     assert_code("http://127.0.0.1:8080/", ErrorCode::SsrfBlocked);
@@ -297,7 +300,7 @@ fn t_wf_ssrf_14_numeric_form_judged_on_the_raw_host() {
     assert_code("http://[::ffff:127.0.0.1]/", ErrorCode::SsrfBlocked);
     // Out-of-range octets are invalid_host too (FR-WF-04b3).
     let error = assert_code("http://1.2.3.256/", ErrorCode::InvalidHost);
-    assert_eq!(error.details["host"], "1.2.3.256");
+    assert_eq!(error.details_json()["host"], "1.2.3.256");
 }
 
 #[test]
@@ -348,7 +351,8 @@ fn t_wf_ssrf_17_mixed_dns_results() {
     let error = check("http://blocked.example/", &security, &validator).unwrap_err();
     assert_eq!(error.code, ErrorCode::SsrfBlocked);
     assert_eq!(
-        error.details["blocked_ip"], "10.0.0.1",
+        error.details_json()["blocked_ip"],
+        "10.0.0.1",
         "first blocked address in sort order"
     );
 }
@@ -358,10 +362,10 @@ fn t_wf_ssrf_18_port_versus_ssrf_precedence() {
     // A name: the port is refused before any resolution (the stub knows no such name,
     // so reaching DNS would have been dns_failed).
     let error = assert_code("http://unknown-name.example:8080/", ErrorCode::PortBlocked);
-    assert_eq!(error.details["port"], 8080);
+    assert_eq!(error.details_json()["port"], 8080);
     // An IP literal: SSRF wins regardless of the port.
     let error = assert_code("http://10.0.0.1:8080/", ErrorCode::SsrfBlocked);
-    assert_eq!(error.details["blocked_ip"], "10.0.0.1");
+    assert_eq!(error.details_json()["blocked_ip"], "10.0.0.1");
     // An allowed literal on a bad port is still port_blocked.
     assert_code("http://93.184.216.34:8080/", ErrorCode::PortBlocked);
     // And a name on a good port reaches DNS.

@@ -346,7 +346,7 @@ mod tests {
     fn a_forum_thread_in_noscript_is_read_where_srd_mode_finds_nothing() {
         let html = fixture("forum-discourse.html");
         let srd = extract_html(&html, &url()).unwrap_err();
-        assert_eq!(srd.details["error"], "no_extractable_content");
+        assert_eq!(srd.details_json()["error"], "no_extractable_content");
         let markdown = article(&html);
         assert_has(
             &markdown,

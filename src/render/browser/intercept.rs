@@ -43,7 +43,7 @@ use crate::budget::Budget;
 use crate::config::BrowserSettings;
 use crate::content::charset;
 use crate::content::media_type::{self, MediaKind};
-use crate::error::{ErrorCode, FetchError, TimeoutPhase};
+use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::http::{GetOptions, HopHook, HttpResponse, check_status};
 use crate::url::CanonicalUrl;
 
@@ -1065,52 +1065,49 @@ fn in_phase(error: FetchError, budget: PhaseBudget) -> FetchError {
 /// BROWSER-BUDGET), not one line each.
 fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) {
     let url = url.redacted();
-    let detail = |key: &str| {
-        error
-            .details
-            .get(key)
-            .map(ToString::to_string)
-            .unwrap_or_default()
-    };
-    match error.code {
-        ErrorCode::SsrfBlocked => tracing::warn!(
+    match &error.details {
+        ErrorDetails::SsrfBlocked {
+            blocked_ip,
+            cidr,
+            toggle,
+        } => tracing::warn!(
             target: "webfetch::browser",
             event = "ssrf_blocked",
             %url,
             resource_type,
-            blocked_ip = %detail("blocked_ip"),
-            cidr = %detail("cidr"),
-            toggle = %detail("toggle"),
+            %blocked_ip,
+            %cidr,
+            %toggle,
             "browser subrequest blocked by SSRF policy"
         ),
-        ErrorCode::PortBlocked => tracing::debug!(
+        ErrorDetails::PortBlocked { port, .. } => tracing::debug!(
             target: "webfetch::browser",
             event = "port_blocked",
             %url,
             resource_type,
-            port = %detail("port"),
+            port,
             "browser subrequest blocked: port not allowed"
         ),
-        ErrorCode::Timeout => tracing::debug!(
+        ErrorDetails::Timeout { .. } => tracing::debug!(
             target: "webfetch::browser",
             event = "subrequest_timeout",
             %url,
             resource_type,
             "browser subrequest timed out"
         ),
-        ErrorCode::ResponseTooLarge => tracing::debug!(
+        ErrorDetails::ResponseTooLarge { .. } => tracing::debug!(
             target: "webfetch::browser",
             event = "subresource_too_large",
             %url,
             resource_type,
             "browser subrequest failed: larger than max_download_bytes"
         ),
-        code => tracing::debug!(
+        _ => tracing::debug!(
             target: "webfetch::browser",
             event = "subrequest_failed",
             %url,
             resource_type,
-            %code,
+            code = %error.code,
             message = %error.message,
             "browser subrequest failed"
         ),
@@ -1231,8 +1228,8 @@ mod tests {
         match chain.navigation("http://c.test/", "GET") {
             NavStep::Fatal(e) => {
                 assert_eq!(e.code, ErrorCode::RedirectLimit);
-                assert_eq!(e.details["count"], 2);
-                assert_eq!(e.details["max"], 1);
+                assert_eq!(e.details_json()["count"], 2);
+                assert_eq!(e.details_json()["max"], 1);
             }
             other => panic!("{other:?}"),
         }
@@ -1267,7 +1264,7 @@ mod tests {
         chain.committed(CanonicalUrl::parse("http://a.test/").unwrap());
         assert!(chain.count_hop().is_ok());
         assert!(chain.count_hop().is_ok());
-        assert_eq!(chain.count_hop().unwrap_err().details["count"], 3);
+        assert_eq!(chain.count_hop().unwrap_err().details_json()["count"], 3);
     }
 
     #[test]

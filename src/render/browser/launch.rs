@@ -475,7 +475,7 @@ impl Chromium {
                     if let Some(said) = sandbox_line.filter(|_| !spec.allow_no_sandbox) {
                         let message = sandbox_message(&said);
                         tracing::error!(target: "webfetch::browser", event = "browser_no_usable_sandbox", "{message}");
-                        return Err(unavailable(message).with_detail("sandbox", "unavailable"));
+                        return Err(FetchError::browser_sandbox_unavailable(&exe, message));
                     }
                     return Err(unavailable(format!(
                         "Chromium exited during start-up{}",
@@ -578,7 +578,7 @@ impl Chromium {
                          {MIN_CHROMIUM_MAJOR} or newer is required"
                     ),
                 };
-                Err(unavailable(why).with_detail("version", product))
+                Err(FetchError::browser_too_old(&exe, why, &product))
             }
         }
     }
@@ -924,7 +924,7 @@ mod tests {
         let missing = dir.path().join("nope");
         let err = resolve_executable(Some(&missing), None).unwrap_err();
         assert_eq!(err.code, crate::ErrorCode::BrowserUnavailable);
-        assert_eq!(err.details["chromium_path"], missing.display().to_string());
+        assert_eq!(err.details_json()["chromium_path"], missing.display().to_string());
         let plain = dir.path().join("plain");
         std::fs::write(&plain, b"not a program").unwrap();
         assert!(resolve_executable(Some(&plain), None).is_err());

@@ -1,0 +1,304 @@
+//! [`ErrorDetails`]: the `details` object of each error code (SRD 3.7.2), typed.
+//!
+//! The pipeline builds and reads these values; they become JSON only at the edge,
+//! in [`ErrorDetails::to_map`], whose field names and values are the wire format
+//! of FR-WF-18.
+
+use std::net::IpAddr;
+
+use serde_json::{Map, Value, json};
+
+use super::TimeoutPhase;
+
+/// The code-specific context of a [`FetchError`](super::FetchError), one variant per
+/// shape of the registry. Field names are the wire names; an `Option` field is
+/// written only when set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorDetails {
+    /// `bad_args` for one request field (FR-WF-02a, 02b, ERR-BADARGS-01).
+    BadArgs {
+        /// The argument.
+        field: String,
+        /// Why it was refused.
+        reason: String,
+        /// Extension (`start_chunk` past the end): how many chunks there are.
+        chunk_count: Option<usize>,
+    },
+    /// `bad_args` from schema validation (FR-ERR-JSON-02).
+    Validation {
+        /// The validator's description.
+        validation: String,
+    },
+    /// `invalid_url`: the URL without userinfo (SRD-READINGS 7).
+    InvalidUrl {
+        /// The URL as given, userinfo removed.
+        url: String,
+    },
+    /// `invalid_scheme` (FR-WF-04).
+    InvalidScheme {
+        /// The refused scheme.
+        scheme: String,
+    },
+    /// `invalid_host` (FR-WF-04b1, 04b3).
+    InvalidHost {
+        /// The raw host substring.
+        host: String,
+    },
+    /// `port_blocked` (FR-WF-05e).
+    PortBlocked {
+        /// The refused port.
+        port: u16,
+        /// The configured allowlist.
+        allowed_ports: Vec<u16>,
+    },
+    /// `ssrf_blocked` (SRD-READINGS 6).
+    SsrfBlocked {
+        /// The refused address.
+        blocked_ip: IpAddr,
+        /// The range it is in.
+        cidr: String,
+        /// The config toggle of that range.
+        toggle: String,
+    },
+    /// `dns_failed` (FR-WF-06c).
+    DnsFailed {
+        /// The name that did not resolve.
+        host: String,
+        /// What the resolver said.
+        error: String,
+    },
+    /// `robots_disallowed`.
+    RobotsDisallowed {
+        /// The refused path.
+        path: String,
+        /// The origin whose robots.txt refused it.
+        origin: String,
+    },
+    /// `robots_unavailable` (FR-WF-09a, ROBOTS-REDIR-02).
+    RobotsUnavailable {
+        /// The origin.
+        origin: String,
+        /// Why: a stable token (`http_5xx`, `unexpected_status`, a `network` error's).
+        error: String,
+        /// The status of the robots.txt response, when one came.
+        status: Option<u16>,
+    },
+    /// `redirect_limit` (FR-WF-07f1).
+    RedirectLimit {
+        /// Hops attempted, the failing one included.
+        count: u32,
+        /// `max_redirects`.
+        max: u32,
+    },
+    /// `timeout` (FR-WF-ERR-TIMEOUT-PHASE; SRD-READINGS 10).
+    Timeout {
+        /// The budget that ran out, in milliseconds.
+        timeout_ms: u64,
+        /// Where it ran out.
+        phase: TimeoutPhase,
+    },
+    /// `network`.
+    Network {
+        /// A stable token, possibly followed by `: ` and the cause
+        /// (`tls_validation_failed`, `unexpected_status`, `body_read_failed: ...`).
+        error: String,
+        /// The unexpected status (FR-WF-07a1, 07a2).
+        status: Option<u16>,
+        /// The unsupported `Content-Encoding`.
+        content_encoding: Option<String>,
+        /// The addresses a failed connection tried, in order.
+        attempted_ips: Option<Vec<IpAddr>>,
+    },
+    /// `response_too_large` (FR-WF-10e; SRD-READINGS 10).
+    ResponseTooLarge {
+        /// The size seen (declared or read so far).
+        size: u64,
+        /// The limit.
+        max_bytes: u64,
+    },
+    /// `unsupported_content_type` (FR-WF-ERR-CT-01).
+    UnsupportedContentType {
+        /// The media type as served.
+        content_type: String,
+    },
+    /// `http_4xx` / `http_5xx` (FR-WF-ERR-HTTP-01, 02).
+    HttpStatus {
+        /// The status code.
+        status: u16,
+        /// The reason phrase; empty when the protocol has none.
+        status_text: String,
+    },
+    /// `browser_unavailable` (FR-WF-11a).
+    BrowserUnavailable {
+        /// The configured or discovered Chromium path.
+        chromium_path: String,
+        /// Why.
+        error: String,
+        /// Chromium could not get a sandbox and running without one is not
+        /// allowed: written as `"sandbox": "unavailable"`.
+        sandbox_unavailable: bool,
+        /// The product string of a Chromium too old to use.
+        version: Option<String>,
+    },
+    /// `browser_crashed`.
+    BrowserCrashed {
+        /// What happened.
+        error: String,
+    },
+    /// `extraction_failed` / `no_extractable_content` (FR-WF-EXT-EMPTY-02).
+    NoExtractableContent,
+    /// `internal`.
+    Internal {
+        /// What went wrong.
+        error: String,
+    },
+    /// `internal` / `tool_output_limit` (FR-WF-OUT-02, 02a).
+    ToolOutputLimit {
+        /// The budget not even an empty chunk fits.
+        effective_max_bytes: u64,
+    },
+}
+
+impl ErrorDetails {
+    /// The `details.error` token, for the codes that carry one.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            ErrorDetails::DnsFailed { error, .. }
+            | ErrorDetails::RobotsUnavailable { error, .. }
+            | ErrorDetails::Network { error, .. }
+            | ErrorDetails::BrowserUnavailable { error, .. }
+            | ErrorDetails::BrowserCrashed { error }
+            | ErrorDetails::Internal { error } => Some(error),
+            ErrorDetails::NoExtractableContent => Some("no_extractable_content"),
+            ErrorDetails::ToolOutputLimit { .. } => Some("tool_output_limit"),
+            _ => None,
+        }
+    }
+
+    /// The FR-WF-18 `details` object.
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        let mut put = |key: &str, value: Value| {
+            map.insert(key.to_owned(), value);
+        };
+        match self {
+            ErrorDetails::BadArgs {
+                field,
+                reason,
+                chunk_count,
+            } => {
+                put("field", json!(field));
+                put("reason", json!(reason));
+                if let Some(count) = chunk_count {
+                    put("chunk_count", json!(count));
+                }
+            }
+            ErrorDetails::Validation { validation } => put("validation", json!(validation)),
+            ErrorDetails::InvalidUrl { url } => put("url", json!(url)),
+            ErrorDetails::InvalidScheme { scheme } => put("scheme", json!(scheme)),
+            ErrorDetails::InvalidHost { host } => put("host", json!(host)),
+            ErrorDetails::PortBlocked {
+                port,
+                allowed_ports,
+            } => {
+                put("port", json!(port));
+                put("allowed_ports", json!(allowed_ports));
+            }
+            ErrorDetails::SsrfBlocked {
+                blocked_ip,
+                cidr,
+                toggle,
+            } => {
+                put("blocked_ip", json!(blocked_ip.to_string()));
+                put("cidr", json!(cidr));
+                put("toggle", json!(toggle));
+            }
+            ErrorDetails::DnsFailed { host, error } => {
+                put("host", json!(host));
+                put("error", json!(error));
+            }
+            ErrorDetails::RobotsDisallowed { path, origin } => {
+                put("path", json!(path));
+                put("origin", json!(origin));
+            }
+            ErrorDetails::RobotsUnavailable {
+                origin,
+                error,
+                status,
+            } => {
+                put("origin", json!(origin));
+                put("error", json!(error));
+                if let Some(status) = status {
+                    put("status", json!(status));
+                }
+            }
+            ErrorDetails::RedirectLimit { count, max } => {
+                put("count", json!(count));
+                put("max", json!(max));
+            }
+            ErrorDetails::Timeout { timeout_ms, phase } => {
+                put("timeout_ms", json!(timeout_ms));
+                put("phase", json!(phase.as_str()));
+            }
+            ErrorDetails::Network {
+                error,
+                status,
+                content_encoding,
+                attempted_ips,
+            } => {
+                put("error", json!(error));
+                if let Some(status) = status {
+                    put("status", json!(status));
+                }
+                if let Some(coding) = content_encoding {
+                    put("content_encoding", json!(coding));
+                }
+                if let Some(ips) = attempted_ips {
+                    let ips: Vec<String> = ips.iter().map(IpAddr::to_string).collect();
+                    put("attempted_ips", json!(ips));
+                }
+            }
+            ErrorDetails::ResponseTooLarge { size, max_bytes } => {
+                put("size", json!(size));
+                put("max_bytes", json!(max_bytes));
+            }
+            ErrorDetails::UnsupportedContentType { content_type } => {
+                put("content_type", json!(content_type));
+            }
+            ErrorDetails::HttpStatus {
+                status,
+                status_text,
+            } => {
+                put("status", json!(status));
+                put("status_text", json!(status_text));
+            }
+            ErrorDetails::BrowserUnavailable {
+                chromium_path,
+                error,
+                sandbox_unavailable,
+                version,
+            } => {
+                put("chromium_path", json!(chromium_path));
+                put("error", json!(error));
+                if *sandbox_unavailable {
+                    put("sandbox", json!("unavailable"));
+                }
+                if let Some(version) = version {
+                    put("version", json!(version));
+                }
+            }
+            ErrorDetails::BrowserCrashed { error } | ErrorDetails::Internal { error } => {
+                put("error", json!(error));
+            }
+            ErrorDetails::NoExtractableContent => put("error", json!("no_extractable_content")),
+            ErrorDetails::ToolOutputLimit {
+                effective_max_bytes,
+            } => {
+                put("error", json!("tool_output_limit"));
+                put("effective_max_bytes", json!(effective_max_bytes));
+            }
+        }
+        map
+    }
+}

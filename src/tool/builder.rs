@@ -1,0 +1,138 @@
+//! [`WebFetchToolBuilder`]: a [`WebFetchTool`] from settings plus the seams a host
+//! may replace. Every seam has the default the SRD describes, so
+//! `WebFetchTool::builder(settings).build()` is the tool of FR-WF-01.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::args::ArgsSchema;
+use crate::config::{ConfigError, Settings};
+use crate::http::HttpClient;
+use crate::ssrf::{SsrfValidator, SystemValidator};
+use crate::tokens::{Cl100k, TokenCounter};
+
+use super::WebFetchTool;
+
+/// Reads one environment variable; the proxy seam's stand-in for the process
+/// environment.
+type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Builds a [`WebFetchTool`]. Made by [`WebFetchTool::builder`].
+///
+/// | seam | default |
+/// | --- | --- |
+/// | [`ssrf_validator`](Self::ssrf_validator) | [`SystemValidator`]: the system resolver and the configured policy (FR-WF-06b) |
+/// | [`token_counter`](Self::token_counter) | [`Cl100k`], OpenAI's cl100k_base (FR-WF-14) |
+/// | [`root_certificate`](Self::root_certificate) | none: the webpki roots only |
+/// | [`proxy_env`](Self::proxy_env) | the process environment, read only when `use_system_proxy` is set (FR-WF-10d) |
+/// | [`schema`](Self::schema) | [`ArgsSchema::Srd`]: the arguments of FR-WF-02 exactly |
+/// | [`browser_standby`](Self::browser_standby) | off: every browser render launches Chromium cold |
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct WebFetchToolBuilder {
+    settings: Settings,
+    validator: Option<Arc<dyn SsrfValidator>>,
+    counter: Arc<dyn TokenCounter>,
+    roots: Vec<Vec<u8>>,
+    proxy_env: Option<EnvLookup>,
+    schema: ArgsSchema,
+    standby: bool,
+}
+
+impl WebFetchToolBuilder {
+    pub(super) fn new(settings: Settings) -> WebFetchToolBuilder {
+        WebFetchToolBuilder {
+            settings,
+            validator: None,
+            counter: Arc::new(Cl100k),
+            roots: Vec::new(),
+            proxy_env: None,
+            schema: ArgsSchema::Srd,
+            standby: false,
+        }
+    }
+
+    /// Resolves host names and checks addresses with `validator` instead of the
+    /// system resolver (FR-WF-06b; T-WF-INFRA-01's stub). The validator decides
+    /// which addresses are allowed, so a host replacing it owns that policy.
+    pub fn ssrf_validator(mut self, validator: Arc<dyn SsrfValidator>) -> WebFetchToolBuilder {
+        self.validator = Some(validator);
+        self
+    }
+
+    /// Counts tokens with the host's own counter (FR-WF-14: chunks are sized with
+    /// the agent's tokenizer). It must be deterministic (T-WF-DET-03).
+    pub fn token_counter(mut self, counter: Arc<dyn TokenCounter>) -> WebFetchToolBuilder {
+        self.counter = counter;
+        self
+    }
+
+    /// Trusts one more root certificate (DER) besides the webpki roots: a
+    /// corporate CA, or a self-signed test server. Applies to every request of the
+    /// tool, robots.txt and browser subrequests included. Checked by
+    /// [`build`](Self::build).
+    pub fn root_certificate(mut self, der: Vec<u8>) -> WebFetchToolBuilder {
+        self.roots.push(der);
+        self
+    }
+
+    /// Reads the proxy variables (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, lower
+    /// case too) through `env` instead of the process environment. They are still
+    /// ignored unless `use_system_proxy` is set (FR-WF-10d).
+    pub fn proxy_env(
+        mut self,
+        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> WebFetchToolBuilder {
+        self.proxy_env = Some(Arc::new(env));
+        self
+    }
+
+    /// Accepts arguments of `schema`: [`ArgsSchema::Srd`] is FR-WF-02 exactly;
+    /// [`ArgsSchema::Extended`] adds the extension properties (`extraction`,
+    /// `start_chunk`) to what the tool advertises and accepts.
+    pub fn schema(mut self, schema: ArgsSchema) -> WebFetchToolBuilder {
+        self.schema = schema;
+        self
+    }
+
+    /// Keeps one Chromium launched ahead for the next browser render, for a
+    /// long-lived host (extension; see [`WebFetchTool::with_browser_standby`]).
+    pub fn browser_standby(mut self, on: bool) -> WebFetchToolBuilder {
+        self.standby = on;
+        self
+    }
+
+    /// The tool, or the error of a root certificate that does not parse.
+    pub fn build(self) -> Result<WebFetchTool, ConfigError> {
+        let settings = Arc::new(self.settings);
+        let validator = self
+            .validator
+            .unwrap_or_else(|| Arc::new(SystemValidator::new(&settings.security)));
+        let mut client = HttpClient::new(Arc::clone(&settings), validator);
+        for der in self.roots {
+            client = client.with_root_certificate(der).map_err(|error| {
+                ConfigError::new(format!("invalid root certificate: {}", error.message))
+            })?;
+        }
+        if let Some(env) = self.proxy_env {
+            client = client.with_proxy_env(&*env);
+        }
+        let tool = WebFetchTool::from_parts(settings, client, self.counter).with_schema(self.schema);
+        Ok(if self.standby {
+            tool.with_browser_standby()
+        } else {
+            tool
+        })
+    }
+}
+
+impl fmt::Debug for WebFetchToolBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebFetchToolBuilder")
+            .field("custom_validator", &self.validator.is_some())
+            .field("roots", &self.roots.len())
+            .field("custom_proxy_env", &self.proxy_env.is_some())
+            .field("schema", &self.schema)
+            .field("standby", &self.standby)
+            .finish_non_exhaustive()
+    }
+}
