@@ -82,7 +82,7 @@ impl CacheKey {
     }
 
     /// The 64 lowercase hex characters.
-    pub fn to_hex(&self) -> String {
+    pub fn to_hex(self) -> String {
         let mut out = String::with_capacity(64);
         for byte in self.0 {
             out.push(char::from(HEX[usize::from(byte >> 4)]));
