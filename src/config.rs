@@ -325,7 +325,7 @@ pub struct BrowserSettings {
     pub block_resources: Vec<&'static str>,
     /// Extension (issue 16): how many browser renders one tool (all its clones,
     /// so all sessions of `webfetch serve`) runs at once, 1..=64, default
-    /// [`DEFAULT_MAX_CONCURRENT_RENDERS`]; a call past the cap waits within its
+    /// 2; a call past the cap waits within its
     /// own deadline, then fails with `timeout`.
     pub max_concurrent_renders: u32,
     /// Run Chromium with `--no-sandbox` (extension, default `false`): only for
@@ -385,8 +385,8 @@ pub struct ExtractionSettings {
 
 /// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
 ///
-/// Not part of `[tools.webfetch]`: [`load_str_with_env`] fills it from the file, and
-/// [`Settings::from_raw`] leaves the default (no deny mode, not allowlisted).
+/// Not part of `[tools.webfetch]`: loading a file fills it from `[tools.approval]`;
+/// settings resolved alone leave the default (no deny mode, not allowlisted).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ApprovalSettings {
     /// `tools.approval.mode` is `deny`: overrides auto-execution and the allowlist.

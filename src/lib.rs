@@ -93,8 +93,9 @@ pub use self::executor::{
     ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
 };
 pub use self::extract::ExtractionMode;
+pub use self::notes::{Note, Notes};
 pub use self::offline::{SavedPage, respond as respond_offline};
-pub use self::output::{FetchChunk, FetchResponse};
+pub use self::output::{Built, FetchChunk, FetchResponse, Timestamp, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};

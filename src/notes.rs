@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// A note token. The declaration order is the canonical pipeline-stage order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -32,6 +32,24 @@ pub enum Note {
 }
 
 impl Note {
+    /// Every note, in canonical order.
+    pub const ALL: [Note; 9] = [
+        Note::CacheHit,
+        Note::RobotsUnavailableFailOpen,
+        Note::BrowserUnavailableUsedHttp,
+        Note::BrowserDomTruncated,
+        Note::BrowserBlockedNonGet,
+        Note::CharsetFallback,
+        Note::ArticleFallbackSrd,
+        Note::CacheWriteFailed,
+        Note::ToolOutputLimit,
+    ];
+
+    /// The note whose wire token is `token`.
+    pub fn from_token(token: &str) -> Option<Note> {
+        Note::ALL.into_iter().find(|note| note.as_str() == token)
+    }
+
     /// The wire token.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -54,8 +72,16 @@ impl Serialize for Note {
     }
 }
 
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let token = String::deserialize(d)?;
+        Note::from_token(&token)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown note `{token}`")))
+    }
+}
+
 /// The set of notes of one response, serialised in canonical order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Notes(BTreeSet<Note>);
 

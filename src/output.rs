@@ -25,7 +25,7 @@ mod timestamp;
 
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::chunk::FetchChunk;
 use crate::chunk::chunk_markdown;
@@ -37,7 +37,7 @@ pub use timestamp::{Timestamp, TimestampError};
 
 /// Why a response is incomplete (FR-WF-TRUNC-REASON-01), highest precedence first
 /// (FR-WF-TRUNC-REASON-02).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TruncationReason {
     /// Output enforcement dropped or cut chunks (FR-WF-OUT-01).
@@ -86,8 +86,9 @@ pub struct ResponseMeta {
 }
 
 /// The success payload of `web_fetch` (FR-WF-03). Fields are declared, and so
-/// serialised, in the order of FR-WF-OUT-01a.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// serialised, in the order of FR-WF-OUT-01a. A host reads the tool's JSON back
+/// with `serde_json::from_str::<FetchResponse>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FetchResponse {
     /// `args.url` as given.
     pub requested_url: String,
@@ -113,7 +114,7 @@ pub struct FetchResponse {
     /// Condition tokens in canonical order; always present (FR-WF-03d).
     pub notes: Notes,
     /// Extension: the first chunk this response left out because of the output
-    /// budget, for a caller that asked for a window ([`build_window`]); never
+    /// budget, for a caller that asked for a window (`start_chunk`); never
     /// written otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_start_chunk: Option<usize>,
@@ -177,7 +178,8 @@ pub fn build(
     .map(|built| built.json)
 }
 
-/// A response built by [`build_window`]: its JSON and where reading may go on.
+/// A response as the tool built it: its JSON and where reading may go on
+/// (extension, `start_chunk`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Built {
     /// The exact JSON the tool answers with.

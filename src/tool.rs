@@ -67,6 +67,16 @@ pub struct WebFetchTool {
     counter: Arc<dyn TokenCounter>,
 }
 
+impl std::fmt::Debug for WebFetchTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebFetchTool")
+            .field("client", &self.client)
+            .field("schema", &self.schema)
+            .field("browser_standby", &self.standby.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// What the renderers of one call share: its pass, its robots.txt check, the
 /// document deadline and the extraction mode.
 struct Call<'a> {
@@ -141,7 +151,7 @@ impl WebFetchTool {
 
     /// The same tool keeping one Chromium launched ahead for its next browser
     /// render (extension for long-lived hosts: the MCP server, `serve`, an
-    /// embedding agent; see [`Standby`]). Each Chromium still serves exactly one
+    /// embedding agent). Each Chromium still serves exactly one
     /// call on a fresh profile (BROWSER-ISO-01); at most one is idle. The first
     /// browser render launches cold and parks the next. A tool that has a
     /// standby already keeps it, so `serve`'s front doors share one.
@@ -704,7 +714,7 @@ impl WebFetchTool {
     /// [`fetch_with_continuation`](Self::fetch_with_continuation): schema
     /// violations are `BadArgs`, every other error the envelope as
     /// `ExecutionFailed` (Appendix E). For a front door that also wants the
-    /// continuation (the MCP server), under [`crate::executor::within_timeout`].
+    /// continuation (the MCP server), under the tool's own timeout.
     pub async fn execute_built(
         &self,
         args: Value,

@@ -256,14 +256,13 @@ fn serve(
     token_file: Option<&Path>,
     max_output_bytes: usize,
 ) -> ExitCode {
-    let token =
-        match serve::auth::load_token(token_file, std::env::var(serve::auth::TOKEN_ENV).ok()) {
-            Ok(token) => token,
-            Err(message) => {
-                eprintln!("{message}");
-                return ExitCode::from(1);
-            }
-        };
+    let token = match serve::load_token(token_file, std::env::var(serve::TOKEN_ENV).ok()) {
+        Ok(token) => token,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(1);
+        }
+    };
     let Some(loaded) = load_config(config) else {
         return ExitCode::from(1);
     };

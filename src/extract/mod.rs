@@ -45,7 +45,7 @@ pub use whitespace::normalize_whitespace;
 /// Which algorithm chooses the content of an HTML page. An extension of ours:
 /// [`ExtractionMode::Srd`] is FR-WF-13 exactly and the default, so every SRD
 /// response is unchanged; [`ExtractionMode::Article`] scores the page for its main
-/// content (see [`article`]) and hands that subtree to the same Markdown converter.
+/// content (the article scorer) and hands that subtree to the same Markdown converter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExtractionMode {

@@ -4,7 +4,7 @@
 //!   by hyper), the same [`WebFetchServer`] as `webfetch mcp`. It runs stateless
 //!   with JSON responses: no session to keep, so any process behind a load
 //!   balancer can answer any request.
-//! - `GET /v1/fetch?url=…`: the tool's parameters as a query ([`http_api`]).
+//! - `GET /v1/fetch?url=…`: the tool's parameters as a query.
 //! - `GET /healthz`: `200 ok`, never behind the token.
 //! - anything else: `404` with a JSON body.
 //!
@@ -13,7 +13,7 @@
 //! per origin however many calls ask at once), the disk cache, the cap on
 //! concurrent browser renders and the warm browser standby.
 //!
-//! Security ([`auth`]): a non-loopback address needs a bearer token; with one,
+//! Security: a non-loopback address needs a bearer token; with one,
 //! every endpoint but `/healthz` asks for it. Without a token (loopback only),
 //! the `Host` header must name loopback, against DNS rebinding. Limits:
 //! [`MAX_HEADER_BYTES`], [`MAX_QUERY_BYTES`], [`MAX_MCP_BODY_BYTES`],
@@ -24,8 +24,8 @@
 //! every connection finishes the request it is serving and closes, bounded by the
 //! tool's timeout plus [`SHUTDOWN_MARGIN`].
 
-pub mod auth;
-pub mod http_api;
+mod auth;
+mod http_api;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -49,7 +49,8 @@ use crate::executor::ToolExecutor;
 use crate::mcp::WebFetchServer;
 use crate::tool::WebFetchTool;
 
-pub use auth::BearerToken;
+pub use self::auth::{BearerToken, MIN_TOKEN_CHARS, TOKEN_ENV, load_token};
+pub use self::http_api::{NEXT_START_CHUNK_HEADER, TOTAL_CHUNKS_HEADER};
 
 /// The default `--listen` address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";

@@ -220,3 +220,42 @@ async fn fr_wf_err_http_02_http11_over_tls_keeps_its_reason_phrase() {
     assert_eq!(error.details_json()["status_text"], "Not Found");
     assert!(!server.seen.lock().unwrap()[0].h2);
 }
+
+/// Issue 19: a host's extra root reaches every request of the tool, robots.txt
+/// included; without it the same page is `tls_validation_failed`.
+#[tokio::test]
+async fn embed_builder_root_certificate_is_trusted_by_the_whole_tool() {
+    let server = tls_server(&["site.test"], &[b"http/1.1"], 200).await;
+    let settings = Config::new(&[server.address.port()]).timeout(5).settings();
+    let args = serde_json::json!({ "url": url(&server).as_str() });
+    let build = |roots: &[&CertificateDer<'static>]| {
+        let mut builder = webfetch::WebFetchTool::builder(settings.clone())
+            .ssrf_validator(Arc::new(stub(&settings)));
+        for root in roots {
+            builder = builder.root_certificate(root.to_vec());
+        }
+        builder.build().unwrap()
+    };
+
+    let trusting = build(&[&server.certificate]);
+    let response = trusting.call(&args, usize::MAX).await.unwrap();
+    assert!(response.contains("secure"), "{response}");
+    assert_eq!(
+        server.seen.lock().unwrap().len(),
+        2,
+        "robots.txt, then the page"
+    );
+
+    let error = build(&[]).call(&args, usize::MAX).await.unwrap_err();
+    assert_eq!(error.code, webfetch::ErrorCode::RobotsUnavailable);
+    assert_eq!(error.details.error(), Some("tls_validation_failed"));
+
+    let refused = webfetch::WebFetchTool::builder(settings.clone())
+        .root_certificate(b"not a certificate".to_vec())
+        .build()
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("invalid root certificate"),
+        "{refused}"
+    );
+}

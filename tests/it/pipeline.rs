@@ -1511,3 +1511,60 @@ async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
         error.message
     );
 }
+
+// ---------------------------------------------------------------- embedding (issue 19)
+
+/// A host's own tokenizer: one token per character.
+struct CharCounter;
+
+impl webfetch::TokenCounter for CharCounter {
+    fn count_str(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+}
+
+#[tokio::test]
+async fn embed_builder_token_counter_sizes_the_chunks() {
+    let server = article_server("/page").await;
+    let settings = config(&server).settings();
+    let validator = std::sync::Arc::new(crate::support::stub(&settings));
+    let tool = WebFetchTool::builder(settings)
+        .ssrf_validator(validator)
+        .token_counter(std::sync::Arc::new(CharCounter))
+        .build()
+        .unwrap();
+    let args = json!({ "url": site(&server, "/page"), "max_chunk_tokens": 128 });
+    let response = fetch_ok(&tool, args.clone()).await;
+    let chunks = response["chunks"].as_array().unwrap();
+    for chunk in chunks {
+        let text = chunk["text"].as_str().unwrap();
+        assert_eq!(chunk["token_count"], text.chars().count(), "{text:?}");
+        assert!(text.chars().count() <= 128, "{text:?}");
+    }
+    // cl100k needs fewer chunks for the same page: the counter was really used.
+    let default = fetch_ok(&config(&server).tool(), args).await;
+    assert!(chunks.len() > default["chunks"].as_array().unwrap().len());
+}
+
+#[tokio::test]
+async fn embed_fetch_response_reads_the_json_back_byte_for_byte() {
+    let server = MockServer::start().await;
+    serve(&server, "/robots.txt", ResponseTemplate::new(503)).await;
+    serve(&server, "/page", html(&long_article(40))).await;
+    let tool = config(&server).section(FAIL_OPEN).tool();
+    let args = json!({ "url": site(&server, "/page"), "max_chunk_tokens": 128 });
+    // A response with notes, a title and a truncation reason.
+    let json = tool.call(&args, 4_000).await.unwrap();
+    let response: webfetch::FetchResponse = serde_json::from_str(&json).unwrap();
+    assert!(response.truncated);
+    assert_eq!(
+        response.truncation_reason,
+        Some(webfetch::TruncationReason::ToolOutputLimit)
+    );
+    assert!(
+        response
+            .notes
+            .contains(webfetch::Note::RobotsUnavailableFailOpen)
+    );
+    assert_eq!(serde_json::to_string(&response).unwrap(), json);
+}
