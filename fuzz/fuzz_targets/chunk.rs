@@ -1,10 +1,13 @@
-//! Chunking and fitting never panic, and every fitted output is valid JSON within
-//! its budget (or the tool_output_limit error).
+//! Chunking and fitting never panic; the chunks are the input's text in order
+//! (only whitespace lost at cuts) within the token budget; every fitted output is
+//! valid JSON within its byte budget (or the tool_output_limit error), for several
+//! budgets per input.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use webfetch::chunk::chunk_with_sources;
 use webfetch::document::ExtractedDocument;
 use webfetch::output::{self, ResponseMeta, Timestamp};
-use webfetch::tokens::Cl100k;
+use webfetch::tokens::{Cl100k, TokenCounter};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
@@ -13,16 +16,36 @@ fuzz_target!(|data: &[u8]| {
     let max_tokens = 128 + usize::from(u16::from_le_bytes([data[0], data[1]]) % 1921);
     let budget = 64 + usize::from(data[2]) * 64;
     let markdown = String::from_utf8_lossy(&data[3..]).into_owned();
+
+    // Lossless: each chunk's core is its source span, spans in order, gaps blank.
+    let mut previous_end = 0;
+    for sourced in chunk_with_sources(&markdown, max_tokens, &Cl100k) {
+        let text = &sourced.chunk.text;
+        assert!(sourced.chunk.token_count <= max_tokens);
+        assert_eq!(sourced.chunk.token_count, Cl100k.count_str(text));
+        let core = &text[sourced.prefix_len..text.len() - sourced.suffix_len];
+        assert_eq!(core, &markdown[sourced.source.clone()]);
+        assert!(sourced.source.start >= previous_end);
+        assert!(markdown[previous_end..sourced.source.start].trim().is_empty());
+        previous_end = sourced.source.end;
+    }
+    assert!(markdown[previous_end..].trim().is_empty());
+
     let doc = ExtractedDocument { markdown, title: None, language: None };
-    let meta = ResponseMeta {
-        requested_url: "https://example.com/".into(),
-        final_url: "https://example.com/".into(),
-        fetched_at: Timestamp::from_unix_seconds(0).expect("epoch"),
-        rendering_method: webfetch::document::RenderingMethod::Http,
-        notes: Default::default(),
-    };
-    if let Ok(json) = output::build(&doc, meta, max_tokens, budget, &Cl100k) {
-        assert!(json.len() <= budget);
-        serde_json::from_str::<serde_json::Value>(&json).expect("fitted output is JSON");
+    for budget in [budget, budget / 3, budget * 7] {
+        let meta = ResponseMeta {
+            requested_url: "https://example.com/".into(),
+            final_url: "https://example.com/".into(),
+            fetched_at: Timestamp::from_unix_seconds(0).expect("epoch"),
+            rendering_method: webfetch::document::RenderingMethod::Http,
+            notes: Default::default(),
+        };
+        match output::build(&doc, meta, max_tokens, budget, &Cl100k) {
+            Ok(json) => {
+                assert!(json.len() <= budget);
+                serde_json::from_str::<serde_json::Value>(&json).expect("fitted output is JSON");
+            }
+            Err(error) => assert_eq!(error.code, webfetch::ErrorCode::Internal),
+        }
     }
 });

@@ -25,6 +25,10 @@
 //! tool's timeout plus [`SHUTDOWN_MARGIN`].
 
 mod auth;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod http_api;
+#[cfg(not(feature = "internals"))]
 mod http_api;
 
 use std::convert::Infallible;

@@ -1,0 +1,34 @@
+//! The MCP request decoder: any bytes as a JSON-RPC client message (rmcp's
+//! decoding), and any JSON object as `web_fetch` arguments in both schemas, and any
+//! query of `GET /v1/fetch`: a request or a structured error, never a panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+use serde_json::Value;
+use webfetch::args::{ArgsSchema, FetchArgs};
+use webfetch::serve::http_api::args_from_query;
+
+fn parse_args(args: &Value) {
+    for schema in [ArgsSchema::Srd, ArgsSchema::Extended] {
+        if let Err(error) = FetchArgs::parse(args, schema) {
+            let envelope: Value = serde_json::from_str(&error.into_fetch_error().to_json())
+                .expect("the error envelope is JSON");
+            assert_eq!(envelope["code"], "bad_args");
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(JsonRpcMessage::Request(request)) = serde_json::from_slice::<ClientJsonRpcMessage>(data) {
+        if let ClientRequest::CallToolRequest(call) = request.request {
+            let args = Value::Object(call.params.arguments.unwrap_or_default());
+            parse_args(&args);
+        }
+    }
+    if let Ok(value) = serde_json::from_slice::<Value>(data) {
+        parse_args(&value);
+    }
+    if let Ok(args) = args_from_query(&String::from_utf8_lossy(data)) {
+        parse_args(&args);
+    }
+});
