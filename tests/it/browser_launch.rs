@@ -340,8 +340,9 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
 
 /// Issue 15 item 7: a long-lived host's warm standby. The first render launches
 /// cold and parks the next Chromium; the following renders take the parked one,
-/// each Chromium serving exactly one call (a fresh profile every time). The same
-/// page renders the same way whichever Chromium served it.
+/// each Chromium serving exactly one call (a fresh profile every time), on a blank
+/// page prepared while the host was idle. The same page renders the same way
+/// whichever Chromium served it.
 #[tokio::test]
 async fn a_warm_standby_serves_the_next_render() {
     let Some(chromium) = chromium() else { return };
@@ -387,11 +388,18 @@ async fn a_warm_standby_serves_the_next_render() {
     // its profile are gone when this returns.
     tool.shutdown_browser_standby().await;
     let logs = buffer.text();
-    let from_standby: Vec<bool> = logs
+    let renders: Vec<serde_json::Value> = logs
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|line| line["fields"]["event"] == "browser_render")
-        .map(|line| line["fields"]["from_standby"].as_bool().unwrap())
         .collect();
-    assert_eq!(from_standby, [false, true, true], "{logs}");
+    let flag = |name: &str| -> Vec<bool> {
+        renders
+            .iter()
+            .map(|line| line["fields"][name].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(flag("from_standby"), [false, true, true], "{logs}");
+    // The parked Chromium's blank page was prepared while idle, too.
+    assert_eq!(flag("page_prepared"), [false, true, true], "{logs}");
 }

@@ -277,13 +277,17 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
         None => None,
     };
     let from_standby = spare.is_some();
-    let chromium = match spare {
-        Some(chromium) => chromium,
-        None => launch::Chromium::launch(&spec.launch_spec(started)).await?,
+    let (chromium, prepared) = match spare {
+        Some(parked) => parked,
+        None => (
+            launch::Chromium::launch(&spec.launch_spec(started)).await?,
+            None,
+        ),
     };
     let launched = Instant::now();
+    let page_prepared = prepared.is_some();
     let nav_deadline = admitted.deadline() + (launched - started).min(LAUNCH_BUDGET);
-    let outcome = session::run(&chromium, ctx, nav_deadline).await;
+    let outcome = session::run(&chromium, prepared, ctx, nav_deadline).await;
     let rendered = Instant::now();
     tracing::debug!(
         target: "webfetch::browser",
@@ -291,6 +295,7 @@ pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> 
         url = %ctx.url.redacted(),
         ok = outcome.is_ok(),
         from_standby,
+        page_prepared,
         launch_ms = millis(launched - started),
         page_ms = millis(rendered - launched),
         "browser render timings"

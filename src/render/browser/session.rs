@@ -7,7 +7,10 @@
 
 use std::time::Duration;
 
-use chromiumoxide::Page;
+use std::pin::Pin;
+
+use chromiumoxide::listeners::EventStream;
+use chromiumoxide::{Browser, Page};
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
@@ -21,7 +24,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, EventTargetCrashed};
 use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::error::CdpError;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::time::Instant;
@@ -75,9 +78,68 @@ enum Settled {
     DomFull,
 }
 
-/// Runs the page: returns the rendered document or the fetch's error.
+/// A blank page of a fresh Chromium, ready to navigate: downloads denied, every
+/// request paused for us (`Fetch.enable` on `*`), the listeners a render needs
+/// subscribed. Nothing in it depends on the call, so a standby prepares it while
+/// the host is idle (issue 15); it has loaded nothing but `about:blank`.
+pub(crate) struct PreparedPage {
+    page: Page,
+    crashes: EventStream<EventTargetCrashed>,
+    paused: EventStream<EventRequestPaused>,
+    loaded: EventStream<EventDomContentEventFired>,
+    /// Network ids of the requests that finished or failed.
+    ended: Pin<Box<dyn Stream<Item = String> + Send>>,
+    main_frame: FrameId,
+}
+
+/// Prepares the page a render navigates (see [`PreparedPage`]).
+pub(crate) async fn prepare(browser: &Browser) -> Result<PreparedPage, CdpError> {
+    browser
+        .execute(SetDownloadBehaviorParams::new(
+            SetDownloadBehaviorBehavior::Deny,
+        ))
+        .await?;
+    let crashes = browser.event_listener::<EventTargetCrashed>().await?;
+    let page = browser
+        .new_page(CreateTargetParams::new("about:blank"))
+        .await?;
+    let paused = page.event_listener::<EventRequestPaused>().await?;
+    let loaded = page.event_listener::<EventDomContentEventFired>().await?;
+    let finished = page.event_listener::<EventLoadingFinished>().await?;
+    let failed = page.event_listener::<EventLoadingFailed>().await?;
+    let pattern = RequestPattern {
+        url_pattern: Some("*".to_owned()),
+        resource_type: None,
+        request_stage: Some(RequestStage::Request),
+    };
+    page.execute(FetchEnableParams {
+        patterns: Some(vec![pattern]),
+        handle_auth_requests: Some(false),
+    })
+    .await?;
+    let main_frame = page
+        .mainframe()
+        .await?
+        .unwrap_or_else(|| FrameId::new(page.target_id().as_ref()));
+    let ended = futures_util::stream::select(
+        finished.map(|event| event.request_id.inner().clone()),
+        failed.map(|event| event.request_id.inner().clone()),
+    );
+    Ok(PreparedPage {
+        page,
+        crashes,
+        paused,
+        loaded,
+        ended: Box::pin(ended),
+        main_frame,
+    })
+}
+
+/// Runs the page, on `prepared` when a standby made it ahead: returns the
+/// rendered document or the fetch's error.
 pub(crate) async fn run(
     chromium: &Chromium,
+    prepared: Option<PreparedPage>,
     ctx: &RenderContext<'_>,
     nav_deadline: Instant,
 ) -> Result<BrowserPage, FetchError> {
@@ -89,46 +151,22 @@ pub(crate) async fn run(
     let cdp = |error: CdpError| cdp_failure(error, &closed_now(&chromium.connection_closed));
 
     let page_started = Instant::now();
-    let setup = async {
-        browser
-            .execute(SetDownloadBehaviorParams::new(
-                SetDownloadBehaviorBehavior::Deny,
-            ))
-            .await?;
-        let crashes = browser.event_listener::<EventTargetCrashed>().await?;
-        let page = browser
-            .new_page(CreateTargetParams::new("about:blank"))
-            .await?;
-        let paused = page.event_listener::<EventRequestPaused>().await?;
-        let loaded = page.event_listener::<EventDomContentEventFired>().await?;
-        let finished = page.event_listener::<EventLoadingFinished>().await?;
-        let failed = page.event_listener::<EventLoadingFailed>().await?;
-        let pattern = RequestPattern {
-            url_pattern: Some("*".to_owned()),
-            resource_type: None,
-            request_stage: Some(RequestStage::Request),
-        };
-        page.execute(FetchEnableParams {
-            patterns: Some(vec![pattern]),
-            handle_auth_requests: Some(false),
-        })
-        .await?;
-        let main_frame = page
-            .mainframe()
-            .await?
-            .unwrap_or_else(|| FrameId::new(page.target_id().as_ref()));
-        let ended = futures_util::stream::select(
-            finished.map(|event| event.request_id.inner().clone()),
-            failed.map(|event| event.request_id.inner().clone()),
-        );
-        Ok::<_, CdpError>((page, crashes, paused, loaded, ended, main_frame))
-    };
-    let (page, mut crashes, mut paused, mut loaded, mut ended, main_frame) =
-        match tokio::time::timeout_at(nav_deadline, setup).await {
-            Ok(Ok(parts)) => parts,
+    let prepared = match prepared {
+        Some(prepared) => prepared,
+        None => match tokio::time::timeout_at(nav_deadline, prepare(browser)).await {
+            Ok(Ok(prepared)) => prepared,
             Ok(Err(error)) => return Err(cdp(error)),
             Err(_) => return Err(nav_timeout()),
-        };
+        },
+    };
+    let PreparedPage {
+        page,
+        mut crashes,
+        mut paused,
+        mut loaded,
+        mut ended,
+        main_frame,
+    } = prepared;
 
     let navigation_started = Instant::now();
     let interceptor = Interceptor::new(ctx, page.clone());

@@ -24,6 +24,10 @@ use tokio::time::Instant;
 
 use super::LAUNCH_BUDGET;
 use super::launch::{Chromium, LaunchSpec};
+use super::session::{self, PreparedPage};
+
+/// A parked Chromium, with its blank page prepared when that worked.
+type Parked = (SpareSpec, Chromium, Option<PreparedPage>);
 
 /// What a launch depends on; a spare serves only a render that would have
 /// launched the same way.
@@ -56,7 +60,7 @@ pub struct Standby {
     /// The parked Chromium. A background launch holds the lock until it has
     /// parked its Chromium, so a render that arrives meanwhile waits for that
     /// launch (already under way) instead of starting a second one.
-    spare: Arc<Mutex<Option<(SpareSpec, Chromium)>>>,
+    spare: Arc<Mutex<Option<Parked>>>,
 }
 
 impl std::fmt::Debug for Standby {
@@ -73,13 +77,13 @@ impl Standby {
 
     /// The parked Chromium if it was launched for `spec` and is still alive,
     /// waiting for a launch under way.
-    pub(crate) async fn take(&self, spec: &SpareSpec) -> Option<Chromium> {
-        let (parked_for, chromium) = self.spare.lock().await.take()?;
+    pub(crate) async fn take(&self, spec: &SpareSpec) -> Option<(Chromium, Option<PreparedPage>)> {
+        let (parked_for, chromium, page) = self.spare.lock().await.take()?;
         if parked_for != *spec || *chromium.connection_closed.borrow() {
             // Dropping it kills it and deletes its profile.
             return None;
         }
-        Some(chromium)
+        Some((chromium, page))
     }
 
     /// Shuts the parked Chromium down (after a launch under way has finished)
@@ -87,7 +91,7 @@ impl Standby {
     /// exits, so nothing of the standby outlives it even for a moment.
     pub async fn shutdown(&self) {
         let parked = self.spare.lock().await.take();
-        if let Some((_, chromium)) = parked {
+        if let Some((_, chromium, _)) = parked {
             chromium.shutdown().await;
         }
     }
@@ -103,17 +107,27 @@ impl Standby {
 
 /// The standby's empty slot, reserved for the next Chromium.
 pub(crate) struct Reserved {
-    slot: OwnedMutexGuard<Option<(SpareSpec, Chromium)>>,
+    slot: OwnedMutexGuard<Option<Parked>>,
 }
 
 impl Reserved {
-    /// Launches a Chromium for `spec` and parks it. A failed launch parks
-    /// nothing: the next render launches cold and says why.
+    /// Launches a Chromium for `spec`, prepares its blank page and parks both. A
+    /// failed launch parks nothing: the next render launches cold and says why.
+    /// A page that could not be prepared in time is left to the render, which
+    /// prepares its own and reports what goes wrong.
     pub(crate) async fn fill(mut self, spec: SpareSpec) {
-        match Chromium::launch(&spec.launch_spec(Instant::now())).await {
+        let started = Instant::now();
+        match Chromium::launch(&spec.launch_spec(started)).await {
             Ok(chromium) => {
-                tracing::debug!(target: "webfetch::browser", event = "browser_standby_parked", "a Chromium is parked for the next render");
-                *self.slot = Some((spec, chromium));
+                let page = tokio::time::timeout_at(
+                    started + LAUNCH_BUDGET,
+                    session::prepare(&chromium.browser),
+                )
+                .await
+                .ok()
+                .and_then(Result::ok);
+                tracing::debug!(target: "webfetch::browser", event = "browser_standby_parked", page_prepared = page.is_some(), "a Chromium is parked for the next render");
+                *self.slot = Some((spec, chromium, page));
             }
             Err(error) => {
                 tracing::debug!(target: "webfetch::browser", event = "browser_standby_failed", code = %error.code, "{}", error.message);
