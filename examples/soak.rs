@@ -11,6 +11,9 @@
 //! descriptors and threads are sampled and printed as a curve. At the end the server
 //! is stopped and no Chromium process or profile may be left.
 //!
+//! `SOAK_CACHE=off` runs without the disk cache (to tell its bounded in-memory index
+//! apart from a leak in the RSS curve).
+//!
 //! Exits non-zero on any wrong response or leftover; the curve is for a human (a
 //! flat line is the expectation, and growth is reported, not asserted).
 
@@ -292,6 +295,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let port = site().await;
 
     let work = tempfile::tempdir()?;
+    let cache_dir = match std::env::var("SOAK_CACHE").as_deref() {
+        Ok("off") => String::new(),
+        _ => work.path().join("cache").display().to_string(),
+    };
     let config = work.path().join("webfetch.toml");
     let browser = match chromium {
         Some(path) => {
@@ -305,7 +312,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "[tools.webfetch]\ntimeout_seconds = 10\nmax_redirects = 5\nmax_download_bytes = {MAX_DOWNLOAD}\n\
              cache_dir = {:?}\n[tools.webfetch.security]\nallow_insecure_overrides = true\n\
              block_loopback = false\nallowed_ports = [{port}]\n{browser}",
-            work.path().join("cache").display().to_string()
+            cache_dir
         ),
     )?;
 
