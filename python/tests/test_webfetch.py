@@ -162,6 +162,11 @@ def test_a_closed_client_refuses_calls(site: Site, config: str) -> None:
     assert site.count("/article.html") == 0
 
 
+def test_configuration_warnings_are_runtime_warnings(config: str) -> None:
+    with pytest.warns(RuntimeWarning, match="SSRF protection disabled for: block_loopback"):
+        webfetch.WebFetch(config_toml=config).close()
+
+
 def test_configuration_errors_are_config_error(tmp_path: Path) -> None:
     with pytest.raises(webfetch.ConfigError, match="tools.mode"):
         webfetch.WebFetch(config_toml='[tools]\nmode = "disabled"\n')
