@@ -89,8 +89,7 @@ impl Engine {
     /// Shuts the browser standby's parked Chromium down and waits until it and
     /// its profile are gone.
     pub fn shutdown(&self) {
-        self.runtime
-            .block_on(self.tool.shutdown_browser_standby());
+        self.runtime.block_on(self.tool.shutdown_browser_standby());
     }
 }
 

@@ -105,7 +105,9 @@ impl Client {
 impl Client {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Arc<Engine>>> {
         // A panic cannot leave the slot half-written: recover the guard.
-        self.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.engine
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn engine(&self) -> PyResult<Arc<Engine>> {
