@@ -1,0 +1,111 @@
+//! The one place the bindings use the `webfetch` crate: load a configuration the
+//! way the CLI does, build the tool, and run calls on the client's own tokio
+//! runtime. When the crate's public API becomes a builder (issue 19, item 1), only
+//! this module changes; `lib.rs` sees strings and JSON values.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use tokio::runtime::Runtime;
+use webfetch::args::ArgsSchema;
+use webfetch::config::{self, Loaded, ToolsMode};
+use webfetch::tool::WebFetchTool;
+
+/// Where a client's configuration comes from (SRD 5.3): the defaults, a TOML
+/// file, or TOML text held by the host.
+#[derive(Debug)]
+pub enum ConfigSource {
+    /// No file: every `[tools.webfetch]` default.
+    Defaults,
+    /// A TOML file with a `[tools.webfetch]` table.
+    File(PathBuf),
+    /// The text of such a file.
+    Toml(String),
+}
+
+/// Why a client could not be built.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The configuration cannot be read or parsed, or it disables `web_fetch`.
+    Config(String),
+    /// The tokio runtime did not start.
+    Runtime(String),
+}
+
+/// One tool and the runtime its calls run on. Its clones of the tool share the
+/// HTTP client, the robots.txt cache, the disk cache and the browser standby, so
+/// everything a long-lived host keeps lives here.
+pub struct Engine {
+    tool: WebFetchTool,
+    runtime: Runtime,
+    warnings: Vec<String>,
+}
+
+impl Engine {
+    /// Loads the configuration and builds the tool with the extended argument
+    /// schema (the CLI's: `extraction`, `start_chunk`), keeping one Chromium
+    /// launched ahead when `browser_standby` (a long-lived client).
+    pub fn open(source: &ConfigSource, browser_standby: bool) -> Result<Engine, OpenError> {
+        let loaded = match source {
+            ConfigSource::Defaults => config::load_str(""),
+            ConfigSource::File(path) => config::load_file(path),
+            ConfigSource::Toml(text) => config::load_str(text),
+        }
+        .map_err(|error| OpenError::Config(error.to_string()))?;
+        let loaded = admit(loaded).map_err(OpenError::Config)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("webfetch-python")
+            .build()
+            .map_err(|error| {
+                OpenError::Runtime(format!("cannot start the async runtime: {error}"))
+            })?;
+        let mut tool = WebFetchTool::new(loaded.settings).with_schema(ArgsSchema::Extended);
+        if browser_standby {
+            tool = tool.with_browser_standby();
+        }
+        Ok(Engine {
+            tool,
+            runtime,
+            warnings: loaded.warnings,
+        })
+    }
+
+    /// The start-up warnings of the configuration (FR-WF-05b, clamped values).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Runs one call on JSON arguments, blocking the calling thread: the response
+    /// JSON at most `max_output_bytes` long (FR-WF-03a), or the FR-WF-18 error
+    /// envelope as JSON. Many threads may call at once; each call runs on its own
+    /// thread and spawns onto the shared runtime.
+    pub fn call(&self, args: &Value, max_output_bytes: usize) -> Result<String, String> {
+        self.runtime
+            .block_on(self.tool.call(args, max_output_bytes))
+            .map_err(|error| error.to_json())
+    }
+
+    /// Shuts the browser standby's parked Chromium down and waits until it and
+    /// its profile are gone.
+    pub fn shutdown(&self) {
+        self.runtime.block_on(self.tool.shutdown_browser_standby());
+    }
+}
+
+/// Refuses a configuration that disables the tool (SRD 5.2), as the CLI does:
+/// a host that asked for a fetcher must not get one that never fetches.
+fn admit(loaded: Loaded) -> Result<Loaded, String> {
+    match (loaded.mode, loaded.settings.enabled) {
+        (ToolsMode::Disabled, _) => {
+            Err("Configuration error: tools.mode = \"disabled\" disables web_fetch".into())
+        }
+        (ToolsMode::ParseOnly, _) => Err(
+            "Configuration error: tools.mode = \"parse_only\": web_fetch does not execute".into(),
+        ),
+        (ToolsMode::Enabled, Some(false)) => {
+            Err("Configuration error: tools.webfetch.enabled = false".into())
+        }
+        _ => Ok(loaded),
+    }
+}
