@@ -1,15 +1,13 @@
 //! The one place the bindings use the `webfetch` crate: load a configuration the
 //! way the CLI does, build the tool, and run calls on the client's own tokio
-//! runtime. When the crate's public API becomes a builder (issue 19, item 1), only
-//! this module changes; `lib.rs` sees strings and JSON values.
+//! runtime, through the crate's public API only (its builder). `lib.rs` sees
+//! strings and JSON values.
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 use tokio::runtime::Runtime;
-use webfetch::args::ArgsSchema;
-use webfetch::config::{self, Loaded, ToolsMode};
-use webfetch::tool::WebFetchTool;
+use webfetch::{ArgsSchema, Loaded, ToolsMode, WebFetchTool};
 
 /// Where a client's configuration comes from (SRD 5.3): the defaults, a TOML
 /// file, or TOML text held by the host.
@@ -47,9 +45,9 @@ impl Engine {
     /// launched ahead when `browser_standby` (a long-lived client).
     pub fn open(source: &ConfigSource, browser_standby: bool) -> Result<Engine, OpenError> {
         let loaded = match source {
-            ConfigSource::Defaults => config::load_str(""),
-            ConfigSource::File(path) => config::load_file(path),
-            ConfigSource::Toml(text) => config::load_str(text),
+            ConfigSource::Defaults => webfetch::load_str(""),
+            ConfigSource::File(path) => webfetch::load_file(path),
+            ConfigSource::Toml(text) => webfetch::load_str(text),
         }
         .map_err(|error| OpenError::Config(error.to_string()))?;
         let loaded = admit(loaded).map_err(OpenError::Config)?;
@@ -60,10 +58,11 @@ impl Engine {
             .map_err(|error| {
                 OpenError::Runtime(format!("cannot start the async runtime: {error}"))
             })?;
-        let mut tool = WebFetchTool::new(loaded.settings).with_schema(ArgsSchema::Extended);
-        if browser_standby {
-            tool = tool.with_browser_standby();
-        }
+        let tool = WebFetchTool::builder(loaded.settings)
+            .schema(ArgsSchema::Extended)
+            .browser_standby(browser_standby)
+            .build()
+            .map_err(|error| OpenError::Config(error.to_string()))?;
         Ok(Engine {
             tool,
             runtime,
