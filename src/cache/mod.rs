@@ -12,7 +12,7 @@
 //!
 //! # Sharing one directory between processes
 //!
-//! Readers take no lock. Entry files obey three rules (see `store`): entry paths
+//! Reads take no lock. Entry files obey three rules (see `store`): entry paths
 //! change only by `rename` of complete files; a file's mtime is set to its
 //! `last_accessed_at` before it is renamed into place; garbage is deleted only if it
 //! is the very file that was read. Every file a reader can see is therefore a whole
@@ -20,8 +20,9 @@
 //!
 //! # The ledger, and why a write costs the same at 10 entries or 10 000
 //!
-//! Hits never need the counts: they read one file and rewrite it, splicing the new
-//! fixed-width `last_accessed_at` into the bytes read, so its size does not change.
+//! Hits read one file without any lock, then rewrite it under the ledger lock,
+//! splicing the new fixed-width `last_accessed_at` into the bytes read, so its size
+//! and the counts do not change.
 //! Writes need the entry count, the byte total and the LRU entry. These live in the
 //! directory, shared by every process ([`ledger`]): a 152-byte ledger updated under
 //! an exclusive `flock` (counts that may run high but never low, so a writer killed
@@ -547,12 +548,15 @@ impl DiskCache {
         }
     }
 
-    /// Rewrites a hit with its new `last_accessed_at`, unless the file changed since
-    /// it was read (then the newer file wins). `restamped` is the file's own bytes
-    /// with the new stamp spliced in, when that was possible: same size, so no
-    /// lock is needed. Otherwise the entry is encoded again, possibly to another
-    /// size, and the rewrite is accounted under the ledger lock. A failure costs
-    /// LRU precision only, never the hit.
+    /// Rewrites a hit with its new `last_accessed_at`, unless the file changed or
+    /// went since it was read (then the newer state wins). `restamped` is the
+    /// file's own bytes with the new stamp spliced in, when that was possible (same
+    /// size); otherwise the entry is encoded again, possibly to another size. A
+    /// failure costs LRU precision only, never the hit.
+    ///
+    /// Under the ledger lock: an evictor deletes between its check and its delete
+    /// only while holding it, so a hit can not bring back an entry just evicted
+    /// (which would then be missing from the counts).
     fn touch(
         &self,
         key: &CacheKey,
@@ -561,39 +565,34 @@ impl DiskCache {
         path: &Path,
         read: (store::FileId, u64),
     ) {
-        let (read_id, read_size) = read;
-        let outcome = match restamped {
-            Some(bytes) => {
-                if store::file_id(path) != Some(read_id) {
-                    return;
-                }
-                store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
-            None => self.touch_resized(key, entry, path, read_id, read_size),
-        };
-        if let Err(error) = outcome {
+        if let Err(error) = self.touch_locked(key, entry, restamped, path, read) {
             tracing::warn!(event = "cache_touch_failed", key = %key, %error);
         }
     }
 
-    /// The re-encoded [`touch`](Self::touch), under the ledger lock.
-    fn touch_resized(
+    fn touch_locked(
         &self,
         key: &CacheKey,
         entry: &Entry,
+        restamped: Option<Vec<u8>>,
         path: &Path,
-        read_id: store::FileId,
-        read_size: u64,
+        (read_id, read_size): (store::FileId, u64),
     ) -> Result<(), String> {
-        let bytes = entry.encode().map_err(|e| e.to_string())?;
+        let bytes = match restamped {
+            Some(bytes) => bytes,
+            None => entry.encode().map_err(|e| e.to_string())?,
+        };
         let (mut ledger, mut state) = self.open_ledger().map_err(|e| e.to_string())?;
         if store::file_id(path) != Some(read_id) {
             return Ok(());
         }
         let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        // Reserve the larger of the two sizes until the rewrite is done.
+        if size == read_size {
+            return store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+        }
+        // Another size: reserve the new size until the rewrite is done.
         state.counts.bytes = state.counts.bytes.saturating_add(size);
         ledger.write(&state).map_err(|e| e.to_string())?;
         let written = store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at);

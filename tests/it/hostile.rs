@@ -248,3 +248,22 @@ async fn a_robots_txt_that_is_one_line_of_exactly_512_kib_parses_within_the_cap(
     let text = tool.call(&json!({ "url": url }), UNLIMITED).await.unwrap();
     assert!(text.contains("Enough text"));
 }
+
+// ---------------------------------------------------------------- framing
+
+#[tokio::test]
+async fn conflicting_content_lengths_and_garbage_status_lines_are_network() {
+    for (what, reply) in [
+        (
+            "two different Content-Length values",
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\nContent-Length: 50\r\n\r\nhello"[..],
+        ),
+        ("a status line that is not HTTP", b"SSH-2.0-OpenSSH_9.6\r\n\r\n"),
+        ("a three-digit status that is not a number", b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n"),
+        ("a NUL in a header name", b"HTTP/1.1 200 OK\r\nX-\0: v\r\nContent-Length: 0\r\n\r\n"),
+    ] {
+        let error = fetch_reply(reply.to_vec(), |c| c).await;
+        let detail = network_detail(&error);
+        assert!(detail.starts_with("request_failed"), "{what}: {detail}");
+    }
+}
