@@ -67,6 +67,16 @@ impl CacheKey {
         CacheKey(hasher.finalize().into())
     }
 
+    /// The 32 digest bytes (the LRU snapshot's record format).
+    pub(crate) fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The key whose digest is `bytes`.
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> CacheKey {
+        CacheKey(bytes)
+    }
+
     /// Parses 64 lowercase hex characters (a file stem found on disk); anything
     /// else is not one of our files.
     pub fn from_hex(text: &str) -> Option<CacheKey> {

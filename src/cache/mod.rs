@@ -12,32 +12,31 @@
 //!
 //! # Sharing one directory between processes
 //!
-//! There are no locks. Correctness rests on three rules (see `store`): entry paths
+//! Reads take no lock. Entry files obey three rules (see `store`): entry paths
 //! change only by `rename` of complete files; a file's mtime is set to its
 //! `last_accessed_at` before it is renamed into place; garbage is deleted only if it
 //! is the very file that was read. Every file a reader can see is therefore a whole
 //! entry (or true garbage), and LRU order can be read from metadata alone.
 //!
-//! # The index, and why writes stay cheap at 10 000 entries
+//! # The ledger, and why a write costs the same at 10 entries or 10 000
 //!
-//! Hits never need the index: they read one file and rewrite it, splicing the new
-//! fixed-width `last_accessed_at` into the bytes read rather than re-encoding the
-//! document. Writes need entry
-//! count, total bytes and the LRU entry. [`DiskCache`] keeps these in an in-memory
-//! index built on the first write from one scan of the two-level directory that
-//! reads metadata only (mtime = `last_accessed_at`, length = on-disk size), then
-//! updated in O(log n) by this handle's own hits, writes and evictions. It stays
-//! correct against other processes because:
+//! Hits read one file without any lock, then rewrite it under the ledger lock,
+//! splicing the new fixed-width `last_accessed_at` into the bytes read, so its size
+//! and the counts do not change.
+//! Writes need the entry count, the byte total and the LRU entry. These live in the
+//! directory, shared by every process ([`ledger`]): a 152-byte ledger updated under
+//! an exclusive `flock` (counts that may run high but never low, so a writer killed
+//! anywhere leaves the limits holding) and an LRU snapshot that eviction walks with
+//! a cursor ([`snapshot`]). A write locks the ledger, reads it, stats and deletes
+//! its victims one snapshot record each, writes its entry and the ledger: O(1).
+//! Only when the snapshot runs out, after as many evictions as it had entries, does
+//! a write rescan the directory's metadata (O(n) once per n evictions) and write a
+//! new snapshot. A missing or torn ledger is rebuilt the same way.
 //!
-//! * every eviction victim is `stat`ed before it is deleted: a victim that is gone
-//!   is dropped from the index, one another process used since (newer mtime or other
-//!   size) is re-filed under its real time and the loop picks again;
-//! * entries other processes add are invisible until the next scan, which happens
-//!   when the index is older than [`INDEX_MAX_AGE`] (or on [`DiskCache::refresh_index`]).
-//!   Between scans the directory can overshoot the limits by at most what other
-//!   processes wrote meanwhile; a one-shot CLI process scans on its first write, so
-//!   it always starts from the truth. [`DiskCache::warm_index`] lets the tool run
-//!   that scan while the network fetch of a miss is still in flight.
+//! The ledger also names the temp file of the write in progress: the next writer
+//! deletes it if its writer was killed, so no stray temp file
+//! outlives the next write. Temp files of hits killed mid-rewrite are swept by the
+//! next rescan once an hour old.
 //!
 //! Entries whose mtime was changed by hand (`touch`, `cp`) are ordered by that mtime
 //! until their next hit rewrites them; the SRD's `last_accessed_at` inside the file
@@ -46,14 +45,14 @@
 //! All methods do blocking file I/O; call them from `spawn_blocking` in async code.
 
 mod entry;
-mod index;
 mod key;
+mod ledger;
+mod limits;
+mod snapshot;
 mod store;
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 
@@ -64,13 +63,11 @@ use crate::output::Timestamp;
 use crate::url::CanonicalUrl;
 
 use entry::Entry;
-use index::{Index, Limits, Slot};
 pub use key::CacheKey;
+use ledger::Ledger;
+use limits::Limits;
+use snapshot::Snapshot;
 use store::ReadOutcome;
-
-/// How long an in-memory index is trusted before the next write rescans the
-/// directory to learn what other processes added.
-pub const INDEX_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// A handle on an enabled cache directory (FR-WF-CCH-ENABLE-01). Cheap to share
 /// behind an `Arc`; several handles, in one process or many, may use the same
@@ -80,13 +77,6 @@ pub struct DiskCache {
     dir: PathBuf,
     ttl_days: u32,
     limits: Limits,
-    index: Mutex<Option<Snapshot>>,
-}
-
-#[derive(Debug)]
-struct Snapshot {
-    index: Index,
-    built: Instant,
 }
 
 /// A cache hit: the stored document and the time it was originally fetched, which
@@ -121,9 +111,13 @@ pub enum CacheWriteError {
     /// these types).
     #[error("cannot encode entry: {0}")]
     Encode(String),
-    /// Listing the cache directory to build the index failed.
+    /// Listing the cache directory to rebuild the ledger failed.
     #[error("cannot scan cache directory: {0}")]
     Scan(io::Error),
+    /// The ledger (`.webfetch-ledger`) could not be opened, locked, read or
+    /// written: a read-only or full cache directory.
+    #[error("cannot update cache ledger: {0}")]
+    Ledger(io::Error),
     /// An eviction victim could not be deleted, so writing would break a limit.
     #[error("cannot evict entry: {0}")]
     Evict(io::Error),
@@ -159,7 +153,6 @@ impl DiskCache {
                 max_entries: u64::from(settings.max_entries),
                 max_bytes: settings.max_bytes,
             },
-            index: Mutex::new(None),
         })
     }
 
@@ -229,9 +222,16 @@ impl DiskCache {
         }
         let fetched_at = entry.fetched_at.to_datetime();
         let mut bytes = bytes;
+        let read_size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         let restamped = entry::restamp(&mut bytes, entry.last_accessed_at, now);
         entry.last_accessed_at = now;
-        self.touch(&key, &entry, restamped.then_some(bytes), &path, read_id);
+        self.touch(
+            &key,
+            &entry,
+            restamped.then_some(bytes),
+            &path,
+            (read_id, read_size),
+        );
         Some(CachedDocument {
             document: entry.extracted,
             fetched_at,
@@ -324,6 +324,10 @@ impl DiskCache {
     }
 
     /// Writes `entry` under its key, evicting what it needs (see [`put`](Self::put)).
+    ///
+    /// Holds the ledger lock throughout, so writers of all processes take turns and
+    /// the counts stay at or above the truth (see [`ledger`]): the limits hold even
+    /// across concurrent writers and writers killed mid-way.
     fn store(&self, entry: Entry) -> Result<(), CacheWriteError> {
         let key = CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction);
         let now = entry.last_accessed_at;
@@ -333,198 +337,293 @@ impl DiskCache {
         let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
 
         if size > self.limits.max_bytes {
-            let _ = std::fs::remove_file(key.entry_path(&self.dir));
-            self.with_index(|index| {
-                index.remove(&key);
-            });
+            // The older entry is known to be stale: remove it, accounted if we can.
+            match self.open_ledger() {
+                Ok((mut ledger, mut state)) => {
+                    self.remove_accounted(&key, &mut state);
+                    let _ = ledger.write(&state);
+                }
+                Err(_) => {
+                    let _ = std::fs::remove_file(key.entry_path(&self.dir));
+                }
+            }
             return Err(CacheWriteError::EntryTooLarge {
                 size,
                 max_bytes: self.limits.max_bytes,
             });
         }
 
-        let mut guard = self.lock_index();
-        let index = self.fresh_index(&mut guard)?;
-        // The entry being replaced does not count against the room we need.
-        let replaced = index.remove(&key);
-        if let Err(error) = self.evict_for(index, size) {
-            if let Some(slot) = replaced {
-                index.upsert(key, slot);
-            }
-            return Err(CacheWriteError::Evict(error));
+        let (mut ledger, mut state) = self.open_ledger()?;
+        let old = store::stat_entry(&self.dir, &key)
+            .map_err(CacheWriteError::Write)?
+            .map(|seen| seen.size);
+        let evicted = self.evict_for(&mut ledger, &mut state, &key, old, size);
+        if let Err(error) = evicted {
+            // What was evicted before the failure is accounted in `state`.
+            let _ = ledger.write(&state);
+            return Err(error);
         }
-        match store::write_atomic(&self.dir, &key, &bytes, now) {
-            Ok(size) => {
-                index.upsert(
-                    key,
-                    Slot {
-                        last_accessed: now,
-                        size,
-                    },
-                );
+
+        // Reserve before the rename (counts may run high, never low), naming the
+        // temp file so that the next writer deletes it if this process dies.
+        let temp = match store::TempEntry::begin(&self.dir, &key) {
+            Ok(temp) => temp,
+            Err(error) => {
+                self.remove_accounted(&key, &mut state);
+                let _ = ledger.write(&state);
+                return Err(CacheWriteError::Write(error));
+            }
+        };
+        let before = state.counts;
+        state.counts.entries = state
+            .counts
+            .entries
+            .saturating_add(u64::from(old.is_none()));
+        state.counts.bytes = state.counts.bytes.saturating_add(size);
+        state.pending = Some(temp.name());
+        ledger.write(&state).map_err(CacheWriteError::Ledger)?;
+
+        let written = temp.finish(&bytes, now);
+        state.pending = None;
+        match written {
+            Ok(written) => {
+                // The replaced entry leaves the counts only now that it is gone;
+                // the reservation becomes the real on-disk size.
+                state.counts.bytes = state
+                    .counts
+                    .bytes
+                    .saturating_sub(size)
+                    .saturating_add(written)
+                    .saturating_sub(old.unwrap_or(0));
+                let _ = ledger.write(&state);
                 Ok(())
             }
             Err(error) => {
+                state.counts = before;
                 // The old entry, if any, is superseded by the fetch that just
                 // happened; better a miss than serving it again.
-                self.remove_entry(index, &key);
+                self.remove_accounted(&key, &mut state);
+                let _ = ledger.write(&state);
                 Err(CacheWriteError::Write(error))
             }
         }
     }
 
-    /// Builds the in-memory index now if it is missing or stale, so the next
-    /// [`put`](Self::put) does not pay for the directory scan (tens of ms at 10 000
-    /// entries). Meant to run on a blocking thread while the network fetch of a miss
-    /// is in flight; a failure is left for `put` to report.
+    /// Prepares the ledger now if it is missing or unreadable (a directory scan,
+    /// tens of ms at 10 000 entries), so that the next [`put`](Self::put) does not
+    /// pay for it. Meant to run on a blocking thread while the network fetch of a
+    /// miss is in flight; a failure is left for `put` to report. With a ledger in
+    /// place, it costs a lock and a 152-byte read.
     pub fn warm_index(&self) {
-        let mut guard = self.lock_index();
-        let _ = self.fresh_index(&mut guard);
+        let _ = self.open_ledger();
     }
 
-    /// Forgets the in-memory index; the next write rebuilds it from the directory.
-    /// Useful after another process is known to have changed the cache.
-    pub fn refresh_index(&self) {
-        *self.lock_index() = None;
+    /// Kept for callers of the in-memory index this cache used to keep: the counts
+    /// now live in the directory's ledger, shared by every handle, so there is
+    /// nothing to forget. A no-op.
+    pub fn refresh_index(&self) {}
+
+    /// Locks the ledger and returns it with its state: a dead writer's temp file
+    /// (the ledger's `pending`) is deleted first, and a missing or torn ledger is
+    /// rebuilt from a directory scan.
+    fn open_ledger(&self) -> Result<(Ledger, ledger::State), CacheWriteError> {
+        let mut ledger = Ledger::lock(&self.dir).map_err(CacheWriteError::Ledger)?;
+        let state = match ledger.read().map_err(CacheWriteError::Ledger)? {
+            Some(mut state) => {
+                if let Some(name) = state.pending.take() {
+                    tracing::debug!(event = "cache_temp_removed", temp = %name);
+                    store::remove_pending(&self.dir, &name);
+                    ledger.write(&state).map_err(CacheWriteError::Ledger)?;
+                }
+                state
+            }
+            None => self.rescan(&mut ledger, 0)?,
+        };
+        Ok((ledger, state))
     }
 
-    /// FR-WF-CCH-EVICT-01: evicts LRU entries until one more entry of `incoming`
-    /// bytes fits both limits. Each victim is checked on disk first (see the module
-    /// doc); the loop is bounded so that other processes touching files forever
-    /// cannot keep it spinning.
-    fn evict_for(&self, index: &mut Index, incoming: u64) -> io::Result<()> {
-        let mut rechecks_left = index.len().saturating_add(16);
-        while !index.fits(incoming, self.limits) {
-            let Some((victim, slot)) = index.oldest() else {
-                return Ok(());
+    /// Counts the directory from scratch and writes a new LRU snapshot (the only
+    /// O(entries) step; see [`snapshot`]). `previous` is the snapshot generation
+    /// being replaced.
+    fn rescan(&self, ledger: &mut Ledger, previous: u64) -> Result<ledger::State, CacheWriteError> {
+        let mut seen = store::scan(&self.dir).map_err(CacheWriteError::Scan)?;
+        snapshot::remove_stray_temps(&self.dir);
+        snapshot::lru_order(&mut seen);
+        // A new number, unlike any snapshot file a dead writer may have left.
+        let generation = previous
+            .wrapping_add(1)
+            .wrapping_add(u64::from(std::process::id()) << 32);
+        snapshot::write(&self.dir, generation, &seen).map_err(CacheWriteError::Scan)?;
+        let state = ledger::State {
+            counts: ledger::Counts {
+                entries: u64::try_from(seen.len()).unwrap_or(u64::MAX),
+                bytes: seen.iter().fold(0u64, |sum, s| sum.saturating_add(s.size)),
+            },
+            snapshot: generation,
+            snapshot_len: u64::try_from(seen.len()).unwrap_or(u64::MAX),
+            cursor: 0,
+            pending: None,
+        };
+        ledger.write(&state).map_err(CacheWriteError::Ledger)?;
+        tracing::debug!(event = "cache_rescanned", entries = state.counts.entries);
+        Ok(state)
+    }
+
+    /// FR-WF-CCH-EVICT-01: evicts LRU entries until an entry of `incoming` bytes,
+    /// replacing one of `old` bytes if any, fits both limits. Victims come from the
+    /// LRU snapshot in order; each is checked on disk first (see [`snapshot`]).
+    /// When the snapshot runs out, the directory is rescanned, at most twice per
+    /// write, so that other processes touching files cannot keep it spinning.
+    fn evict_for(
+        &self,
+        ledger: &mut Ledger,
+        state: &mut ledger::State,
+        key: &CacheKey,
+        old: Option<u64>,
+        incoming: u64,
+    ) -> Result<(), CacheWriteError> {
+        let mut rescans_left = 2;
+        let mut opened: Option<Snapshot> = None;
+        while !limits::fits(state.counts, old, incoming, self.limits) {
+            if state.snapshot_exhausted() {
+                if rescans_left == 0 {
+                    return Err(CacheWriteError::Evict(io::Error::other(
+                        "no entry left to evict",
+                    )));
+                }
+                rescans_left -= 1;
+                *state = self.rescan(ledger, state.snapshot)?;
+                opened = None;
+                continue;
+            }
+            if opened.is_none() {
+                opened =
+                    Snapshot::open(&self.dir, state.snapshot).map_err(CacheWriteError::Evict)?;
+                if opened.is_none() {
+                    // A writer died between writing a snapshot and the ledger.
+                    state.cursor = state.snapshot_len;
+                    continue;
+                }
+            }
+            let Some(snapshot) = opened.as_mut() else {
+                continue;
             };
-            match store::stat_entry(&self.dir, &victim)? {
-                None => {
-                    index.remove(&victim);
-                }
-                Some(seen)
-                    if (seen.last_accessed != slot.last_accessed || seen.size != slot.size)
-                        && rechecks_left > 0 =>
-                {
-                    rechecks_left -= 1;
-                    index.upsert(
-                        victim,
-                        Slot {
-                            last_accessed: seen.last_accessed,
-                            size: seen.size,
-                        },
-                    );
-                }
-                Some(_) => {
-                    match std::fs::remove_file(victim.entry_path(&self.dir)) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(e),
+            let Some(record) = snapshot
+                .record(state.cursor)
+                .map_err(CacheWriteError::Evict)?
+            else {
+                state.cursor = state.snapshot_len;
+                continue;
+            };
+            state.cursor += 1;
+            if record.key == *key {
+                // Being replaced: already left out of the room needed.
+                continue;
+            }
+            match store::stat_entry(&self.dir, &record.key).map_err(CacheWriteError::Evict)? {
+                // Deleted by an accounted path, or by hand (a rescan corrects that).
+                None => {}
+                // Used since the snapshot: newer than every unchanged record.
+                Some(seen) if seen.last_accessed > record.last_accessed => {}
+                Some(seen) => match std::fs::remove_file(record.key.entry_path(&self.dir)) {
+                    Ok(()) => {
+                        state.counts.entries = state.counts.entries.saturating_sub(1);
+                        state.counts.bytes = state.counts.bytes.saturating_sub(seen.size);
+                        tracing::debug!(event = "cache_evicted", key = %record.key);
                     }
-                    tracing::debug!(event = "cache_evicted", key = %victim);
-                    index.remove(&victim);
-                }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(CacheWriteError::Evict(e)),
+                },
             }
         }
         Ok(())
     }
 
-    /// Rewrites a hit with its new `last_accessed_at`, unless the file changed since
-    /// it was read (then the newer file wins). `restamped` is the file's own bytes
-    /// with the new stamp spliced in, when that was possible; otherwise the entry is
-    /// encoded again. A failure costs LRU precision only, never the hit.
+    /// Removes the entry file of `key`, if any, and takes it out of `state`'s
+    /// counts. The caller holds the ledger lock.
+    fn remove_accounted(&self, key: &CacheKey, state: &mut ledger::State) {
+        if let Some(size) = store::remove_if_same(&key.entry_path(&self.dir), key, None) {
+            state.counts.entries = state.counts.entries.saturating_sub(1);
+            state.counts.bytes = state.counts.bytes.saturating_sub(size);
+        }
+    }
+
+    /// Rewrites a hit with its new `last_accessed_at`, unless the file changed or
+    /// went since it was read (then the newer state wins). `restamped` is the
+    /// file's own bytes with the new stamp spliced in, when that was possible (same
+    /// size); otherwise the entry is encoded again, possibly to another size. A
+    /// failure costs LRU precision only, never the hit.
+    ///
+    /// Under the ledger lock: an evictor deletes between its check and its delete
+    /// only while holding it, so a hit can not bring back an entry just evicted
+    /// (which would then be missing from the counts).
     fn touch(
         &self,
         key: &CacheKey,
         entry: &Entry,
         restamped: Option<Vec<u8>>,
         path: &Path,
-        read_id: store::FileId,
+        read: (store::FileId, u64),
     ) {
-        if store::file_id(path) != Some(read_id) {
-            return;
+        if let Err(error) = self.touch_locked(key, entry, restamped, path, read) {
+            tracing::warn!(event = "cache_touch_failed", key = %key, %error);
         }
+    }
+
+    fn touch_locked(
+        &self,
+        key: &CacheKey,
+        entry: &Entry,
+        restamped: Option<Vec<u8>>,
+        path: &Path,
+        (read_id, read_size): (store::FileId, u64),
+    ) -> Result<(), String> {
         let bytes = match restamped {
-            Some(bytes) => Ok(bytes),
-            None => entry.encode().map_err(|e| e.to_string()),
+            Some(bytes) => bytes,
+            None => entry.encode().map_err(|e| e.to_string())?,
         };
-        let written = bytes.and_then(|bytes| {
-            store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
-                .map_err(|e| e.to_string())
-        });
-        match written {
-            Ok(size) => self.with_index(|index| {
-                index.upsert(
-                    *key,
-                    Slot {
-                        last_accessed: entry.last_accessed_at,
-                        size,
-                    },
-                );
-            }),
-            Err(error) => tracing::warn!(event = "cache_touch_failed", key = %key, %error),
+        let (mut ledger, mut state) = self.open_ledger().map_err(|e| e.to_string())?;
+        if store::file_id(path) != Some(read_id) {
+            return Ok(());
         }
+        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        if size == read_size {
+            return store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+        }
+        // Another size: reserve the new size until the rewrite is done.
+        state.counts.bytes = state.counts.bytes.saturating_add(size);
+        ledger.write(&state).map_err(|e| e.to_string())?;
+        let written = store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at);
+        state.counts.bytes = state.counts.bytes.saturating_sub(size);
+        if let Ok(written) = written {
+            state.counts.bytes = state
+                .counts
+                .bytes
+                .saturating_add(written)
+                .saturating_sub(read_size);
+        }
+        ledger.write(&state).map_err(|e| e.to_string())?;
+        written.map(|_| ()).map_err(|e| e.to_string())
     }
 
     /// FR-WF-CCH-READ-01/02: logs `cache_read_failed`, deletes the file (only if it
-    /// is the one read) and drops it from LRU and size accounting.
+    /// is the one read) and takes it out of the size accounting.
     fn discard(&self, key: &CacheKey, path: &Path, read_id: Option<store::FileId>, reason: &str) {
         tracing::warn!(event = "cache_read_failed", key = %key, reason, "cache_read_failed");
-        store::remove_if_same(path, key, read_id);
-        self.with_index(|index| {
-            index.remove(key);
-        });
-    }
-
-    fn remove_entry(&self, index: &mut Index, key: &CacheKey) {
-        let _ = std::fs::remove_file(key.entry_path(&self.dir));
-        index.remove(key);
-    }
-
-    /// The index, rebuilt from a scan when missing or older than [`INDEX_MAX_AGE`].
-    fn fresh_index<'a>(
-        &self,
-        guard: &'a mut MutexGuard<'_, Option<Snapshot>>,
-    ) -> Result<&'a mut Index, CacheWriteError> {
-        let stale = guard
-            .as_ref()
-            .is_none_or(|snapshot| snapshot.built.elapsed() > INDEX_MAX_AGE);
-        if stale {
-            let mut index = Index::new();
-            for seen in store::scan(&self.dir).map_err(CacheWriteError::Scan)? {
-                index.upsert(
-                    seen.key,
-                    Slot {
-                        last_accessed: seen.last_accessed,
-                        size: seen.size,
-                    },
-                );
+        match self.open_ledger() {
+            Ok((mut ledger, mut state)) => {
+                if let Some(size) = store::remove_if_same(path, key, read_id) {
+                    state.counts.entries = state.counts.entries.saturating_sub(1);
+                    state.counts.bytes = state.counts.bytes.saturating_sub(size);
+                    let _ = ledger.write(&state);
+                }
             }
-            **guard = Some(Snapshot {
-                index,
-                built: Instant::now(),
-            });
+            // Unaccounted, the counts run high until the next rescan: safe.
+            Err(_) => {
+                store::remove_if_same(path, key, read_id);
+            }
         }
-        match guard.as_mut() {
-            Some(snapshot) => Ok(&mut snapshot.index),
-            None => Err(CacheWriteError::Scan(io::Error::other("index unavailable"))),
-        }
-    }
-
-    /// Runs `f` on the index if one is built; hits do not build it.
-    fn with_index(&self, f: impl FnOnce(&mut Index)) {
-        if let Some(snapshot) = self.lock_index().as_mut() {
-            f(&mut snapshot.index);
-        }
-    }
-
-    /// A panic while the lock was held may have left the index half-updated: drop
-    /// it and rescan rather than trust it.
-    fn lock_index(&self) -> MutexGuard<'_, Option<Snapshot>> {
-        self.index.lock().unwrap_or_else(|poisoned| {
-            let mut guard = poisoned.into_inner();
-            *guard = None;
-            guard
-        })
     }
 }

@@ -120,49 +120,111 @@ pub(crate) fn file_id(path: &Path) -> Option<FileId> {
     fs::symlink_metadata(path).ok().map(|m| FileId::of(&m))
 }
 
-/// Writes `bytes` as the entry of `key` atomically (FR-WF-16g): a temp file
-/// `{keyhex}.tmp.{random}` in the entry's own directory, its mtime set to
-/// `last_accessed`, then `rename` onto the final name; if the rename fails, copy
-/// then delete. The temp file is removed on every failure path (it is a
-/// `NamedTempFile`, deleted on drop). Returns the on-disk size (FR-WF-CCH-SIZE-02).
+/// Writes `bytes` as the entry of `key` atomically (FR-WF-16g): [`TempEntry::begin`]
+/// then [`TempEntry::finish`]. Returns the on-disk size (FR-WF-CCH-SIZE-02).
 pub(crate) fn write_atomic(
     dir: &Path,
     key: &CacheKey,
     bytes: &[u8],
     last_accessed: Timestamp,
 ) -> io::Result<u64> {
-    let final_path = key.entry_path(dir);
-    let shard = final_path
-        .parent()
-        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
-    let prefix = format!("{key}{TEMP_INFIX}");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).rand_bytes(10);
-    // The shard usually exists; creating it only on demand saves a failing `mkdir`
-    // per write. Also recreates `dir` if someone cleared the cache by hand
-    // (FR-WF-17b).
-    let mut temp = match builder.tempfile_in(&shard) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::create_dir_all(&shard)?;
-            builder.tempfile_in(&shard)?
-        }
-        created => created?,
-    };
-    temp.write_all(bytes)?;
-    // Best effort: an mtime that cannot be set only makes a later scan's LRU order
-    // approximate; the entry itself is still right.
-    if let Some(at) = system_time(last_accessed) {
-        let _ = temp.as_file().set_modified(at);
+    TempEntry::begin(dir, key)?.finish(bytes, last_accessed)
+}
+
+/// An entry being written: its temp file `{keyhex}.tmp.{random}` in the entry's own
+/// shard (FR-WF-16g item 1). Dropped unfinished, the temp file is deleted; a writer
+/// killed before `finish` leaves it, and the ledger names it for the next writer
+/// to delete ([`remove_pending`]).
+pub(crate) struct TempEntry {
+    temp: tempfile::NamedTempFile,
+    final_path: std::path::PathBuf,
+}
+
+impl TempEntry {
+    /// Creates the (empty) temp file of `key`, and its shard if needed (also
+    /// recreating `dir` if someone cleared the cache by hand, FR-WF-17b).
+    pub(crate) fn begin(dir: &Path, key: &CacheKey) -> io::Result<TempEntry> {
+        let final_path = key.entry_path(dir);
+        let shard = final_path
+            .parent()
+            .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
+        let prefix = format!("{key}{TEMP_INFIX}");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).rand_bytes(10);
+        // The shard usually exists; creating it only on demand saves a failing
+        // `mkdir` per write.
+        let temp = match builder.tempfile_in(&shard) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(&shard)?;
+                builder.tempfile_in(&shard)?
+            }
+            created => created?,
+        };
+        Ok(TempEntry { temp, final_path })
     }
-    let size = temp.as_file().metadata()?.len();
-    match temp.persist(&final_path) {
-        Ok(_) => Ok(size),
-        Err(failed) => {
-            // FR-WF-16g item 3. Not atomic, hence only the fallback: a reader that
-            // catches a half-copied file treats it as a miss.
-            fs::copy(failed.file.path(), &final_path)?;
-            Ok(size)
+
+    /// The temp file's name within its shard.
+    pub(crate) fn name(&self) -> String {
+        self.temp
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Writes `bytes`, sets the mtime to `last_accessed`, then renames onto the
+    /// entry's path; if the rename fails, copies (FR-WF-16g items 2 and 3). Returns
+    /// the on-disk size.
+    pub(crate) fn finish(mut self, bytes: &[u8], last_accessed: Timestamp) -> io::Result<u64> {
+        self.temp.write_all(bytes)?;
+        #[cfg(debug_assertions)]
+        fault::kill_if_asked(&self.temp, bytes);
+        // Best effort: an mtime that cannot be set only makes a later scan's LRU
+        // order approximate; the entry itself is still right.
+        if let Some(at) = system_time(last_accessed) {
+            let _ = self.temp.as_file().set_modified(at);
         }
+        let size = self.temp.as_file().metadata()?.len();
+        match self.temp.persist(&self.final_path) {
+            Ok(_) => Ok(size),
+            Err(failed) => {
+                // FR-WF-16g item 3. Not atomic, hence only the fallback: a reader
+                // that catches a half-copied file treats it as a miss.
+                fs::copy(failed.file.path(), &self.final_path)?;
+                Ok(size)
+            }
+        }
+    }
+}
+
+/// Deletes the temp file `name` (as recorded in the ledger) from its shard under
+/// `dir`: the leftover of a writer that died mid-write. Names that are not ours
+/// are ignored.
+pub(crate) fn remove_pending(dir: &Path, name: &str) {
+    if !is_temp_name(name) || name.contains(['/', '\\']) {
+        return;
+    }
+    let shard = &name[..2];
+    let _ = fs::remove_file(dir.join(shard).join(name));
+}
+
+/// A debug-build hook for the fault tests: with `WEBFETCH_FAULT=kill-mid-cache-write`
+/// the process SIGKILLs itself with half an entry in its temp file, exactly what a
+/// writer killed mid-write leaves behind. Compiled out of release builds.
+#[cfg(debug_assertions)]
+mod fault {
+    use std::io::Write;
+
+    pub(super) fn kill_if_asked(temp: &tempfile::NamedTempFile, bytes: &[u8]) {
+        if std::env::var("WEBFETCH_FAULT").as_deref() != Ok("kill-mid-cache-write") {
+            return;
+        }
+        let mut file = temp.as_file();
+        let _ = file.set_len(0);
+        let _ = file.write_all(&bytes[..bytes.len() / 2]);
+        #[cfg(unix)]
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+        std::process::abort();
     }
 }
 
@@ -170,37 +232,43 @@ pub(crate) fn write_atomic(
 /// (FR-WF-CCH-READ-02 without the race): the path is first renamed to a temp name,
 /// which takes whatever file is there atomically; if that turns out to be a newer
 /// file, it is linked back unless an even newer one took its place meanwhile.
-pub(crate) fn remove_if_same(path: &Path, key: &CacheKey, read: Option<FileId>) {
+///
+/// Returns the size of the file it removed, if it removed one.
+pub(crate) fn remove_if_same(path: &Path, key: &CacheKey, read: Option<FileId>) -> Option<u64> {
     let Some(read) = read else {
-        let _ = fs::remove_file(path);
-        return;
+        let size = fs::symlink_metadata(path).ok()?.len();
+        return fs::remove_file(path).ok().map(|()| size);
     };
-    let Some(shard) = path.parent() else { return };
-    let quarantine = match tempfile::Builder::new()
+    let shard = path.parent()?;
+    let quarantine = tempfile::Builder::new()
         .prefix(&format!("{key}{TEMP_INFIX}"))
         .rand_bytes(10)
         .tempfile_in(shard)
-    {
-        Ok(temp) => temp.into_temp_path(),
-        Err(_) => return,
-    };
+        .ok()?
+        .into_temp_path();
     if fs::rename(path, &quarantine).is_err() {
         // Gone already, or a platform that cannot rename over an open file: fall
         // back to check-then-delete, whose window is a few microseconds.
-        if file_id(path) == Some(read) {
-            let _ = fs::remove_file(path);
+        let meta = fs::symlink_metadata(path).ok()?;
+        if FileId::of(&meta) == read {
+            return fs::remove_file(path).ok().map(|()| meta.len());
         }
-        return;
+        return None;
     }
-    if file_id(&quarantine) != Some(read) {
+    let meta = fs::symlink_metadata(&quarantine).ok()?;
+    let removed = if FileId::of(&meta) == read {
+        Some(meta.len())
+    } else {
         // A writer replaced the garbage between our read and our rename: put its
         // entry back. `hard_link` refuses to overwrite, so a yet newer entry wins.
         if fs::hard_link(&quarantine, path).is_err() && file_id(path).is_none() {
             let _ = fs::rename(&quarantine, path);
         }
-    }
+        None
+    };
     // Dropping the temp path deletes whatever is still under the quarantine name.
     drop(quarantine);
+    removed
 }
 
 /// What a scan or a victim check sees of an entry file: metadata only.

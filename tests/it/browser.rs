@@ -1585,6 +1585,19 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
     assert!(error.retryable);
     let error = crash_mid_render(false).await;
     assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
+    // The next call works (issue #18): a render right after the crashes succeeds,
+    // and `run` checks that it too leaves nothing behind.
+    let chromium = chromium().expect("checked above");
+    let server = page_server().await;
+    serve_page(&server, "<p>Rendered after the crash.</p>").await;
+    let port = server.address().port();
+    let after = run(
+        settings(&chromium, &[port]),
+        &format!("http://127.0.0.1:{port}/"),
+        None,
+    )
+    .await;
+    assert!(after.page().html.contains("Rendered after the crash."));
 }
 
 /// Serves at `at` an SPA shell whose only text is `loading`; its `/bundle.js`

@@ -84,11 +84,20 @@ fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Every file under `dir`, relative, sorted.
+/// Every file under `dir`, relative, sorted, but for the cache's own bookkeeping
+/// (the ledger and LRU snapshot, `.webfetch-*` at the top).
 fn files(dir: &Path) -> Vec<PathBuf> {
     fn walk(root: &Path, at: &Path, out: &mut Vec<PathBuf>) {
         for entry in fs::read_dir(at).unwrap().flatten() {
             let path = entry.path();
+            if at == root
+                && entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".webfetch-")
+            {
+                continue;
+            }
             if path.is_dir() {
                 walk(root, &path, out);
             } else {
@@ -269,7 +278,7 @@ fn t_wf_cch_06_lru_eviction_when_limit_reached() {
 
 #[test]
 fn t_wf_cch_06_lru_order_survives_a_new_process() {
-    // A new handle rebuilds its index from the directory (mtime mirrors
+    // The ledger and the LRU snapshot are the directory's (mtime mirrors
     // last_accessed_at), so LRU order carries over between processes.
     let dir = tempfile::tempdir().unwrap();
     let [a, b, c] = pages_abc();

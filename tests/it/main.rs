@@ -18,6 +18,8 @@ mod corpus;
 mod corpus_cli;
 mod dns;
 mod extract;
+mod faults;
+mod hostile;
 mod http;
 mod http_tls;
 mod logs;
