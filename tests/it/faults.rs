@@ -112,7 +112,7 @@ pub(crate) fn assert_code(error: &FetchError, code: ErrorCode) {
 /// `details.error` of a `network` error.
 pub(crate) fn network_detail(error: &FetchError) -> String {
     assert_code(error, ErrorCode::Network);
-    error.details["error"]
+    error.details_json()["error"]
         .as_str()
         .expect("network errors carry details.error")
         .to_owned()
@@ -170,7 +170,7 @@ async fn reset_mid_tls_handshake_is_network_connection_reset_and_nothing_cached(
         "{}",
         error.to_json()
     );
-    assert_eq!(error.details["attempted_ips"], json!(["127.0.0.1"]));
+    assert_eq!(error.details_json()["attempted_ips"], json!(["127.0.0.1"]));
 }
 
 // ---------------------------------------------------------------- trickle
@@ -211,8 +211,13 @@ async fn trickled_body_times_out_at_the_budget_in_phase_response() {
     )
     .await;
     assert_code(&error, ErrorCode::Timeout);
-    assert_eq!(error.details["phase"], "response", "{}", error.to_json());
-    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(
+        error.details_json()["phase"],
+        "response",
+        "{}",
+        error.to_json()
+    );
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
 }
 
 #[tokio::test]
@@ -220,8 +225,13 @@ async fn trickled_headers_time_out_at_the_budget_in_phase_request() {
     // A header line that never ends: the response head is never complete.
     let error = trickle_error(b"HTTP/1.1 200 OK\r\nX-Slow: ", b'a').await;
     assert_code(&error, ErrorCode::Timeout);
-    assert_eq!(error.details["phase"], "request", "{}", error.to_json());
-    assert_eq!(error.details["timeout_ms"], 1000);
+    assert_eq!(
+        error.details_json()["phase"],
+        "request",
+        "{}",
+        error.to_json()
+    );
+    assert_eq!(error.details_json()["timeout_ms"], 1000);
 }
 
 // ---------------------------------------------------------------- CLI helpers

@@ -86,8 +86,8 @@ async fn endless_redirects_with_growing_urls_hit_the_redirect_limit() {
     let cache = tempfile::tempdir().unwrap();
     let error = failing_fetch(Config::new(&[site.port()]), cache.path(), &page(site)).await;
     assert_code(&error, ErrorCode::RedirectLimit);
-    assert_eq!(error.details["count"], 6, "{}", error.to_json());
-    assert_eq!(error.details["max"], 5);
+    assert_eq!(error.details_json()["count"], 6, "{}", error.to_json());
+    assert_eq!(error.details_json()["max"], 5);
 }
 
 // ---------------------------------------------------------------- bodies
@@ -97,8 +97,8 @@ async fn a_four_gigabyte_content_length_is_response_too_large_before_reading() {
     let reply = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 4294967296\r\n\r\n<p>short</p>".to_vec();
     let error = fetch_reply(reply, |c| c).await;
     assert_code(&error, ErrorCode::ResponseTooLarge);
-    assert_eq!(error.details["size"], 4_294_967_296_u64);
-    assert_eq!(error.details["max_bytes"], 5 * 1024 * 1024);
+    assert_eq!(error.details_json()["size"], 4_294_967_296_u64);
+    assert_eq!(error.details_json()["max_bytes"], 5 * 1024 * 1024);
 }
 
 #[tokio::test]
@@ -157,9 +157,10 @@ async fn a_huge_chunk_size_is_capped_by_max_download_bytes() {
     assert_code(&error, ErrorCode::ResponseTooLarge);
     assert_eq!(
         error.details,
-        *json!({"size": 100_001, "max_bytes": 100_000})
-            .as_object()
-            .unwrap()
+        webfetch::ErrorDetails::ResponseTooLarge {
+            size: 100_001,
+            max_bytes: 100_000
+        }
     );
 }
 
@@ -183,8 +184,8 @@ async fn a_gzip_stream_that_never_ends_stops_at_the_decompressed_cap() {
     let cache = tempfile::tempdir().unwrap();
     let error = failing_fetch(Config::new(&[site.port()]), cache.path(), &page(site)).await;
     assert_code(&error, ErrorCode::ResponseTooLarge);
-    assert_eq!(error.details["size"], 5 * 1024 * 1024 + 1);
-    assert_eq!(error.details["max_bytes"], 5 * 1024 * 1024);
+    assert_eq!(error.details_json()["size"], 5 * 1024 * 1024 + 1);
+    assert_eq!(error.details_json()["max_bytes"], 5 * 1024 * 1024);
 }
 
 // ---------------------------------------------------------------- robots.txt
