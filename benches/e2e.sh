@@ -9,6 +9,7 @@
 # WEBFETCH_E2E_BIN=path runs another webfetch binary (e.g. an older build to
 # compare) instead of building this one; the MCP rows then need the example built.
 set -euo pipefail
+export RUST_LOG=${RUST_LOG:-error} # the loopback config warns on every call
 cd "$(dirname "$0")/.."
 calls=${1:-30}
 prefill=${WEBFETCH_E2E_PREFILL:-10000}
@@ -51,12 +52,22 @@ echo "page: $(wc -c < "$work/site/page.html") bytes ($(basename "${page:-synthet
 # Wall time of one process in ms, without forking a timer (bash's EPOCHREALTIME).
 time_ms() { local s e; s=$EPOCHREALTIME; "$@" >/dev/null 2>&1 || true; e=$EPOCHREALTIME
   echo "$s $e" | awk '{printf "%.3f\n", ($2-$1)*1000}'; }
+# CPU time (task-clock: user + system, the process and its children) of one
+# process in ms, with perf when there is one: steadier than wall time on a busy
+# machine, where wall time is mostly waiting for a core.
+cpu_ms() { perf stat -x, -e task-clock -o "$work/perf" -- "$@" >/dev/null 2>&1 || true
+  grep task-clock "$work/perf" | cut -d, -f1; }
 median() { sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
 series() { for _ in $(seq "$calls"); do time_ms "$@"; done | median; }
+cpu_series() { if command -v perf >/dev/null; then for _ in $(seq "$calls"); do cpu_ms "$@"; done | median; else echo "-"; fi; }
 # Peak RSS in MB of one process (the median of 5 runs).
 peak_mb() { for _ in 1 2 3 4 5; do /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; done |
   sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[3]/1024}'; }
-row() { printf '%-34s %9s ms' "$1" "$2"; [ -n "${3:-}" ] && printf '   %5.2fx curl' "$(echo "$2 $3" | awk '{print $1/$2}')"; echo; }
+ratio() { [ "$2" = "-" ] || [ "$1" = "-" ] && { echo "-"; return; }; echo "$1 $2" | awk '{printf "%.2fx", $1/$2}'; }
+# row LABEL -- COMMAND...: p50 wall and CPU time, each with its ratio to curl's.
+row() { local label=$1 wall cpu; shift 2; wall=$(series "$@"); cpu=$(cpu_series "$@")
+  if [ "$label" = curl ]; then curl_wall=$wall; curl_cpu=$cpu; fi
+  printf '| %-30s | %8s ms | %6s | %8s ms | %6s |\n' "$label" "$wall" "$(ratio "$wall" "$curl_wall")" "$cpu" "$(ratio "$cpu" "$curl_cpu")"; }
 
 # A cache of $prefill entries: copies of one real entry under distinct keys (the
 # keys' hashes are random; the scan and the eviction read names and metadata only).
@@ -81,11 +92,12 @@ for state in empty prefilled; do
   config "$work/$state.toml" "$cache"
   echo
   echo "## cache $state ($(find "$cache" -name '*.json' | wc -l) entries)"
-  curl_ms=$(series curl -sf "$url")
-  row "curl" "$curl_ms"
-  row "cli, cache off (--no-cache)" "$(series "$bin" fetch "$url" --config "$work/$state.toml" --no-cache)" "$curl_ms"
+  echo "| call | p50 wall | vs curl | p50 CPU | vs curl |"
+  echo "| --- | --- | --- | --- | --- |"
+  row curl -- curl -sf "$url"
+  row "cli, cache off (--no-cache)" -- "$bin" fetch "$url" --config "$work/$state.toml" --no-cache
   "$bin" fetch "$url" --config "$work/$state.toml" >/dev/null # fill the entry
-  row "cli, cache hit" "$(series "$bin" fetch "$url" --config "$work/$state.toml")" "$curl_ms"
+  row "cli, cache hit" -- "$bin" fetch "$url" --config "$work/$state.toml"
   echo "peak RSS: curl $(peak_mb curl -sf "$url") MB;" \
     "cli cache off $(peak_mb "$bin" fetch "$url" --config "$work/$state.toml" --no-cache) MB;" \
     "cli cache hit $(peak_mb "$bin" fetch "$url" --config "$work/$state.toml") MB;" \

@@ -183,10 +183,10 @@ impl TokenCounter for Cl100k {
 }
 
 thread_local! {
-    /// Per-thread memo of short pieces' counts. Counting is pure, so a memo cannot
-    /// change a result; it only skips re-encoding the words a document repeats (most
-    /// of a page's pieces: measured here, counting a MiB of Markdown took a third of
-    /// the time). No lock, and bounded: see [`PieceCounts`].
+    /// Per-thread memo of short multi-token pieces' counts. Counting is pure, so a
+    /// memo cannot change a result; it only skips re-merging the words a document
+    /// repeats. No lock, and bounded: see [`PieceCounts`]. Its hasher stays the
+    /// standard keyed one: a page's pieces are chosen by whoever wrote the page.
     static PIECE_COUNTS: RefCell<PieceCounts> = RefCell::new(PieceCounts::default());
 }
 
@@ -203,6 +203,11 @@ impl PieceCounts {
     fn count(&mut self, piece: &str) -> usize {
         if piece.len() > Self::MAX_PIECE_BYTES {
             return piece_tokens(piece.as_bytes());
+        }
+        // Most pieces are one token: the static table answers as fast as the memo
+        // would, without filling it.
+        if vocab::rank(piece.as_bytes()).is_some() {
+            return 1;
         }
         if let Some(&n) = self.0.get(piece) {
             return usize::from(n);
