@@ -133,10 +133,13 @@ fn piece_len(text: &str) -> usize {
     let c1 = chars.next();
     let k0 = kind(c0);
     // (?i:'s|'t|'re|'ve|'m|'ll|'d)
-    if c0 == '\'' {
-        if let Some(len) = contraction(&text[1..]) {
-            return 1 + len;
-        }
+    let contracted = if c0 == '\'' {
+        contraction(&text[1..])
+    } else {
+        None
+    };
+    if let Some(len) = contracted {
+        return 1 + len;
     }
     // [^\r\n\p{L}\p{N}]?\p{L}+
     if k0 == Kind::Letter {

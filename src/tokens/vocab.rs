@@ -77,9 +77,9 @@ pub(super) fn merge_count(piece: &[u8]) -> usize {
     let piece = &piece[..n];
     for (i, part) in parts.iter_mut().enumerate().take(n + 1) {
         part.0 = i as u8;
-    }
-    for i in 0..n - 1 {
-        parts[i].1 = rank(&piece[i..i + 2]).unwrap_or(NONE);
+        if i + 1 < n {
+            part.1 = rank(&piece[i..i + 2]).unwrap_or(NONE);
+        }
     }
     // parts[..len] are live; parts[len - 1] is the end sentinel.
     let mut len = n + 1;
