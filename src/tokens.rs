@@ -4,23 +4,25 @@
 //! a host agent can hand the tool its own counter, and chunking and output fitting
 //! only ever count through it. [`Cl100k`] is the built-in implementation.
 //!
-//! # Why `bpe-openai`
+//! # How cl100k_base is counted
 //!
-//! [`Cl100k`] wraps the `bpe-openai` crate rather than `tiktoken-rs`:
+//! Counting is pre-tokenising with the encoding's regex, then byte-pair encoding
+//! each piece. Both are done here without building anything at run time, because a
+//! CLI call pays every start-up cost on every call (issue 17: building the
+//! `bpe-openai` crate's tables took most of a cached call's time and 30 MB):
 //!
-//! * the cl100k_base vocabulary is compiled into the binary (a pre-serialised table in
-//!   the crate), so nothing is ever downloaded or read from disk at run time;
-//! * it is initialised lazily, once per process, behind the crate's `LazyLock`: a CLI
-//!   call answered from the cache never pays for it, and every later count in the
-//!   process shares the same tables (measured here: about 31 ms to initialise against
-//!   about 130 ms for `tiktoken-rs`);
-//! * it counts about 2.5x faster and its byte-pair encoder is linear in the length of
-//!   a pre-tokenised piece, while tiktoken's merge loop is quadratic on long runs the
-//!   pre-tokeniser cannot split (a 100 KB word, a base64 blob): with hostile input
-//!   that difference is the one that matters (NFR-WF-PERF-02);
-//! * its token ids equal tiktoken's: the tests below compare counts with those of the
-//!   official Python `tiktoken` 0.14.0 on fixed strings and on 1,000 generated ones
-//!   (and, once, on a 39 MB corpus of 40,001 strings: all equal).
+//! * `pretokenize.rs` follows the cl100k_base pattern by hand (no regex to compile);
+//! * `vocab.rs` reads the vocabulary and a lookup table laid out by `build.rs`, in
+//!   place, and counts a piece with tiktoken's own merge loop;
+//! * a piece longer than 64 bytes, where that loop's quadratic cost would show (a
+//!   100 KB word, a base64 blob: NFR-WF-PERF-02), goes to the `bpe-openai` crate's
+//!   linear encoder, built on first use, so only such a text pays for its tables.
+//!
+//! The token counts equal tiktoken's: the tests below compare them with those of the
+//! official Python `tiktoken` 0.14.0 on fixed strings and on 1,000 generated ones
+//! (and the `bpe-openai` implementation this replaced was checked, once, on a 39 MB
+//! corpus of 40,001 strings); the pieces and the vocabulary are compared with
+//! `bpe-openai`'s in their own modules.
 //!
 //! # Counting fast
 //!
@@ -31,13 +33,14 @@
 //! spans costs a binary search and a piece or two at the span's ends (`index.rs`).
 
 mod index;
+mod pretokenize;
+mod vocab;
+mod vocab_hash;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
-
-use bpe_openai::byte_pair_encoding::BytePairEncoding;
 
 /// Counts tokens the way the host agent does (FR-WF-14; Appendix E's
 /// `forge_context::TokenCounter::count_str()`).
@@ -117,46 +120,46 @@ impl<C: TokenCounter + ?Sized> SpanCounter for FromScratch<'_, C> {
 
 /// OpenAI's cl100k_base encoding, the tool's default counter (FR-WF-14).
 ///
-/// A zero-sized handle: the tables live in one process-wide lazily initialised static,
-/// built on the first count (or on [`Cl100k::warm_up`]) and shared by every handle.
+/// A zero-sized handle: the vocabulary is static data read in place; only the
+/// Unicode classes of pre-tokenisation (and, for pieces over 64 bytes, the
+/// `bpe-openai` encoder) are built, once per process, on first use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cl100k;
 
 impl Cl100k {
-    /// Builds the tables now rather than on the first count, e.g. before a server
-    /// starts answering requests. Idempotent and cheap after the first call.
+    /// Builds the Unicode classes of pre-tokenisation now rather than on the first
+    /// count, e.g. before a server starts answering requests. Idempotent and cheap.
+    /// The `bpe-openai` encoder of long pieces stays unbuilt until a text needs it
+    /// (about 30 MB that most processes never use).
     pub fn warm_up() {
-        let _ = bpe_openai::cl100k_base();
+        let _ = pretokenize::split("\u{e9}").count();
     }
 }
 
 impl TokenCounter for Cl100k {
     fn count_str(&self, text: &str) -> usize {
-        let tokenizer = bpe_openai::cl100k_base();
         // cl100k_base does no Unicode normalisation: counting is pre-tokenising with
-        // the encoding's regex, then byte-pair encoding each piece, exactly as
-        // `bpe_openai::Tokenizer::count` does, with short pieces memoised.
+        // the encoding's regex, then byte-pair encoding each piece, with short
+        // pieces memoised.
         PIECE_COUNTS.with_borrow_mut(|cache| {
-            tokenizer
-                .split(text)
-                .map(|piece| cache.count(&tokenizer.bpe, piece))
+            pretokenize::split(text)
+                .map(|piece| cache.count(piece))
                 .sum()
         })
     }
 
     fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
-        let tokenizer = bpe_openai::cl100k_base();
         PIECE_COUNTS.with_borrow_mut(|cache| {
             let mut total = 0;
-            for piece in tokenizer.split(text) {
-                total += if piece.len() > PieceCounts::MAX_PIECE_BYTES {
+            for piece in pretokenize::split(text) {
+                total += if piece.len() > vocab::MAX_MERGE_BYTES {
                     // The encoder stops soon after the limit instead of encoding a
                     // long piece (a megabyte-long word) to its end.
-                    tokenizer
+                    bpe_openai::cl100k_base()
                         .bpe
                         .count_till_limit(piece.as_bytes(), limit - total)?
                 } else {
-                    cache.count(&tokenizer.bpe, piece)
+                    cache.count(piece)
                 };
                 if total > limit {
                     return None;
@@ -180,10 +183,10 @@ impl TokenCounter for Cl100k {
 }
 
 thread_local! {
-    /// Per-thread memo of short pieces' counts. Counting is pure, so a memo cannot
-    /// change a result; it only skips re-encoding the words a document repeats (most
-    /// of a page's pieces: measured here, counting a MiB of Markdown took a third of
-    /// the time). No lock, and bounded: see [`PieceCounts`].
+    /// Per-thread memo of short multi-token pieces' counts. Counting is pure, so a
+    /// memo cannot change a result; it only skips re-merging the words a document
+    /// repeats. No lock, and bounded: see [`PieceCounts`]. Its hasher stays the
+    /// standard keyed one: a page's pieces are chosen by whoever wrote the page.
     static PIECE_COUNTS: RefCell<PieceCounts> = RefCell::new(PieceCounts::default());
 }
 
@@ -197,14 +200,19 @@ impl PieceCounts {
     /// At most this many entries (about 2 MB); the memo starts over when full.
     const MAX_ENTRIES: usize = 1 << 15;
 
-    fn count(&mut self, bpe: &BytePairEncoding, piece: &str) -> usize {
+    fn count(&mut self, piece: &str) -> usize {
         if piece.len() > Self::MAX_PIECE_BYTES {
-            return bpe.count(piece.as_bytes());
+            return piece_tokens(piece.as_bytes());
+        }
+        // Most pieces are one token: the static table answers as fast as the memo
+        // would, without filling it.
+        if vocab::rank(piece.as_bytes()).is_some() {
+            return 1;
         }
         if let Some(&n) = self.0.get(piece) {
             return usize::from(n);
         }
-        let n = bpe.count(piece.as_bytes());
+        let n = piece_tokens(piece.as_bytes());
         if self.0.len() >= Self::MAX_ENTRIES {
             self.0.clear();
         }
@@ -212,6 +220,16 @@ impl PieceCounts {
             self.0.insert(piece.into(), small);
         }
         n
+    }
+}
+
+/// The tokens of one pre-tokenised piece: tiktoken's merge over the static tables,
+/// or the `bpe-openai` encoder for a long piece (linear where the merge is not).
+fn piece_tokens(piece: &[u8]) -> usize {
+    if piece.len() <= vocab::MAX_MERGE_BYTES {
+        vocab::merge_count(piece)
+    } else {
+        bpe_openai::cl100k_base().bpe.count(piece)
     }
 }
 

@@ -8,7 +8,7 @@
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
 //! data; every log line goes to stderr.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -200,7 +200,9 @@ fn main() -> ExitCode {
                 json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
             options.add_to(&mut args);
             let tool = WebFetchTool::new(loaded.settings).with_schema(ArgsSchema::Extended);
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
+            // One call: a current-thread runtime starts no worker threads (blocking
+            // file I/O still goes to tokio's blocking pool).
+            let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             {
@@ -390,7 +392,11 @@ fn print_result(result: Result<String, FetchError>, pretty: bool) -> ExitCode {
         Ok(json) => (json, ExitCode::SUCCESS),
         Err(error) => (error.to_json(), ExitCode::from(2)),
     };
-    println!("{}", if pretty { prettify(&text) } else { text });
+    let text = if pretty { prettify(&text) } else { text };
+    // A reader that closed the pipe early (`| head`) is not an error of ours:
+    // `println!` would panic on it.
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
     code
 }
 

@@ -27,7 +27,7 @@
 
 use std::ops::Range;
 
-use super::{Cl100k, PIECE_COUNTS, SpanCounter, TokenCounter};
+use super::{Cl100k, PIECE_COUNTS, SpanCounter, TokenCounter, pretokenize};
 
 /// The cl100k_base index of one document.
 pub(super) struct Cl100kIndex<'a> {
@@ -48,7 +48,6 @@ impl<'a> Cl100kIndex<'a> {
         if text.len() > limit {
             return None;
         }
-        let tokenizer = bpe_openai::cl100k_base();
         let mut index = Cl100kIndex {
             text,
             bounds: Vec::new(),
@@ -60,7 +59,7 @@ impl<'a> Cl100kIndex<'a> {
         // are measured once.
         let mut run_end = 0usize;
         PIECE_COUNTS.with_borrow_mut(|cache| {
-            for piece in tokenizer.split(text) {
+            for piece in pretokenize::split(text) {
                 let end = pos + piece.len();
                 // The smallest span end from which this piece is certain to be the
                 // same (see the module doc).
@@ -77,7 +76,7 @@ impl<'a> Cl100kIndex<'a> {
                 index.bounds.push(pos as u32);
                 index.sums.push(total as u32);
                 index.reach.push(reach.min(limit) as u32);
-                total += cache.count(&tokenizer.bpe, piece);
+                total += cache.count(piece);
                 pos = end;
             }
         });
@@ -101,12 +100,11 @@ impl SpanCounter for Cl100kIndex<'_> {
         let first = match self.bounds.binary_search(&(start as u32)) {
             Ok(i) => i,
             Err(_) => {
-                let tokenizer = bpe_openai::cl100k_base();
                 let mut at = start;
                 let mut synced = None;
                 PIECE_COUNTS.with_borrow_mut(|cache| {
-                    for piece in tokenizer.split(&self.text[start..end]) {
-                        own += cache.count(&tokenizer.bpe, piece);
+                    for piece in pretokenize::split(&self.text[start..end]) {
+                        own += cache.count(piece);
                         at += piece.len();
                         if at == end {
                             break;
