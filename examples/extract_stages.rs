@@ -160,12 +160,14 @@ fn linearity(url: &Url) {
         );
     }
     let bodies: Vec<Vec<u8>> = corpus.into_iter().map(|(_, page)| page).collect();
-    for mib in [1usize, 2, 4, 5] {
+    for mib in [1usize, 2, 4, 8] {
         let page = pages::repeated(&bodies, mib << 20);
+        let mixed = pages::mixed(&bodies, mib << 20);
         let dense = pages::dense(mib << 20);
         eprintln!(
-            "{mib} MiB: median page repeated {:.1} ms, dense {:.1} ms",
+            "{mib} MiB: median page repeated {:.1} ms, pages mixed {:.1} ms, dense {:.1} ms",
             best_ms(&page, url),
+            best_ms(&mixed, url),
             best_ms(&dense, url)
         );
     }

@@ -1,6 +1,6 @@
 //! Pages for the extraction bench and `examples/extract_stages.rs`: the
-//! article-extraction corpus, a content-dense synthetic article, and a real page
-//! repeated to a given size.
+//! article-extraction corpus, a content-dense synthetic article, a real page
+//! repeated to a given size, and a mix of real pages concatenated to a given size.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -78,6 +78,34 @@ pub fn repeated(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(size);
     while out.len() + page.len() <= size {
         out.extend_from_slice(page);
+    }
+    out
+}
+
+/// Real pages concatenated up to about `size` bytes: a unit of distinct corpus
+/// pages spread over the corpus's size range (every k-th page by size, as many as
+/// fit in 1 MiB), repeated whole. Every size is the same mix of pages, so a size
+/// series measures linearity, not which pages happen to come first.
+pub fn mixed(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
+    const UNIT: usize = 1 << 20;
+    let mut by_size: Vec<&Vec<u8>> = pages.iter().filter(|p| p.len() <= UNIT).collect();
+    if by_size.is_empty() {
+        return Vec::new();
+    }
+    by_size.sort_by_key(|p| p.len());
+    let pick = |k: usize| -> Vec<&Vec<u8>> {
+        (0..k)
+            .map(|i| by_size[(2 * i + 1) * by_size.len() / (2 * k)])
+            .collect()
+    };
+    let mut count = 1;
+    while count < by_size.len() && pick(count + 1).iter().map(|p| p.len()).sum::<usize>() <= UNIT {
+        count += 1;
+    }
+    let unit: Vec<u8> = pick(count).into_iter().flatten().copied().collect();
+    let mut out = Vec::with_capacity(size);
+    while out.len() + unit.len() <= size.max(unit.len()) {
+        out.extend_from_slice(&unit);
     }
     out
 }

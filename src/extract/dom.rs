@@ -182,10 +182,23 @@ impl Element {
             ns: name.ns,
             local: name.local,
         };
-        let attrs = attrs
-            .into_iter()
-            .filter_map(|a| Some((Attr::from_name(&a.name)?, a.value)))
-            .collect();
+        // Sized exactly up front: collecting in place and shrinking would
+        // reallocate once per element with attributes.
+        let kept = attrs
+            .iter()
+            .filter(|a| Attr::from_name(&a.name).is_some())
+            .count();
+        let attrs: Box<[(Attr, StrTendril)]> = if kept == 0 {
+            Box::default()
+        } else {
+            let mut out = Vec::with_capacity(kept);
+            out.extend(
+                attrs
+                    .into_iter()
+                    .filter_map(|a| Some((Attr::from_name(&a.name)?, a.value))),
+            );
+            out.into_boxed_slice()
+        };
         let mut element = Element {
             tag: clean::classify(&name),
             name,
@@ -318,7 +331,7 @@ fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
 /// tree builder, the rest flat. With `scripting` off, `<noscript>` content is
 /// markup (article mode); with it on, raw text.
 fn parse_within(html: &str, counting: Counting, budget: usize, scripting: bool) -> Document {
-    let sink = Sink::new(budget);
+    let sink = Sink::new(budget, node_estimate(html));
     let builder = TreeBuilder::new(
         sink,
         TreeBuilderOpts {
@@ -339,6 +352,22 @@ fn parse_within(html: &str, counting: Counting, budget: usize, scripting: bool) 
     Document {
         tree: sink.tree.into_inner(),
     }
+}
+
+/// The nodes the tree of `html` will about hold, to size the arena once: one per
+/// `<` (a start tag makes an element, and the text after a tag a text node, while
+/// end tags make none) and an eighth more for what the tree builder adds, but
+/// never more than one per 8 bytes of input (content-dense markup makes one per
+/// 13): `<` in scripts or soup of bare `<` make no nodes, and a page that does
+/// make more grows the arena as before.
+///
+/// Growing the arena by doubling copies it and touches about twice its final
+/// memory (fresh pages the kernel must fault in): on content-dense markup that
+/// is a sixth of the parse. The reservation is only address space until a node
+/// is written, so an overestimate costs no resident memory.
+fn node_estimate(html: &str) -> usize {
+    let tags = memchr::memchr_iter(b'<', html.as_bytes()).count();
+    (tags + tags / 8).min(html.len() / 8) + 16
 }
 
 /// Drops attributes past [`MAX_ATTRIBUTES`] in every tag, following the HTML
@@ -818,8 +847,10 @@ struct Sink {
 }
 
 impl Sink {
-    fn new(budget: usize) -> Sink {
-        let tree = Tree::new(Node::Document);
+    /// A sink for at most `budget` tree-built elements, its arena sized for
+    /// `capacity` nodes.
+    fn new(budget: usize, capacity: usize) -> Sink {
+        let tree = Tree::with_capacity(Node::Document, capacity.max(1));
         let document = tree.root().id();
         Sink {
             tree: RefCell::new(tree),
