@@ -962,4 +962,24 @@ impl Loaded {
     pub fn requires_approval(&self) -> bool {
         self.settings.requires_approval()
     }
+
+    /// The configuration, unless it stops `web_fetch` from executing: a front door
+    /// that exists only to run the tool (the CLI, the MCP server, the Python
+    /// package) refuses `tools.mode = "disabled"` or `"parse_only"` and an explicit
+    /// `enabled = false` rather than start a fetcher that never fetches. An absent
+    /// `enabled` is accepted there: running the tool is the front door's request.
+    pub fn runnable(self) -> Result<Loaded, ConfigError> {
+        match (self.mode, self.settings.enabled) {
+            (ToolsMode::Disabled, _) => Err(ConfigError::new(
+                "tools.mode = \"disabled\" disables web_fetch",
+            )),
+            (ToolsMode::ParseOnly, _) => Err(ConfigError::new(
+                "tools.mode = \"parse_only\": web_fetch does not execute",
+            )),
+            (ToolsMode::Enabled, Some(false)) => {
+                Err(ConfigError::new("tools.webfetch.enabled = false"))
+            }
+            _ => Ok(self),
+        }
+    }
 }

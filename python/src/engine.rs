@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use tokio::runtime::Runtime;
-use webfetch::{ArgsSchema, Loaded, ToolsMode, WebFetchTool};
+use webfetch::{ArgsSchema, Loaded, WebFetchTool};
 
 /// Where a client's configuration comes from (SRD 5.3): the defaults, a TOML
 /// file, or TOML text held by the host.
@@ -49,8 +49,8 @@ impl Engine {
             ConfigSource::File(path) => webfetch::load_file(path),
             ConfigSource::Toml(text) => webfetch::load_str(text),
         }
+        .and_then(Loaded::runnable)
         .map_err(|error| OpenError::Config(error.to_string()))?;
-        let loaded = admit(loaded).map_err(OpenError::Config)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_name("webfetch-python")
@@ -89,22 +89,5 @@ impl Engine {
     /// its profile are gone.
     pub fn shutdown(&self) {
         self.runtime.block_on(self.tool.shutdown_browser_standby());
-    }
-}
-
-/// Refuses a configuration that disables the tool (SRD 5.2), as the CLI does:
-/// a host that asked for a fetcher must not get one that never fetches.
-fn admit(loaded: Loaded) -> Result<Loaded, String> {
-    match (loaded.mode, loaded.settings.enabled) {
-        (ToolsMode::Disabled, _) => {
-            Err("Configuration error: tools.mode = \"disabled\" disables web_fetch".into())
-        }
-        (ToolsMode::ParseOnly, _) => Err(
-            "Configuration error: tools.mode = \"parse_only\": web_fetch does not execute".into(),
-        ),
-        (ToolsMode::Enabled, Some(false)) => {
-            Err("Configuration error: tools.webfetch.enabled = false".into())
-        }
-        _ => Ok(loaded),
     }
 }

@@ -19,7 +19,7 @@ use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
     ArgsError, ArgsSchema, CanonicalUrl, ExtractionMode, FetchArgs, FetchError, Loaded, SavedPage,
-    ToolsMode, WebFetchTool,
+    WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -435,18 +435,7 @@ fn checked_config(path: Option<&std::path::Path>) -> Result<Loaded, String> {
     for warning in &loaded.warnings {
         tracing::warn!(event = "config_warning", "{warning}");
     }
-    match (loaded.mode, loaded.settings.enabled) {
-        (ToolsMode::Disabled, _) => {
-            Err("Configuration error: tools.mode = \"disabled\" disables web_fetch".into())
-        }
-        (ToolsMode::ParseOnly, _) => Err(
-            "Configuration error: tools.mode = \"parse_only\": web_fetch does not execute".into(),
-        ),
-        (ToolsMode::Enabled, Some(false)) => {
-            Err("Configuration error: tools.webfetch.enabled = false".into())
-        }
-        _ => Ok(loaded),
-    }
+    loaded.runnable().map_err(|error| error.to_string())
 }
 
 /// Re-indents compact JSON without reordering anything: a parse into a
