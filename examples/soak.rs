@@ -5,7 +5,9 @@
 //! Starts a loopback site, then `webfetch mcp` (stdio) or `webfetch serve` (MCP over
 //! HTTP), and makes `calls` (default 10,000) mixed `web_fetch` calls through rmcp's
 //! real client: cache hits and misses, redirects, robots.txt refusals, errors of each
-//! family, and with a Chromium path a browser render every 50th call. Every response
+//! family (sixteen codes, plus a reset mid-body every 20th call and a server that
+//! never answers every 2,000th), and with a Chromium path a browser render every
+//! 50th call. Every response
 //! is checked (valid JSON; a success has chunks; an error is the FR-WF-18 envelope
 //! with the code the call must give); every 500 calls the server's RSS, open file
 //! descriptors and threads are sampled and printed as a curve. At the end the server
@@ -39,8 +41,10 @@ struct Case {
 }
 
 /// The loopback site: articles, redirects, error statuses, a robots.txt with a
-/// disallowed path, binary and oversized bodies, and a connection reset mid-body.
-async fn site() -> u16 {
+/// disallowed path (or, with `robots_down`, a robots.txt answering 503), binary and
+/// oversized bodies, a page with nothing to extract, a connection reset mid-body and
+/// a server that never answers.
+async fn site(robots_down: bool) -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -48,13 +52,13 @@ async fn site() -> u16 {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            tokio::spawn(answer(stream));
+            tokio::spawn(answer(stream, robots_down));
         }
     });
     port
 }
 
-async fn answer(mut stream: tokio::net::TcpStream) {
+async fn answer(mut stream: tokio::net::TcpStream, robots_down: bool) {
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -74,7 +78,9 @@ async fn answer(mut stream: tokio::net::TcpStream) {
         out.extend(body);
         out
     };
-    let out = if path == "/robots.txt" {
+    let out = if path == "/robots.txt" && robots_down {
+        reply("503 Service Unavailable", "text/plain", Vec::new(), "")
+    } else if path == "/robots.txt" {
         reply(
             "200 OK",
             "text/plain",
@@ -112,6 +118,17 @@ async fn answer(mut stream: tokio::net::TcpStream) {
             b"oops".to_vec(),
             "",
         )
+    } else if path == "/empty" {
+        reply(
+            "200 OK",
+            "text/html",
+            b"<html><body><nav>menu</nav></body></html>".to_vec(),
+            "",
+        )
+    } else if path == "/slow" {
+        // Never answers: the call ends at its own budget.
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        return;
     } else if path == "/binary" {
         reply("200 OK", "application/octet-stream", vec![0; 64], "")
     } else if path == "/big" {
@@ -141,8 +158,8 @@ fn article(n: &str) -> String {
     body + "</main></body></html>"
 }
 
-/// Call `i` of the mix.
-fn case(i: usize, port: u16, browser: bool) -> Case {
+/// Call `i` of the mix; `down` is the port of the site whose robots.txt fails.
+fn case(i: usize, port: u16, down: u16, browser: bool) -> Case {
     let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
     let ok = |args: Value| Case { args, expect: None };
     if browser && i % 50 == 49 {
@@ -154,7 +171,7 @@ fn case(i: usize, port: u16, browser: bool) -> Case {
         6 => ok(json!({ "url": url(&format!("/redirect/r{i}")) })),
         7 => ok(json!({ "url": url(&format!("/page/{}", i % 20)), "no_cache": true })),
         _ => {
-            let errors: [(Value, &'static str); 12] = [
+            let errors: [(Value, &'static str); 16] = [
                 (json!({ "url": url("/404") }), "http_4xx"),
                 (json!({ "url": url("/500") }), "http_5xx"),
                 (json!({ "url": url("/private/x") }), "robots_disallowed"),
@@ -185,10 +202,29 @@ fn case(i: usize, port: u16, browser: bool) -> Case {
                     json!({ "url": url(&format!("/loop/{i}")), "no_cache": true }),
                     "redirect_limit",
                 ),
+                (
+                    json!({ "url": url("/empty"), "no_cache": true }),
+                    "extraction_failed",
+                ),
+                (
+                    json!({ "url": format!("http://127.0.0.1:{down}/page/1"), "no_cache": true }),
+                    "robots_unavailable",
+                ),
+                (
+                    json!({ "url": format!("http://does-not-exist.invalid:{port}/") }),
+                    "dns_failed",
+                ),
+                (
+                    json!({ "url": format!("http://1.2.3.256:{port}/") }),
+                    "invalid_host",
+                ),
             ];
             let mut pick = errors.into_iter().cycle().nth(i / 10).unwrap();
             if i % 20 == 19 {
                 pick = (json!({ "url": url("/reset"), "no_cache": true }), "network");
+            }
+            if i % 2000 == 1998 {
+                pick = (json!({ "url": url("/slow"), "no_cache": true }), "timeout");
             }
             Case {
                 args: pick.0,
@@ -292,7 +328,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(10_000);
     let chromium = rest.get(1);
-    let port = site().await;
+    let port = site(false).await;
+    let down = site(true).await;
 
     let work = tempfile::tempdir()?;
     let cache_dir = match std::env::var("SOAK_CACHE").as_deref() {
@@ -311,7 +348,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         format!(
             "[tools.webfetch]\ntimeout_seconds = 10\nmax_redirects = 5\nmax_download_bytes = {MAX_DOWNLOAD}\n\
              cache_dir = {:?}\n[tools.webfetch.security]\nallow_insecure_overrides = true\n\
-             block_loopback = false\nallowed_ports = [{port}]\n{browser}",
+             block_loopback = false\nallowed_ports = [{port}, {down}]\n{browser}",
             cache_dir
         ),
     )?;
@@ -374,7 +411,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if i == calls {
             break;
         }
-        let case = case(i, port, chromium.is_some());
+        let case = case(i, port, down, chromium.is_some());
         let Value::Object(arguments) = case.args.clone() else {
             unreachable!()
         };
