@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use webfetch::error::{ErrorCode, FetchError};
 use wiremock::MockServer;
 
-use crate::support::{Config, html, json_files, serve};
+use crate::support::{Config, html, json_files, read_head, serve};
 
 /// No output budget.
 pub(crate) const UNLIMITED: usize = usize::MAX;
@@ -72,19 +72,6 @@ pub(crate) fn reset(socket: TcpStream) {
     #[allow(deprecated)]
     socket.set_linger(Some(Duration::ZERO)).unwrap();
     drop(socket);
-}
-
-/// Reads up to the blank line that ends a request head; returns it.
-pub(crate) async fn read_head(socket: &mut TcpStream) -> String {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
-        match socket.read(&mut byte).await {
-            Ok(1) => head.push(byte[0]),
-            _ => break,
-        }
-    }
-    String::from_utf8_lossy(&head).into_owned()
 }
 
 /// `http://site.test:{port}/page`.

@@ -25,7 +25,7 @@ use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::support::{Config, LOCALHOST, load, stub};
+use crate::support::{Config, LOCALHOST, load, read_head, stub};
 
 /// The HTTP tests' configuration: loopback open on `ports`, `timeout_seconds = 5`.
 fn config(ports: &[u16]) -> Config {
@@ -176,19 +176,6 @@ async fn fetch_raw(reply: &'static [u8], hold: bool) -> Result<FetchedDocument, 
     let server = raw_server(reply, hold).await;
     let settings = settings(config(&[server.port()]));
     document(&settings, &site(server.port(), "/")).await
-}
-
-/// Reads up to the blank line ending a request head; returns it.
-async fn read_head(socket: &mut TcpStream) -> String {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
-        match socket.read(&mut byte).await {
-            Ok(1) => head.push(byte[0]),
-            _ => break,
-        }
-    }
-    String::from_utf8_lossy(&head).into_owned()
 }
 
 /// True when nobody connected to `listener` (a pending connection would be in the

@@ -385,3 +385,18 @@ impl<'de> Deserialize<'de> for Ordered {
         d.deserialize_any(V)
     }
 }
+
+/// Reads up to the blank line that ends a request head (at most 16 KiB) from a raw
+/// loopback server's socket; returns it.
+pub async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
+        match socket.read(&mut byte).await {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
