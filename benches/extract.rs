@@ -5,13 +5,14 @@
 //! corpus pages concatenated (the same mix of pages at every size), and the median
 //! corpus page repeated. Run with `cargo bench --bench extract`.
 //!
-//! After the criterion groups, a summary runs the three pages of each size in
-//! turn (so load from other processes on a shared machine falls on all of them
-//! alike) and prints, per size, the cost per byte, the dense page's cost per byte
+//! After the criterion groups, a summary runs every page of every size in turn,
+//! round after round (so load from other processes on a shared machine falls on
+//! all of them alike) and prints, per size, the cost per byte, the dense page's cost per byte
 //! over each real page's, and each page's cost per byte over its own at 1 MiB
 //! (1.00 is linear). `EXTRACT_BENCH_ROUNDS` sets the rounds (default 5); the best
-//! round counts. The clock is the thread's CPU time where Linux reports it (load
-//! from other processes then barely moves the figures), else wall time;
+//! round counts. The clock is the thread's CPU time where the system has one (load
+//! from other processes then barely moves the figures), else wall time, and every
+//! size gets fresh memory from the allocator, as a one-shot CLI call does.
 //! `EXTRACT_BENCH_SUMMARY=only` skips the criterion groups.
 
 #[path = "support/pages.rs"]
@@ -87,13 +88,41 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Nanoseconds of CPU this thread has run, from `/proc/thread-self/schedstat`
-/// (Linux): time spent waiting for a core on a shared machine is not counted, so
-/// the figures vary far less with other processes' load than wall time does.
+/// Nanoseconds of CPU this thread has run (`CLOCK_THREAD_CPUTIME_ID`): time spent
+/// waiting for a core on a shared machine is not counted, so the figures vary far
+/// less with other processes' load than wall time does. (Not
+/// `/proc/thread-self/schedstat`: the kernel updates that only at scheduler ticks,
+/// up to 4 ms stale, which made the 1 MiB figures up to a third too low.)
+#[cfg(unix)]
 fn thread_cpu_ns() -> Option<u128> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_ascii_whitespace().next()?.parse().ok()
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec for the call's duration.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    (status == 0).then(|| now.tv_sec as u128 * 1_000_000_000 + now.tv_nsec as u128)
 }
+
+#[cfg(not(unix))]
+fn thread_cpu_ns() -> Option<u128> {
+    None
+}
+
+/// Makes glibc serve every allocation over 128 KiB with fresh pages, as a one-shot
+/// CLI process gets them. By default glibc raises that threshold each time such a
+/// block is freed (up to 32 MiB), so a bench repeating one size reuses warm memory
+/// below 32 MiB and faults fresh pages in above it: the 8 MiB dense page then
+/// looked 15% dearer per byte than the 1 MiB one, an artefact of the allocator,
+/// not of extraction.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn fixed_mmap_threshold() {
+    // SAFETY: mallopt only sets a tuning parameter of the allocator.
+    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn fixed_mmap_threshold() {}
 
 /// Nanoseconds per byte of one extraction of `page`: thread CPU time where the
 /// system reports it, else wall time.
@@ -109,23 +138,32 @@ fn ns_per_byte(page: &[u8], url: &Url) -> f64 {
 
 /// The interleaved summary (see the module docs), on stderr.
 fn summary() {
+    fixed_mmap_threshold();
     let url = url();
     let corpus = corpus();
     let rounds: usize = std::env::var("EXTRACT_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    let mut rows: Vec<(usize, Vec<(&str, f64)>)> = Vec::new();
-    for mib in SIZES {
-        let pages = series(&corpus, mib);
-        let mut best = vec![f64::MAX; pages.len()];
-        for _ in 0..rounds {
-            for ((_, page), best) in pages.iter().zip(&mut best) {
+    // Every round runs every page of every size, so a slow spell of the machine
+    // falls on all sizes alike and the best round of each shows through it.
+    let all: Vec<(usize, Vec<(&str, Vec<u8>)>)> = SIZES
+        .iter()
+        .map(|&mib| (mib, series(&corpus, mib)))
+        .collect();
+    let mut best: Vec<Vec<f64>> = all.iter().map(|(_, p)| vec![f64::MAX; p.len()]).collect();
+    for _ in 0..rounds {
+        for ((_, pages), best) in all.iter().zip(&mut best) {
+            for ((_, page), best) in pages.iter().zip(best.iter_mut()) {
                 *best = best.min(ns_per_byte(page, &url));
             }
         }
-        rows.push((mib, pages.iter().map(|(n, _)| *n).zip(best).collect()));
     }
+    let rows: Vec<(usize, Vec<(&str, f64)>)> = all
+        .iter()
+        .zip(best)
+        .map(|((mib, pages), best)| (*mib, pages.iter().map(|(n, _)| *n).zip(best).collect()))
+        .collect();
     let clock = if thread_cpu_ns().is_some() {
         "thread CPU time"
     } else {

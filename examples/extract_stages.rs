@@ -7,7 +7,13 @@
 //! cargo run --release --example extract_stages -- convert N [FILE]  # N conversions of one parse
 //! cargo run --release --example extract_stages -- linearity         # corpus pages concatenated vs one by one
 //! cargo run --release --example extract_stages -- markdown OUT FILE...  # OUT/<name>.md per file
+//! cargo run --release --example extract_stages -- once PAGE MIB     # one extraction, for callgrind
 //! ```
+//!
+//! `once` builds a page of the size series of `benches/extract.rs` (`dense`,
+//! `mixed` or `repeated`, of MIB MiB) and extracts it once in [`extraction`]:
+//! `benches/instructions.sh` counts that function's instructions under callgrind,
+//! a measure of linearity that neither load nor the allocator's policy moves.
 //!
 //! Without FILE the dense 5 MiB page of `benches/extract.rs` is used. Timings go
 //! to stderr.
@@ -49,6 +55,12 @@ fn main() {
             }
         }
         Some("linearity") => linearity(&url),
+        Some("once") if args.len() == 3 => {
+            let mib: usize = args[2].parse().expect("MIB: a whole number");
+            let page = series_page(&args[1], mib << 20);
+            eprintln!("{} {mib} MiB: {} bytes", args[1], page.len());
+            black_box(extraction(black_box(&page), &url));
+        }
         Some("markdown") if args.len() >= 2 => {
             for path in &args[2..] {
                 let markdown = extract(&std::fs::read(path).expect("read"), &url);
@@ -67,6 +79,27 @@ fn extract(bytes: &[u8], url: &Url) -> String {
         Ok(doc) => doc.markdown,
         Err(e) => format!("ERROR {e:?}"),
     }
+}
+
+/// One page of the size series of `benches/extract.rs`.
+fn series_page(name: &str, size: usize) -> Vec<u8> {
+    if name == "dense" {
+        return pages::dense(size);
+    }
+    let corpus: Vec<Vec<u8>> = pages::corpus().into_iter().map(|(_, b)| b).collect();
+    assert!(!corpus.is_empty(), "the series' real pages need the corpus");
+    match name {
+        "mixed" => pages::mixed(&corpus, size),
+        "repeated" => pages::repeated(&corpus, size),
+        _ => panic!("PAGE: dense, mixed or repeated"),
+    }
+}
+
+/// Decode and extract, the work the extraction bench times; never inlined, so
+/// callgrind can count it alone (`--toggle-collect`).
+#[inline(never)]
+fn extraction(bytes: &[u8], url: &Url) -> usize {
+    extract(bytes, url).len()
 }
 
 /// Five runs of each stage, one line per run.
