@@ -45,8 +45,11 @@ fn corpus() -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The pages of one size: (name, bytes).
-fn series(corpus: &[Vec<u8>], mib: usize) -> Vec<(&'static str, Vec<u8>)> {
+/// Named pages: (name, bytes).
+type Pages = Vec<(&'static str, Vec<u8>)>;
+
+/// The pages of one size.
+fn series(corpus: &[Vec<u8>], mib: usize) -> Pages {
     let mut pages = vec![("dense", pages::dense(mib << 20))];
     if !corpus.is_empty() {
         pages.push(("real_mixed", pages::mixed(corpus, mib << 20)));
@@ -147,7 +150,7 @@ fn summary() {
         .unwrap_or(5);
     // Every round runs every page of every size, so a slow spell of the machine
     // falls on all sizes alike and the best round of each shows through it.
-    let all: Vec<(usize, Vec<(&str, Vec<u8>)>)> = SIZES
+    let all: Vec<(usize, Pages)> = SIZES
         .iter()
         .map(|&mib| (mib, series(&corpus, mib)))
         .collect();
