@@ -8,6 +8,9 @@
 #   bash benches/e2e.sh [calls]
 # WEBFETCH_E2E_BIN=path runs another webfetch binary (e.g. an older build to
 # compare) instead of building this one; the MCP rows then need the example built.
+# The peer MCP server, the reference mcp-server-fetch (Python), runs beside the MCP
+# rows when it is on PATH or WEBFETCH_E2E_PEER names it
+# (`pip install mcp-server-fetch`; its first call, untimed, installs Readability.js).
 set -euo pipefail
 export RUST_LOG=${RUST_LOG:-error} # the loopback config warns on every call
 cd "$(dirname "$0")/.."
@@ -106,6 +109,12 @@ for state in empty prefilled; do
     "$latency" "$bin" "$work/$state.toml" "$url" "$calls"
   fi
 done
+peer=${WEBFETCH_E2E_PEER:-$(command -v mcp-server-fetch || true)}
+if [ -x "$latency" ] && [ -n "$peer" ]; then
+  echo
+  echo "## peer: $peer (robots.txt and page on every call, no cache)"
+  "$latency" peer "$url" "$calls" "$peer" --allow-private-ips 2>/dev/null
+fi
 if [ -x "$latency" ] && { [ -n "${FORGE_TEST_CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null; }; then
   "$latency" "$bin" "$work/empty.toml" "$url" "$(( calls < 10 ? calls : 10 ))" browser
 fi

@@ -15,6 +15,8 @@
 //! size gets fresh memory from the allocator, as a one-shot CLI call does.
 //! `EXTRACT_BENCH_SUMMARY=only` skips the criterion groups.
 
+#[path = "support/clock.rs"]
+mod clock;
 #[path = "support/pages.rs"]
 mod pages;
 
@@ -25,6 +27,8 @@ use criterion::{Criterion, Throughput, criterion_group};
 use url::Url;
 use webfetch::content::charset::decode;
 use webfetch::extract::extract_html;
+
+use clock::thread_cpu_ns;
 
 /// The sizes of the series, in MiB.
 const SIZES: [usize; 4] = [1, 2, 4, 8];
@@ -89,27 +93,6 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
-}
-
-/// Nanoseconds of CPU this thread has run (`CLOCK_THREAD_CPUTIME_ID`): time spent
-/// waiting for a core on a shared machine is not counted, so the figures vary far
-/// less with other processes' load than wall time does. (Not
-/// `/proc/thread-self/schedstat`: the kernel updates that only at scheduler ticks,
-/// up to 4 ms stale, which made the 1 MiB figures up to a third too low.)
-#[cfg(unix)]
-fn thread_cpu_ns() -> Option<u128> {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec for the call's duration.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    (status == 0).then(|| now.tv_sec as u128 * 1_000_000_000 + now.tv_nsec as u128)
-}
-
-#[cfg(not(unix))]
-fn thread_cpu_ns() -> Option<u128> {
-    None
 }
 
 /// Makes glibc serve every allocation over 128 KiB with fresh pages, as a one-shot

@@ -8,16 +8,22 @@
 //! cargo run --release --example extract_stages -- linearity         # corpus pages concatenated vs one by one
 //! cargo run --release --example extract_stages -- markdown OUT FILE...  # OUT/<name>.md per file
 //! cargo run --release --example extract_stages -- once PAGE MIB     # one extraction, for callgrind
+//! cargo run --release --example extract_stages -- page PAGE MIB     # that page, on stdout
+//! cargo run --release --example extract_stages -- rate FILE...      # MB/s over the files (CPU time)
 //! ```
 //!
 //! `once` builds a page of the size series of `benches/extract.rs` (`dense`,
 //! `mixed` or `repeated`, of MIB MiB) and extracts it once in [`extraction`]:
 //! `benches/instructions.sh` counts that function's instructions under callgrind,
 //! a measure of linearity that neither load nor the allocator's policy moves.
+//! `rate` is what `benches/extract_peer.sh` prints beside trafilatura's rate on the
+//! same files.
 //!
 //! Without FILE the dense 5 MiB page of `benches/extract.rs` is used. Timings go
 //! to stderr.
 
+#[path = "../benches/support/clock.rs"]
+mod clock;
 #[path = "../benches/support/pages.rs"]
 mod pages;
 
@@ -27,7 +33,9 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::{dom, extract_html, markdown, normalize_whitespace, root};
+use webfetch::extract::{
+    ExtractionMode, dom, extract_html, extract_html_with, markdown, normalize_whitespace, root,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,6 +69,12 @@ fn main() {
             eprintln!("{} {mib} MiB: {} bytes", args[1], page.len());
             black_box(extraction(black_box(&page), &url));
         }
+        Some("page") if args.len() == 3 => {
+            let mib: usize = args[2].parse().expect("MIB: a whole number");
+            std::io::Write::write_all(&mut std::io::stdout(), &series_page(&args[1], mib << 20))
+                .expect("stdout");
+        }
+        Some("rate") if args.len() >= 2 => rate(&args[1..], &url),
         Some("markdown") if args.len() >= 2 => {
             for path in &args[2..] {
                 let markdown = extract(&std::fs::read(path).expect("read"), &url);
@@ -100,6 +114,38 @@ fn series_page(name: &str, size: usize) -> Vec<u8> {
 #[inline(never)]
 fn extraction(bytes: &[u8], url: &Url) -> usize {
     extract(bytes, url).len()
+}
+
+/// MB of HTML per second of this thread's CPU time, in each extraction mode,
+/// extracting every file in turn (decode included), best of five rounds: the
+/// figures `benches/extract_peer.sh` prints beside trafilatura's.
+fn rate(paths: &[String], url: &Url) {
+    let files: Vec<Vec<u8>> = paths
+        .iter()
+        .map(|p| std::fs::read(p).unwrap_or_else(|e| panic!("{p}: {e}")))
+        .collect();
+    let bytes: usize = files.iter().map(Vec::len).sum();
+    let now = || clock::thread_cpu_ns().expect("a thread CPU clock");
+    for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+        let best = (0..5)
+            .map(|_| {
+                let start = now();
+                for file in &files {
+                    let text = decode(black_box(file), None, true).text;
+                    let markdown = extract_html_with(&text, url, mode).map(|e| e.document.markdown);
+                    black_box(markdown.ok());
+                }
+                now() - start
+            })
+            .min()
+            .unwrap_or(1);
+        println!(
+            "webfetch {}: {:.1} MB/s over {} files, {bytes} bytes",
+            mode.as_str(),
+            bytes as f64 * 1e3 / best as f64,
+            files.len()
+        );
+    }
 }
 
 /// Five runs of each stage, one line per run.
