@@ -109,12 +109,14 @@ for state in empty prefilled; do
     "$latency" "$bin" "$work/$state.toml" "$url" "$calls"
   fi
 done
+if [ -x "$latency" ] && { [ -n "${FORGE_TEST_CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null; }; then
+  echo
+  echo "## browser (force_browser over MCP, the warm standby; the first call launches cold)"
+  "$latency" "$bin" "$work/empty.toml" "$url" "$(( calls < 10 ? calls : 10 ))" browser
+fi
 peer=${WEBFETCH_E2E_PEER:-$(command -v mcp-server-fetch || true)}
 if [ -x "$latency" ] && [ -n "$peer" ]; then
   echo
   echo "## peer: $peer (robots.txt and page on every call, no cache)"
   "$latency" peer "$url" "$calls" "$peer" --allow-private-ips 2>/dev/null
-fi
-if [ -x "$latency" ] && { [ -n "${FORGE_TEST_CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null; }; then
-  "$latency" "$bin" "$work/empty.toml" "$url" "$(( calls < 10 ? calls : 10 ))" browser
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per byte of one extraction over the size series of
+# Instructions per byte (and per tree node) of one extraction over the size series of
 # benches/extract.rs (1, 2, 4 and 8 MiB of the dense page and of real pages
 # concatenated and repeated), counted by callgrind: a linearity check that
 # neither machine load nor the allocator's memory policy moves (issue 17 item 3).
@@ -23,11 +23,12 @@ for page in "${pages[@]}"; do
             --collect-atstart=no --toggle-collect='*extract_stages::extraction*' \
             "$bin" once "$page" "$mib" 2>&1)
         bytes=$(grep -oE '[0-9]+ bytes' <<<"$log" | head -1 | cut -d' ' -f1)
+        nodes=$(grep -oE '[0-9]+ nodes' <<<"$log" | head -1 | cut -d' ' -f1)
         instr=$(grep -oE 'Collected : [0-9]+' <<<"$log" | grep -oE '[0-9]+$')
         per=$(awk -v i="$instr" -v b="$bytes" 'BEGIN { printf "%.1f", i / b }')
         [ -n "$base" ] || base=$per
-        line+=$(awk -v p="$per" -v b="$base" -v m="$mib" \
-            'BEGIN { printf " %d MiB %s instr/B (%.3f)", m, p, p / b }')
+        line+=$(awk -v p="$per" -v b="$base" -v m="$mib" -v i="$instr" -v n="$nodes" \
+            'BEGIN { printf " %d MiB %s instr/B (%.3f), %.0f instr/node;", m, p, p / b, i / n }')
     done
     echo "$line"
 done

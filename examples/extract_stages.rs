@@ -66,7 +66,11 @@ fn main() {
         Some("once") if args.len() == 3 => {
             let mib: usize = args[2].parse().expect("MIB: a whole number");
             let page = series_page(&args[1], mib << 20);
-            eprintln!("{} {mib} MiB: {} bytes", args[1], page.len());
+            let nodes = dom::parse(&decode(&page, None, true).text)
+                .tree
+                .nodes()
+                .count();
+            eprintln!("{} {mib} MiB: {} bytes, {nodes} nodes", args[1], page.len());
             black_box(extraction(black_box(&page), &url));
         }
         Some("page") if args.len() == 3 => {
