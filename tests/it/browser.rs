@@ -454,6 +454,86 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
     }
 }
 
+/// Issue 15 ("no bypass by any path"): the internal address spelled every way a URL
+/// parser accepts (hex, octal, a single decimal number, the short form, IPv4-mapped
+/// IPv6 in both notations) and reached by every page-side channel that is not a
+/// plain fetch (a beacon, an event stream, a CSS `@import`, a prefetch hint): none
+/// reaches the internal server: each request is refused by the SSRF check (the
+/// beacon, a POST, earlier, as a non-GET).
+#[tokio::test]
+async fn fr_wf_11b_odd_spellings_and_side_channels_never_reach_internal() {
+    let Some(rig) = Rig::new().await else { return };
+    let server = &rig.server;
+    let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
+    serve_page(
+        server,
+        &format!(
+            r#"<style>@import url('http://127.0.0.2:{iport}/css-import');</style>
+<link rel="prefetch" href="http://127.0.0.2:{iport}/prefetch">
+<script>
+const targets = [
+  'http://0x7f.0.0.2:{iport}/hex',
+  'http://0177.0.0.2:{iport}/octal',
+  'http://2130706434:{iport}/decimal',
+  'http://127.2:{iport}/short',
+  'http://[::ffff:127.0.0.2]:{iport}/mapped',
+  'http://[::ffff:7f00:2]:{iport}/mapped-hex',
+];
+const beacon = navigator.sendBeacon('http://127.0.0.2:{iport}/beacon', 'x');
+const stream = new Promise(resolve => {{
+  const source = new EventSource('http://127.0.0.2:{iport}/events');
+  source.onmessage = () => {{ source.close(); resolve('message'); }};
+  source.onerror = () => {{ source.close(); resolve('error'); }};
+}});
+Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ document.body.innerHTML += t; }})))
+  .then(results => mark('SETTLED:' + results.map(r => r.status).join(',')))
+  .then(() => stream).then(outcome => mark('STREAM:' + outcome))
+  .then(done);
+</script>"#
+        ),
+    )
+    .await;
+    serve_done(server).await;
+
+    let settings = settings(&rig.chromium, &[rig.port, iport]);
+    let run = rig.render(settings, "/").await;
+    let page = run.page();
+    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
+    let rejected = vec!["rejected"; 6].join(",");
+    assert!(
+        has_mark(page, &format!("SETTLED:{rejected}")),
+        "{}",
+        page.html
+    );
+    assert!(has_mark(page, "STREAM:error"), "{}", page.html);
+    assert!(has_mark(page, "DONE"), "{}", page.html);
+    assert_never_contacted(&internal).await;
+    // Every request was issued, reached the SSRF check as the address it means,
+    // and was refused there (not skipped by Chromium, which would prove nothing).
+    for path in [
+        "/hex",
+        "/octal",
+        "/decimal",
+        "/short",
+        "/mapped",
+        "/mapped-hex",
+        "/events",
+        "/css-import",
+        "/prefetch",
+    ] {
+        assert!(
+            !log_lines(&run.logs, "ssrf_blocked", &format!(":{iport}{path}")).is_empty(),
+            "no ssrf_blocked event for {path} in:\n{}",
+            run.logs
+        );
+    }
+    assert!(!log_lines(&run.logs, "ssrf_blocked", "::ffff:127.0.0.2").is_empty());
+    // A beacon is a POST: refused before any address is looked at.
+    let beacon = format!(":{iport}/beacon");
+    assert!(!log_lines(&run.logs, "non_get_blocked", &beacon).is_empty());
+    assert!(page.blocked_non_get);
+}
+
 #[tokio::test]
 async fn it_wf_br_04_xhr_and_fetch_to_localhost_are_blocked() {
     let Some(rig) = Rig::new().await else { return };
