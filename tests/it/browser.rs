@@ -456,8 +456,9 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
 
 /// Issue 15 ("no bypass by any path"): the internal address spelled every way a URL
 /// parser accepts (hex, octal, a single decimal number, the short form, IPv4-mapped
-/// IPv6 in both notations) and reached by every page-side channel that is not a
-/// plain fetch (a beacon, an event stream, a CSS `@import`, a prefetch hint): none
+/// IPv6 in both notations), behind a same-origin redirect, and reached by every
+/// page-side channel that is not a plain fetch (a beacon, an event stream, a CSS
+/// `@import`, a prefetch hint): none
 /// reaches the internal server: each request is refused by the SSRF check (the
 /// beacon, a POST, earlier, as a non-GET).
 #[tokio::test]
@@ -478,6 +479,7 @@ const targets = [
   'http://127.2:{iport}/short',
   'http://[::ffff:127.0.0.2]:{iport}/mapped',
   'http://[::ffff:7f00:2]:{iport}/mapped-hex',
+  '/hop',
 ];
 const beacon = navigator.sendBeacon('http://127.0.0.2:{iport}/beacon', 'x');
 const stream = new Promise(resolve => {{
@@ -493,13 +495,16 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
         ),
     )
     .await;
+    // A same-origin hop that redirects to the internal address.
+    let to = format!("http://127.0.0.2:{iport}/redirected");
+    redirect(server, "/hop", 302, &to).await;
     serve_done(server).await;
 
     let settings = settings(&rig.chromium, &[rig.port, iport]);
     let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
-    let rejected = vec!["rejected"; 6].join(",");
+    let rejected = vec!["rejected"; 7].join(",");
     assert!(
         has_mark(page, &format!("SETTLED:{rejected}")),
         "{}",
@@ -528,6 +533,14 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
         );
     }
     assert!(!log_lines(&run.logs, "ssrf_blocked", "::ffff:127.0.0.2").is_empty());
+    // The redirect is followed by the interceptor, hop by hop through the SSRF
+    // check: the block names the request and the hop's address.
+    let hop = log_lines(&run.logs, "ssrf_blocked", &format!(":{}/hop", rig.port));
+    assert!(
+        hop.iter().any(|l| l.contains("blocked_ip=127.0.0.2")),
+        "{}",
+        run.logs
+    );
     // A beacon is a POST: refused before any address is looked at.
     let beacon = format!(":{iport}/beacon");
     assert!(!log_lines(&run.logs, "non_get_blocked", &beacon).is_empty());
