@@ -504,7 +504,7 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
     let run = rig.render(settings, "/").await;
     let page = run.page();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
-    let rejected = vec!["rejected"; 7].join(",");
+    let rejected = ["rejected"; 7].join(",");
     assert!(
         has_mark(page, &format!("SETTLED:{rejected}")),
         "{}",
