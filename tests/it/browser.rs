@@ -458,9 +458,10 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
 /// parser accepts (hex, octal, a single decimal number, the short form, IPv4-mapped
 /// IPv6 in both notations), behind a same-origin redirect, and reached by every
 /// page-side channel that is not a plain fetch (a beacon, an event stream, a CSS
-/// `@import`, a prefetch hint): none
-/// reaches the internal server: each request is refused by the SSRF check (the
-/// beacon, a POST, earlier, as a non-GET).
+/// `@import`, a prefetch hint, `<object>`, `<embed>`, a video poster, an SVG
+/// image): none reaches the internal server. Each request is refused by the SSRF
+/// check, except those refused earlier: images by type, the beacon (a POST) as a
+/// non-GET.
 #[tokio::test]
 async fn fr_wf_11b_odd_spellings_and_side_channels_never_reach_internal() {
     let Some(rig) = Rig::new().await else { return };
@@ -471,6 +472,10 @@ async fn fr_wf_11b_odd_spellings_and_side_channels_never_reach_internal() {
         &format!(
             r#"<style>@import url('http://127.0.0.2:{iport}/css-import');</style>
 <link rel="prefetch" href="http://127.0.0.2:{iport}/prefetch">
+<object data="http://127.0.0.2:{iport}/object"></object>
+<embed src="http://127.0.0.2:{iport}/embed">
+<video poster="http://127.0.0.2:{iport}/poster"></video>
+<svg><image href="http://127.0.0.2:{iport}/svg-image"/></svg>
 <script>
 const targets = [
   'http://0x7f.0.0.2:{iport}/hex',
@@ -522,6 +527,8 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
         "/short",
         "/mapped",
         "/mapped-hex",
+        "/object",
+        "/embed",
         "/events",
         "/css-import",
         "/prefetch",
@@ -541,6 +548,15 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
         "{}",
         run.logs
     );
+    // Images (a video poster, an SVG image) are refused by type (FR-WF-11g) first.
+    for path in ["/poster", "/svg-image"] {
+        let at = format!(":{iport}{path}");
+        assert!(
+            !log_lines(&run.logs, "resource_blocked", &at).is_empty(),
+            "{}",
+            run.logs
+        );
+    }
     // A beacon is a POST: refused before any address is looked at.
     let beacon = format!(":{iport}/beacon");
     assert!(!log_lines(&run.logs, "non_get_blocked", &beacon).is_empty());
