@@ -4,12 +4,13 @@
 # article-extraction corpus, then over the dense synthetic page of
 # benches/extract.rs (1 MiB). MB of HTML per second of one thread's CPU time.
 # Needs the corpus (WEBFETCH_CORPUS_DIR) and trafilatura (`pip install
-# trafilatura`; PYTHON names the interpreter that has it).
+# trafilatura lxml_html_clean`: lxml 6 no longer bundles the cleaner trafilatura
+# imports; PYTHON names the interpreter that has them).
 #   bash benches/extract_peer.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
-"$python" -c 'import trafilatura' 2>/dev/null || { echo "needs trafilatura for $python" >&2; exit 1; }
+"$python" -c 'import trafilatura' 2>/dev/null || { echo "needs trafilatura and lxml_html_clean for $python" >&2; exit 1; }
 corpus=${WEBFETCH_CORPUS_DIR:-../shared/corpus/article-extraction}/html
 ls "$corpus"/*.html.gz >/dev/null 2>&1 || { echo "no corpus at $corpus" >&2; exit 1; }
 cargo build --release --quiet --example extract_stages
