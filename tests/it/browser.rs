@@ -307,11 +307,17 @@ async fn assert_never_contacted(server: &MockServer) {
     );
 }
 
-/// A helper script for pages: `mark(text)` appends a `<p>` to the body and
-/// `done()` requests `/done`, whose answer the network-idle wait then waits for.
+/// A helper script for pages: `mark(text)` appends a `<p>` to the body,
+/// `done()` requests `/done`, whose answer the network-idle wait then waits for,
+/// and `settle(urls)` fetches every URL, pastes what comes back into the body and
+/// marks `SETTLED:` with each fetch's outcome.
 const HELPERS: &str = r#"<script>
 function mark(t) { const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }
 function done() { return fetch('/done').then(() => mark('DONE'), () => mark('DONE-FAILED')); }
+function settle(urls) {
+  return Promise.allSettled(urls.map(u => fetch(u).then(r => r.text()).then(t => { document.body.innerHTML += t; })))
+    .then(results => mark('SETTLED:' + results.map(r => r.status).join(',')));
+}
 </script>"#;
 
 fn html_page(body: &str) -> String {
@@ -389,6 +395,14 @@ fetch('/api/data', { headers: { 'Accept': 'application/json' } })
 }
 
 /// Lines of the captured log that mention `event` and `needle`.
+/// Asserts that some `event` log line contains `needle`.
+fn assert_logged(logs: &str, event: &str, needle: &str) {
+    assert!(
+        !log_lines(logs, event, needle).is_empty(),
+        "no {event} event naming {needle:?} in:\n{logs}"
+    );
+}
+
 fn log_lines<'a>(logs: &'a str, event: &str, needle: &str) -> Vec<&'a str> {
     logs.lines()
         .filter(|l| {
@@ -417,8 +431,7 @@ const targets = [
   'http://mapped.test/x',
   'http://169.254.169.254/latest/meta-data/',
 ];
-Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ document.body.innerHTML += t; }})))
-  .then(results => mark('SETTLED:' + results.map(r => r.status).join(','))).then(done);
+settle(targets).then(done);
 </script>"#
         ),
     )
@@ -446,11 +459,7 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
         "10.0.0.1",
         "::ffff:10.0.0.1",
     ] {
-        assert!(
-            !log_lines(&run.logs, "ssrf_blocked", ip).is_empty(),
-            "no ssrf_blocked event for {ip} in:\n{}",
-            run.logs
-        );
+        assert_logged(&run.logs, "ssrf_blocked", ip);
     }
 }
 
@@ -492,8 +501,7 @@ const stream = new Promise(resolve => {{
   source.onmessage = () => {{ source.close(); resolve('message'); }};
   source.onerror = () => {{ source.close(); resolve('error'); }};
 }});
-Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ document.body.innerHTML += t; }})))
-  .then(results => mark('SETTLED:' + results.map(r => r.status).join(',')))
+settle(targets)
   .then(() => stream).then(outcome => mark('STREAM:' + outcome))
   .then(done);
 </script>"#
@@ -533,13 +541,9 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
         "/css-import",
         "/prefetch",
     ] {
-        assert!(
-            !log_lines(&run.logs, "ssrf_blocked", &format!(":{iport}{path}")).is_empty(),
-            "no ssrf_blocked event for {path} in:\n{}",
-            run.logs
-        );
+        assert_logged(&run.logs, "ssrf_blocked", &format!(":{iport}{path}"));
     }
-    assert!(!log_lines(&run.logs, "ssrf_blocked", "::ffff:127.0.0.2").is_empty());
+    assert_logged(&run.logs, "ssrf_blocked", "::ffff:127.0.0.2");
     // The redirect is followed by the interceptor, hop by hop through the SSRF
     // check: the block names the request and the hop's address.
     let hop = log_lines(&run.logs, "ssrf_blocked", &format!(":{}/hop", rig.port));
@@ -550,16 +554,10 @@ Promise.allSettled(targets.map(u => fetch(u).then(r => r.text()).then(t => {{ do
     );
     // Images (a video poster, an SVG image) are refused by type (FR-WF-11g) first.
     for path in ["/poster", "/svg-image"] {
-        let at = format!(":{iport}{path}");
-        assert!(
-            !log_lines(&run.logs, "resource_blocked", &at).is_empty(),
-            "{}",
-            run.logs
-        );
+        assert_logged(&run.logs, "resource_blocked", &format!(":{iport}{path}"));
     }
     // A beacon is a POST: refused before any address is looked at.
-    let beacon = format!(":{iport}/beacon");
-    assert!(!log_lines(&run.logs, "non_get_blocked", &beacon).is_empty());
+    assert_logged(&run.logs, "non_get_blocked", &format!(":{iport}/beacon"));
     assert!(page.blocked_non_get);
 }
 
@@ -591,13 +589,8 @@ xhr.send();
     assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
     assert!(has_mark(page, "XHR-BLOCKED"), "{}", page.html);
     assert_never_contacted(&internal).await;
-    let blocked = log_lines(&run.logs, "port_blocked", &format!("127.0.0.1:{iport}"));
-    assert!(
-        !blocked.is_empty(),
-        "no block event for 127.0.0.1 in:\n{}",
-        run.logs
-    );
-    assert!(!log_lines(&run.logs, "port_blocked", &format!("localhost:{iport}")).is_empty());
+    assert_logged(&run.logs, "port_blocked", &format!("127.0.0.1:{iport}"));
+    assert_logged(&run.logs, "port_blocked", &format!("localhost:{iport}"));
 }
 
 #[tokio::test]
@@ -1164,16 +1157,8 @@ load('A', () => load('BIG', () => load('B', () => load('C', done))));
     assert!(!paths.contains(&"/C.js".to_owned()), "{paths:?}");
     assert!(!paths.contains(&"/done".to_owned()), "{paths:?}");
     assert!(paths.contains(&"/BIG.js".to_owned()), "{paths:?}");
-    assert!(
-        !log_lines(&run.logs, "subresource_budget_exceeded", "").is_empty(),
-        "{}",
-        run.logs
-    );
-    assert!(
-        !log_lines(&run.logs, "subresource_too_large", "BIG.js").is_empty(),
-        "{}",
-        run.logs
-    );
+    assert_logged(&run.logs, "subresource_budget_exceeded", "");
+    assert_logged(&run.logs, "subresource_too_large", "BIG.js");
 }
 
 #[tokio::test]
