@@ -7,6 +7,10 @@
 //! after the first call and every tenth of the run, then the growth from the
 //! first tenth to the end.
 
+#[path = "../benches/support/proc_status.rs"]
+mod proc_status;
+
+use proc_status::ProcStatus;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
@@ -14,16 +18,8 @@ use serde_json::json;
 
 /// `VmRSS` and `VmHWM` of process `pid`, in KiB.
 fn rss_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let status = ProcStatus::of(pid);
+    (status.field("VmRSS"), status.field("VmHWM"))
 }
 
 #[tokio::main]

@@ -19,10 +19,14 @@
 //! Exits non-zero on any wrong response or leftover; the curve is for a human (a
 //! flat line is the expectation, and growth is reported, not asserted).
 
+#[path = "../benches/support/proc_status.rs"]
+mod proc_status;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use proc_status::ProcStatus;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -259,16 +263,9 @@ fn check(case: &Case, is_error: bool, text: &str) -> Option<String> {
 
 /// RSS (KiB), open descriptors and threads of `pid`.
 fn sample(pid: u32) -> (u64, usize, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    };
+    let status = ProcStatus::of(pid);
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
-    (field("VmRSS:"), fds, field("Threads:"))
+    (status.field("VmRSS"), fds, status.field("Threads"))
 }
 
 /// The pid of the process whose command line names `config`.

@@ -12,7 +12,12 @@
 //! Run it once per question: a stage's figure depends on what ran before it in
 //! the process. Everything goes to stderr.
 
+#[path = "../benches/support/proc_status.rs"]
+mod proc_status;
+
 use std::time::Instant;
+
+use proc_status::ProcStatus;
 
 use webfetch::config;
 use webfetch::tokens::{Cl100k, TokenCounter};
@@ -20,16 +25,8 @@ use webfetch::tool::WebFetchTool;
 
 /// `VmRSS` and `VmHWM` (current and peak resident set) in KiB.
 fn rss_kib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let status = ProcStatus::of("self");
+    (status.field("VmRSS"), status.field("VmHWM"))
 }
 
 fn stage<T>(name: &str, f: impl FnOnce() -> T) -> T {
