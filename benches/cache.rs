@@ -126,15 +126,16 @@ fn bench(c: &mut Criterion) {
         });
 
         let mut now = ticking(start + Duration::days(2));
+        // A key never written before, for the writes that add an entry.
         let fresh = Cell::new(0u64);
+        let new_key = || {
+            fresh.set(fresh.get() + 1);
+            url(&format!("new/{}", fresh.get()))
+        };
         group.bench_with_input(BenchmarkId::new("write_evict_1k", n), &n, |b, _| {
             b.iter(|| {
-                let i = fresh.get() + 1;
-                fresh.set(i);
                 let at = now();
-                cache
-                    .put(&url(&format!("new/{i}")), HTTP, &small, at, at)
-                    .unwrap()
+                cache.put(&new_key(), HTTP, &small, at, at).unwrap()
             })
         });
 
@@ -142,13 +143,9 @@ fn bench(c: &mut Criterion) {
         let mut now = ticking(start + Duration::days(3));
         group.bench_with_input(BenchmarkId::new("cold_write_1k", n), &n, |b, _| {
             b.iter(|| {
-                let i = fresh.get() + 1;
-                fresh.set(i);
                 let at = now();
                 let handle = DiskCache::open(&cold).unwrap();
-                handle
-                    .put(&url(&format!("new/{i}")), HTTP, &small, at, at)
-                    .unwrap()
+                handle.put(&new_key(), HTTP, &small, at, at).unwrap()
             })
         });
 
@@ -159,13 +156,9 @@ fn bench(c: &mut Criterion) {
                     let _ = std::fs::remove_file(cache.dir().join(".webfetch-ledger"));
                 },
                 |()| {
-                    let i = fresh.get() + 1;
-                    fresh.set(i);
                     let at = now();
                     let handle = DiskCache::open(&cold).unwrap();
-                    handle
-                        .put(&url(&format!("new/{i}")), HTTP, &small, at, at)
-                        .unwrap()
+                    handle.put(&new_key(), HTTP, &small, at, at).unwrap()
                 },
                 criterion::BatchSize::PerIteration,
             )
