@@ -11,10 +11,14 @@
 //! allow-all and every other path with FILE as `text/html` (HTTP/1.1, one request
 //! per connection, a deep accept backlog, so the upstream is not what is measured).
 
+#[path = "../benches/support/request_head.rs"]
+mod request_head;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use request_head::read_head;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// One request over a fresh connection; whether the status was 200.
@@ -43,14 +47,9 @@ async fn upstream(file: &str) {
             continue;
         };
         tokio::spawn(async move {
-            let mut head = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
+            let Some(head) = read_head(&mut stream).await else {
+                return;
+            };
             let robots = head.starts_with(b"GET /robots.txt ");
             let (kind, body): (&str, &[u8]) = if robots {
                 ("text/plain", b"User-agent: *\nAllow: /\n")

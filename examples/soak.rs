@@ -21,19 +21,22 @@
 
 #[path = "../benches/support/proc_status.rs"]
 mod proc_status;
+#[path = "../benches/support/request_head.rs"]
+mod request_head;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use proc_status::ProcStatus;
+use request_head::read_head;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// Downloads above this are `response_too_large`.
 const MAX_DOWNLOAD: usize = 256 * 1024;
@@ -63,14 +66,9 @@ async fn site(robots_down: bool) -> u16 {
 }
 
 async fn answer(mut stream: tokio::net::TcpStream, robots_down: bool) {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
+    let Some(head) = read_head(&mut stream).await else {
+        return;
+    };
     let line = String::from_utf8_lossy(&head);
     let path = line.split(' ').nth(1).unwrap_or("/").to_owned();
     let reply = |status: &str, kind: &str, body: Vec<u8>, extra: &str| {
