@@ -166,19 +166,7 @@ mod tests {
 
     #[test]
     fn every_span_of_tricky_texts_counts_exactly() {
-        for text in [
-            "",
-            "a",
-            "Hello, world! It's 2026-01-10; we'll see.\n\nNext para.",
-            "end.\n\n\n  - item\n\t\tcode   \n \n",
-            "x   \n   \r\n\r\n  y  z\u{a0}\u{a0}w\u{3000}\n",
-            "'s'S'LL'Ve 123456 1.5e10 ''' don't",
-            "日本語のテキスト。中文！😀👨\u{200d}👩\u{200d}👧 e\u{301}",
-            "    fn main() {\n        println!(\"hi\");\n    }\n```\n",
-            "aaaa                                                        b",
-            "\n\n\n\n\n\n\n\n x\n\n\n\n\n\n\n",
-            "||||----====####    ....!!!!????\n\n",
-        ] {
+        for text in super::super::pretokenize::TRICKY_TEXTS {
             check_all_spans(text);
         }
     }

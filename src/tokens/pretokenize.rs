@@ -215,6 +215,28 @@ fn run(text: &str, from: usize, keep: impl Fn(Kind, char) -> bool) -> usize {
         .map_or(text.len(), |(i, _)| from + i)
 }
 
+/// Texts at the edges of the cl100k pattern (contractions, Unicode classes,
+/// whitespace runs before a non-space), for this module's and the index's tests.
+#[cfg(test)]
+pub(crate) const TRICKY_TEXTS: &[&str] = &[
+    "",
+    "a",
+    "Hello, world! It's 2026-01-10; we'll see.\n\nNext para.",
+    "end.\n\n\n  - item\n\t\tcode   \n \n",
+    "x   \n   \r\n\r\n  y  z\u{a0}\u{a0}w\u{3000}\n",
+    "'s'S'LL'Ve 123456 1.5e10 ''' don't 'ſ 'Re 'rE 'lL 'x '",
+    "日本語のテキスト。中文！😀👨\u{200d}👩\u{200d}👧 e\u{301}",
+    "    fn main() {\n        println!(\"hi\");\n    }\n```\n",
+    "aaaa                                                        b",
+    "\n\n\n\n\n\n\n\n x\n\n\n\n\n\n\n",
+    "||||----====####    ....!!!!????\n\n",
+    " !\r\n !!\n\r  \u{85}x\u{85}\u{85}",
+    "   ",
+    " ",
+    "\u{a0}a \u{2003}b \tc\t\n",
+    "12345678 ٣٤٥٦ Ⅻ ½¾ x²",
+];
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -240,24 +262,7 @@ mod tests {
 
     #[test]
     fn pieces_equal_the_compiled_pattern_on_tricky_texts() {
-        for text in [
-            "",
-            "a",
-            "Hello, world! It's 2026-01-10; we'll see.\n\nNext para.",
-            "end.\n\n\n  - item\n\t\tcode   \n \n",
-            "x   \n   \r\n\r\n  y  z\u{a0}\u{a0}w\u{3000}\n",
-            "'s'S'LL'Ve 123456 1.5e10 ''' don't 'ſ 'Re 'rE 'lL 'x '",
-            "日本語のテキスト。中文！😀👨\u{200d}👩\u{200d}👧 e\u{301}",
-            "    fn main() {\n        println!(\"hi\");\n    }\n```\n",
-            "aaaa                                                        b",
-            "\n\n\n\n\n\n\n\n x\n\n\n\n\n\n\n",
-            "||||----====####    ....!!!!????\n\n",
-            " !\r\n !!\n\r  \u{85}x\u{85}\u{85}",
-            "   ",
-            " ",
-            "\u{a0}a \u{2003}b \tc\t\n",
-            "12345678 ٣٤٥٦ Ⅻ ½¾ x²",
-        ] {
+        for text in TRICKY_TEXTS {
             assert_eq!(split(text).collect::<Vec<_>>(), reference(text), "{text:?}");
         }
     }
