@@ -190,6 +190,14 @@ async fn trickle_error(head: &'static [u8], tail: u8) -> FetchError {
     failing_fetch(config, cache.path(), &page(site)).await
 }
 
+/// A `timeout` at the 1 s budget of these tests, in `phase`.
+fn assert_timed_out_in(error: &FetchError, phase: &str) {
+    assert_code(error, ErrorCode::Timeout);
+    let details = error.details_json();
+    assert_eq!(details["phase"], phase, "{}", error.to_json());
+    assert_eq!(details["timeout_ms"], 1000);
+}
+
 #[tokio::test]
 async fn trickled_body_times_out_at_the_budget_in_phase_response() {
     let error = trickle_error(
@@ -197,28 +205,14 @@ async fn trickled_body_times_out_at_the_budget_in_phase_response() {
         b'a',
     )
     .await;
-    assert_code(&error, ErrorCode::Timeout);
-    assert_eq!(
-        error.details_json()["phase"],
-        "response",
-        "{}",
-        error.to_json()
-    );
-    assert_eq!(error.details_json()["timeout_ms"], 1000);
+    assert_timed_out_in(&error, "response");
 }
 
 #[tokio::test]
 async fn trickled_headers_time_out_at_the_budget_in_phase_request() {
     // A header line that never ends: the response head is never complete.
     let error = trickle_error(b"HTTP/1.1 200 OK\r\nX-Slow: ", b'a').await;
-    assert_code(&error, ErrorCode::Timeout);
-    assert_eq!(
-        error.details_json()["phase"],
-        "request",
-        "{}",
-        error.to_json()
-    );
-    assert_eq!(error.details_json()["timeout_ms"], 1000);
+    assert_timed_out_in(&error, "request");
 }
 
 // ---------------------------------------------------------------- CLI helpers
