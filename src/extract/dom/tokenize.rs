@@ -75,19 +75,19 @@ const MAX_CHAIN: u32 = 32;
 /// input when nothing changes.
 fn bound_attribute_chains(html: &str) -> Cow<'_, str> {
     let bytes = html.as_bytes();
-    // The deepest row (attributes so far) ending in each state; 0 is none.
+    // The deepest row ending in each state at this byte, counted in the `=`
+    // before each value; 0 is none. Rows may start at any byte in any state.
     let (mut value, mut after_quote, mut before_name, mut name, mut before_value) =
         (0u32, 0u32, 0u32, 0u32, 0u32);
     let mut breaks = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         if after_quote | before_name | name | before_value == 0 {
-            // Only a `"` starts or continues a row, and only a `"` or `&` ends a
-            // value: skip to the next one.
+            // Only a `=` starts a row; only `"` and `&` end a value.
             let next = if value == 0 {
-                memchr::memchr(b'"', &bytes[i..])
+                memchr::memchr(b'=', &bytes[i..])
             } else {
-                memchr::memchr2(b'"', b'&', &bytes[i..])
+                memchr::memchr3(b'"', b'&', b'=', &bytes[i..])
             };
             match next {
                 Some(offset) => i += offset,
@@ -95,17 +95,16 @@ fn bound_attribute_chains(html: &str) -> Cow<'_, str> {
             }
         }
         let mut byte = bytes[i];
-        let space = matches!(byte, b'\t' | b'\n' | b'\x0C' | b'\r' | b' ');
-        if space && after_quote >= MAX_CHAIN {
+        if after_quote >= MAX_CHAIN && matches!(byte, b'\t' | b'\n' | b'\x0C' | b'\r' | b' ') {
             breaks.push(i);
             byte = b'/';
         }
         (value, after_quote, before_name, name, before_value) = match byte {
-            b'"' => (before_value + 1, value, 0, before_name.max(name), 0),
+            b'"' => (before_value, value, 0, before_name.max(name), 0),
             b'\t' | b'\n' | b'\x0C' | b'\r' | b' ' => {
                 (value, 0, after_quote.max(before_name), 0, before_value)
             }
-            b'=' => (value, 0, 0, 0, name),
+            b'=' => (value, 0, 0, 0, name + 1),
             b'/' | b'>' => (value, 0, 0, 0, 0),
             b'&' => (0, 0, 0, before_name.max(name), 0),
             _ => (value, 0, 0, before_name.max(name), 0),
@@ -184,13 +183,16 @@ impl<'a, S: TokenSink> Feed<'a, S> {
             return;
         }
         let text = std::mem::take(&mut self.text);
-        for (i, run) in text.split(|&b| b == 0).enumerate() {
-            if i > 0 {
-                self.send(Token::NullCharacterToken);
+        let mut start = 0;
+        for nul in memchr::memchr_iter(0, &text) {
+            if nul > start {
+                self.send(Token::CharacterTokens(tendril(&text[start..nul])));
             }
-            if !run.is_empty() {
-                self.send(Token::CharacterTokens(tendril(run)));
-            }
+            self.send(Token::NullCharacterToken);
+            start = nul + 1;
+        }
+        if start < text.len() {
+            self.send(Token::CharacterTokens(tendril(&text[start..])));
         }
         self.text = text;
         self.text.clear();
