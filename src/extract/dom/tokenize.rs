@@ -620,4 +620,25 @@ mod tests {
             assert_eq!(tokens[0].matches(" a").count(), MAX_ATTRIBUTES, "{form}");
         }
     }
+
+    /// No markup, repeated, nests html5gum's calls without bound: each of these
+    /// twenty thousand times over tokenizes on a thread with a 1 MiB stack.
+    #[test]
+    fn repeated_markup_fits_a_small_stack() {
+        let patterns = [
+            "<a b=\"c\" ", "a=\"\" ", "<a b\"c=\"d\" ", "=\"", "\"", "<a ", "<a b='c' ",
+            "<a b=c ", " b=\"&\" ", "<p\t=\"x\"", "</a ", "</", "<a/", "<!--", "<!-- -- ",
+            "&amp;", "&#x41;", "<![CDATA[", "<svg><![CDATA[x]]>", "<!DOCTYPE a PUBLIC \"x\" ",
+            "<script><!--<script>",
+        ];
+        for pattern in patterns {
+            let html = pattern.repeat(20_000);
+            let tokenized = std::thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn(move || tokens_of(&html).last().cloned())
+                .expect("thread")
+                .join();
+            assert_eq!(tokenized.ok().flatten().as_deref(), Some("EOF"), "{pattern:?}");
+        }
+    }
 }
