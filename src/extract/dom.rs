@@ -317,7 +317,7 @@ enum Counting {
     /// Only when the bound says a cap may be reached (what [`parse`] does).
     Bounded,
     /// Before every start tag: the reference the bounded mode must agree with.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "internals"))]
     Always,
 }
 
@@ -346,9 +346,46 @@ fn parse_within(html: &str, counting: Counting, budget: usize, scripting: bool) 
     }
 }
 
+/// The trees html5gum's and html5ever's tokenizers build from `html` (through
+/// the same tree builder, counting before every start tag), written out node by
+/// node: the `tokenizers` fuzz target checks that they agree.
+#[cfg(feature = "internals")]
+pub fn outlines_of_both_tokenizers(html: &str) -> [String; 2] {
+    let budget = element_budget(html.len());
+    [
+        full_outline(&parse_within(html, Counting::Always, budget, true)),
+        full_outline(&parse_within_html5ever(html, budget, true)),
+    ]
+}
+
+/// Every node with everything the tree keeps of it (namespace, attributes,
+/// classification), in document order.
+#[cfg(any(test, feature = "internals"))]
+fn full_outline(doc: &Document) -> String {
+    let mut out = String::new();
+    for edge in doc.root().traverse() {
+        if let ego_tree::iter::Edge::Open(node) = edge {
+            let depth = node.ancestors().count();
+            // A tendril's `Debug` shows how it is stored: print the text alone.
+            match node.value() {
+                Node::Text(text) => out.push_str(&format!("{depth} {:?}\n", &**text)),
+                Node::Element(e) => {
+                    let attrs: Vec<(Attr, &str)> = e.attrs.iter().map(|(a, v)| (*a, &**v)).collect();
+                    out.push_str(&format!(
+                        "{depth} {:?} {:?} {:?} removed={} {attrs:?}\n",
+                        e.name.ns, e.name.local, e.tag, e.removed
+                    ));
+                }
+                node => out.push_str(&format!("{depth} {node:?}\n")),
+            }
+        }
+    }
+    out
+}
+
 /// [`parse_within`] with html5ever's own tokenizer: the reference the html5gum
 /// tokenizer ([`tokenize`]) must agree with.
-#[cfg(test)]
+#[cfg(any(test, feature = "internals"))]
 fn parse_within_html5ever(html: &str, budget: usize, scripting: bool) -> Document {
     use html5ever::TokenizerResult;
     use html5ever::tokenizer::{BufferQueue, Tokenizer, TokenizerOpts};
@@ -1021,23 +1058,6 @@ mod tests {
                     Node::Document | Node::Other => "#".to_owned(),
                 };
                 out.push_str(&format!("{depth} {label}\n"));
-            }
-        }
-        out
-    }
-
-    /// Every node with everything the tree keeps of it (namespace, attributes,
-    /// classification), in document order.
-    fn full_outline(doc: &Document) -> String {
-        let mut out = String::new();
-        for edge in doc.root().traverse() {
-            if let ego_tree::iter::Edge::Open(node) = edge {
-                let depth = node.ancestors().count();
-                // A tendril's `Debug` shows how it is stored: print the text alone.
-                match node.value() {
-                    Node::Text(text) => out.push_str(&format!("{depth} {:?}\n", &**text)),
-                    node => out.push_str(&format!("{depth} {node:?}\n")),
-                }
             }
         }
         out
