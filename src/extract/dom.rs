@@ -329,21 +329,9 @@ fn parse_counting(html: &str, counting: Counting, scripting: bool) -> Document {
 /// tree builder, the rest flat. With `scripting` off, `<noscript>` content is
 /// markup (article mode); with it on, raw text.
 fn parse_within(html: &str, counting: Counting, budget: usize, scripting: bool) -> Document {
-    let sink = Sink::new(budget, node_estimate(html));
-    let builder = TreeBuilder::new(
-        sink,
-        TreeBuilderOpts {
-            // `<noscript>` is boilerplate in SRD mode; with scripting on its
-            // content is raw text and cannot leak markup into the page.
-            scripting_enabled: scripting,
-            ..TreeBuilderOpts::default()
-        },
-    );
-    let limiter = Limiter::new(builder, counting);
+    let limiter = Limiter::for_input(html, counting, budget, scripting);
     tokenize::run(html, &limiter);
-    Document {
-        tree: limiter.builder.sink.tree.into_inner(),
-    }
+    limiter.into_document()
 }
 
 /// The trees html5gum's and html5ever's tokenizers build from `html` (through
@@ -390,16 +378,8 @@ fn parse_within_html5ever(html: &str, budget: usize, scripting: bool) -> Documen
     use html5ever::TokenizerResult;
     use html5ever::tokenizer::{BufferQueue, Tokenizer, TokenizerOpts};
 
-    let sink = Sink::new(budget, node_estimate(html));
-    let builder = TreeBuilder::new(
-        sink,
-        TreeBuilderOpts {
-            scripting_enabled: scripting,
-            ..TreeBuilderOpts::default()
-        },
-    );
     let tokenizer = Tokenizer::new(
-        Limiter::new(builder, Counting::Always),
+        Limiter::for_input(html, Counting::Always, budget, scripting),
         TokenizerOpts::default(),
     );
     let input = BufferQueue::default();
@@ -408,9 +388,7 @@ fn parse_within_html5ever(html: &str, budget: usize, scripting: bool) -> Documen
     // `<meta charset>` reports an encoding (the text is already decoded): go on.
     while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
     tokenizer.end();
-    Document {
-        tree: tokenizer.sink.builder.sink.tree.into_inner(),
-    }
+    tokenizer.sink.into_document()
 }
 
 /// The nodes the tree of `html` will about hold, to size the arena once: one per
@@ -500,6 +478,30 @@ struct Count {
 const HANDLES_PER_ELEMENT: usize = 3;
 
 impl Limiter {
+    /// The tree builder and its filter for `html`: `budget` elements built by the
+    /// tree builder, the rest flat; with `scripting` off, `<noscript>` content is
+    /// markup (article mode), with it on, raw text.
+    fn for_input(html: &str, counting: Counting, budget: usize, scripting: bool) -> Limiter {
+        let sink = Sink::new(budget, node_estimate(html));
+        let builder = TreeBuilder::new(
+            sink,
+            TreeBuilderOpts {
+                // `<noscript>` is boilerplate in SRD mode; with scripting on its
+                // content is raw text and cannot leak markup into the page.
+                scripting_enabled: scripting,
+                ..TreeBuilderOpts::default()
+            },
+        );
+        Limiter::new(builder, counting)
+    }
+
+    /// The tree built, once the input has ended.
+    fn into_document(self) -> Document {
+        Document {
+            tree: self.builder.sink.tree.into_inner(),
+        }
+    }
+
     fn new(builder: TreeBuilder<NodeId, Sink>, counting: Counting) -> Limiter {
         Limiter {
             builder,
