@@ -71,12 +71,12 @@ const MAX_CHAIN: u32 = 32;
 /// `/`. Inside a tag that changes no token: after a quoted value, `/` goes to
 /// the self-closing state, which, not followed by `>`, goes back to "before
 /// attribute name" (a parse error nobody reads). Elsewhere it changes one space
-/// in 32 in text that looks like such a tag, which no real page has. Borrows the
+/// in 32 in text that looks like such a tag, which real pages do not have. Borrows the
 /// input when nothing changes.
 fn bound_attribute_chains(html: &str) -> Cow<'_, str> {
     let bytes = html.as_bytes();
-    // The deepest row ending in each state at this byte, counted in the `=`
-    // before each value; 0 is none. Rows may start at any byte in any state.
+    // The deepest row ending in each state at this byte, counting the `=` before
+    // each value; 0 is none. A row may start at any byte, in any state.
     let (mut value, mut after_quote, mut before_name, mut name, mut before_value) =
         (0u32, 0u32, 0u32, 0u32, 0u32);
     let mut breaks = Vec::new();
@@ -104,7 +104,7 @@ fn bound_attribute_chains(html: &str) -> Cow<'_, str> {
             b'\t' | b'\n' | b'\x0C' | b'\r' | b' ' => {
                 (value, 0, after_quote.max(before_name), 0, before_value)
             }
-            b'=' => (value, 0, 0, 0, name + 1),
+            b'=' => (value, 0, 0, 0, name.saturating_add(1)),
             b'/' | b'>' => (value, 0, 0, 0, 0),
             b'&' => (0, 0, 0, before_name.max(name), 0),
             _ => (value, 0, 0, before_name.max(name), 0),
@@ -132,7 +132,7 @@ struct Draft {
     had_duplicate_attributes: bool,
     /// Attributes met so far, kept or not (the cap counts these).
     met: usize,
-    /// The attribute being read, if any: its name, and its value so far.
+    /// Whether an attribute is being read, and its name and value so far.
     reading: bool,
     attr_name: Vec<u8>,
     attr_value: Vec<u8>,
