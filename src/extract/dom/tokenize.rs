@@ -207,7 +207,11 @@ impl<'a, S: TokenSink> Feed<'a, S> {
             return;
         }
         tag.met += 1;
-        if tag.met > MAX_ATTRIBUTES && !READ_ATTRIBUTES.contains(&&*text(&tag.attr_name)) {
+        if tag.met > MAX_ATTRIBUTES
+            && !READ_ATTRIBUTES
+                .iter()
+                .any(|read| read.as_bytes() == tag.attr_name)
+        {
             return;
         }
         let name = LocalName::from(text(&tag.attr_name));
