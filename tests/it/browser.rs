@@ -324,6 +324,19 @@ fn html_page(body: &str) -> String {
     format!("<!doctype html><html><head><title>t</title>{HELPERS}</head><body>{body}</body></html>")
 }
 
+/// What a page of `settle(urls)` probes ([`HELPERS`]) must show: the secret is not in it, each
+/// of its `probes` settled `rejected`, and the page finished.
+fn assert_probes_rejected(page: &BrowserPage, probes: usize) {
+    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
+    let rejected = vec!["rejected"; probes].join(",");
+    assert!(
+        has_mark(page, &format!("SETTLED:{rejected}")),
+        "{}",
+        page.html
+    );
+    assert!(has_mark(page, "DONE"), "{}", page.html);
+}
+
 async fn serve_done(server: &MockServer) {
     serve(server, "/done", "text/plain", "ok").await;
 }
@@ -440,17 +453,7 @@ settle(targets).then(done);
 
     let settings = settings(&rig.chromium, &[rig.port, iport, 80]);
     let run = rig.render(settings, "/").await;
-    let page = run.page();
-    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
-    assert!(
-        has_mark(
-            page,
-            "SETTLED:rejected,rejected,rejected,rejected,rejected,rejected"
-        ),
-        "{}",
-        page.html
-    );
-    assert!(has_mark(page, "DONE"));
+    assert_probes_rejected(run.page(), 6);
     assert_never_contacted(&internal).await;
     // T-WF-INFRA-05 step 6: the block events name the internal addresses.
     for ip in [
@@ -516,15 +519,8 @@ settle(targets)
     let settings = settings(&rig.chromium, &[rig.port, iport]);
     let run = rig.render(settings, "/").await;
     let page = run.page();
-    assert!(!page.html.contains(INTERNAL_SECRET), "{}", page.html);
-    let rejected = ["rejected"; 7].join(",");
-    assert!(
-        has_mark(page, &format!("SETTLED:{rejected}")),
-        "{}",
-        page.html
-    );
+    assert_probes_rejected(page, 7);
     assert!(has_mark(page, "STREAM:error"), "{}", page.html);
-    assert!(has_mark(page, "DONE"), "{}", page.html);
     assert_never_contacted(&internal).await;
     // Every request was issued, reached the SSRF check as the address it means,
     // and was refused there (not skipped by Chromium, which would prove nothing).
