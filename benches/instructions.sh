@@ -6,6 +6,14 @@
 # Needs valgrind and the corpus; takes about two minutes.
 #
 #   bash benches/instructions.sh [PAGE...]    # default: dense mixed repeated
+#   bash benches/instructions.sh --stages     # 1 MiB, per stage, dense over real
+#
+# --stages splits one 1 MiB extraction of the dense page and of the median real
+# page repeated into html5gum's tokenizer (its own instructions), html5ever's tree
+# builder with our sink, the rest of the parse (the bridge, the limiter,
+# allocation) and everything after the parse, each in instructions per byte and
+# dense over real: the lower bound on the dense-over-real ratio of any pipeline
+# that keeps a stage is that stage's ratio (issue 17 item 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
@@ -13,6 +21,47 @@ cargo build --release --example extract_stages >&2
 bin=target/release/examples/extract_stages
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+
+# Instructions of one function, inclusive or (with --self) its own, in a profile.
+function_cost() {
+    local file=$1 pattern=$2 mode=${3:---inclusive=yes}
+    callgrind_annotate "$mode" "$file" 2>/dev/null |
+        awk -v p="$pattern" 'index($0, p) { gsub(",", "", $1); if ($1 > m) m = $1 } END { print m + 0 }'
+}
+
+if [ "${1:-}" = --stages ]; then
+    declare -A per
+    for page in dense repeated; do
+        log=$(valgrind --tool=callgrind --callgrind-out-file="$out/$page" \
+            --collect-atstart=no --toggle-collect='*extract_stages::extraction*' \
+            "$bin" once "$page" 1 2>&1)
+        bytes=$(grep -oE '[0-9]+ bytes' <<<"$log" | head -1 | cut -d' ' -f1)
+        total=$(grep -oE 'Collected : [0-9]+' <<<"$log" | grep -oE '[0-9]+$')
+        parse=$(function_cost "$out/$page" 'webfetch::extract::dom::parse_within ')
+        tree=$(function_cost "$out/$page" '<html5ever::tree_builder::TreeBuilder<Handle,Sink> as html5ever::tokenizer::interface::TokenSink>::process_token ')
+        tokenizer=$(callgrind_annotate "$out/$page" 2>/dev/null |
+            awk '/\?\?\?:html5gum::/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+        for stage in total parse tree tokenizer; do
+            per[$page.$stage]=$(awk -v i="${!stage}" -v b="$bytes" 'BEGIN { print i / b }')
+        done
+        per[$page.bridge]=$(awk -v p="${per[$page.parse]}" -v t="${per[$page.tree]}" -v k="${per[$page.tokenizer]}" 'BEGIN { print p - t - k }')
+        per[$page.after]=$(awk -v a="${per[$page.total]}" -v p="${per[$page.parse]}" 'BEGIN { print a - p }')
+    done
+    printf '%-44s %8s %8s %8s\n' "stage (instructions per byte, 1 MiB)" dense real ratio
+    for stage in tokenizer tree bridge after total; do
+        case $stage in
+            tokenizer) label="html5gum's tokenizer (own instructions)" ;;
+            tree) label="html5ever's tree builder with our sink" ;;
+            bridge) label="rest of the parse (bridge, limiter, malloc)" ;;
+            after) label="after the parse (survey, convert, drop)" ;;
+            total) label="extraction" ;;
+        esac
+        awk -v l="$label" -v d="${per[dense.$stage]}" -v r="${per[repeated.$stage]}" \
+            'BEGIN { printf "%-44s %8.1f %8.1f %7.2fx\n", l, d, r, d / r }'
+    done
+    exit 0
+fi
+
 pages=("$@")
 [ ${#pages[@]} -gt 0 ] || pages=(dense mixed repeated)
 for page in "${pages[@]}"; do
