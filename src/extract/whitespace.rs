@@ -26,9 +26,7 @@ pub fn normalize_whitespace(markdown: &str) -> String {
     let mut out = String::with_capacity(text.len() + 1);
     let mut fence: Option<(u8, usize)> = None;
     let mut blank_run = 0usize;
-    let mut lines = text.split('\n').peekable();
-    while let Some(line) = lines.next() {
-        let is_last = lines.peek().is_none();
+    for (line, is_last) in lines(&text) {
         if let Some((ch, len)) = fence {
             if closes_fence(line, ch, len) {
                 fence = None;
@@ -63,6 +61,28 @@ pub fn normalize_whitespace(markdown: &str) -> String {
         out.pop();
     }
     out
+}
+
+/// The pieces of `text` between newlines, as `str::split('\n')` gives them, each
+/// with whether it is the last (the piece after the final newline, maybe empty).
+/// `memchr` finds the newlines: on a page of short lines, `split` was a few
+/// percent of an extraction.
+fn lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut newlines = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut start = Some(0);
+    std::iter::from_fn(move || {
+        let from = start?;
+        Some(match newlines.next() {
+            Some(end) => {
+                start = Some(end + 1);
+                (&text[from..end], false)
+            }
+            None => {
+                start = None;
+                (&text[from..], true)
+            }
+        })
+    })
 }
 
 fn push_line(out: &mut String, line: &str) {
@@ -141,6 +161,17 @@ mod tests {
     #[test]
     fn unclosed_fence_runs_to_the_end() {
         assert_eq!(normalize_whitespace("```\ncode  \n\n\n\n"), "```\ncode  \n");
+    }
+
+    #[test]
+    fn lines_are_the_pieces_split_gives() {
+        for text in ["", "a", "\n", "a\n", "\na", "a\n\nb\n", "é\nü\n\n"] {
+            let pieces: Vec<&str> = lines(text).map(|(line, _)| line).collect();
+            assert_eq!(pieces, text.split('\n').collect::<Vec<_>>(), "{text:?}");
+            let last: Vec<bool> = lines(text).map(|(_, last)| last).collect();
+            assert_eq!(last.iter().filter(|&&l| l).count(), 1, "{text:?}");
+            assert_eq!(last.last(), Some(&true), "{text:?}");
+        }
     }
 
     #[test]

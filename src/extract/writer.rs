@@ -253,6 +253,7 @@ impl Writer {
     /// are escaped (see the module docs).
     pub fn text(&mut self, text: &str) {
         let in_link = self.wrappers.iter().any(|w| w.kind == WrapperKind::Link);
+        let mut begun = false;
         let mut rest = text;
         loop {
             // HTML whitespace is ASCII, so byte positions are char boundaries.
@@ -263,7 +264,16 @@ impl Writer {
             let word = &rest[..end];
             let run_end = end == rest.len();
             if !word.is_empty() {
-                let line_start = self.begin_content() && !self.cell;
+                let line_start = if begun {
+                    // Once a word is out, all `begin_content` still owes is the space.
+                    if std::mem::take(&mut self.pending_space) {
+                        self.out.push(' ');
+                    }
+                    false
+                } else {
+                    begun = true;
+                    self.begin_content() && !self.cell
+                };
                 escape_into(&mut self.out, word, line_start, in_link, run_end);
             }
             if run_end {

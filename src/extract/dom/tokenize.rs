@@ -32,7 +32,7 @@ use std::convert::Infallible;
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
-use html5ever::{Attribute, LocalName, QualName, ns};
+use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 use html5gum::{Emitter, Error, State, Tokenizer};
 
 use super::{MAX_ATTRIBUTES, READ_ATTRIBUTES};
@@ -214,7 +214,7 @@ impl<'a, S: TokenSink> Feed<'a, S> {
         {
             return;
         }
-        let name = LocalName::from(text(&tag.attr_name));
+        let name = local_name(&tag.attr_name);
         if tag.attrs.iter().any(|a| a.name.local == name) {
             tag.had_duplicate_attributes = true;
             return;
@@ -233,6 +233,60 @@ fn text(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// Interns a tag or attribute name (html5gum lowercases both). The names pages
+/// repeat most are matched as bytes first: `LocalName::from` hashes every name
+/// to find its atom, a few percent of a content-dense page. Same atom either way.
+fn local_name(bytes: &[u8]) -> LocalName {
+    match bytes {
+        b"a" => local_name!("a"),
+        b"p" => local_name!("p"),
+        b"b" => local_name!("b"),
+        b"i" => local_name!("i"),
+        b"br" => local_name!("br"),
+        b"em" => local_name!("em"),
+        b"li" => local_name!("li"),
+        b"ul" => local_name!("ul"),
+        b"ol" => local_name!("ol"),
+        b"td" => local_name!("td"),
+        b"th" => local_name!("th"),
+        b"tr" => local_name!("tr"),
+        b"h1" => local_name!("h1"),
+        b"h2" => local_name!("h2"),
+        b"h3" => local_name!("h3"),
+        b"h4" => local_name!("h4"),
+        b"id" => local_name!("id"),
+        b"div" => local_name!("div"),
+        b"img" => local_name!("img"),
+        b"nav" => local_name!("nav"),
+        b"pre" => local_name!("pre"),
+        b"src" => local_name!("src"),
+        b"alt" => local_name!("alt"),
+        b"rel" => local_name!("rel"),
+        b"span" => local_name!("span"),
+        b"code" => local_name!("code"),
+        b"href" => local_name!("href"),
+        b"link" => local_name!("link"),
+        b"meta" => local_name!("meta"),
+        b"path" => local_name!("path"),
+        b"type" => local_name!("type"),
+        b"name" => local_name!("name"),
+        b"class" => local_name!("class"),
+        b"style" => local_name!("style"),
+        b"table" => local_name!("table"),
+        b"title" => local_name!("title"),
+        b"strong" => local_name!("strong"),
+        b"script" => local_name!("script"),
+        b"button" => local_name!("button"),
+        b"footer" => local_name!("footer"),
+        b"header" => local_name!("header"),
+        b"section" => local_name!("section"),
+        b"article" => local_name!("article"),
+        b"content" => local_name!("content"),
+        b"blockquote" => local_name!("blockquote"),
+        _ => LocalName::from(text(bytes)),
     }
 }
 
@@ -314,7 +368,7 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
         self.finish_attribute();
         self.flush_text();
         let kind = self.tag.kind.take()?;
-        let name = LocalName::from(text(&self.tag.name));
+        let name = local_name(&self.tag.name);
         if kind == TagKind::StartTag {
             self.last_start_tag.clear();
             self.last_start_tag.extend_from_slice(&self.tag.name);
@@ -434,6 +488,16 @@ mod tests {
 
     use super::*;
     use crate::extract::dom::raw_switch;
+
+    #[test]
+    fn common_names_intern_to_the_atoms_of_their_text() {
+        let common = "a p b i br em li ul ol td th tr h1 h2 h3 h4 id div img nav pre src alt \
+                      rel span code href link meta path type name class style table title \
+                      strong script button footer header section article content blockquote";
+        for name in common.split_whitespace().chain(["x-widget", "data-id", "h5", ""]) {
+            assert_eq!(local_name(name.as_bytes()), LocalName::from(name), "{name}");
+        }
+    }
 
     /// A token sink that writes the tokens down and answers start tags as the
     /// tree builder does in HTML content.
