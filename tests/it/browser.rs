@@ -27,7 +27,10 @@ use webfetch::url::CanonicalUrl;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::support::{Config, LogBuffer, browser_section, chromium, toml_string};
+use crate::support::{
+    BrowserTurn, Config, LogBuffer, browser_section, browser_turn, chromium, live_processes_naming,
+    toml_string,
+};
 
 const INTERNAL_SECRET: &str = "LEAKED_INTERNAL_DATA";
 const UA: &str = "webfetch-browser-test/1.0";
@@ -169,36 +172,6 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Live (non-zombie) processes whose command line contains `needle`.
-fn live_processes_naming(needle: &Path) -> Vec<String> {
-    let needle = needle.display().to_string();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|stat| {
-                stat.rsplit_once(") ")
-                    .map(|(_, rest)| rest.starts_with('Z'))
-            })
-            .unwrap_or(true);
-        if cmdline.contains(&needle) && !zombie {
-            found.push(format!("{pid}: {cmdline}"));
-        }
-    }
-    found
-}
-
 /// Whether the page's `mark(text)` ran (the text as a paragraph, not in a script).
 fn has_mark(page: &BrowserPage, text: &str) -> bool {
     page.html.contains(&format!("<p>{text}</p>"))
@@ -215,14 +188,14 @@ struct Rig {
     server: MockServer,
     port: u16,
     // Last, so the server is gone before the next test takes its turn.
-    _serial: tokio::sync::MutexGuard<'static, ()>,
+    _serial: BrowserTurn,
 }
 
 impl Rig {
     /// `None` (skip) without Chromium; otherwise waits its turn and starts the server.
     async fn new() -> Option<Rig> {
         let chromium = chromium()?;
-        let serial = SERIAL.lock().await;
+        let serial = browser_turn(&SERIAL).await;
         let server = page_server().await;
         let port = server.address().port();
         Some(Rig {
@@ -763,7 +736,7 @@ pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => gathered)
 #[tokio::test]
 async fn it_wf_br_02_unavailable_browser_is_an_error() {
     let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let url = "http://127.0.0.1:80/";
     // Missing binary.
     let missing = settings("/nonexistent/chromium", &[80]);
@@ -828,7 +801,7 @@ async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
 #[tokio::test]
 async fn it_wf_br_05_document_never_answered_is_a_navigation_timeout() {
     let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let hang = Tripwire::new();
     let hport = hang.port();
     let settings = settings(&chromium, &[hport]);
@@ -1669,7 +1642,7 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
     if chromium().is_none() {
         return;
     }
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let error = crash_mid_render(true).await;
     assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
     assert!(error.retryable);

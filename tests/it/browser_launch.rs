@@ -25,7 +25,8 @@ use webfetch::url::CanonicalUrl;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{
-    Config, LogBuffer, browser_section, chromium, chromium_without_sandbox, html, serve,
+    Config, LogBuffer, browser_section, browser_turn, chromium, chromium_without_sandbox, hits,
+    html, live_processes_naming, serve, toml_string,
 };
 
 /// The uid and gid Chromium runs as when the tests run as root.
@@ -192,7 +193,7 @@ async fn renderers_run_in_chromiums_sandbox_as_an_unprivileged_user() {
         );
         return;
     }
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let server = slow_page().await;
     let root = profile_root(0o711);
     let settings = settings(&chromium, server.address().port(), "");
@@ -235,7 +236,7 @@ async fn renderers_run_in_chromiums_sandbox_as_an_unprivileged_user() {
 #[tokio::test]
 async fn fr_wf_11_real_chromium_passes_the_minimum_version() {
     let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
     serve(
         &server,
@@ -272,7 +273,7 @@ async fn fr_wf_11_real_chromium_passes_the_minimum_version() {
 #[tokio::test]
 async fn allow_no_sandbox_is_explicit_and_warned() {
     let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let server = slow_page().await;
     let root = profile_root(0o711);
     let settings = settings(
@@ -346,7 +347,7 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
 #[tokio::test]
 async fn a_warm_standby_serves_the_next_render() {
     let Some(chromium) = chromium() else { return };
-    let _serial = SERIAL.lock().await;
+    let _serial = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
     serve(
         &server,
@@ -402,4 +403,98 @@ async fn a_warm_standby_serves_the_next_render() {
     assert_eq!(flag("from_standby"), [false, true, true], "{logs}");
     // The parked Chromium's blank page was prepared while idle, too.
     assert_eq!(flag("page_prepared"), [false, true, true], "{logs}");
+}
+
+/// BROWSER-ISO-01 step 2 when the host is killed with its whole process group,
+/// as Ctrl-C in a terminal, `timeout` or an agent stopping its tool do: the
+/// watchdog has a process group of its own and ignores those signals, so it
+/// outlives the host, then kills Chromium and deletes the profile. (Before, the
+/// signal killed the watchdog with the host, and Chromium, in a group of its
+/// own, ran on with its profile.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
+    use std::io::Write as _;
+    use std::os::unix::process::CommandExt as _;
+
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+
+    let Some(chromium) = chromium() else { return };
+    let _turn = browser_turn(&SERIAL).await;
+    let server = MockServer::start().await;
+    let port = server.address().port();
+    // A request that never answers holds network idle open: the render waits.
+    serve(
+        &server,
+        "/",
+        html(r#"<p>x</p><script>fetch("/hang")</script>"#),
+    )
+    .await;
+    serve(
+        &server,
+        "/hang",
+        ResponseTemplate::new(200).set_delay(Duration::from_secs(600)),
+    )
+    .await;
+    // Chromium's command line carries the user agent: how this test finds it.
+    let marker = format!("webfetch-group-kill-test-{}", std::process::id());
+    let config = Config::new(&[port])
+        .timeout(120)
+        .top(&format!("user_agent = {}", toml_string(&marker)))
+        .section(&browser_section(&chromium, ""));
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(config.toml().as_bytes()).unwrap();
+    let mut cli = std::process::Command::new(env!("CARGO_BIN_EXE_webfetch"))
+        .args(["fetch", "--force-browser", "--no-cache", "--config"])
+        .arg(file.path())
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+
+    // The page's script asked for /hang: Chromium is up and rendering.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while hits(&server, "/hang").await == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the render never reached /hang: {:?}",
+            cli.try_wait()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let profile = live_processes_naming(Path::new(&marker))
+        .iter()
+        .find_map(|process| {
+            let dir = process
+                .split(' ')
+                .find_map(|arg| arg.strip_prefix("--user-data-dir="))?;
+            Path::new(dir).parent().map(Path::to_path_buf)
+        })
+        .expect("a Chromium with the test's user agent and a --user-data-dir");
+    assert!(profile.exists());
+
+    let group = Pid::from_raw(i32::try_from(cli.id()).unwrap());
+    killpg(group, Signal::SIGTERM).unwrap();
+    let status = tokio::task::spawn_blocking(move || cli.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(!status.success(), "{status:?}");
+
+    // The watchdog works after the host is gone: wait for it to finish.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = live_processes_naming(&profile);
+        let marked = live_processes_naming(Path::new(&marker));
+        if left.is_empty() && marked.is_empty() && !profile.exists() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "left behind after the group was killed: profile exists {}, processes {left:?} {marked:?}",
+            profile.exists()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -148,6 +149,85 @@ pub fn chromium() -> Option<String> {
 /// test that proves the sandbox is skipped.
 pub fn chromium_without_sandbox() -> bool {
     std::env::var("FORGE_TEST_CHROMIUM_NO_SANDBOX").is_ok_and(|v| v == "1")
+}
+
+/// How long one browser test may hold its turn before [`browser_turn`]'s watchdog
+/// calls it hung: about a hundred times a browser test's usual few seconds, so
+/// only a test that stopped making progress reaches it.
+const HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// One browser test's turn at Chromium: `serial` held (one browser at a time) and
+/// a hang watchdog running until the turn is dropped.
+pub struct BrowserTurn {
+    // Dropping the sender ends the watchdog's wait.
+    _watchdog: std::sync::mpsc::Sender<()>,
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+}
+
+/// Waits for the browser tests' `serial` lock, then starts a watchdog: if the
+/// test still holds its turn after [`HANG_LIMIT`], the watchdog prints the test's
+/// name and the processes still running to stderr and ends the test binary with a
+/// failure. A hung Chromium or CDP connection then fails CI at once, saying where,
+/// instead of stalling it until its own time limit. Not a timing assertion: no
+/// test passes or fails by how fast it is.
+pub async fn browser_turn(serial: &'static tokio::sync::Mutex<()>) -> BrowserTurn {
+    let guard = serial.lock().await;
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a browser test")
+        .to_owned();
+    std::thread::spawn(move || {
+        if stopped.recv_timeout(HANG_LIMIT) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            let processes = std::process::Command::new("ps")
+                .args(["-eo", "pid,ppid,stat,etime,args"])
+                .output()
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+                .unwrap_or_else(|e| format!("(ps failed: {e})"));
+            // Straight to stderr: the test harness captures `eprintln!`, also
+            // from threads a test spawns, and would drop it at the exit.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: still running after {} s, so it hung; ending the test binary.\n{processes}",
+                HANG_LIMIT.as_secs()
+            );
+            std::process::exit(101);
+        }
+    });
+    BrowserTurn {
+        _watchdog: stop,
+        _serial: guard,
+    }
+}
+
+/// Live (non-zombie) processes whose command line contains `needle`.
+pub fn live_processes_naming(needle: &Path) -> Vec<String> {
+    let needle = needle.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(") ")
+                    .map(|(_, rest)| rest.starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if cmdline.contains(&needle) && !zombie {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
 }
 
 /// The `[tools.webfetch.browser]` table of the browser tests: Chromium at

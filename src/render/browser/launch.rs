@@ -709,8 +709,11 @@ const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// The watchdog (`$1` the Chromium group, `$2` the profile): wait for this
 /// process's end, kill the group and whatever still names the profile, delete the
-/// profile, retrying while dying processes still write into it.
-const WATCHDOG_SCRIPT: &str = "cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null; \
+/// profile, retrying while dying processes still write into it. It ignores the
+/// signals that end a host (and `cat` inherits that), so a signal sent to the
+/// host and the watchdog alike (`pkill -f webfetch`) still leaves it to clean up.
+const WATCHDOG_SCRIPT: &str = "trap '' HUP INT QUIT TERM; \
+    cat >/dev/null; kill -s KILL -- \"-$1\" 2>/dev/null; \
     [ -n \"$2\" ] || exit 0; \
     for _ in 1 2 3 4 5 6 7 8 9 10; do \
       command -v pkill >/dev/null && pkill -KILL -f -- \"=$2/\"; \
@@ -723,7 +726,10 @@ impl ProcessGuard {
     /// killed, then the processes outside it that still name the profile
     /// (crashpad handlers), and the profile is deleted (a process that dies
     /// without unwinding, e.g. with a Chromium parked by the warm standby, leaves
-    /// nothing). Best effort: without `/bin/sh` there is no watchdog.
+    /// nothing). The watchdog has a process group of its own: a signal to the
+    /// host's group (Ctrl-C in a terminal, `timeout`, an agent stopping its tool)
+    /// ends the host, not the watchdog. Best effort: without `/bin/sh` there is no
+    /// watchdog.
     fn start_watchdog(&mut self) {
         #[cfg(unix)]
         if let Some(pgid) = self.pgid {
@@ -745,6 +751,7 @@ impl ProcessGuard {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .kill_on_drop(true)
+                .process_group(0)
                 .spawn();
             match spawned {
                 Ok(mut watchdog) => {
