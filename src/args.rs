@@ -44,9 +44,9 @@ note article_fallback_srd when no main content is found; text/plain is the same 
 /// What `start_chunk` is for, told to a model that got a truncated page.
 const START_CHUNK_DESCRIPTION: &str = "Extension: read a long page from this chunk on \
 (0-based). When a response is cut to fit the output limit (truncated, note \
-tool_output_limit), call again with the same url and start_chunk set to the \
-next_start_chunk it gave: the page is served from the cache with the same chunks, so \
-successive calls read every chunk once, in order.";
+tool_output_limit), call again with url set to that response's final_url and start_chunk \
+set to the next_start_chunk it gave: the page is cached under its final URL and served \
+from there with the same chunks, so successive calls read every chunk once, in order.";
 
 /// A validated `web_fetch` request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -139,8 +139,8 @@ fn success(built: Built) -> CallToolResult {
     let total = built.total_chunks;
     let words = format!(
         "This page was cut to fit the output limit: chunks {next} to {} of {total} were \
-         not returned. To read on, call web_fetch again with the same url and \
-         start_chunk: {next}.",
+         not returned. To read on, call web_fetch again with url set to this \
+         response's final_url and start_chunk: {next}.",
         total - 1
     );
     let mut result = CallToolResult::success(vec![

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
-use wiremock::MockServer;
+use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{Config, html, serve};
 
@@ -151,10 +151,12 @@ async fn mcp_call_with_extraction_uses_that_mode() {
     client.cancel().await.unwrap();
 }
 
-/// Issue 16: a page of 40 chunks read to the end through MCP in successive calls,
-/// each cut by the output budget: every chunk exactly once, in order; only the
-/// first call touches the network (the rest are cache hits with the first call's
-/// `fetched_at`); each cut result says in words and in `_meta` where to go on.
+/// Issue 16: a page of 40 chunks, asked for by a URL that redirects to it, read
+/// to the end through MCP in successive calls, each cut by the output budget, each
+/// next call made as the words say (the response's `final_url`): every chunk
+/// exactly once, in order; only the first call touches the network (the rest are
+/// cache hits with the first call's `fetched_at`); each cut result says in words
+/// and in `_meta` where to go on.
 #[tokio::test]
 async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
     let paragraphs: Vec<String> = (0..40)
@@ -174,6 +176,12 @@ async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
     );
     let server = MockServer::start().await;
     serve(&server, "/long", html(&page)).await;
+    serve(
+        &server,
+        "/moved",
+        ResponseTemplate::new(301).insert_header("Location", "/long"),
+    )
+    .await;
     let port = server.address().port();
     let cache = tempfile::tempdir().unwrap();
     let mut config = tempfile::NamedTempFile::new().unwrap();
@@ -187,7 +195,7 @@ async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
         "6000",
     ])
     .await;
-    let url = format!("http://127.0.0.1:{port}/long");
+    let mut url = format!("http://127.0.0.1:{port}/moved");
 
     let mut read: Vec<String> = Vec::new();
     let mut fetched_at = None;
@@ -226,7 +234,13 @@ async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
         let next = meta.0["webfetch/next_start_chunk"].as_u64().unwrap();
         assert_eq!(meta.0["webfetch/total_chunks"], 40);
         let words = result.content[1].as_text().unwrap().text.clone();
-        assert!(words.contains(&format!("start_chunk: {next}")), "{words}");
+        assert!(
+            words.contains(&format!(
+                "url set to this response's final_url and start_chunk: {next}"
+            )),
+            "{words}"
+        );
+        url = response["final_url"].as_str().unwrap().to_owned();
         if start.is_some() {
             assert_eq!(response["next_start_chunk"], next);
         }
@@ -250,6 +264,7 @@ async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
         .filter(|r| r.url.path() == "/long")
         .count();
     assert_eq!(page_hits, 1, "only the first call fetches");
+    assert_eq!(url, format!("http://127.0.0.1:{port}/long"));
 
     let past = call(
         &client,
