@@ -405,18 +405,41 @@ async fn a_warm_standby_serves_the_next_render() {
     assert_eq!(flag("page_prepared"), [false, true, true], "{logs}");
 }
 
+/// How a test ends the CLI mid-render: given the CLI's pid and the watchdog's.
+type Kill = fn(nix::unistd::Pid, nix::unistd::Pid);
+
 /// BROWSER-ISO-01 step 2 when the host is killed with its whole process group,
 /// as Ctrl-C in a terminal, `timeout` or an agent stopping its tool do: the
-/// watchdog has a process group of its own and ignores those signals, so it
-/// outlives the host, then kills Chromium and deletes the profile. (Before, the
-/// signal killed the watchdog with the host, and Chromium, in a group of its
-/// own, ran on with its profile.)
+/// watchdog has a process group of its own, so it outlives the host, then kills
+/// Chromium and deletes the profile. (Before, the signal killed the watchdog with
+/// the host, and Chromium, in a group of its own, ran on with its profile.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
+    kill_the_cli_mid_render(|cli, _watchdog| {
+        nix::sys::signal::killpg(cli, nix::sys::signal::Signal::SIGTERM).unwrap();
+    })
+    .await;
+}
+
+/// The same when one signal reaches the host and the watchdog by name, as
+/// `pkill -f webfetch` does: the watchdog ignores it and cleans up after the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminating_the_cli_and_its_watchdog_mid_render_leaves_nothing() {
+    kill_the_cli_mid_render(|cli, watchdog| {
+        for pid in [watchdog, cli] {
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        }
+    })
+    .await;
+}
+
+/// Runs `webfetch fetch --force-browser` in a process group of its own on a page
+/// that never reaches network idle, ends it with `kill` once Chromium renders, and
+/// checks that afterwards no process names the profile and the profile is gone.
+async fn kill_the_cli_mid_render(kill: Kill) {
     use std::io::Write as _;
     use std::os::unix::process::CommandExt as _;
 
-    use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
 
     let Some(chromium) = chromium() else { return };
@@ -437,7 +460,7 @@ async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
     )
     .await;
     // Chromium's command line carries the user agent: how this test finds it.
-    let marker = format!("webfetch-group-kill-test-{}", std::process::id());
+    let marker = format!("webfetch-kill-test-{}-{port}", std::process::id());
     let config = Config::new(&[port])
         .timeout(120)
         .top(&format!("user_agent = {}", toml_string(&marker)))
@@ -474,9 +497,14 @@ async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
         })
         .expect("a Chromium with the test's user agent and a --user-data-dir");
     assert!(profile.exists());
+    let watchdog = live_processes_naming(&profile)
+        .iter()
+        .find(|process| process.contains("webfetch-chromium-watchdog"))
+        .and_then(|process| process.split(':').next()?.parse::<i32>().ok())
+        .expect("the watchdog, naming the profile");
 
-    let group = Pid::from_raw(i32::try_from(cli.id()).unwrap());
-    killpg(group, Signal::SIGTERM).unwrap();
+    let cli_pid = Pid::from_raw(i32::try_from(cli.id()).unwrap());
+    kill(cli_pid, Pid::from_raw(watchdog));
     let status = tokio::task::spawn_blocking(move || cli.wait().unwrap())
         .await
         .unwrap();
@@ -492,7 +520,7 @@ async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
         }
         assert!(
             Instant::now() < deadline,
-            "left behind after the group was killed: profile exists {}, processes {left:?} {marked:?}",
+            "left behind after the kill: profile exists {}, processes {left:?} {marked:?}",
             profile.exists()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
