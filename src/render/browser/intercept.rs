@@ -5,7 +5,7 @@
 //! (BSSR-SCHEME-01, BSSR-WS-01 Option A), method (BROWSER-METHOD-01, before SSRF
 //! as SRD-READINGS 23 says), `block_resources` (11g, BLOCKRES-01), the subresource
 //! budget (BROWSER-BUDGET-01..03, SRD-READINGS 25); port, SSRF and DNS pinning are
-//! the client's (the same [`crate::http::HttpClient::get`] every other fetch uses).
+//! the client's (the same [`HttpClient::get`](crate::http::HttpClient::get) every other fetch uses).
 //!
 //! The top frame's documents form the main chain (FR-WF-11c, BREDIR-01,
 //! SRD-READINGS 22): each one after the first is a redirect hop, counted toward
