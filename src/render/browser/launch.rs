@@ -824,18 +824,24 @@ impl Drop for ProcessGuard {
     fn drop(&mut self) {
         self.kill_group();
         if let Some(mut child) = self.child.take() {
-            let _ = child.start_kill();
-            let until = std::time::Instant::now() + Duration::from_secs(2);
-            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            kill_and_reap_briefly(&mut child);
         }
         self.finish();
-        // Last, as in `shutdown`.
+        // Last, as in `shutdown`; reaped too, so that nothing naming the profile
+        // outlives the guard (a busy machine may take a moment to end it).
         if let Some(mut watchdog) = self.watchdog.take() {
-            let _ = watchdog.start_kill();
-            let _ = watchdog.try_wait();
+            kill_and_reap_briefly(&mut watchdog);
         }
+    }
+}
+
+/// SIGKILLs `child` and waits up to two seconds for it to exit, without `await`
+/// (for [`ProcessGuard`]'s `Drop`).
+fn kill_and_reap_briefly(child: &mut Child) {
+    let _ = child.start_kill();
+    let until = std::time::Instant::now() + Duration::from_secs(2);
+    while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
