@@ -22,21 +22,29 @@ bin=target/release/examples/extract_stages
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# Instructions of one function, inclusive or (with --self) its own, in a profile.
+# One extraction of PAGE at MIB MiB under callgrind, its profile in FILE; prints
+# the page's bytes, its nodes and the instructions of the extraction.
+profile() {
+    local page=$1 mib=$2 file=$3 log
+    log=$(valgrind --tool=callgrind --callgrind-out-file="$file" \
+        --collect-atstart=no --toggle-collect='*extract_stages::extraction*' \
+        "$bin" once "$page" "$mib" 2>&1)
+    echo "$(grep -oE '[0-9]+ bytes' <<<"$log" | head -1 | cut -d' ' -f1)" \
+        "$(grep -oE '[0-9]+ nodes' <<<"$log" | head -1 | cut -d' ' -f1)" \
+        "$(grep -oE 'Collected : [0-9]+' <<<"$log" | grep -oE '[0-9]+$')"
+}
+
+# Inclusive instructions of the function named by PATTERN in a profile.
 function_cost() {
-    local file=$1 pattern=$2 mode=${3:---inclusive=yes}
-    callgrind_annotate "$mode" "$file" 2>/dev/null |
+    local file=$1 pattern=$2
+    callgrind_annotate --inclusive=yes "$file" 2>/dev/null |
         awk -v p="$pattern" 'index($0, p) { gsub(",", "", $1); if ($1 > m) m = $1 } END { print m + 0 }'
 }
 
 if [ "${1:-}" = --stages ]; then
     declare -A per
     for page in dense repeated; do
-        log=$(valgrind --tool=callgrind --callgrind-out-file="$out/$page" \
-            --collect-atstart=no --toggle-collect='*extract_stages::extraction*' \
-            "$bin" once "$page" 1 2>&1)
-        bytes=$(grep -oE '[0-9]+ bytes' <<<"$log" | head -1 | cut -d' ' -f1)
-        total=$(grep -oE 'Collected : [0-9]+' <<<"$log" | grep -oE '[0-9]+$')
+        read -r bytes _ total < <(profile "$page" 1 "$out/$page")
         parse=$(function_cost "$out/$page" 'webfetch::extract::dom::parse_within ')
         tree=$(function_cost "$out/$page" '<html5ever::tree_builder::TreeBuilder<Handle,Sink> as html5ever::tokenizer::interface::TokenSink>::process_token ')
         tokenizer=$(callgrind_annotate "$out/$page" 2>/dev/null |
@@ -68,12 +76,7 @@ for page in "${pages[@]}"; do
     base=""
     line="$page:"
     for mib in 1 2 4 8; do
-        log=$(valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
-            --collect-atstart=no --toggle-collect='*extract_stages::extraction*' \
-            "$bin" once "$page" "$mib" 2>&1)
-        bytes=$(grep -oE '[0-9]+ bytes' <<<"$log" | head -1 | cut -d' ' -f1)
-        nodes=$(grep -oE '[0-9]+ nodes' <<<"$log" | head -1 | cut -d' ' -f1)
-        instr=$(grep -oE 'Collected : [0-9]+' <<<"$log" | grep -oE '[0-9]+$')
+        read -r bytes nodes instr < <(profile "$page" "$mib" "$out/cg")
         per=$(awk -v i="$instr" -v b="$bytes" 'BEGIN { printf "%.1f", i / b }')
         [ -n "$base" ] || base=$per
         line+=$(awk -v p="$per" -v b="$base" -v m="$mib" -v i="$instr" -v n="$nodes" \
