@@ -261,16 +261,29 @@ pub(crate) async fn run(mut command: Command) -> Output {
 /// A wiremock site serving `/p{n}` for every `n` in `pages`: articles of 5 to 65
 /// sentences (about 0.4 to 3 KB of text), so entries differ in size.
 pub(crate) async fn pages_site(pages: std::ops::Range<u32>) -> MockServer {
+    sized_pages_site(pages, |n| 5 + (n as usize % 6) * 12).await
+}
+
+/// Like [`pages_site`], page `n` holding `sentences(n)` sentences.
+async fn sized_pages_site(
+    pages: std::ops::Range<u32>,
+    sentences: impl Fn(u32) -> usize,
+) -> MockServer {
     let server = MockServer::start().await;
     for n in pages {
         let body = format!(
             "<html><head><title>Page {n}</title></head><body><main><h1>Page {n}</h1>\
              <p>{}</p></main></body></html>",
-            format!("Sentence {n} of a page that is cached. ").repeat(5 + (n as usize % 6) * 12)
+            sentence(n).repeat(sentences(n))
         );
         serve(&server, &format!("/p{n}"), html(&body)).await;
     }
     server
+}
+
+/// The sentence page `n` repeats.
+fn sentence(n: u32) -> String {
+    format!("Sentence {n} of a page that is cached. ")
 }
 
 /// `http://127.0.0.1:{port}/p{n}`.
@@ -607,8 +620,17 @@ async fn sigkill_mid_cache_write_leaves_the_old_entry_and_the_next_writer_cleans
 #[tokio::test]
 async fn eight_cli_processes_fetching_and_evicting_at_once_keep_both_limits() {
     const MAX_ENTRIES: u32 = 4;
-    const MAX_BYTES: u64 = 8_000;
-    let server = pages_site(0..12).await;
+    // The smallest byte limit a config may set (SRD 5.4 clamps below 1 MiB).
+    const MAX_BYTES: u64 = 1 << 20;
+    // Pages of 38 KB to 475 KB of text: four small ones fit the byte limit, so the
+    // entry limit binds; four large ones do not, so the byte limit binds.
+    let sentences = |n: u32| 1_000 + (n as usize % 6) * 2_300;
+    let text_bytes = |n: u32| (sentence(n).len() * sentences(n)) as u64;
+    let mut sizes: Vec<u64> = (0..12).map(text_bytes).collect();
+    sizes.sort_unstable();
+    assert!(sizes[..4].iter().sum::<u64>() < MAX_BYTES, "small pages");
+    assert!(sizes[8..].iter().sum::<u64>() > MAX_BYTES, "large pages");
+    let server = sized_pages_site(0..12, sentences).await;
     let cache = tempfile::tempdir().unwrap();
     let config = cli_config(
         server.address().port(),
