@@ -11,8 +11,11 @@
 //! over each real page's, and each page's cost per byte over its own at 1 MiB
 //! (1.00 is linear). `EXTRACT_BENCH_ROUNDS` sets the rounds (default 5); the best
 //! round counts. The clock is the thread's CPU time where the system has one (load
-//! from other processes then barely moves the figures), else wall time, and every
-//! size gets fresh memory from the allocator, as a one-shot CLI call does.
+//! from other processes then barely moves the figures), else wall time. Every run
+//! starts from the same memory state, that of a one-shot CLI call: the allocator
+//! holds no free memory, so each page the run touches is faulted in fresh, and
+//! the summary prints those page faults per KiB of input beside the cost (on a
+//! VM a fresh page costs microseconds).
 //! `EXTRACT_BENCH_SUMMARY=only` skips the criterion groups.
 
 #[path = "support/clock.rs"]
@@ -110,16 +113,58 @@ fn fixed_mmap_threshold() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn fixed_mmap_threshold() {}
 
-/// Nanoseconds per byte of one extraction of `page`: thread CPU time where the
-/// system reports it, else wall time.
-fn ns_per_byte(page: &[u8], url: &Url) -> f64 {
+/// Hands every free page of the heap back to the system, so that the next run
+/// faults its small allocations in fresh too. Without it, a run found as much
+/// free heap as the page before it had left: the real pages of 1 and 2 MiB ran
+/// after the dense page's larger heap and took no fault at all, those of 4 and 8
+/// MiB did, and the series looked 1.2x superlinear (issue 17 item 3).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_free_memory() {
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe { libc::malloc_trim(0) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_free_memory() {}
+
+/// Page faults this thread has taken so far, where the system counts them.
+#[cfg(target_os = "linux")]
+fn page_faults() -> i64 {
+    // SAFETY: `usage` is a valid, writable rusage for the call's duration.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    usage.ru_minflt
+}
+
+#[cfg(not(target_os = "linux"))]
+fn page_faults() -> i64 {
+    0
+}
+
+/// What one extraction of a page cost, per byte of the page.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    /// Thread CPU time where the system reports it, else wall time.
+    ns_per_byte: f64,
+    /// Page faults per KiB: fresh memory touched.
+    faults_per_kib: f64,
+}
+
+/// One extraction of `page`, from a heap with no free memory.
+fn cost_per_byte(page: &[u8], url: &Url) -> Cost {
+    release_free_memory();
+    let faults = page_faults();
     let (start, cpu) = (Instant::now(), thread_cpu_ns());
     black_box(run(black_box(page), url));
     let ns = match (cpu, thread_cpu_ns()) {
         (Some(from), Some(to)) => to.saturating_sub(from),
         _ => start.elapsed().as_nanos(),
     };
-    ns as f64 / page.len().max(1) as f64
+    let len = page.len().max(1) as f64;
+    Cost {
+        ns_per_byte: ns as f64 / len,
+        faults_per_kib: (page_faults() - faults) as f64 * 1024.0 / len,
+    }
 }
 
 /// The interleaved summary (see the module docs), on stderr.
@@ -137,15 +182,22 @@ fn summary() {
         .iter()
         .map(|&mib| (mib, series(&corpus, mib)))
         .collect();
-    let mut best: Vec<Vec<f64>> = all.iter().map(|(_, p)| vec![f64::MAX; p.len()]).collect();
+    let none = Cost {
+        ns_per_byte: f64::MAX,
+        faults_per_kib: 0.0,
+    };
+    let mut best: Vec<Vec<Cost>> = all.iter().map(|(_, p)| vec![none; p.len()]).collect();
     for _ in 0..rounds {
         for ((_, pages), best) in all.iter().zip(&mut best) {
             for ((_, page), best) in pages.iter().zip(best.iter_mut()) {
-                *best = best.min(ns_per_byte(page, &url));
+                let cost = cost_per_byte(page, &url);
+                if cost.ns_per_byte < best.ns_per_byte {
+                    *best = cost;
+                }
             }
         }
     }
-    let rows: Vec<(usize, Vec<(&str, f64)>)> = all
+    let rows: Vec<(usize, Vec<(&str, Cost)>)> = all
         .iter()
         .zip(best)
         .map(|((mib, pages), best)| (*mib, pages.iter().map(|(n, _)| *n).zip(best).collect()))
@@ -156,17 +208,25 @@ fn summary() {
         "wall time"
     };
     eprintln!(
-        "\nextract size series, best of {rounds} interleaved rounds, {clock} (ns/byte, MiB/s):"
+        "\nextract size series, best of {rounds} interleaved rounds, {clock} \
+         (ns/byte, MiB/s, page faults per KiB):"
     );
     for (mib, costs) in &rows {
         let line: Vec<String> = costs
             .iter()
-            .map(|(name, ns)| format!("{name} {ns:.2} ns/B ({:.0} MiB/s)", 1e9 / ns / 1048576.0))
+            .map(|(name, cost)| {
+                format!(
+                    "{name} {:.2} ns/B ({:.0} MiB/s, {:.2} faults/KiB)",
+                    cost.ns_per_byte,
+                    1e9 / cost.ns_per_byte / 1048576.0,
+                    cost.faults_per_kib
+                )
+            })
             .collect();
-        let dense = costs[0].1;
+        let dense = costs[0].1.ns_per_byte;
         let ratios: Vec<String> = costs[1..]
             .iter()
-            .map(|(name, ns)| format!("dense/{name} {:.2}", dense / ns))
+            .map(|(name, cost)| format!("dense/{name} {:.2}", dense / cost.ns_per_byte))
             .collect();
         eprintln!("  {mib} MiB: {}; {}", line.join(", "), ratios.join(", "));
     }
@@ -174,7 +234,9 @@ fn summary() {
         for (i, (name, base)) in first.iter().enumerate() {
             let growth: Vec<String> = rows
                 .iter()
-                .map(|(mib, costs)| format!("{mib} MiB {:.2}", costs[i].1 / base))
+                .map(|(mib, costs)| {
+                    format!("{mib} MiB {:.2}", costs[i].1.ns_per_byte / base.ns_per_byte)
+                })
                 .collect();
             eprintln!("  {name} per byte vs 1 MiB: {}", growth.join(", "));
         }
