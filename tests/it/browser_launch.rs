@@ -10,7 +10,7 @@
 #![cfg(target_os = "linux")]
 
 use std::net::IpAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,8 +25,8 @@ use webfetch::url::CanonicalUrl;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{
-    Config, LogBuffer, browser_section, browser_turn, chromium, chromium_without_sandbox, hits,
-    html, live_processes_naming, serve, toml_string,
+    BrowserTurn, Config, LogBuffer, browser_section, browser_turn, chromium,
+    chromium_without_sandbox, hits, html, live_processes_naming, serve, toml_string,
 };
 
 /// The uid and gid Chromium runs as when the tests run as root.
@@ -415,35 +415,125 @@ type Kill = fn(nix::unistd::Pid, nix::unistd::Pid);
 /// the host, and Chromium, in a group of its own, ran on with its profile.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
-    kill_the_cli_mid_render(|cli, _watchdog| {
+    let Some(killed) = kill_the_cli_mid_render(|cli, _watchdog| {
         nix::sys::signal::killpg(cli, nix::sys::signal::Signal::SIGTERM).unwrap();
     })
-    .await;
+    .await
+    else {
+        return;
+    };
+    // The watchdog works after the host is gone.
+    killed.assert_nothing_left().await;
 }
 
 /// The same when one signal reaches the host and the watchdog by name, as
 /// `pkill -f webfetch` does: the watchdog ignores it and cleans up after the host.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminating_the_cli_and_its_watchdog_mid_render_leaves_nothing() {
-    kill_the_cli_mid_render(|cli, watchdog| {
+    let Some(killed) = kill_the_cli_mid_render(|cli, watchdog| {
         for pid in [watchdog, cli] {
             nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
         }
     })
-    .await;
+    .await
+    else {
+        return;
+    };
+    killed.assert_nothing_left().await;
+}
+
+/// BROWSER-ISO-01 when nobody is left to clean up: the host and its watchdog both
+/// SIGKILLed (`pkill -9 -f webfetch`, a service's cgroup killed). The profile (and
+/// Chromium, unless it noticed) outlive them; the next launch in the same profile
+/// root finds the profile's owner lock free, kills what still names the profile
+/// and deletes it. Without that sweep, every such kill leaked a profile in RAM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_launch_sweeps_what_a_sigkilled_cli_and_watchdog_left() {
+    let Some(killed) = kill_the_cli_mid_render(|cli, watchdog| {
+        for pid in [watchdog, cli] {
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+        }
+    })
+    .await
+    else {
+        return;
+    };
+    serve(&killed.server, "/next", html("<p>next</p>")).await;
+    let next = killed
+        .cli(&format!("{}/next", killed.server.uri()))
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stdout)
+    );
+    killed.assert_nothing_left().await;
+}
+
+/// A CLI render ended from outside: what it left to check.
+struct Killed {
+    server: MockServer,
+    /// The CLI's config (its file lives as long as this).
+    config: tempfile::NamedTempFile,
+    /// The killed render's profile directory.
+    profile: PathBuf,
+    /// The user agent on the killed Chromium's command line.
+    marker: String,
+    _turn: BrowserTurn,
+}
+
+impl Killed {
+    /// `webfetch fetch --force-browser --no-cache` of `url` under the test's config.
+    fn cli(&self, url: &str) -> std::process::Command {
+        let mut cli = std::process::Command::new(env!("CARGO_BIN_EXE_webfetch"));
+        cli.args(["fetch", "--force-browser", "--no-cache", "--config"])
+            .arg(self.config.path())
+            .arg(url)
+            .stderr(std::process::Stdio::null());
+        cli
+    }
+
+    /// Waits until no process names the profile or the Chromium's marker and the
+    /// profile is gone; fails after a minute.
+    async fn assert_nothing_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = live_processes_naming(&self.profile);
+            let marked = live_processes_naming(Path::new(&self.marker));
+            if left.is_empty() && marked.is_empty() && !self.profile.exists() {
+                return;
+            }
+            // The pid and program of each, not Chromium's whole command line.
+            let short = |processes: Vec<String>| -> Vec<String> {
+                processes
+                    .iter()
+                    .map(|p| p.chars().take(60).collect())
+                    .collect()
+            };
+            assert!(
+                Instant::now() < deadline,
+                "left behind after the kill: profile exists {}, processes {:?} {:?}",
+                self.profile.exists(),
+                short(left),
+                short(marked)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 /// Runs `webfetch fetch --force-browser` in a process group of its own on a page
-/// that never reaches network idle, ends it with `kill` once Chromium renders, and
-/// checks that afterwards no process names the profile and the profile is gone.
-async fn kill_the_cli_mid_render(kill: Kill) {
+/// that never reaches network idle and ends it with `kill` once Chromium renders.
+/// `None` where no Chromium is configured.
+async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
     use std::io::Write as _;
     use std::os::unix::process::CommandExt as _;
 
     use nix::unistd::Pid;
 
-    let Some(chromium) = chromium() else { return };
-    let _turn = browser_turn(&SERIAL).await;
+    let chromium = chromium()?;
+    let turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
     let port = server.address().port();
     // A request that never answers holds network idle open: the render waits.
@@ -467,19 +557,23 @@ async fn kill_the_cli_mid_render(kill: Kill) {
         .section(&browser_section(&chromium, ""));
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(config.toml().as_bytes()).unwrap();
-    let mut cli = std::process::Command::new(env!("CARGO_BIN_EXE_webfetch"))
-        .args(["fetch", "--force-browser", "--no-cache", "--config"])
-        .arg(file.path())
-        .arg(format!("http://127.0.0.1:{port}/"))
+    let mut killed = Killed {
+        server,
+        config: file,
+        profile: PathBuf::new(),
+        marker,
+        _turn: turn,
+    };
+    let mut cli = killed
+        .cli(&format!("http://127.0.0.1:{port}/"))
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
         .process_group(0)
         .spawn()
         .unwrap();
 
     // The page's script asked for /hang: Chromium is up and rendering.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while hits(&server, "/hang").await == 0 {
+    while hits(&killed.server, "/hang").await == 0 {
         assert!(
             Instant::now() < deadline,
             "the render never reached /hang: {:?}",
@@ -487,7 +581,7 @@ async fn kill_the_cli_mid_render(kill: Kill) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let profile = live_processes_naming(Path::new(&marker))
+    killed.profile = live_processes_naming(Path::new(&killed.marker))
         .iter()
         .find_map(|process| {
             let dir = process
@@ -496,8 +590,8 @@ async fn kill_the_cli_mid_render(kill: Kill) {
             Path::new(dir).parent().map(Path::to_path_buf)
         })
         .expect("a Chromium with the test's user agent and a --user-data-dir");
-    assert!(profile.exists());
-    let watchdog = live_processes_naming(&profile)
+    assert!(killed.profile.exists());
+    let watchdog = live_processes_naming(&killed.profile)
         .iter()
         .find(|process| process.contains("webfetch-chromium-watchdog"))
         .and_then(|process| process.split(':').next()?.parse::<i32>().ok())
@@ -509,20 +603,5 @@ async fn kill_the_cli_mid_render(kill: Kill) {
         .await
         .unwrap();
     assert!(!status.success(), "{status:?}");
-
-    // The watchdog works after the host is gone: wait for it to finish.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let left = live_processes_naming(&profile);
-        let marked = live_processes_naming(Path::new(&marker));
-        if left.is_empty() && marked.is_empty() && !profile.exists() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "left behind after the kill: profile exists {}, processes {left:?} {marked:?}",
-            profile.exists()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    Some(killed)
 }

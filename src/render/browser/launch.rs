@@ -49,11 +49,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use super::profile::{Profile, kill_processes_naming_until_gone};
 use crate::error::FetchError;
-
-/// Prefix of every temporary profile directory; the name is also how stragglers
-/// are found (`/proc/*/cmdline` naming the profile) and what the CI checks for.
-pub const PROFILE_PREFIX: &str = "webfetch-chromium-";
 
 /// The oldest Chromium accepted: FR-WF-11 step 3, "Minimum Chromium version: 100
 /// (for stable CDP API)".
@@ -354,7 +351,7 @@ pub(crate) struct Chromium {
 pub(crate) struct LaunchSpec<'a> {
     pub(crate) executable: &'a Path,
     pub(crate) user_agent: &'a str,
-    /// Where the temporary profile is created; `None` for [`default_profile_roots`].
+    /// Where the temporary profile is created; `None` for [`default_profile_roots`](super::profile::default_profile_roots).
     pub(crate) profile_root: Option<&'a Path>,
     /// When the launch must have finished.
     pub(crate) deadline: Instant,
@@ -370,7 +367,7 @@ impl Chromium {
     pub(crate) async fn launch(spec: &LaunchSpec<'_>) -> Result<Chromium, FetchError> {
         let exe = spec.executable.display().to_string();
         let unavailable = |error: String| FetchError::browser_unavailable(&exe, error);
-        let profile = create_profile(spec.profile_root)
+        let profile = Profile::create(spec.profile_root)
             .map_err(|e| unavailable(format!("cannot create a temporary profile: {e}")))?;
         let dirs = ProfileDirs::create(profile.path())
             .map_err(|e| unavailable(format!("cannot prepare the temporary profile: {e}")))?;
@@ -603,38 +600,6 @@ impl Drop for Chromium {
     }
 }
 
-/// Where profiles go by default: `/dev/shm` first on Linux, then the system temp
-/// dir. A RAM-backed profile is created and deleted in milliseconds (on a disk
-/// mounted with `discard`, deleting Chromium's ~200 profile files took 0.3-0.5 s)
-/// and never reaches a disk at all.
-pub(crate) fn default_profile_roots() -> Vec<PathBuf> {
-    if cfg!(target_os = "linux") {
-        vec![PathBuf::from("/dev/shm"), std::env::temp_dir()]
-    } else {
-        vec![std::env::temp_dir()]
-    }
-}
-
-/// A fresh, uniquely named, private (0700) directory for one call's profile
-/// (BROWSER-ISO-01 step 1).
-fn create_profile(root: Option<&Path>) -> io::Result<tempfile::TempDir> {
-    let roots = match root {
-        Some(root) => vec![root.to_path_buf()],
-        None => default_profile_roots(),
-    };
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no profile root");
-    for root in roots {
-        match tempfile::Builder::new()
-            .prefix(PROFILE_PREFIX)
-            .tempdir_in(&root)
-        {
-            Ok(dir) => return Ok(dir),
-            Err(error) => last = error,
-        }
-    }
-    Err(last)
-}
-
 /// The profile layout: Chromium's user-data-dir plus a HOME and TMPDIR inside the
 /// same temporary directory, so nothing Chromium writes (crash reports, NSS
 /// database, font caches, shared-memory files) outlives the call.
@@ -701,7 +666,7 @@ struct ProcessGuard {
     pgid: Option<u32>,
     watchdog: Option<Child>,
     watchdog_stdin: Option<ChildStdin>,
-    profile: Option<tempfile::TempDir>,
+    profile: Option<Profile>,
 }
 
 /// How long cleanup waits for a killed process before moving on.
@@ -809,11 +774,8 @@ impl ProcessGuard {
     /// still write into the profile is alive, and deletes it.
     fn finish(&mut self) {
         if let Some(profile) = self.profile.take() {
-            let until = std::time::Instant::now() + REAP_WAIT;
-            while kill_processes_naming(profile.path()) && std::time::Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            remove_profile(profile);
+            kill_processes_naming_until_gone(profile.path());
+            profile.remove();
         }
     }
 }
@@ -842,73 +804,6 @@ fn kill_and_reap_briefly(child: &mut Child) {
     let until = std::time::Instant::now() + Duration::from_secs(2);
     while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
         std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// SIGKILLs every live process whose command line mentions `profile` (crashpad
-/// handlers run in their own session, outside the group; a killed process may
-/// take a moment to go). Returns whether there was any. Linux only; elsewhere the
-/// group kill is all there is.
-fn kill_processes_naming(profile: &Path) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let pids = processes_naming(profile);
-        for pid in &pids {
-            if let Ok(pid) = i32::try_from(*pid) {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-        }
-        !pids.is_empty()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = profile;
-        false
-    }
-}
-
-/// Live processes whose command line contains `needle`'s path (a zombie's
-/// command line is empty, so zombies never match).
-#[cfg(target_os = "linux")]
-fn processes_naming(needle: &Path) -> Vec<u32> {
-    let needle = needle.display().to_string();
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
-                String::from_utf8_lossy(&cmdline)
-                    .split('\0')
-                    .any(|arg| arg.contains(needle.as_str()))
-            })
-        })
-        .collect()
-}
-
-/// Deletes the profile, retrying briefly in case a file system is slow to let go.
-fn remove_profile(profile: tempfile::TempDir) {
-    let path = profile.keep();
-    for attempt in 0..10 {
-        match std::fs::remove_dir_all(&path) {
-            Ok(()) => return,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return,
-            Err(error) if attempt == 9 => {
-                tracing::warn!(
-                    target: "webfetch::browser",
-                    %error,
-                    path = %path.display(),
-                    "could not delete the temporary Chromium profile"
-                );
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
     }
 }
 

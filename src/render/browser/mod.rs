@@ -93,6 +93,7 @@
 mod idle;
 mod intercept;
 mod launch;
+mod profile;
 mod session;
 mod standby;
 
@@ -112,7 +113,7 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 pub use self::intercept::CONTENT_SECURITY_POLICY;
-pub use self::launch::PROFILE_PREFIX;
+pub use self::profile::PROFILE_PREFIX;
 pub use self::standby::Standby;
 
 /// Time allowed for Chromium to start and answer DevTools. It comes out of
