@@ -252,36 +252,16 @@ impl Writer {
     /// Inline text from a text node: whitespace runs collapse to one space, words
     /// are escaped (see the module docs).
     pub fn text(&mut self, text: &str) {
+        // HTML whitespace is ASCII, so byte positions are char boundaries.
+        let Some(first) = text.bytes().position(|b| !is_html_space_byte(b)) else {
+            // Whitespace only: a space owed (nothing at all for an empty text).
+            self.pending_space |= !text.is_empty();
+            return;
+        };
+        self.pending_space |= first > 0;
         let in_link = self.wrappers.iter().any(|w| w.kind == WrapperKind::Link);
-        let mut begun = false;
-        let mut rest = text;
-        loop {
-            // HTML whitespace is ASCII, so byte positions are char boundaries.
-            let end = rest
-                .bytes()
-                .position(|b| is_html_space(char::from(b)))
-                .unwrap_or(rest.len());
-            let word = &rest[..end];
-            let run_end = end == rest.len();
-            if !word.is_empty() {
-                let line_start = if begun {
-                    // Once a word is out, all `begin_content` still owes is the space.
-                    if std::mem::take(&mut self.pending_space) {
-                        self.out.push(' ');
-                    }
-                    false
-                } else {
-                    begun = true;
-                    self.begin_content() && !self.cell
-                };
-                escape_into(&mut self.out, word, line_start, in_link, run_end);
-            }
-            if run_end {
-                return;
-            }
-            self.pending_space = true;
-            rest = &rest[end + 1..];
-        }
+        let line_start = self.begin_content() && !self.cell;
+        self.pending_space = escape_text_into(&mut self.out, &text[first..], line_start, in_link);
     }
 
     /// Already-formatted inline Markdown (an image, a code span): no escaping.
@@ -455,55 +435,105 @@ pub fn is_html_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0C')
 }
 
-/// Appends `word` (no HTML whitespace inside) escaped per the module docs.
-/// `run_end`: the word ends its text node, so what follows it is unknown (markup
-/// may follow directly); otherwise a space follows.
-pub fn escape_into(out: &mut String, word: &str, line_start: bool, in_link: bool, run_end: bool) {
-    let bytes = word.as_bytes();
-    let mut start = 0;
-    if line_start {
-        start = escape_line_start(out, word);
-    }
-    let mut last = start;
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        if !MAY_ESCAPE[usize::from(b)] {
-            continue;
-        }
-        let escape = match b {
-            b'*' | b'`' | b'[' | b'~' => true,
-            b']' => in_link,
-            b'_' => {
-                let before = i.checked_sub(1).and_then(|j| bytes.get(j));
-                let after = bytes.get(i + 1);
-                !(before.is_some_and(is_word_byte) && after.is_some_and(is_word_byte))
-            }
-            b'\\' => match bytes.get(i + 1) {
-                Some(next) => next.is_ascii_punctuation(),
-                None => run_end,
-            },
-            b'<' => match bytes.get(i + 1) {
-                Some(&n) => n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?'),
-                None => run_end,
-            },
-            b'&' => looks_like_entity(&bytes[i + 1..]),
-            _ => false,
-        };
-        if escape {
-            out.push_str(&word[last..i]);
-            out.push('\\');
-            last = i;
-        }
-    }
-    out.push_str(&word[last..]);
+/// [`is_html_space`] for a byte.
+fn is_html_space_byte(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0C')
 }
 
-/// Bytes [`escape_into`] may escape, by value: most bytes of a text are none of them.
-static MAY_ESCAPE: [bool; 256] = {
-    let mut table = [false; 256];
+/// Appends `text`, which starts with a word, escaped per the module docs, each
+/// run of HTML whitespace between words as one space. Returns whether `text` ends
+/// in whitespace: that space is owed, not written. `line_start`: the first word
+/// starts a line. What follows the text is unknown (markup may follow directly),
+/// so a `\` or `<` that ends it is escaped.
+///
+/// One pass over the bytes, copying the stretches between escapes whole: this is
+/// the converter's busiest loop on text-dense pages.
+fn escape_text_into(out: &mut String, text: &str, line_start: bool, in_link: bool) -> bool {
+    let bytes = text.as_bytes();
     let mut i = 0;
+    if line_start {
+        let first_word = bytes
+            .iter()
+            .position(|&b| is_html_space_byte(b))
+            .unwrap_or(bytes.len());
+        i = escape_line_start(out, &text[..first_word]);
+    }
+    // The start of what is not yet copied.
+    let mut last = i;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match BYTE_CLASS[usize::from(b)] {
+            ByteClass::Plain => i += 1,
+            ByteClass::Space => {
+                out.push_str(&text[last..i]);
+                while i < bytes.len() && is_html_space_byte(bytes[i]) {
+                    i += 1;
+                }
+                if i == bytes.len() {
+                    return true;
+                }
+                out.push(' ');
+                last = i;
+            }
+            ByteClass::MayEscape => {
+                if must_escape(bytes, i, in_link) {
+                    out.push_str(&text[last..i]);
+                    out.push('\\');
+                    last = i;
+                }
+                i += 1;
+            }
+        }
+    }
+    out.push_str(&text[last..]);
+    false
+}
+
+/// Whether the byte at `i` of a text, one of [`ByteClass::MayEscape`], is escaped.
+/// Whitespace around a word reads as no neighbour at all.
+fn must_escape(bytes: &[u8], i: usize, in_link: bool) -> bool {
+    match bytes[i] {
+        b'*' | b'`' | b'[' | b'~' => true,
+        b']' => in_link,
+        b'_' => {
+            let before = i.checked_sub(1).and_then(|j| bytes.get(j));
+            let after = bytes.get(i + 1);
+            !(before.is_some_and(is_word_byte) && after.is_some_and(is_word_byte))
+        }
+        // At the end, what follows is unknown: escape.
+        b'\\' => bytes.get(i + 1).is_none_or(u8::is_ascii_punctuation),
+        b'<' => bytes
+            .get(i + 1)
+            .is_none_or(|&n| n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?')),
+        b'&' => looks_like_entity(&bytes[i + 1..]),
+        _ => false,
+    }
+}
+
+/// How [`escape_text_into`] treats a byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ByteClass {
+    /// Copied as it is.
+    Plain,
+    /// HTML whitespace: runs collapse.
+    Space,
+    /// May need a `\` before it ([`must_escape`]).
+    MayEscape,
+}
+
+/// [`ByteClass`] by byte value: most bytes of a text are plain.
+static BYTE_CLASS: [ByteClass; 256] = {
+    let mut table = [ByteClass::Plain; 256];
     let special = b"*`[~]_\\<&";
+    let mut i = 0;
     while i < special.len() {
-        table[special[i] as usize] = true;
+        table[special[i] as usize] = ByteClass::MayEscape;
+        i += 1;
+    }
+    let spaces = b" \t\n\r\x0C";
+    let mut i = 0;
+    while i < spaces.len() {
+        table[spaces[i] as usize] = ByteClass::Space;
         i += 1;
     }
     table
@@ -593,7 +623,7 @@ mod tests {
 
     fn esc(word: &str, line_start: bool) -> String {
         let mut out = String::new();
-        escape_into(&mut out, word, line_start, false, true);
+        assert!(!escape_text_into(&mut out, word, line_start, false));
         out
     }
 
@@ -653,6 +683,19 @@ mod tests {
                 "{input}"
             );
         }
+    }
+
+    /// Whitespace between words reads as no neighbour, and only the text's last
+    /// byte is followed by the unknown.
+    #[test]
+    fn text_collapses_whitespace_and_escapes_each_word() {
+        let mut w = Writer::new();
+        w.text("  a\\ b_c _d_ 1<2 <b\t\n&amp; x\\");
+        w.text(" y\n");
+        w.text("\n");
+        w.text("");
+        w.text("z");
+        assert_eq!(w.finish(), "a\\ b_c \\_d\\_ 1<2 \\<b \\&amp; x\\\\ y z");
     }
 
     #[test]
