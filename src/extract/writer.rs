@@ -698,6 +698,66 @@ mod tests {
         assert_eq!(w.finish(), "a\\ b_c \\_d\\_ 1<2 \\<b \\&amp; x\\\\ y z");
     }
 
+    /// The escaping rules applied word by word, as the module docs state them:
+    /// what [`escape_text_into`]'s one pass must agree with.
+    fn escaped_word_by_word(text: &str, line_start: bool, in_link: bool) -> (String, bool) {
+        let words: Vec<&str> = text.split(is_html_space).filter(|w| !w.is_empty()).collect();
+        let trailing_space = text.ends_with(is_html_space);
+        let mut out = String::new();
+        for (n, word) in words.iter().enumerate() {
+            if n > 0 {
+                out.push(' ');
+            }
+            // Only the text's last byte is followed by the unknown.
+            let at_end = n + 1 == words.len() && !trailing_space;
+            let bytes = word.as_bytes();
+            let written = if line_start && n == 0 {
+                escape_line_start(&mut out, word)
+            } else {
+                0
+            };
+            for (i, c) in word.char_indices().filter(|(i, _)| *i >= written) {
+                let next = bytes.get(i + 1).copied();
+                let prev = i.checked_sub(1).map(|j| bytes[j]);
+                let escape = match c {
+                    '*' | '`' | '[' | '~' => true,
+                    ']' => in_link,
+                    '_' => !(prev.is_some_and(|p| is_word_byte(&p))
+                        && next.is_some_and(|n| is_word_byte(&n))),
+                    '\\' => next.map_or(at_end, |n| n.is_ascii_punctuation()),
+                    '<' => next.map_or(at_end, |n| {
+                        n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?')
+                    }),
+                    '&' => looks_like_entity(&bytes[i + 1..]),
+                    _ => false,
+                };
+                if escape {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+        }
+        (out, trailing_space)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_escaping_matches_word_by_word(
+            text in "[a_b*`\\[\\]~\\\\<&#;1.)+=>/!?é日 \t\n\r\x0C-]{1,40}",
+            line_start: bool,
+            in_link: bool,
+        ) {
+            let text = text.trim_start_matches(is_html_space);
+            proptest::prop_assume!(!text.is_empty());
+            let mut out = String::new();
+            let owed = escape_text_into(&mut out, text, line_start, in_link);
+            proptest::prop_assert_eq!(
+                (out, owed),
+                escaped_word_by_word(text, line_start, in_link)
+            );
+        }
+    }
+
     #[test]
     fn code_spans() {
         assert_eq!(code_span("x"), "`x`");
