@@ -13,6 +13,11 @@
 //! at or above the truth, so the limits still hold; the next full rescan (when the
 //! LRU snapshot runs out) sets them back to the truth. A torn or foreign ledger
 //! does not decode and is rebuilt from a rescan.
+//!
+//! That guarantee is about processes that die, not machines: like the entries
+//! (`store.rs`), the ledger is never `fsync`ed, since a cache write must not cost a
+//! disk flush on every call. After a power loss an older ledger may come back
+//! beside newer entries, so the counts may run low until that next rescan.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
