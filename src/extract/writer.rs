@@ -432,11 +432,11 @@ fn heading_marker(level: u8) -> &'static str {
 /// HTML's ASCII whitespace (the characters inline whitespace collapsing applies to;
 /// a no-break space is content).
 pub fn is_html_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0C')
+    u8::try_from(c).is_ok_and(is_html_space_byte)
 }
 
 /// [`is_html_space`] for a byte.
-fn is_html_space_byte(b: u8) -> bool {
+const fn is_html_space_byte(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0C')
 }
 
@@ -530,11 +530,12 @@ static BYTE_CLASS: [ByteClass; 256] = {
         table[special[i] as usize] = ByteClass::MayEscape;
         i += 1;
     }
-    let spaces = b" \t\n\r\x0C";
-    let mut i = 0;
-    while i < spaces.len() {
-        table[spaces[i] as usize] = ByteClass::Space;
-        i += 1;
+    let mut b = 0;
+    while b < 256 {
+        if is_html_space_byte(b as u8) {
+            table[b] = ByteClass::Space;
+        }
+        b += 1;
     }
     table
 };

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
 use webfetch::config::Settings;
@@ -405,8 +407,27 @@ async fn a_warm_standby_serves_the_next_render() {
     assert_eq!(flag("page_prepared"), [false, true, true], "{logs}");
 }
 
-/// How a test ends the CLI mid-render: given the CLI's pid and the watchdog's.
-type Kill = fn(nix::unistd::Pid, nix::unistd::Pid);
+/// How a test ends the CLI mid-render.
+#[derive(Clone, Copy)]
+enum Kill {
+    /// The signal to the CLI's whole process group (the watchdog has its own).
+    Group(Signal),
+    /// The signal to the watchdog, then to the CLI, each by pid.
+    Both(Signal),
+}
+
+impl Kill {
+    fn send(self, cli: Pid, watchdog: Pid) {
+        match self {
+            Kill::Group(signal) => nix::sys::signal::killpg(cli, signal).unwrap(),
+            Kill::Both(signal) => {
+                for pid in [watchdog, cli] {
+                    nix::sys::signal::kill(pid, signal).unwrap();
+                }
+            }
+        }
+    }
+}
 
 /// BROWSER-ISO-01 step 2 when the host is killed with its whole process group,
 /// as Ctrl-C in a terminal, `timeout` or an agent stopping its tool do: the
@@ -415,11 +436,7 @@ type Kill = fn(nix::unistd::Pid, nix::unistd::Pid);
 /// the host, and Chromium, in a group of its own, ran on with its profile.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
-    let Some(killed) = kill_the_cli_mid_render(|cli, _watchdog| {
-        nix::sys::signal::killpg(cli, nix::sys::signal::Signal::SIGTERM).unwrap();
-    })
-    .await
-    else {
+    let Some(killed) = kill_the_cli_mid_render(Kill::Group(Signal::SIGTERM)).await else {
         return;
     };
     // The watchdog works after the host is gone.
@@ -430,13 +447,7 @@ async fn killing_the_cli_with_its_process_group_mid_render_leaves_nothing() {
 /// `pkill -f webfetch` does: the watchdog ignores it and cleans up after the host.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminating_the_cli_and_its_watchdog_mid_render_leaves_nothing() {
-    let Some(killed) = kill_the_cli_mid_render(|cli, watchdog| {
-        for pid in [watchdog, cli] {
-            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-        }
-    })
-    .await
-    else {
+    let Some(killed) = kill_the_cli_mid_render(Kill::Both(Signal::SIGTERM)).await else {
         return;
     };
     killed.assert_nothing_left().await;
@@ -449,13 +460,7 @@ async fn terminating_the_cli_and_its_watchdog_mid_render_leaves_nothing() {
 /// and deletes it. Without that sweep, every such kill leaked a profile in RAM.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_launch_sweeps_what_a_sigkilled_cli_and_watchdog_left() {
-    let Some(killed) = kill_the_cli_mid_render(|cli, watchdog| {
-        for pid in [watchdog, cli] {
-            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
-        }
-    })
-    .await
-    else {
+    let Some(killed) = kill_the_cli_mid_render(Kill::Both(Signal::SIGKILL)).await else {
         return;
     };
     serve(&killed.server, "/next", html("<p>next</p>")).await;
@@ -530,8 +535,6 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
     use std::io::Write as _;
     use std::os::unix::process::CommandExt as _;
 
-    use nix::unistd::Pid;
-
     let chromium = chromium()?;
     let turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
@@ -598,7 +601,7 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
         .expect("the watchdog, naming the profile");
 
     let cli_pid = Pid::from_raw(i32::try_from(cli.id()).unwrap());
-    kill(cli_pid, Pid::from_raw(watchdog));
+    kill.send(cli_pid, Pid::from_raw(watchdog));
     let status = tokio::task::spawn_blocking(move || cli.wait().unwrap())
         .await
         .unwrap();
