@@ -16,7 +16,7 @@ bin=target/release/webfetch
 load=target/release/examples/serve_load
 
 # A real ~100 KiB article from the corpus (or a synthetic page without it).
-corpus=../shared/corpus/article-extraction/html
+corpus=${WEBFETCH_CORPUS_DIR:-../shared/corpus/article-extraction}/html
 page=$(ls -S "$corpus"/*.html.gz 2>/dev/null | while read -r f; do
   size=$(gzip -dc "$f" | wc -c); [ "$size" -ge 90000 ] && [ "$size" -le 130000 ] && { echo "$f"; break; }; done || true)
 mkdir -p "$work/site"

@@ -189,6 +189,12 @@ pub fn classify(name: &Name) -> Tag {
     }
 }
 
+/// A `<script>` or `<style>`, in any namespace (an SVG's own count too): removed
+/// whole by FR-WF-13 step 1, so no pass ever reads their text.
+pub fn is_script_or_style(local: &LocalName) -> bool {
+    matches!(*local, local_name!("script") | local_name!("style"))
+}
+
 /// FR-WF-13 steps 1-3 for one element: a removed tag, `hidden`,
 /// `aria-hidden="true"`, or a boilerplate class token / id (EXT-CLASS-01).
 ///
@@ -198,8 +204,7 @@ pub fn classify(name: &Name) -> Tag {
 /// reading; listed in the report).
 pub fn is_boilerplate(element: &Element) -> bool {
     let name = &element.name;
-    let any_ns_script_or_style = matches!(name.local, local_name!("script") | local_name!("style"));
-    if any_ns_script_or_style {
+    if is_script_or_style(&name.local) {
         return true;
     }
     if name.ns == ns!(html) {

@@ -712,10 +712,20 @@ impl Sink {
         }
     }
 
+    /// Appends `text` to `parent`, merged with a text node ending it, unless
+    /// `parent` is a script or style: that text is half of a real page's bytes
+    /// and no pass reads it (both are removed as boilerplate, FR-WF-13 step 1,
+    /// and [`normalized_text`](crate::extract::root::normalized_text) skips them),
+    /// so it is not copied into the tree.
     fn append_text(tree: &mut Tree<Node>, parent: NodeId, text: StrTendril) {
         let Some(mut parent) = tree.get_mut(parent) else {
             return;
         };
+        if let Node::Element(element) = parent.value()
+            && clean::is_script_or_style(&element.name.local)
+        {
+            return;
+        }
         if let Some(mut last) = parent.last_child()
             && let Node::Text(existing) = last.value()
         {
@@ -905,9 +915,24 @@ mod tests {
     #[test]
     fn raw_text_that_looks_like_a_tag_is_left_alone() {
         let fake: String = (0..MAX_ATTRIBUTES + 50).map(|i| format!(" a{i}")).collect();
-        let script = format!("var s = '<div{fake}>';");
-        let html = format!("<script>{script}</script>");
-        assert!(all_text(&parse(&html)).contains(&script));
+        let raw = format!("var s = '<div{fake}>';");
+        assert!(all_text(&parse(&format!("<xmp>{raw}</xmp>"))).contains(&raw));
+        let doc = parse(&format!("<script>{raw}</script>"));
+        assert_eq!(names(&doc), ["html", "head", "script", "body"]);
+    }
+
+    /// Script and style text is not kept: no pass reads it (FR-WF-13 step 1
+    /// removes both), and it is half of a real page's bytes.
+    #[test]
+    fn script_and_style_text_is_not_kept() {
+        for html in [
+            "<script>var secret = 1;</script><p>t</p>",
+            "<p>t<style>p { color: red }</style></p>",
+            "<svg><style>.a {}</style><script>x()</script></svg><p>t</p>",
+        ] {
+            assert_eq!(all_text(&parse(html)), "t", "{html}");
+            assert_eq!(all_text(&parse_without_scripting(html)), "t", "{html}");
+        }
     }
 
     #[test]
@@ -954,6 +979,13 @@ mod tests {
             .collect()
     }
 
+    /// Every element's local name, in document order.
+    fn names(doc: &Document) -> Vec<String> {
+        doc.descendants()
+            .filter_map(|n| n.value().element().map(|e| e.name.local.to_string()))
+            .collect()
+    }
+
     /// The element that holds `text`, and its ancestors' names.
     fn path_to(doc: &Document, text: &str) -> Vec<String> {
         doc.descendants()
@@ -985,13 +1017,13 @@ mod tests {
 
     #[test]
     fn flat_building_keeps_boilerplate_removed_and_raw_text_raw() {
-        let html = "<p>lead</p><nav>N1<b>N2</b></nav><div hidden>H</div><script>if (a<b) {}</script>\
+        let html = "<p>lead</p><nav>N1<b>N2</b></nav><div hidden>H</div><xmp>if (a<b) {}</xmp><script>if (a<b) {}</script>\
                     <textarea><b>t</b></textarea><table><tr><td>c</div>d</td></tr></table><p>e</p></body>x";
         let doc = parse_within(html, Counting::Bounded, 2, true);
         for (text, path) in [
             ("N2", vec!["b", "nav", "body", "html"]),
             ("H", vec!["div", "body", "html"]),
-            ("if (a<b)", vec!["script", "body", "html"]),
+            ("if (a<b)", vec!["xmp", "body", "html"]),
             ("<b>t</b>", vec!["textarea", "body", "html"]),
             ("cd", vec!["td", "tr", "table", "body", "html"]),
             ("e", vec!["p", "body", "html"]),
@@ -1008,6 +1040,8 @@ mod tests {
             })
             .collect();
         assert_eq!(removed, ["nav", "div", "script"]);
+        // The script's text, kept by no one, made no element either.
+        assert_eq!(all_text(&doc).matches("if (a<b)").count(), 1);
         assert!(all_text(&doc).ends_with('x'));
     }
 

@@ -5,7 +5,7 @@
 use ego_tree::{NodeId, NodeRef};
 use url::Url;
 
-use super::clean::{Tag, has_class_token};
+use super::clean::{self, Tag, has_class_token};
 use super::dom::{Attr, Document, Node};
 use super::walk::{Step, Visitor, walk};
 use super::writer::is_html_space;
@@ -186,13 +186,7 @@ pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
                         out.push_str(word);
                     }
                 }
-                Node::Element(e)
-                    if e.tag == Tag::Skip
-                        || matches!(
-                            e.name.local,
-                            html5ever::local_name!("script") | html5ever::local_name!("style")
-                        ) =>
-                {
+                Node::Element(e) if e.tag == Tag::Skip || clean::is_script_or_style(&e.name.local) => {
                     skip_until = Some(node.id());
                 }
                 _ => {}

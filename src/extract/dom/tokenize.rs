@@ -35,7 +35,7 @@ use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkRes
 use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 use html5gum::{Emitter, Error, State, Tokenizer};
 
-use super::{MAX_ATTRIBUTES, READ_ATTRIBUTES};
+use super::{MAX_ATTRIBUTES, READ_ATTRIBUTES, clean};
 
 /// html5ever's tree builder wants a line number per token for its error
 /// messages, which nothing here reads.
@@ -157,6 +157,9 @@ struct Feed<'a, S> {
     doctype: DoctypeDraft,
     /// The name of the last start tag, for the "appropriate end tag" of raw text.
     last_start_tag: Vec<u8>,
+    /// The tokenizer is reading a script's or style's raw text, which no pass
+    /// reads (the sink drops it too): it is not copied at all.
+    discarding: bool,
 }
 
 impl<'a, S: TokenSink> Feed<'a, S> {
@@ -168,6 +171,7 @@ impl<'a, S: TokenSink> Feed<'a, S> {
             comment: Vec::new(),
             doctype: DoctypeDraft::default(),
             last_start_tag: Vec::new(),
+            discarding: false,
         }
     }
 
@@ -342,7 +346,9 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
     }
 
     fn emit_string(&mut self, s: &[u8]) {
-        self.text.extend_from_slice(s);
+        if !self.discarding {
+            self.text.extend_from_slice(s);
+        }
     }
 
     fn init_start_tag(&mut self) {
@@ -369,6 +375,7 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
         self.flush_text();
         let kind = self.tag.kind.take()?;
         let name = local_name(&self.tag.name);
+        let script_or_style = kind == TagKind::StartTag && clean::is_script_or_style(&name);
         if kind == TagKind::StartTag {
             self.last_start_tag.clear();
             self.last_start_tag.extend_from_slice(&self.tag.name);
@@ -385,7 +392,11 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
             attrs,
             had_duplicate_attributes: self.tag.had_duplicate_attributes,
         });
-        next_state(self.sink.process_token(tag, LINE))
+        let state = next_state(self.sink.process_token(tag, LINE));
+        // Raw text up to the matching end tag, the next tag the tokenizer emits.
+        self.discarding =
+            script_or_style && matches!(state, Some(State::ScriptData | State::RawText));
+        state
     }
 
     fn emit_current_comment(&mut self) {
@@ -580,16 +591,26 @@ mod tests {
     #[test]
     fn raw_text_runs_to_its_end_tag() {
         assert_eq!(
-            tokens_of("<script>a</p><b>\0</script><title>&lt;i&gt;</title>"),
+            tokens_of("<xmp>a</p><b>\0</xmp><title>&lt;i&gt;</title>"),
             [
-                "<script>",
+                "<xmp>",
                 "\"a</p><b>\u{fffd}\"",
-                "</script>",
+                "</xmp>",
                 "<title>",
                 r#""<i>""#,
                 "</title>",
                 "EOF"
             ]
+        );
+    }
+
+    /// A script's or style's text is not even copied (no pass reads it), but the
+    /// markup in it stays text: the next tag is its end tag.
+    #[test]
+    fn script_and_style_text_is_skipped_up_to_the_end_tag() {
+        assert_eq!(
+            tokens_of("<script>a</p><b>\0</script><style>i<p></style>t"),
+            ["<script>", "</script>", "<style>", "</style>", r#""t""#, "EOF"]
         );
     }
 
