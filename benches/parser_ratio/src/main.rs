@@ -14,7 +14,9 @@ fn scan(html: &str) -> usize {
 /// html5gum's tokenizer with its default emitter: owned tokens, no tree.
 #[inline(never)]
 fn html5gum_tokens(html: &str) -> usize {
-    html5gum::Tokenizer::new(html).filter_map(Result::ok).count()
+    html5gum::Tokenizer::new(html)
+        .filter_map(Result::ok)
+        .count()
 }
 
 /// tl: a fast parser that is not HTML5-conformant, with a flat node table.
@@ -45,8 +47,7 @@ fn html5ever_rcdom(html: &str) -> usize {
     use html5ever::tendril::TendrilSink;
     let dom = html5ever::parse_document(markup5ever_rcdom::RcDom::default(), Default::default())
         .one(html);
-    let children = dom.document.children.borrow().len();
-    children
+    dom.document.children.take().len()
 }
 
 /// scraper: html5ever into an ego-tree arena (what webfetch started from).
