@@ -113,6 +113,19 @@ const READ_ATTRIBUTES: [&str; 11] = [
     "style",
 ];
 
+/// The attributes html5ever's tree builder reads on elements other than
+/// formatting ones: `type` (`<input type=hidden>` in tables and the frameset
+/// flag), `form` (form association), `shadowrootmode` (declarative shadow roots),
+/// `encoding` (MathML `<annotation-xml>` as an HTML integration point). With
+/// [`READ_ATTRIBUTES`], all that the bridge keeps on such elements
+/// (`tokenize.rs`): the rest are never read, so they are never interned or copied.
+/// (`<meta charset>` and `http-equiv` only make the encoding answer the bridge
+/// ignores; `<font color>` is a formatting element's.) Read off html5ever 0.40
+/// and markup5ever's `create_element_with_flags`: re-check on an upgrade. The
+/// test `attributes_nobody_reads_change_no_tree`, the tokenizer proptests and the
+/// `tokenizers` fuzz target compare with html5ever's own tokenizer, which keeps all.
+const TREE_BUILDER_ATTRIBUTES: [&str; 4] = ["type", "form", "shadowrootmode", "encoding"];
+
 impl Attr {
     fn from_name(name: &QualName) -> Option<Attr> {
         if name.ns != ns!() {
@@ -1103,7 +1116,7 @@ mod tests {
     /// tree builder's answers to it. (Not U+FEFF: html5ever drops one at every
     /// point where its tokenizer resumes after `</script>`, where a browser keeps
     /// it; the bridge drops it only at the start, see `tokenize.rs`.)
-    const TOKENIZER_SOUP: [&str; 48] = [
+    const TOKENIZER_SOUP: [&str; 56] = [
         "<!DOCTYPE html>", "<!doctype html public \"-//W3C//DTD HTML 4.01//EN\">",
         "<!DOCTYPE>", "<!-- c -->", "<!--->", "<!-- a -- b --!>", "<?php x ?>",
         "<div class=a id='b' CLASS=c>", "</div>", "<p>", "</p>", "text ", " \r\n ", "\r",
@@ -1116,9 +1129,40 @@ mod tests {
         "<math><mi>m</mi><annotation-xml encoding=text/html><p>q</annotation-xml></math>",
         "<![CDATA[ html ]]>", "<table><tr><td>", "</table>", "<input type=hidden>",
         "<template><b>", "</template>", "<select><option>o", "<a/b c=d/>",
+        // Attributes nobody reads, on elements whose attributes the tree builder
+        // reads or compares (the bridge drops them elsewhere, `tokenize.rs`).
+        "<b data-a=1 class=x>", "<b data-a=2 class=x>", "</b>", "<input type=hidden data-x=1>",
+        "<template shadowrootmode=open data-x=1>", "<form id=f data-x=1><input form=f data-y=2>",
+        "<svg><font color=red data-x=1>f</font>",
+        "<math><annotation-xml encoding='text/html' data-x=1><p>",
         // A row of double-quoted attributes long enough to be broken (`tokenize.rs`).
         "<div a0=\"0\" a1=\"1\" a2=\"2\" a3=\"3\" a4=\"4\" a5=\"5\" a6=\"6\" a7=\"7\" a8=\"8\" a9=\"9\" a10=\"10\" a11=\"11\" a12=\"12\" a13=\"13\" a14=\"14\" a15=\"15\" a16=\"16\" a17=\"17\" a18=\"18\" a19=\"19\" a20=\"20\" a21=\"21\" a22=\"22\" a23=\"23\" a24=\"24\" a25=\"25\" a26=\"26\" a27=\"27\" a28=\"28\" a29=\"29\" a30=\"30\" a31=\"31\" a32=\"32\" a33=\"33\" a34=\"34\" a35=\"35\" a36=\"36\" a37=\"37\" a38=\"38\" a39=\"39\" class=\"x\">",
     ];
+
+    /// The bridge keeps on an element only the attributes extraction or the tree
+    /// builder reads, except on formatting elements, which keep them all: the
+    /// tree is the one html5ever's own tokenizer (which keeps every attribute)
+    /// builds, where a dropped attribute would change it.
+    #[test]
+    fn attributes_nobody_reads_change_no_tree() {
+        for html in [
+            // Noah's ark: four `<b>` alike but for an unread attribute.
+            "<p><b data-a=1>1<b data-a=2>2<b data-a=3>3<b data-a=1>4<p>5",
+            // A hidden input stays in its table; another is foster-parented.
+            "<table><input type=hidden data-x=1><input data-x=1><tr><td>c</table>",
+            "<template shadowrootmode=open data-x=1><p>s</p></template>",
+            "<form id=f data-x=1><input form=f data-y=2><p>t</form>",
+            "<svg><font color=red data-x=1>f</font><font data-x=1>g</font></svg>",
+            "<math><annotation-xml encoding=text/html data-x=1><p>m</p></annotation-xml></math>",
+        ] {
+            let budget = element_budget(html.len());
+            for scripting in [true, false] {
+                let ours = full_outline(&parse_within(html, Counting::Always, budget, scripting));
+                let reference = full_outline(&parse_within_html5ever(html, budget, scripting));
+                assert_eq!(ours, reference, "{html}");
+            }
+        }
+    }
 
     proptest::proptest! {
         /// html5gum's tokenizer, through the bridge, builds the tree html5ever's

@@ -35,7 +35,7 @@ use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkRes
 use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 use html5gum::{Emitter, Error, State, Tokenizer};
 
-use super::{MAX_ATTRIBUTES, READ_ATTRIBUTES, clean};
+use super::{MAX_ATTRIBUTES, READ_ATTRIBUTES, TREE_BUILDER_ATTRIBUTES, clean};
 
 /// html5ever's tree builder wants a line number per token for its error
 /// messages, which nothing here reads.
@@ -127,6 +127,9 @@ fn bound_attribute_chains(html: &str) -> Cow<'_, str> {
 struct Draft {
     kind: Option<TagKind>,
     name: Vec<u8>,
+    /// `name` interned, once the first attribute asks whether the tag is a
+    /// formatting element.
+    atom: Option<LocalName>,
     self_closing: bool,
     attrs: Vec<Attribute>,
     had_duplicate_attributes: bool,
@@ -203,19 +206,25 @@ impl<'a, S: TokenSink> Feed<'a, S> {
     }
 
     /// Moves the attribute being read onto the tag, unless the tag already has
-    /// one of that name (the first wins) or is past [`MAX_ATTRIBUTES`], where
-    /// only the first of each name extraction reads is kept.
+    /// one of that name (the first wins), or nobody reads it: past
+    /// [`MAX_ATTRIBUTES`] only the first of each name extraction reads is kept,
+    /// and below it a tag other than a formatting element keeps only those and the
+    /// ones the tree builder reads ([`TREE_BUILDER_ATTRIBUTES`]). A formatting
+    /// element keeps them all: the tree builder compares and copies its list.
     fn finish_attribute(&mut self) {
         let tag = &mut self.tag;
         if !std::mem::take(&mut tag.reading) {
             return;
         }
         tag.met += 1;
-        if tag.met > MAX_ATTRIBUTES
-            && !READ_ATTRIBUTES
-                .iter()
-                .any(|read| read.as_bytes() == tag.attr_name)
-        {
+        let named = |names: &[&str]| names.iter().any(|n| n.as_bytes() == tag.attr_name);
+        let kept = if tag.met > MAX_ATTRIBUTES {
+            named(&READ_ATTRIBUTES)
+        } else {
+            let atom = tag.atom.get_or_insert_with(|| local_name(&tag.name));
+            clean::is_formatting(atom) || named(&READ_ATTRIBUTES) || named(&TREE_BUILDER_ATTRIBUTES)
+        };
+        if !kept {
             return;
         }
         let name = local_name(&tag.attr_name);
@@ -354,6 +363,7 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
     fn init_start_tag(&mut self) {
         self.tag.kind = Some(TagKind::StartTag);
         self.tag.name.clear();
+        self.tag.atom = None;
         self.tag.self_closing = false;
         self.tag.attrs.clear();
         self.tag.had_duplicate_attributes = false;
@@ -374,7 +384,11 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
         self.finish_attribute();
         self.flush_text();
         let kind = self.tag.kind.take()?;
-        let name = local_name(&self.tag.name);
+        let name = self
+            .tag
+            .atom
+            .take()
+            .unwrap_or_else(|| local_name(&self.tag.name));
         let script_or_style = kind == TagKind::StartTag && clean::is_script_or_style(&name);
         if kind == TagKind::StartTag {
             self.last_start_tag.clear();
@@ -647,16 +661,30 @@ mod tests {
         let attrs: String = (0..MAX_ATTRIBUTES + 50)
             .map(|i| format!(" a{i}=\"v\""))
             .collect();
-        let tokens = tokens_of(&format!("<div{attrs}>text</div>"));
+        let tokens = tokens_of(&format!("<b{attrs}>text</b>"));
         assert_eq!(tokens[0].matches("=v").count(), MAX_ATTRIBUTES);
         assert!(tokens[0].ends_with(&format!(" a{}=v>", MAX_ATTRIBUTES - 1)));
-        assert_eq!(tokens[1..], [r#""text""#, "</div>", "EOF"]);
+        assert_eq!(tokens[1..], [r#""text""#, "</b>", "EOF"]);
+    }
+
+    /// Below the cap, an element keeps what extraction or the tree builder reads;
+    /// a formatting element keeps everything (the tree builder compares its list).
+    #[test]
+    fn only_formatting_elements_keep_attributes_nobody_reads() {
+        assert_eq!(
+            tokens_of("<div data-x=1 class=c onclick=f() type=t HIDDEN>")[0],
+            "<div class=c type=t hidden=>"
+        );
+        assert_eq!(
+            tokens_of("<a data-x=1 href=/ onclick=f()>")[0],
+            "<a data-x=1 href=/ onclick=f()>"
+        );
     }
 
     #[test]
     fn past_the_cap_the_first_of_each_read_attribute_is_kept() {
         let html = format!(
-            "<div{} HIDDEN class='x ad' data-x=1 hidden=again{}>text</div>",
+            "<b{} HIDDEN class='x ad' data-x=1 hidden=again{}>text</b>",
             junk(MAX_ATTRIBUTES + 50),
             " aria-hidden=true".repeat(1000)
         );
@@ -666,8 +694,8 @@ mod tests {
             .map(|(_, after)| after);
         assert_eq!(kept, Some(" hidden= class=x ad aria-hidden=true>"));
         // A name read before the cap is not kept again after it.
-        let tokens = tokens_of(&format!("<p id=one{} id=two>", junk(MAX_ATTRIBUTES)));
-        assert!(tokens[0].starts_with("<p id=one a0="), "{}", tokens[0]);
+        let tokens = tokens_of(&format!("<i id=one{} id=two>", junk(MAX_ATTRIBUTES)));
+        assert!(tokens[0].starts_with("<i id=one a0="), "{}", tokens[0]);
         assert!(!tokens[0].contains("two"), "{}", tokens[0]);
         // The self-closing slash after a kept attribute stays.
         let tokens = tokens_of(&format!("<br{} alt=x/>", junk(MAX_ATTRIBUTES)));
@@ -684,12 +712,12 @@ mod tests {
         let ordinary = r#"<a href="x" class="y" id="z">t</a> "quoted" text, {"json": "yes"}"#;
         assert!(matches!(bound_attribute_chains(ordinary), Cow::Borrowed(_)));
 
-        let html = format!("<p{}>text</p>", attributes(" a{i}=\"v{i}\"", 100));
+        let html = format!("<b{}>text</b>", attributes(" a{i}=\"v{i}\"", 100));
         let bounded = bound_attribute_chains(&html);
         assert_eq!(bounded.matches("\"/a").count(), 3, "{bounded}");
         let tokens = tokens_of(&bounded);
         let expected: String = (0..100).map(|i| format!(" a{i}=v{i}")).collect();
-        assert_eq!(tokens, [format!("<p{expected}>"), r#""text""#.to_owned(), "</p>".to_owned(), "EOF".to_owned()]);
+        assert_eq!(tokens, [format!("<b{expected}>"), r#""text""#.to_owned(), "</b>".to_owned(), "EOF".to_owned()]);
     }
 
     /// html5gum nests a call per double-quoted attribute in a row (see
@@ -698,7 +726,7 @@ mod tests {
     #[test]
     fn a_hundred_thousand_attributes_fit_a_small_stack() {
         for form in [" a{i}=\"v\"", " a{i} = \"v\"", "\na{i}=\"\"", " a{i}='v'", " a{i}=v", " a{i}", "/a{i}"] {
-            let html = format!("<div{}>x</div><svg><g{}>", attributes(form, 100_000), attributes(form, 100_000));
+            let html = format!("<b{}>x</b><svg><g{}>", attributes(form, 100_000), attributes(form, 100_000));
             let tokens = std::thread::Builder::new()
                 .stack_size(1 << 20)
                 .spawn(move || tokens_of(&html))
