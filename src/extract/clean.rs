@@ -237,16 +237,40 @@ pub fn is_hidden_or_boilerplate_named(element: &Element) -> bool {
     {
         return true;
     }
-    if element.attr(Attr::Class).is_some_and(has_boilerplate_token) {
+    if element.classes.boilerplate {
         return true;
     }
     element.attr(Attr::Id).is_some_and(is_boilerplate_token)
 }
 
+/// What extraction asks of an element's `class` tokens, found in one pass over
+/// them when the element is made: real pages' class lists run to dozens of tokens,
+/// and both questions are asked of every element.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClassTokens {
+    /// A boilerplate token (EXT-CLASS-01).
+    pub boilerplate: bool,
+    /// The token `content` (EXT-ROOT-01's fifth root candidate).
+    pub content: bool,
+}
+
+impl ClassTokens {
+    /// The tokens of a `class` value (case-insensitive, whole tokens only:
+    /// `site-nav` and `navigate` are not `nav`).
+    pub fn of(class: &str) -> ClassTokens {
+        let mut found = ClassTokens::default();
+        for token in class.split_ascii_whitespace() {
+            found.boilerplate |= is_boilerplate_token(token);
+            found.content |= token.eq_ignore_ascii_case("content");
+        }
+        found
+    }
+}
+
 /// Whether any whitespace-separated token of a `class` value is a boilerplate token
 /// (case-insensitive, whole tokens only: `site-nav` and `navigate` do not match).
 pub fn has_boilerplate_token(class: &str) -> bool {
-    class.split_ascii_whitespace().any(is_boilerplate_token)
+    ClassTokens::of(class).boilerplate
 }
 
 /// Whether a single token (an `id` value, or one class token) is a boilerplate
@@ -355,5 +379,22 @@ mod tests {
         }
         assert!(is_boilerplate_token("Comments"));
         assert!(!is_boilerplate_token("nav menu"));
+    }
+
+    #[test]
+    fn one_pass_over_class_tokens_answers_both_questions() {
+        let both = ClassTokens {
+            boilerplate: true,
+            content: true,
+        };
+        for (class, expected) in [
+            ("main-content article", ClassTokens::default()),
+            ("x Content\ty", ClassTokens { content: true, ..ClassTokens::default() }),
+            ("content sidebar", both),
+            ("Sidebar", ClassTokens { boilerplate: true, ..ClassTokens::default() }),
+            ("", ClassTokens::default()),
+        ] {
+            assert_eq!(ClassTokens::of(class), expected, "{class:?}");
+        }
     }
 }

@@ -45,7 +45,7 @@ use html5ever::tokenizer::{self, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
 use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 
-use super::clean::{self, Tag};
+use super::clean::{self, ClassTokens, Tag};
 
 mod flat;
 mod tokenize;
@@ -183,6 +183,8 @@ pub struct Element {
     pub tag: Tag,
     /// Removed as boilerplate (FR-WF-13 steps 1-3, EXT-CLASS-01).
     pub removed: bool,
+    /// What its `class` tokens say.
+    pub classes: ClassTokens,
     /// Boxed, not a `Vec`: most elements keep none, and every byte of an element
     /// is paid for every node of the tree.
     attrs: Box<[(Attr, StrTendril)]>,
@@ -215,9 +217,10 @@ impl Element {
             tag: clean::classify(&name),
             name,
             removed: false,
+            classes: ClassTokens::default(),
             attrs,
         };
-        element.removed = clean::is_boilerplate(&element);
+        element.classify_attributes();
         element
     }
 
@@ -231,6 +234,13 @@ impl Element {
             .cloned()
             .collect();
         Element::new(tag_name(&tag.name), attrs)
+    }
+
+    /// Reads the class tokens, then judges boilerplate (which reads them), from the
+    /// attributes as they now are.
+    fn classify_attributes(&mut self) {
+        self.classes = self.attr(Attr::Class).map(ClassTokens::of).unwrap_or_default();
+        self.removed = clean::is_boilerplate(self);
     }
 
     /// Whether extraction never shows this element's subtree: removed as
@@ -889,7 +899,7 @@ impl TreeSink for Sink {
                 }
             }
             element.attrs = kept.into_boxed_slice();
-            element.removed = clean::is_boilerplate(element);
+            element.classify_attributes();
         }
     }
 
@@ -990,6 +1000,23 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Attributes a later `<body>` tag adds are read like the first tag's.
+    #[test]
+    fn merged_attributes_are_classified_again() {
+        let doc = parse("<p>x</p><body class='content' hidden>");
+        let body = doc
+            .descendants()
+            .filter_map(|n| n.value().element())
+            .find(|e| e.tag == Tag::Body)
+            .expect("a body");
+        assert!(body.classes.content);
+        assert!(body.has_attr(Attr::Hidden));
+        assert!(!body.removed, "<body> is never removed by attribute");
+        let doc = parse("<div>x<div class=' nav '>y</div></div><p>z<html class=sidebar>");
+        let html = doc.root().first_child().and_then(|n| n.value().element().map(|e| e.classes));
+        assert_eq!(html.map(|c| c.boilerplate), Some(true));
     }
 
     /// Every element's local name, in document order.

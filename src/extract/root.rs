@@ -105,10 +105,7 @@ pub fn survey(doc: &Document) -> Survey {
         {
             slot(3, &mut survey);
         }
-        if element
-            .attr(Attr::Class)
-            .is_some_and(|class| has_class_token(class, "content"))
-        {
+        if element.classes.content {
             slot(4, &mut survey);
         }
     }
