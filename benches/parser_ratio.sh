@@ -18,25 +18,29 @@ peers=benches/parser_ratio/target/release/parser-ratio
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-pages=(dense repeated mixed)
+# The peer parses, each a function of benches/parser_ratio/src/main.rs.
+passes=(scan html5gum_tokens tl_dom lol_html_stream html5ever_rcdom scraper_html)
+# Instructions per byte: the first count of lines matching PATTERN in a profile.
+per_byte() {
+    local file=$1 pattern=$2 bytes=$3 inclusive=$4
+    callgrind_annotate --inclusive="$inclusive" "$file" 2>/dev/null |
+        awk -v p="$pattern" -v b="$bytes" 'index($0, p) && !n++ { gsub(",", "", $1); v = $1 } END { print v / b }'
+}
 declare -A cost
-for page in "${pages[@]}"; do
+for page in dense repeated mixed; do
     "$stages" page "$page" 1 >"$out/$page.html"
     bytes=$(stat -c %s "$out/$page.html")
     valgrind --tool=callgrind --callgrind-out-file="$out/$page.peers" "$peers" "$out/$page.html" >/dev/null 2>&1
     valgrind --tool=callgrind --callgrind-out-file="$out/$page.ours" --collect-atstart=no \
         --toggle-collect='*extract_stages::extraction*' "$stages" once "$page" 1 >/dev/null 2>&1
-    for pass in scan html5gum_tokens tl_dom lol_html_stream html5ever_rcdom scraper_html; do
-        instr=$(callgrind_annotate --inclusive=yes "$out/$page.peers" 2>/dev/null |
-            awk -v f="parser_ratio::$pass " 'index($0, f) && !n++ { gsub(",", "", $1); v = $1 } END { print v + 0 }')
-        cost[$page.$pass]=$(awk -v i="${instr:-0}" -v b="$bytes" 'BEGIN { print i / b }')
+    for pass in "${passes[@]}"; do
+        cost[$page.$pass]=$(per_byte "$out/$page.peers" "parser_ratio::$pass " "$bytes" yes)
     done
-    instr=$(callgrind_annotate "$out/$page.ours" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); v = $1 } END { print v + 0 }')
-    cost[$page.webfetch]=$(awk -v i="$instr" -v b="$bytes" 'BEGIN { print i / b }')
+    cost[$page.webfetch]=$(per_byte "$out/$page.ours" "PROGRAM TOTALS" "$bytes" no)
 done
 
 printf '%-46s %7s %9s %7s %9s %9s\n' "pass (instructions per byte, 1 MiB)" dense repeated mixed "d/repeat" "d/mixed"
-for pass in scan html5gum_tokens tl_dom lol_html_stream html5ever_rcdom scraper_html webfetch; do
+for pass in "${passes[@]}" webfetch; do
     case $pass in
         scan) label="memchr for '<' (all per byte)" ;;
         html5gum_tokens) label="html5gum 0.9, owned tokens, no tree" ;;

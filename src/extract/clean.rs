@@ -267,12 +267,6 @@ impl ClassTokens {
     }
 }
 
-/// Whether any whitespace-separated token of a `class` value is a boilerplate token
-/// (case-insensitive, whole tokens only: `site-nav` and `navigate` do not match).
-pub fn has_boilerplate_token(class: &str) -> bool {
-    ClassTokens::of(class).boilerplate
-}
-
 /// Whether a single token (an `id` value, or one class token) is a boilerplate
 /// token. The `id` is compared whole (trimmed), as EXT-CLASS-01 says "equals".
 pub fn is_boilerplate_token(token: &str) -> bool {
@@ -375,7 +369,7 @@ mod tests {
             ("", false),
         ];
         for (class, expected) in cases {
-            assert_eq!(has_boilerplate_token(class), expected, "{class:?}");
+            assert_eq!(ClassTokens::of(class).boilerplate, expected, "{class:?}");
         }
         assert!(is_boilerplate_token("Comments"));
         assert!(!is_boilerplate_token("nav menu"));

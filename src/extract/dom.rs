@@ -1006,17 +1006,20 @@ mod tests {
     #[test]
     fn merged_attributes_are_classified_again() {
         let doc = parse("<p>x</p><body class='content' hidden>");
-        let body = doc
-            .descendants()
-            .filter_map(|n| n.value().element())
-            .find(|e| e.tag == Tag::Body)
-            .expect("a body");
+        let body = first_element(&doc, local_name!("body")).expect("a body");
         assert!(body.classes.content);
         assert!(body.has_attr(Attr::Hidden));
         assert!(!body.removed, "<body> is never removed by attribute");
-        let doc = parse("<div>x<div class=' nav '>y</div></div><p>z<html class=sidebar>");
-        let html = doc.root().first_child().and_then(|n| n.value().element().map(|e| e.classes));
+        let doc = parse("<p>z<html class=sidebar>");
+        let html = first_element(&doc, local_name!("html")).map(|e| e.classes);
         assert_eq!(html.map(|c| c.boilerplate), Some(true));
+    }
+
+    /// The first element named `local`, in document order.
+    fn first_element(doc: &Document, local: LocalName) -> Option<&Element> {
+        doc.descendants()
+            .filter_map(|n| n.value().element())
+            .find(|e| e.name.local == local)
     }
 
     /// Every element's local name, in document order.
@@ -1287,10 +1290,6 @@ mod tests {
     #[test]
     fn parse_builds_tree() {
         let doc = parse("<p class='Nav'>a<b>b</b></p>");
-        let p = doc
-            .descendants()
-            .filter_map(|n| n.value().element())
-            .find(|e| e.name.local == local_name!("p"));
-        assert!(p.is_some_and(|p| p.removed));
+        assert!(first_element(&doc, local_name!("p")).is_some_and(|p| p.removed));
     }
 }
