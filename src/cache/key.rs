@@ -108,6 +108,11 @@ impl CacheKey {
         hex
     }
 
+    /// `{keyhex}.json`: the entry's file name within its shard (FR-WF-16a).
+    pub(crate) fn file_name(&self) -> String {
+        format!("{}.json", self.to_hex())
+    }
+
     /// `{dir}/{first2}/{keyhex}.json` (FR-WF-16a). Only hex reaches the path, never
     /// URL text (FR-WF-16b).
     pub fn entry_path(&self, dir: &Path) -> PathBuf {

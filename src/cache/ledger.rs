@@ -19,9 +19,12 @@
 //! disk flush on every call. After a power loss an older ledger may come back
 //! beside newer entries, so the counts may run low until that next rescan.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+
+use rustix::fs::FlockOperation;
+
+use super::dir::Dir;
 
 /// The ledger's file name in the cache directory. The leading dot keeps it out of
 /// the two-level entry layout (FR-WF-16a) and of `rm cache/*`.
@@ -64,45 +67,32 @@ impl State {
     }
 }
 
-/// The ledger file, locked exclusively for as long as this value lives.
+/// The ledger file, locked exclusively (`flock`) for as long as this value lives:
+/// closing the file releases the lock, however the process ends.
 pub(crate) struct Ledger {
-    file: Locked,
+    file: File,
 }
 
-#[cfg(unix)]
-type Locked = nix::fcntl::Flock<File>;
-#[cfg(not(unix))]
-type Locked = File;
-
 impl Ledger {
-    /// Opens (creating) the ledger of `dir` and waits for its exclusive lock.
-    /// A directory cleared by hand while running is recreated (FR-WF-17b).
-    pub(crate) fn lock(dir: &Path) -> io::Result<Ledger> {
-        let open = || {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(dir.join(LEDGER_NAME))
-        };
-        let file = match open() {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir)?;
-                open()?
+    /// Opens (creating, mode 0600) the ledger of the cache directory `root` and
+    /// waits for its exclusive lock. A link or anything but a regular file there
+    /// is an error: nothing is written through it (issue 28).
+    pub(crate) fn lock(root: &Dir) -> io::Result<Ledger> {
+        let file = root.open_or_create(LEDGER_NAME)?;
+        loop {
+            match rustix::fs::flock(&file, FlockOperation::LockExclusive) {
+                Ok(()) => return Ok(Ledger { file }),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(errno) => return Err(errno.into()),
             }
-            opened => opened?,
-        };
-        Ok(Ledger {
-            file: lock_exclusive(file)?,
-        })
+        }
     }
 
     /// The state, or `None` when the file is new, torn or not ours.
     pub(crate) fn read(&mut self) -> io::Result<Option<State>> {
         let mut bytes = Vec::with_capacity(LEN);
         self.file.seek(SeekFrom::Start(0))?;
-        (&mut *self.file)
+        (&mut self.file)
             .take(u64::try_from(LEN).unwrap_or(u64::MAX) + 1)
             .read_to_end(&mut bytes)?;
         Ok(decode(&bytes))
@@ -116,27 +106,6 @@ impl Ledger {
         // The file never shrinks below LEN, and nothing else is ever written to it.
         Ok(())
     }
-}
-
-#[cfg(unix)]
-fn lock_exclusive(file: File) -> io::Result<Locked> {
-    use nix::errno::Errno;
-    use nix::fcntl::{Flock, FlockArg};
-    let mut file = file;
-    loop {
-        match Flock::lock(file, FlockArg::LockExclusive) {
-            Ok(locked) => return Ok(locked),
-            Err((back, Errno::EINTR)) => file = back,
-            Err((_, errno)) => return Err(io::Error::from(errno)),
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn lock_exclusive(file: File) -> io::Result<Locked> {
-    // No advisory lock here: processes sharing a directory may overshoot the
-    // limits until the next rescan; entries stay whole (renames are atomic).
-    Ok(file)
 }
 
 /// FNV-1a, enough to tell a torn or foreign file from ours.
@@ -249,13 +218,14 @@ mod tests {
     #[test]
     fn the_lock_is_exclusive_between_handles() {
         let dir = tempfile::tempdir().unwrap();
-        let mut first = Ledger::lock(dir.path()).unwrap();
+        let root = std::sync::Arc::new(Dir::open_path(dir.path()).unwrap());
+        let mut first = Ledger::lock(&root).unwrap();
         assert_eq!(first.read().unwrap(), None, "a new ledger is empty");
         first.write(&sample()).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        let path = dir.path().to_path_buf();
+        let shared = std::sync::Arc::clone(&root);
         let waiter = std::thread::spawn(move || {
-            let mut second = Ledger::lock(&path).unwrap();
+            let mut second = Ledger::lock(&shared).unwrap();
             tx.send(second.read().unwrap()).unwrap();
         });
         // The waiter cannot read before the first handle lets go.

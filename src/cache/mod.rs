@@ -10,6 +10,16 @@
 //! so the two modes never serve each other's documents. [`DiskCache::get`] and
 //! [`DiskCache::put`] are the SRD's, unchanged.
 //!
+//! # Whose directory
+//!
+//! A hit is served before SSRF and robots.txt run (Appendix B), so the directory's
+//! integrity is the only guard on what a hit returns. The cache directory and its
+//! shards are used only if they are real directories owned by the effective user
+//! that group and others cannot write, and every file is reached through their
+//! checked handles with `O_NOFOLLOW` (see `dir`, issue 28). A directory that fails
+//! the check disables caching with a warning naming the reason
+//! (FR-WF-CCH-ENABLE-02); a shard that fails it is neither read nor written.
+//!
 //! # Sharing one directory between processes
 //!
 //! Reads take no lock. Entry files obey three rules (see `store`): entry paths
@@ -44,6 +54,7 @@
 //!
 //! All methods do blocking file I/O; call them from `spawn_blocking` in async code.
 
+mod dir;
 mod entry;
 mod key;
 mod ledger;
@@ -53,6 +64,7 @@ mod store;
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 
@@ -62,6 +74,7 @@ use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
 use crate::url::CanonicalUrl;
 
+use dir::{Dir, Root};
 use entry::Entry;
 pub use key::CacheKey;
 use ledger::Ledger;
@@ -74,7 +87,7 @@ use store::ReadOutcome;
 /// directory at once.
 #[derive(Debug)]
 pub struct DiskCache {
-    dir: PathBuf,
+    root: Root,
     ttl_days: u32,
     limits: Limits,
 }
@@ -127,27 +140,43 @@ pub enum CacheWriteError {
 }
 
 impl DiskCache {
-    /// Opens the cache, creating its directory with parents (FR-WF-CCH-ENABLE-02).
-    /// `None` when caching is disabled by configuration, or when the directory
-    /// cannot be created, which also logs a warning: the cache is then off for this
-    /// invocation, and the caller must neither read nor write nor emit cache notes
-    /// (FR-WF-CCH-ENABLE-01).
+    /// Opens the cache, creating its directory with parents, mode 0700
+    /// (FR-WF-CCH-ENABLE-02). `None` when caching is disabled by configuration, or
+    /// when the directory cannot be created or is not one the cache trusts (a
+    /// symbolic link, owned by another user, or writable by group or others: issue
+    /// 28), which also logs a warning naming the reason: the cache is then off for
+    /// this invocation, and the caller must neither read nor write nor emit cache
+    /// notes (FR-WF-CCH-ENABLE-01).
     pub fn open(settings: &CacheSettings) -> Option<DiskCache> {
         let dir = settings.dir.as_ref()?;
         if settings.max_entries == 0 {
             return None;
         }
-        if let Err(error) = std::fs::create_dir_all(dir) {
-            tracing::warn!(
-                event = "cache_disabled",
-                cache_dir = %dir.display(),
-                %error,
-                "cache_dir cannot be created; caching is disabled for this invocation"
-            );
-            return None;
-        }
+        let root = match Root::open(dir) {
+            Ok(root) => root,
+            Err(dir::Refused::Io(error)) => {
+                tracing::warn!(
+                    event = "cache_disabled",
+                    cache_dir = %dir.display(),
+                    %error,
+                    "cache_dir cannot be created; caching is disabled for this invocation"
+                );
+                return None;
+            }
+            Err(refused) => {
+                tracing::warn!(
+                    event = "cache_disabled",
+                    cache_dir = %dir.display(),
+                    reason = %refused,
+                    "cache_dir is not safe to use ({refused}); caching is disabled for this \
+                     invocation. Use a directory only this user can write to, e.g. \
+                     `mkdir -m 700` a new one and set cache_dir to it"
+                );
+                return None;
+            }
+        };
         Some(DiskCache {
-            dir: dir.clone(),
+            root,
             ttl_days: settings.ttl_days,
             limits: Limits {
                 max_entries: u64::from(settings.max_entries),
@@ -158,12 +187,12 @@ impl DiskCache {
 
     /// The cache directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.root.path()
     }
 
     /// Where the entry of `url` fetched with `method` lives (FR-WF-16a).
     pub fn entry_path(&self, url: &CanonicalUrl, method: RenderingMethod) -> PathBuf {
-        CacheKey::new(url, method).entry_path(&self.dir)
+        CacheKey::new(url, method).entry_path(self.root.path())
     }
 
     /// Looks up `url` as fetched with `method`.
@@ -193,24 +222,33 @@ impl DiskCache {
         now: OffsetDateTime,
     ) -> Option<CachedDocument> {
         let key = CacheKey::with_extraction(url, method, extraction);
-        let path = key.entry_path(&self.dir);
         let now = Timestamp::from_datetime(now);
-        let (bytes, read_id) = match store::read_capped(&path, self.limits.max_bytes) {
+        let dir = self.root.dir();
+        let (bytes, read_id) = match store::read_capped(&dir, &key, self.limits.max_bytes) {
             ReadOutcome::Missing => return None,
             ReadOutcome::Bytes(bytes, id) => (bytes, id),
             ReadOutcome::Unusable(reason, id) => {
-                self.discard(&key, &path, id, reason);
+                self.discard(&key, id, reason);
+                return None;
+            }
+            ReadOutcome::Untrusted(refused) => {
+                tracing::warn!(
+                    event = "cache_read_failed",
+                    key = %key,
+                    reason = %format!("shard not trusted: {refused}"),
+                    "cache_read_failed"
+                );
                 return None;
             }
             ReadOutcome::Failed(error) => {
-                self.discard(&key, &path, None, &error.to_string());
+                self.discard(&key, None, &error.to_string());
                 return None;
             }
         };
         let mut entry = match Entry::decode(&bytes, &key) {
             Ok(entry) => entry,
             Err(error) => {
-                self.discard(&key, &path, Some(read_id), &error.to_string());
+                self.discard(&key, Some(read_id), &error.to_string());
                 return None;
             }
         };
@@ -225,13 +263,7 @@ impl DiskCache {
         let read_size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         let restamped = entry::restamp(&mut bytes, entry.last_accessed_at, now);
         entry.last_accessed_at = now;
-        self.touch(
-            &key,
-            &entry,
-            restamped.then_some(bytes),
-            &path,
-            (read_id, read_size),
-        );
+        self.touch(&key, &entry, restamped.then_some(bytes), (read_id, read_size));
         Some(CachedDocument {
             document: entry.extracted,
             fetched_at,
@@ -339,12 +371,12 @@ impl DiskCache {
         if size > self.limits.max_bytes {
             // The older entry is known to be stale: remove it, accounted if we can.
             match self.open_ledger() {
-                Ok((mut ledger, mut state)) => {
-                    self.remove_accounted(&key, &mut state);
+                Ok((mut ledger, mut state, dir)) => {
+                    remove_accounted(&dir, &key, &mut state);
                     let _ = ledger.write(&state);
                 }
                 Err(_) => {
-                    let _ = std::fs::remove_file(key.entry_path(&self.dir));
+                    let _ = store::remove_entry(&self.root.dir(), &key);
                 }
             }
             return Err(CacheWriteError::EntryTooLarge {
@@ -353,11 +385,11 @@ impl DiskCache {
             });
         }
 
-        let (mut ledger, mut state) = self.open_ledger()?;
-        let old = store::stat_entry(&self.dir, &key)
+        let (mut ledger, mut state, dir) = self.open_ledger()?;
+        let old = store::stat_entry(&dir, &key)
             .map_err(CacheWriteError::Write)?
             .map(|seen| seen.size);
-        let evicted = self.evict_for(&mut ledger, &mut state, &key, old, size);
+        let evicted = self.evict_for(&dir, &mut ledger, &mut state, &key, old, size);
         if let Err(error) = evicted {
             // What was evicted before the failure is accounted in `state`.
             let _ = ledger.write(&state);
@@ -366,10 +398,10 @@ impl DiskCache {
 
         // Reserve before the rename (counts may run high, never low), naming the
         // temp file so that the next writer deletes it if this process dies.
-        let temp = match store::TempEntry::begin(&self.dir, &key) {
+        let temp = match store::TempEntry::begin(&dir, &key) {
             Ok(temp) => temp,
             Err(error) => {
-                self.remove_accounted(&key, &mut state);
+                remove_accounted(&dir, &key, &mut state);
                 let _ = ledger.write(&state);
                 return Err(CacheWriteError::Write(error));
             }
@@ -402,7 +434,7 @@ impl DiskCache {
                 state.counts = before;
                 // The old entry, if any, is superseded by the fetch that just
                 // happened; better a miss than serving it again.
-                self.remove_accounted(&key, &mut state);
+                remove_accounted(&dir, &key, &mut state);
                 let _ = ledger.write(&state);
                 Err(CacheWriteError::Write(error))
             }
@@ -423,50 +455,35 @@ impl DiskCache {
     /// nothing to forget. A no-op.
     pub fn refresh_index(&self) {}
 
-    /// Locks the ledger and returns it with its state: a dead writer's temp file
-    /// (the ledger's `pending`) is deleted first, and a missing or torn ledger is
-    /// rebuilt from a directory scan.
-    fn open_ledger(&self) -> Result<(Ledger, ledger::State), CacheWriteError> {
-        let mut ledger = Ledger::lock(&self.dir).map_err(CacheWriteError::Ledger)?;
+    /// Locks the ledger and returns it with its state and the directory it is in:
+    /// a dead writer's temp file (the ledger's `pending`) is deleted first, and a
+    /// missing or torn ledger is rebuilt from a directory scan. A cache directory
+    /// removed by hand while running is created and checked again (FR-WF-17b).
+    fn open_ledger(&self) -> Result<(Ledger, ledger::State, Arc<Dir>), CacheWriteError> {
+        let dir = self.root.dir();
+        let (mut ledger, dir) = match Ledger::lock(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let dir = self.root.reopen().map_err(|refused| {
+                    CacheWriteError::Ledger(io::Error::other(format!(
+                        "cache_dir is not safe to use: {refused}"
+                    )))
+                })?;
+                (Ledger::lock(&dir).map_err(CacheWriteError::Ledger)?, dir)
+            }
+            locked => (locked.map_err(CacheWriteError::Ledger)?, dir),
+        };
         let state = match ledger.read().map_err(CacheWriteError::Ledger)? {
             Some(mut state) => {
                 if let Some(name) = state.pending.take() {
                     tracing::debug!(event = "cache_temp_removed", temp = %name);
-                    store::remove_pending(&self.dir, &name);
+                    store::remove_pending(&dir, &name);
                     ledger.write(&state).map_err(CacheWriteError::Ledger)?;
                 }
                 state
             }
-            None => self.rescan(&mut ledger, 0)?,
+            None => rescan(&dir, &mut ledger, 0)?,
         };
-        Ok((ledger, state))
-    }
-
-    /// Counts the directory from scratch and writes a new LRU snapshot (the only
-    /// O(entries) step; see [`snapshot`]). `previous` is the snapshot generation
-    /// being replaced.
-    fn rescan(&self, ledger: &mut Ledger, previous: u64) -> Result<ledger::State, CacheWriteError> {
-        let mut seen = store::scan(&self.dir).map_err(CacheWriteError::Scan)?;
-        snapshot::remove_stray_temps(&self.dir);
-        snapshot::lru_order(&mut seen);
-        // A new number, unlike any snapshot file a dead writer may have left.
-        let generation = previous
-            .wrapping_add(1)
-            .wrapping_add(u64::from(std::process::id()) << 32);
-        snapshot::write(&self.dir, generation, &seen).map_err(CacheWriteError::Scan)?;
-        let state = ledger::State {
-            counts: ledger::Counts {
-                entries: u64::try_from(seen.len()).unwrap_or(u64::MAX),
-                bytes: seen.iter().fold(0u64, |sum, s| sum.saturating_add(s.size)),
-            },
-            snapshot: generation,
-            snapshot_len: u64::try_from(seen.len()).unwrap_or(u64::MAX),
-            cursor: 0,
-            pending: None,
-        };
-        ledger.write(&state).map_err(CacheWriteError::Ledger)?;
-        tracing::debug!(event = "cache_rescanned", entries = state.counts.entries);
-        Ok(state)
+        Ok((ledger, state, dir))
     }
 
     /// FR-WF-CCH-EVICT-01: evicts LRU entries until an entry of `incoming` bytes,
@@ -476,6 +493,7 @@ impl DiskCache {
     /// write, so that other processes touching files cannot keep it spinning.
     fn evict_for(
         &self,
+        dir: &Dir,
         ledger: &mut Ledger,
         state: &mut ledger::State,
         key: &CacheKey,
@@ -492,13 +510,12 @@ impl DiskCache {
                     )));
                 }
                 rescans_left -= 1;
-                *state = self.rescan(ledger, state.snapshot)?;
+                *state = rescan(dir, ledger, state.snapshot)?;
                 opened = None;
                 continue;
             }
             if opened.is_none() {
-                opened =
-                    Snapshot::open(&self.dir, state.snapshot).map_err(CacheWriteError::Evict)?;
+                opened = Snapshot::open(dir, state.snapshot).map_err(CacheWriteError::Evict)?;
                 if opened.is_none() {
                     // A writer died between writing a snapshot and the ledger.
                     state.cursor = state.snapshot_len;
@@ -520,32 +537,25 @@ impl DiskCache {
                 // Being replaced: already left out of the room needed.
                 continue;
             }
-            match store::stat_entry(&self.dir, &record.key).map_err(CacheWriteError::Evict)? {
+            match store::stat_entry(dir, &record.key).map_err(CacheWriteError::Evict)? {
                 // Deleted by an accounted path, or by hand (a rescan corrects that).
                 None => {}
                 // Used since the snapshot: newer than every unchanged record.
                 Some(seen) if seen.last_accessed > record.last_accessed => {}
-                Some(seen) => match std::fs::remove_file(record.key.entry_path(&self.dir)) {
-                    Ok(()) => {
-                        state.counts.entries = state.counts.entries.saturating_sub(1);
-                        state.counts.bytes = state.counts.bytes.saturating_sub(seen.size);
-                        tracing::debug!(event = "cache_evicted", key = %record.key);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(CacheWriteError::Evict(e)),
-                },
+                Some(seen)
+                    if store::remove_entry(dir, &record.key)
+                        .map_err(CacheWriteError::Evict)?
+                        .is_some() =>
+                {
+                    state.counts.entries = state.counts.entries.saturating_sub(1);
+                    state.counts.bytes = state.counts.bytes.saturating_sub(seen.size);
+                    tracing::debug!(event = "cache_evicted", key = %record.key);
+                }
+                // Gone between the check and the delete.
+                Some(_) => {}
             }
         }
         Ok(())
-    }
-
-    /// Removes the entry file of `key`, if any, and takes it out of `state`'s
-    /// counts. The caller holds the ledger lock.
-    fn remove_accounted(&self, key: &CacheKey, state: &mut ledger::State) {
-        if let Some(size) = store::remove_if_same(&key.entry_path(&self.dir), key, None) {
-            state.counts.entries = state.counts.entries.saturating_sub(1);
-            state.counts.bytes = state.counts.bytes.saturating_sub(size);
-        }
     }
 
     /// Rewrites a hit with its new `last_accessed_at`, unless the file changed or
@@ -562,10 +572,9 @@ impl DiskCache {
         key: &CacheKey,
         entry: &Entry,
         restamped: Option<Vec<u8>>,
-        path: &Path,
-        read: (store::FileId, u64),
+        read: (dir::FileId, u64),
     ) {
-        if let Err(error) = self.touch_locked(key, entry, restamped, path, read) {
+        if let Err(error) = self.touch_locked(key, entry, restamped, read) {
             tracing::warn!(event = "cache_touch_failed", key = %key, %error);
         }
     }
@@ -575,27 +584,26 @@ impl DiskCache {
         key: &CacheKey,
         entry: &Entry,
         restamped: Option<Vec<u8>>,
-        path: &Path,
-        (read_id, read_size): (store::FileId, u64),
+        (read_id, read_size): (dir::FileId, u64),
     ) -> Result<(), String> {
         let bytes = match restamped {
             Some(bytes) => bytes,
             None => entry.encode().map_err(|e| e.to_string())?,
         };
-        let (mut ledger, mut state) = self.open_ledger().map_err(|e| e.to_string())?;
-        if store::file_id(path) != Some(read_id) {
+        let (mut ledger, mut state, dir) = self.open_ledger().map_err(|e| e.to_string())?;
+        if store::file_id(&dir, key) != Some(read_id) {
             return Ok(());
         }
         let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         if size == read_size {
-            return store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at)
+            return store::write_atomic(&dir, key, &bytes, entry.last_accessed_at)
                 .map(|_| ())
                 .map_err(|e| e.to_string());
         }
         // Another size: reserve the new size until the rewrite is done.
         state.counts.bytes = state.counts.bytes.saturating_add(size);
         ledger.write(&state).map_err(|e| e.to_string())?;
-        let written = store::write_atomic(&self.dir, key, &bytes, entry.last_accessed_at);
+        let written = store::write_atomic(&dir, key, &bytes, entry.last_accessed_at);
         state.counts.bytes = state.counts.bytes.saturating_sub(size);
         if let Ok(written) = written {
             state.counts.bytes = state
@@ -608,13 +616,13 @@ impl DiskCache {
         written.map(|_| ()).map_err(|e| e.to_string())
     }
 
-    /// FR-WF-CCH-READ-01/02: logs `cache_read_failed`, deletes the file (only if it
-    /// is the one read) and takes it out of the size accounting.
-    fn discard(&self, key: &CacheKey, path: &Path, read_id: Option<store::FileId>, reason: &str) {
+    /// FR-WF-CCH-READ-01/02: logs `cache_read_failed`, deletes the entry file (only
+    /// if it is the one read) and takes it out of the size accounting.
+    fn discard(&self, key: &CacheKey, read_id: Option<dir::FileId>, reason: &str) {
         tracing::warn!(event = "cache_read_failed", key = %key, reason, "cache_read_failed");
         match self.open_ledger() {
-            Ok((mut ledger, mut state)) => {
-                if let Some(size) = store::remove_if_same(path, key, read_id) {
+            Ok((mut ledger, mut state, dir)) => {
+                if let Some(size) = store::remove_if_same(&dir, key, read_id) {
                     state.counts.entries = state.counts.entries.saturating_sub(1);
                     state.counts.bytes = state.counts.bytes.saturating_sub(size);
                     let _ = ledger.write(&state);
@@ -622,8 +630,48 @@ impl DiskCache {
             }
             // Unaccounted, the counts run high until the next rescan: safe.
             Err(_) => {
-                store::remove_if_same(path, key, read_id);
+                store::remove_if_same(&self.root.dir(), key, read_id);
             }
         }
+    }
+}
+
+/// Counts the directory from scratch and writes a new LRU snapshot (the only
+/// O(entries) step; see [`snapshot`]). `previous` is the snapshot generation
+/// being replaced. The caller holds the ledger lock.
+fn rescan(
+    dir: &Dir,
+    ledger: &mut Ledger,
+    previous: u64,
+) -> Result<ledger::State, CacheWriteError> {
+    let mut seen = store::scan(dir).map_err(CacheWriteError::Scan)?;
+    snapshot::remove_stray_temps(dir);
+    snapshot::lru_order(&mut seen);
+    // A new number, unlike any snapshot file a dead writer may have left.
+    let generation = previous
+        .wrapping_add(1)
+        .wrapping_add(u64::from(std::process::id()) << 32);
+    snapshot::write(dir, generation, &seen).map_err(CacheWriteError::Scan)?;
+    let state = ledger::State {
+        counts: ledger::Counts {
+            entries: u64::try_from(seen.len()).unwrap_or(u64::MAX),
+            bytes: seen.iter().fold(0u64, |sum, s| sum.saturating_add(s.size)),
+        },
+        snapshot: generation,
+        snapshot_len: u64::try_from(seen.len()).unwrap_or(u64::MAX),
+        cursor: 0,
+        pending: None,
+    };
+    ledger.write(&state).map_err(CacheWriteError::Ledger)?;
+    tracing::debug!(event = "cache_rescanned", entries = state.counts.entries);
+    Ok(state)
+}
+
+/// Removes the entry file of `key`, if any, and takes it out of `state`'s
+/// counts. The caller holds the ledger lock.
+fn remove_accounted(dir: &Dir, key: &CacheKey, state: &mut ledger::State) {
+    if let Ok(Some(size)) = store::remove_entry(dir, key) {
+        state.counts.entries = state.counts.entries.saturating_sub(1);
+        state.counts.bytes = state.counts.bytes.saturating_sub(size);
     }
 }

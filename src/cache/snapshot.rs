@@ -13,10 +13,10 @@
 //! first snapshot record whose file is unchanged is the least recently used entry.
 //! A record whose file was used since (newer mtime) is skipped; a vanished one too.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::Path;
 
+use super::dir::Dir;
 use super::key::CacheKey;
 use super::store::Seen;
 use crate::output::Timestamp;
@@ -35,24 +35,26 @@ pub(crate) fn lru_order(seen: &mut [Seen]) {
     seen.sort_unstable_by_key(|s| (s.last_accessed, s.key));
 }
 
-/// Writes `records` (already in LRU order) as snapshot `generation`, atomically.
-pub(crate) fn write(dir: &Path, generation: u64, records: &[Seen]) -> io::Result<()> {
-    let temp = tempfile::Builder::new()
-        .prefix(SNAPSHOT_TEMP_PREFIX)
-        .rand_bytes(10)
-        .tempfile_in(dir)?;
-    {
-        let mut out = BufWriter::new(temp.as_file());
-        out.write_all(MAGIC)?;
-        out.write_all(&generation.to_le_bytes())?;
-        for record in records {
-            out.write_all(&encode(record))?;
-        }
-        out.flush()?;
+/// Writes `records` (already in LRU order) as snapshot `generation` of the cache
+/// directory `root`, atomically.
+pub(crate) fn write(root: &Dir, generation: u64, records: &[Seen]) -> io::Result<()> {
+    let (temp, file) = root.create_temp(SNAPSHOT_TEMP_PREFIX)?;
+    let written = write_records(file, generation, records)
+        .and_then(|()| root.rename(&temp, SNAPSHOT_NAME));
+    if written.is_err() {
+        let _ = root.remove(&temp);
     }
-    temp.persist(dir.join(SNAPSHOT_NAME))
-        .map_err(|failed| failed.error)?;
-    Ok(())
+    written
+}
+
+fn write_records(file: File, generation: u64, records: &[Seen]) -> io::Result<()> {
+    let mut out = BufWriter::new(file);
+    out.write_all(MAGIC)?;
+    out.write_all(&generation.to_le_bytes())?;
+    for record in records {
+        out.write_all(&encode(record))?;
+    }
+    out.flush()
 }
 
 fn encode(record: &Seen) -> [u8; RECORD] {
@@ -83,11 +85,12 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    /// Opens snapshot `generation` of `dir`; `None` if it is missing or another one
+    /// Opens snapshot `generation` of `root`; `None` if it is missing or another one
     /// (a writer died between writing it and the ledger): the caller rescans.
-    pub(crate) fn open(dir: &Path, generation: u64) -> io::Result<Option<Snapshot>> {
-        let mut file = match File::open(dir.join(SNAPSHOT_NAME)) {
-            Ok(file) => file,
+    pub(crate) fn open(root: &Dir, generation: u64) -> io::Result<Option<Snapshot>> {
+        let mut file = match root.open_read(SNAPSHOT_NAME) {
+            Ok((_, status)) if !status.is_file() => return Ok(None),
+            Ok((file, _)) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
@@ -122,17 +125,13 @@ impl Snapshot {
 
 /// Removes snapshot temp files left in `dir` by a writer that died. Called under
 /// the ledger lock, so no live writer owns one.
-pub(crate) fn remove_stray_temps(dir: &Path) {
-    let Ok(listing) = fs::read_dir(dir) else {
+pub(crate) fn remove_stray_temps(root: &Dir) {
+    let Ok(names) = root.names() else {
         return;
     };
-    for item in listing.flatten() {
-        if item
-            .file_name()
-            .to_str()
-            .is_some_and(|name| name.starts_with(SNAPSHOT_TEMP_PREFIX))
-        {
-            let _ = fs::remove_file(item.path());
+    for name in names {
+        if name.starts_with(SNAPSHOT_TEMP_PREFIX) {
+            let _ = root.remove(&name);
         }
     }
 }
@@ -153,6 +152,7 @@ mod tests {
     #[test]
     fn records_read_back_by_index_in_lru_order() {
         let dir = tempfile::tempdir().unwrap();
+        let root = Dir::open_path(dir.path()).unwrap();
         let mut records = vec![
             seen(1, 30, 10),
             seen(2, 10, 20),
@@ -162,15 +162,15 @@ mod tests {
         lru_order(&mut records);
         assert_eq!(records[0], seen(4, -5, 1));
         assert!(records[1].key < records[2].key, "ties by key");
-        write(dir.path(), 42, &records).unwrap();
-        let mut snapshot = Snapshot::open(dir.path(), 42).unwrap().unwrap();
+        write(&root, 42, &records).unwrap();
+        let mut snapshot = Snapshot::open(&root, 42).unwrap().unwrap();
         for (i, record) in records.iter().enumerate() {
             assert_eq!(snapshot.record(i as u64).unwrap(), Some(*record));
         }
         assert_eq!(snapshot.record(4).unwrap(), None);
         assert_eq!(snapshot.record(u64::MAX).unwrap(), None);
         assert!(
-            Snapshot::open(dir.path(), 41).unwrap().is_none(),
+            Snapshot::open(&root, 41).unwrap().is_none(),
             "other generation"
         );
     }
@@ -178,10 +178,11 @@ mod tests {
     #[test]
     fn missing_snapshot_and_stray_temps() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(Snapshot::open(dir.path(), 1).unwrap().is_none());
+        let root = Dir::open_path(dir.path()).unwrap();
+        assert!(Snapshot::open(&root, 1).unwrap().is_none());
         let stray = dir.path().join(format!("{SNAPSHOT_TEMP_PREFIX}abc"));
-        fs::write(&stray, b"half").unwrap();
-        remove_stray_temps(dir.path());
+        std::fs::write(&stray, b"half").unwrap();
+        remove_stray_temps(&root);
         assert!(!stray.exists());
     }
 }

@@ -467,9 +467,10 @@ async fn full_disk_fetch_succeeds_warns_leaves_nothing_partial_and_recovers() {
     let config = cli_config(server.address().port(), cache.path(), 100, 1 << 30);
     // One namespace, one small tmpfs over the cache dir for the whole scenario:
     // write p0 with room, fill the disk, fetch p1, copy what a reader would see,
-    // free the space, fetch p1 twice more.
+    // free the space, fetch p1 twice more. The tmpfs is mode 0700: its default,
+    // 1777, is a directory others can write to, which the cache refuses (issue 28).
     let script = r#"set -e
-mount -t tmpfs -o size=256k tmpfs "$D"
+mount -t tmpfs -o size=256k,mode=0700 tmpfs "$D"
 run() { n=$1; shift; "$W" fetch "$@" --config "$C" >"$O/$n.json" 2>"$O/$n.err" || echo $? >"$O/$n.rc"; }
 run 0 "$P0"
 dd if=/dev/zero of="$D/filler" bs=4096 2>/dev/null || true

@@ -10,6 +10,7 @@ mod browser;
 mod browser_launch;
 mod browser_pages;
 mod cache;
+mod cache_trust;
 mod chunk;
 mod cli;
 mod config;
