@@ -561,7 +561,8 @@ impl WebFetchTool {
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
     /// the pinned client within the call's pass, and robots.txt applies to the top
-    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01).
+    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
+    /// documents too with `robots_for_frames` (issue 28), through the same check.
     async fn render_browser(
         &self,
         call: &Call<'_>,
@@ -569,7 +570,7 @@ impl WebFetchTool {
     ) -> Result<Rendered, FetchError> {
         let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
-            .with_top_frame_hook(call.robots);
+            .with_robots_hook(call.robots);
         // Extension: at most `max_concurrent_renders` Chromiums at once; the
         // renderer takes its slot after the page's own checks.
         ctx = ctx.with_render_slots(&self.renders);
