@@ -16,7 +16,8 @@ use wiremock::{MockServer, ResponseTemplate};
 
 use crate::mcp::{call, start_server, text as mcp_text};
 use crate::support::{
-    Config, LogBuffer, browser_section, browser_turn, chromium, hits, html, robots, serve, site,
+    Config, LogBuffer, browser_section, browser_turn, chromium, hits, html, json_files, robots,
+    serve, site,
 };
 
 /// One browser at a time in this module: each test launches its own.
@@ -301,6 +302,40 @@ async fn issue_28_robots_for_frames_checks_frame_documents_only_when_on() {
     assert_eq!(hits(&sites.other, "/private/frame").await, 0);
 }
 
+/// Mounts on `server` a robots.txt disallowing `/private` and `/page`, which
+/// frames `/private/frame` (its text: `FRAME-ONLY-TEXT`) and marks `FRAME-SETTLED`
+/// after the frame loaded or failed and a request to `/done` came back.
+async fn serve_framed_page(server: &MockServer) {
+    robots(server, ROBOTS).await;
+    serve(
+        server,
+        "/page",
+        html(
+            r#"<html><head><title>Framed</title><script>
+function mark(t) { const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }
+function loaded() { fetch('/done').then(() => mark('FRAME-SETTLED')); }
+</script></head><body><h1>Framed</h1><p>The page itself.</p>
+<iframe src="/private/frame" onload="loaded()"></iframe></body></html>"#,
+        ),
+    )
+    .await;
+    serve(server, "/private/frame", marking_frame("FRAME-ONLY-TEXT")).await;
+    serve(
+        server,
+        "/done",
+        ResponseTemplate::new(200).set_body_raw("ok", "text/plain"),
+    )
+    .await;
+}
+
+/// The text of a successful response of [`serve_framed_page`]'s page, and whether
+/// the frame's text is in it.
+fn frame_text_shown(response: &Value) -> bool {
+    let text = chunks_text(response);
+    assert!(text.contains("FRAME-SETTLED"), "{text}");
+    text.contains("FRAME-ONLY-TEXT")
+}
+
 /// The front doors: with a config that leaves `robots_for_frames` unset,
 /// `webfetch fetch` answers by the SRD (the disallowed frame's text is in the
 /// output) and `webfetch mcp` by the agent contract (it is not, and the server
@@ -312,26 +347,7 @@ async fn issue_28_mcp_checks_frames_by_default_and_fetch_does_not() {
     let _turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
     let port = server.address().port();
-    robots(&server, ROBOTS).await;
-    serve(
-        &server,
-        "/page",
-        html(
-            r#"<html><head><title>Framed</title><script>
-function mark(t) { const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }
-function loaded() { fetch('/done').then(() => mark('FRAME-SETTLED')); }
-</script></head><body><h1>Framed</h1><p>The page itself.</p>
-<iframe src="/private/frame" onload="loaded()"></iframe></body></html>"#,
-        ),
-    )
-    .await;
-    serve(&server, "/private/frame", marking_frame("FRAME-ONLY-TEXT")).await;
-    serve(
-        &server,
-        "/done",
-        ResponseTemplate::new(200).set_body_raw("ok", "text/plain"),
-    )
-    .await;
+    serve_framed_page(&server).await;
     let config_file = |browser: &str| {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         let toml = Config::new(&[port])
@@ -351,17 +367,13 @@ function loaded() { fetch('/done').then(() => mark('FRAME-SETTLED')); }
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let fetched: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let text = chunks_text(&fetched);
-    assert!(text.contains("FRAME-SETTLED"), "{text}");
-    assert!(text.contains("FRAME-ONLY-TEXT"), "{text}");
+    assert!(frame_text_shown(&fetched));
     assert_eq!(hits(&server, "/private/frame").await, 1);
 
     let client = start_server(&["--config", unset.path().to_str().unwrap()]).await;
     let result = call(&client, json!({ "url": url, "force_browser": true })).await;
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
-    let text = chunks_text(&mcp_text(&result));
-    assert!(text.contains("FRAME-SETTLED"), "{text}");
-    assert!(!text.contains("FRAME-ONLY-TEXT"), "{text}");
+    assert!(!frame_text_shown(&mcp_text(&result)));
     assert_eq!(hits(&server, "/private/frame").await, 1, "MCP never asked");
     client.cancel().await.unwrap();
 
@@ -369,8 +381,52 @@ function loaded() { fetch('/done').then(() => mark('FRAME-SETTLED')); }
     let client = start_server(&["--config", off.path().to_str().unwrap()]).await;
     let result = call(&client, json!({ "url": url, "force_browser": true })).await;
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
-    let text = chunks_text(&mcp_text(&result));
-    assert!(text.contains("FRAME-ONLY-TEXT"), "{text}");
+    assert!(frame_text_shown(&mcp_text(&result)));
     assert_eq!(hits(&server, "/private/frame").await, 2);
     client.cancel().await.unwrap();
+}
+
+/// One cache directory, two settings: a browser document rendered without the
+/// frame check is never served to a call with `robots_for_frames` on (which would
+/// hand it a frame its settings refuse), nor the reverse; each hits its own entry.
+#[tokio::test]
+async fn issue_28_the_cache_keeps_documents_rendered_with_and_without_the_check_apart() {
+    let Some(chromium) = chromium() else { return };
+    let _turn = browser_turn(&SERIAL).await;
+    let server = MockServer::start().await;
+    serve_framed_page(&server).await;
+    let cache = tempfile::tempdir().unwrap();
+    let tool = |browser: &str| {
+        Config::new(&[server.address().port()])
+            .cache(cache.path())
+            .section(&browser_section(&chromium, browser))
+            .tool()
+    };
+    let (srd, agent) = (tool(""), tool("robots_for_frames = true\n"));
+    let args = json!({ "url": site(&server, "/page"), "force_browser": true });
+    let fetch = |tool: &webfetch::tool::WebFetchTool| {
+        let (tool, args) = (tool.clone(), args.clone());
+        async move {
+            let json = tool
+                .call(&args, usize::MAX)
+                .await
+                .unwrap_or_else(|e| panic!("{}", e.to_json()));
+            serde_json::from_str::<Value>(&json).unwrap()
+        }
+    };
+
+    let first = fetch(&srd).await;
+    assert!(frame_text_shown(&first));
+    assert_eq!(first["notes"], json!([]));
+    let checked = fetch(&agent).await;
+    assert_eq!(checked["notes"], json!([]), "not the SRD entry: {checked}");
+    assert!(!frame_text_shown(&checked));
+    assert_eq!(hits(&server, "/private/frame").await, 1);
+    for (tool, shown) in [(&srd, true), (&agent, false)] {
+        let again = fetch(tool).await;
+        assert_eq!(again["notes"], json!(["cache_hit"]), "{again}");
+        assert_eq!(frame_text_shown(&again), shown);
+    }
+    assert_eq!(hits(&server, "/page").await, 2);
+    assert_eq!(json_files(cache.path()).len(), 2);
 }
