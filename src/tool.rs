@@ -15,7 +15,9 @@
 //! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
-//! documents the cache keeps under their own key.
+//! documents the cache keeps under their own key; `[tools.webfetch.browser]
+//! robots_for_frames` (issue 28) has the browser check frame documents against
+//! robots.txt too, and its documents are cached under their own key as well.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
