@@ -15,7 +15,9 @@
 //! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
-//! documents the cache keeps under their own key.
+//! documents the cache keeps under their own key; `[tools.webfetch.browser]
+//! robots_for_frames` (issue 28) has the browser check frame documents against
+//! robots.txt too, and its documents are cached under their own key as well.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,7 +28,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
-use crate::cache::{CachedDocument, DiskCache};
+use crate::cache::{CachedDocument, DiskCache, Variant};
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
@@ -381,7 +383,7 @@ impl WebFetchTool {
                 &rendered.final_url,
                 rendered.method,
                 rendered.stands_in_for_browser,
-                mode,
+                cache_variant(&self.settings, rendered.method, mode),
                 &document,
                 fetched_at,
             )
@@ -433,7 +435,8 @@ impl WebFetchTool {
         method: RenderingMethod,
         mode: ExtractionMode,
     ) -> Option<CachedDocument> {
-        let hit = cache_get(cache, url, method, mode).await?;
+        let variant = cache_variant(&self.settings, method, mode);
+        let hit = cache_get(cache, url, method, variant).await?;
         if hit.browser_unavailable && render::browser::is_available(&self.settings) {
             tracing::debug!(
                 event = "cache_stand_in_skipped",
@@ -561,7 +564,8 @@ impl WebFetchTool {
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
     /// the pinned client within the call's pass, and robots.txt applies to the top
-    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01).
+    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
+    /// documents too with `robots_for_frames` (issue 28), through the same check.
     async fn render_browser(
         &self,
         call: &Call<'_>,
@@ -569,7 +573,7 @@ impl WebFetchTool {
     ) -> Result<Rendered, FetchError> {
         let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
-            .with_top_frame_hook(call.robots);
+            .with_robots_hook(call.robots);
         // Extension: at most `max_concurrent_renders` Chromiums at once; the
         // renderer takes its slot after the page's own checks.
         ctx = ctx.with_render_slots(&self.renders);
@@ -597,18 +601,30 @@ impl WebFetchTool {
     }
 }
 
+/// The cache variant of a document rendered with `method` in extraction `mode`:
+/// its own key for article mode, and for a browser document rendered with
+/// `robots_for_frames` (issue 28), so a call never gets frames back that its own
+/// settings would have refused, nor misses frames they would have kept. HTTP
+/// documents have no frames: the switch leaves their key alone.
+fn cache_variant(settings: &Settings, method: RenderingMethod, mode: ExtractionMode) -> Variant {
+    Variant {
+        extraction: mode,
+        robots_for_frames: method == RenderingMethod::Browser && settings.browser.robots_for_frames,
+    }
+}
+
 /// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which
 /// must not stall the async workers of a server handling concurrent calls.
 async fn cache_get(
     cache: &Arc<DiskCache>,
     url: &CanonicalUrl,
     method: RenderingMethod,
-    mode: ExtractionMode,
+    variant: Variant,
 ) -> Option<CachedDocument> {
     let (cache, url) = (Arc::clone(cache), url.clone());
     let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
-        span.in_scope(|| cache.get_with(&url, method, mode, OffsetDateTime::now_utc()))
+        span.in_scope(|| cache.get_with(&url, method, variant, OffsetDateTime::now_utc()))
     })
     .await
     .ok()
@@ -623,7 +639,7 @@ async fn cache_put(
     url: &CanonicalUrl,
     method: RenderingMethod,
     stands_in_for_browser: bool,
-    mode: ExtractionMode,
+    variant: Variant,
     document: &Arc<ExtractedDocument>,
     fetched_at: OffsetDateTime,
 ) -> Result<(), String> {
@@ -632,9 +648,9 @@ async fn cache_put(
     tokio::task::spawn_blocking(move || {
         let _in_call = span.enter();
         let written = if stands_in_for_browser {
-            cache.put_stand_in(&url, mode, &document, fetched_at, fetched_at)
+            cache.put_stand_in(&url, variant, &document, fetched_at, fetched_at)
         } else {
-            cache.put_with(&url, method, mode, &document, fetched_at, fetched_at)
+            cache.put_with(&url, method, variant, &document, fetched_at, fetched_at)
         };
         written.map_err(|error| error.to_string())
     })

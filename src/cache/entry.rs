@@ -5,8 +5,10 @@
 //! chunked response, so every hit is re-chunked with the current request's budget.
 //!
 //! Extension: an entry extracted in article mode carries `"extraction":"article"`
-//! after `rendering_method`, part of its key. SRD entries omit the field, so they
-//! are byte for byte the SRD's shape.
+//! after `rendering_method`, and a browser document rendered with
+//! `robots_for_frames` (issue 28) `"robots_for_frames":true` after that; both are
+//! part of its key ([`Variant`]). SRD entries omit the fields, so they are byte
+//! for byte the SRD's shape.
 //!
 //! An HTTP result that stood in for a browser render because the browser was
 //! unavailable (FR-WF-12d, SRD-READINGS 19) carries `"browser_unavailable":true`
@@ -16,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::key::CacheKey;
+use super::key::{CacheKey, Variant};
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
@@ -30,9 +32,9 @@ pub(crate) const VERSION: u64 = 2;
 pub(crate) struct Entry {
     pub(crate) canonical_url: String,
     pub(crate) method: RenderingMethod,
-    /// Extension: how the document was extracted ([`ExtractionMode::Srd`] for
-    /// every SRD entry).
-    pub(crate) extraction: ExtractionMode,
+    /// Extension: how the document was extracted and rendered
+    /// ([`Variant::default`] for every SRD entry).
+    pub(crate) variant: Variant,
     /// An HTTP result standing in for an unavailable browser.
     pub(crate) browser_unavailable: bool,
     pub(crate) fetched_at: Timestamp,
@@ -49,6 +51,8 @@ struct WireOut<'a> {
     rendering_method: RenderingMethod,
     #[serde(skip_serializing_if = "is_srd")]
     extraction: ExtractionMode,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    robots_for_frames: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     browser_unavailable: bool,
     fetched_at: String,
@@ -70,6 +74,8 @@ struct WireIn {
     rendering_method: RenderingMethod,
     #[serde(default)]
     extraction: ExtractionMode,
+    #[serde(default)]
+    robots_for_frames: bool,
     #[serde(default)]
     browser_unavailable: bool,
     fetched_at: String,
@@ -97,7 +103,7 @@ pub(crate) enum DecodeError {
     /// A timestamp not in the strict FR-WF-CCH-TS-01 form.
     #[error("malformed timestamp in field {0}")]
     Timestamp(&'static str),
-    /// The URL, method and extraction inside do not hash to the file's name: never
+    /// The URL, method and variant inside do not hash to the file's name: never
     /// serve it.
     #[error("entry does not belong to its key")]
     WrongKey,
@@ -118,7 +124,8 @@ impl Entry {
             version: VERSION,
             canonical_url: &self.canonical_url,
             rendering_method: self.method,
-            extraction: self.extraction,
+            extraction: self.variant.extraction,
+            robots_for_frames: self.variant.robots_for_frames,
             browser_unavailable: self.browser_unavailable,
             fetched_at: self.fetched_at.to_string(),
             expires_at: self.expires_at.to_string(),
@@ -150,12 +157,14 @@ impl Entry {
             last_accessed_at: stamp(&wire.last_accessed_at, "last_accessed_at")?,
             canonical_url: wire.canonical_url,
             method: wire.rendering_method,
-            extraction: wire.extraction,
+            variant: Variant {
+                extraction: wire.extraction,
+                robots_for_frames: wire.robots_for_frames,
+            },
             browser_unavailable: wire.browser_unavailable,
             extracted: wire.extracted,
         };
-        let own_key =
-            CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction);
+        let own_key = CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.variant);
         if own_key != *key {
             return Err(DecodeError::WrongKey);
         }
@@ -218,7 +227,7 @@ mod tests {
         Entry {
             canonical_url: "https://example.com/page".into(),
             method: RenderingMethod::Http,
-            extraction: ExtractionMode::Srd,
+            variant: Variant::default(),
             browser_unavailable: false,
             fetched_at: Timestamp::parse("2026-01-10T12:00:00Z").unwrap(),
             expires_at: Timestamp::parse("2026-01-17T12:00:00Z").unwrap(),
@@ -232,7 +241,7 @@ mod tests {
     }
 
     fn key_of(entry: &Entry) -> CacheKey {
-        CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction)
+        CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.variant)
     }
 
     #[test]
@@ -255,7 +264,7 @@ mod tests {
     #[test]
     fn an_article_entry_names_its_mode_and_belongs_to_the_article_key_only() {
         let mut entry = sample(None);
-        entry.extraction = ExtractionMode::Article;
+        entry.variant = ExtractionMode::Article.into();
         let text = String::from_utf8(entry.encode().unwrap()).unwrap();
         assert!(
             text.contains(r#""rendering_method":"http","extraction":"article","fetched_at""#),
@@ -274,6 +283,39 @@ mod tests {
         let srd = sample(None).encode().unwrap();
         assert_eq!(
             Entry::decode(&srd, &key_of(&entry)),
+            Err(DecodeError::WrongKey)
+        );
+    }
+
+    #[test]
+    fn issue_28_a_robots_for_frames_entry_says_so_and_belongs_to_its_key_only() {
+        let mut entry = sample(None);
+        entry.method = RenderingMethod::Browser;
+        entry.variant = Variant {
+            extraction: ExtractionMode::Article,
+            robots_for_frames: true,
+        };
+        let text = String::from_utf8(entry.encode().unwrap()).unwrap();
+        assert!(
+            text.contains(
+                r#""rendering_method":"browser","extraction":"article","robots_for_frames":true,"fetched_at""#
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &key_of(&entry)),
+            Ok(entry.clone())
+        );
+        // Neither the entry without the check nor the one with it is served
+        // under the other's key.
+        let mut unchecked = entry.clone();
+        unchecked.variant.robots_for_frames = false;
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &key_of(&unchecked)),
+            Err(DecodeError::WrongKey)
+        );
+        assert_eq!(
+            Entry::decode(&unchecked.encode().unwrap(), &key_of(&entry)),
             Err(DecodeError::WrongKey)
         );
     }

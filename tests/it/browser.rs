@@ -127,7 +127,7 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
     let target = Target::new(settings, url);
     let mut ctx = target.context();
     if let Some(hook) = hook {
-        ctx = ctx.with_top_frame_hook(hook);
+        ctx = ctx.with_robots_hook(hook);
     }
     let buffer = LogBuffer::default();
     let subscriber = buffer.subscriber("webfetch=debug");

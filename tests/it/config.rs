@@ -11,11 +11,15 @@ use webfetch::extract::ExtractionMode;
 use webfetch::tool::WebFetchTool;
 
 fn load(toml: &str) -> Loaded {
-    config::load_str_with_env(toml, &|name| match name {
-        "HOME" => Some("/home/agent".to_owned()),
-        "EMPTY" => Some(String::new()),
-        _ => None,
-    })
+    config::load_str_with_env(
+        toml,
+        &|name| match name {
+            "HOME" => Some("/home/agent".to_owned()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        },
+        config::Contract::Srd,
+    )
     .unwrap_or_else(|e| panic!("{toml}: {e}"))
 }
 
@@ -410,8 +414,12 @@ fn fr_wf_cfg_03_env_expansion() {
         Some(cwd.join("bin/chromium"))
     );
     // An unset variable is an error, not a silent empty string.
-    let e = config::load_str_with_env("[tools.webfetch]\ncache_dir = \"${NOPE_X}/c\"\n", &|_| None)
-        .unwrap_err();
+    let e = config::load_str_with_env(
+        "[tools.webfetch]\ncache_dir = \"${NOPE_X}/c\"\n",
+        &|_| None,
+        config::Contract::Srd,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("NOPE_X"), "{e}");
 }
 
