@@ -85,7 +85,7 @@ pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError,
     ExtractionSettings, Loaded, Registration, RenderingSettings, RobotsSettings, SecuritySettings,
-    Settings, ToolsMode, load_file, load_str,
+    ServeSettings, Settings, ToolsMode, load_file, load_str,
 };
 pub use self::document::RenderingMethod;
 pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
