@@ -14,11 +14,13 @@
 //! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]),
 //! whose default, `srd`, leaves every response as the SRD specifies it, and
 //! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
-//! origins `webfetch serve` admits besides its own; no tool response changes). Two
+//! origins `webfetch serve` admits besides its own; no tool response changes). Three
 //! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
-//! `false`), the only way to run Chromium without its sandbox, and
+//! `false`), the only way to run Chromium without its sandbox,
 //! `max_concurrent_renders` (the cap on concurrent browser renders, issue 16; it
-//! changes no response).
+//! changes no response), and `[tools.webfetch.robots] normalize_paths` (default
+//! `false`, issue 28: also refuse a path whose form as a normalizing server routes
+//! it is disallowed; off, robots.txt matching is the SRD's literal one).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -181,6 +183,8 @@ pub struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
+    /// Extension (issue 28): see [`RobotsSettings::normalize_paths`].
+    pub normalize_paths: Option<bool>,
 }
 
 /// `[tools.webfetch.extraction]`: an extension of ours, not in SRD 5.3. Absent,
@@ -320,6 +324,10 @@ pub struct RobotsSettings {
     pub cache_entries: u32,
     /// Origin cache TTL.
     pub cache_ttl: Duration,
+    /// Extension (issue 28), default `false`: also refuse a path whose form as a
+    /// normalizing server routes it (`%2F` decoded, slashes merged, dot segments
+    /// removed) is disallowed. Off, matching is RFC 9309's literal one (FR-WF-08c).
+    pub normalize_paths: bool,
 }
 
 /// `[tools.webfetch.browser]`, resolved.
@@ -607,6 +615,7 @@ impl Settings {
         let raw_robots = raw.robots.clone().unwrap_or_default();
         let robots = RobotsSettings {
             fail_open: raw_robots.fail_open.unwrap_or(false),
+            normalize_paths: raw_robots.normalize_paths.unwrap_or(false),
             user_agent_token: match raw_robots.user_agent_token {
                 Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
                 _ => derive_robots_token(&user_agent),

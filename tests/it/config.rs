@@ -41,6 +41,7 @@ fn defaults_match_the_5_4_table() {
     assert_eq!(s.robots.cache_entries, 1024);
     assert_eq!(s.robots.cache_ttl.as_secs(), 24 * 3600);
     assert!(!s.robots.fail_open);
+    assert!(!s.robots.normalize_paths);
     assert_eq!(s.robots.user_agent_token, "forge-webfetch");
     assert_eq!(s.robots.max_robots_bytes, 524_288);
     assert!(!s.allow_auto_execution);
