@@ -10,12 +10,17 @@
 //! security setting must never pass silently. Keys outside `[tools]` belong to the
 //! host agent and are ignored, so one file serves a host and the CLI alike.
 //!
-//! One sub-table is an extension of ours, not the SRD's:
-//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it. Two keys are
-//! extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
-//! only way to run Chromium without its sandbox, and `max_concurrent_renders` (the
-//! cap on concurrent browser renders, issue 16; it changes no response).
+//! Two sub-tables are extensions of ours, not the SRD's:
+//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]),
+//! whose default, `srd`, leaves every response as the SRD specifies it, and
+//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
+//! origins `webfetch serve` admits besides its own; no tool response changes). Three
+//! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
+//! `false`), the only way to run Chromium without its sandbox,
+//! `max_concurrent_renders` (the cap on concurrent browser renders, issue 16; it
+//! changes no response), and `[tools.webfetch.robots] normalize_paths` (default
+//! `false`, issue 28: also refuse a path whose form as a normalizing server routes
+//! it is disallowed; off, robots.txt matching is the SRD's literal one).
 //!
 //! # Two contracts
 //!
@@ -38,6 +43,7 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::extract::ExtractionMode;
+use crate::serve::WebOrigin;
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -130,6 +136,7 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
+    pub serve: Option<RawServe>,
 }
 
 /// `[tools.webfetch.security]`.
@@ -193,6 +200,8 @@ pub struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
+    /// Extension (issue 28): see [`RobotsSettings::normalize_paths`].
+    pub normalize_paths: Option<bool>,
 }
 
 /// `[tools.webfetch.extraction]`: an extension of ours, not in SRD 5.3. Absent,
@@ -202,6 +211,15 @@ pub struct RawRobots {
 #[allow(missing_docs)]
 pub struct RawExtraction {
     pub mode: Option<String>,
+}
+
+/// `[tools.webfetch.serve]`: an extension of ours (issue 28), read by `webfetch
+/// serve` only.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawServe {
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// The CDP ResourceType values accepted in `block_resources` (FR-WF-BLOCKRES-01).
@@ -323,6 +341,10 @@ pub struct RobotsSettings {
     pub cache_entries: u32,
     /// Origin cache TTL.
     pub cache_ttl: Duration,
+    /// Extension (issue 28), default `false`: also refuse a path whose form as a
+    /// normalizing server routes it (`%2F` decoded, slashes merged, dot segments
+    /// removed) is disallowed. Off, matching is RFC 9309's literal one (FR-WF-08c).
+    pub normalize_paths: bool,
 }
 
 /// `[tools.webfetch.browser]`, resolved.
@@ -435,6 +457,15 @@ impl Contract {
     }
 }
 
+/// `[tools.webfetch.serve]`, resolved (extension, issue 28).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServeSettings {
+    /// Browser origins `webfetch serve` admits besides its own (a reverse
+    /// proxy's public origin, say); every other `Origin` is refused with `403`.
+    /// Each entry was checked to be `scheme://host[:port]` at load.
+    pub allowed_origins: Vec<WebOrigin>,
+}
+
 /// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
 ///
 /// Not part of `[tools.webfetch]`: loading a file fills it from `[tools.approval]`;
@@ -480,6 +511,8 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
+    /// `webfetch serve`'s settings (extension).
+    pub serve: ServeSettings,
 }
 
 impl Default for Settings {
@@ -642,6 +675,7 @@ impl Settings {
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
+        let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -654,6 +688,7 @@ impl Settings {
         let raw_robots = raw.robots.clone().unwrap_or_default();
         let robots = RobotsSettings {
             fail_open: raw_robots.fail_open.unwrap_or(false),
+            normalize_paths: raw_robots.normalize_paths.unwrap_or(false),
             user_agent_token: match raw_robots.user_agent_token {
                 Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
                 _ => derive_robots_token(&user_agent),
@@ -752,6 +787,7 @@ impl Settings {
                 .unwrap_or(false),
             rendering,
             extraction,
+            serve,
         };
         Ok(Resolved { settings, warnings })
     }
@@ -931,6 +967,19 @@ fn resolve_extraction(raw: RawExtraction) -> Result<ExtractionSettings, ConfigEr
         })?,
     };
     Ok(ExtractionSettings { mode })
+}
+
+/// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
+/// stops start-up with a message naming it (issue 28).
+fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
+    let allowed_origins = raw
+        .allowed_origins
+        .unwrap_or_default()
+        .iter()
+        .map(|text| WebOrigin::parse(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}")))?;
+    Ok(ServeSettings { allowed_origins })
 }
 
 /// Normalises a `js_heavy_domains` entry with Appendix A host rules (lowercase, IDNA

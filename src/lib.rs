@@ -85,7 +85,7 @@ pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, Contract,
     ExtractionSettings, Loaded, Registration, RenderingSettings, RobotsSettings, SecuritySettings,
-    Settings, ToolsMode, load_file, load_file_for, load_str, load_str_for,
+    ServeSettings, Settings, ToolsMode, load_file, load_file_for, load_str, load_str_for,
 };
 pub use self::document::RenderingMethod;
 pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};

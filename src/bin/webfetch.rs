@@ -280,6 +280,7 @@ fn serve(
         listen,
         token,
         max_output_bytes,
+        allowed_origins: loaded.settings.serve.allowed_origins.clone(),
     };
     runtime.block_on(async move {
         let server = match serve::Server::bind(options).await {
