@@ -16,6 +16,11 @@
 //! extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
 //! only way to run Chromium without its sandbox, and `max_concurrent_renders` (the
 //! cap on concurrent browser renders, issue 16; it changes no response).
+//! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
+//! the politeness limit ([`fleet`]).
+
+mod fleet;
+mod secret_file;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,6 +29,11 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::extract::ExtractionMode;
+
+pub use self::fleet::{
+    DEFAULT_KEY_PREFIX, DEFAULT_PER_ORIGIN_IN_FLIGHT, FleetSettings, RawFleet, RedisSettings,
+    RedisUrl,
+};
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,6 +126,8 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
+    /// Extension (issue 32): see [`FleetSettings`].
+    pub fleet: Option<RawFleet>,
 }
 
 /// `[tools.webfetch.security]`.
@@ -428,6 +440,8 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
+    /// The fleet's shared state and the politeness limit (extension, issue 32).
+    pub fleet: FleetSettings,
 }
 
 impl Default for Settings {
@@ -569,6 +583,7 @@ impl Settings {
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
+        let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -679,6 +694,7 @@ impl Settings {
                 .unwrap_or(false),
             rendering,
             extraction,
+            fleet,
         };
         Ok(Resolved { settings, warnings })
     }

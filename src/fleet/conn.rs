@@ -1,0 +1,278 @@
+//! The connection to the fleet's Redis (issue 32, item 5): connect, reconnect,
+//! a deadline on every operation, and what the logs may say about it.
+//!
+//! One multiplexed connection per tool, made on first use by redis-rs's
+//! `ConnectionManager`, which reconnects by itself after an I/O error. Every
+//! operation runs under [`OP_TIMEOUT`] and never past the caller's deadline.
+//! A failure marks Redis down for a short, growing pause ([`Health`]): during
+//! it operations fail at once, so a dead or stalled server costs each call
+//! nothing, and the first operation after it tries again. Callers treat a
+//! failure as "no shared state" and go on as if no Redis were configured.
+//!
+//! The URL's password never reaches a log line: the URL is shown redacted and
+//! error texts are scrubbed of the password before they are logged.
+
+use std::future::Future;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::time::Instant;
+
+use crate::config::{ConfigError, RedisSettings};
+
+/// The longest any one Redis operation may take.
+pub(crate) const OP_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The first pause after a failure; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(250);
+
+/// The longest pause between two tries of a Redis that keeps failing.
+const MAX_PAUSE: Duration = Duration::from_secs(2);
+
+/// While Redis stays down, a reminder is logged this often.
+const WARN_EVERY: Duration = Duration::from_secs(30);
+
+/// Redis could not serve an operation (down, slow, refused, or a reply that
+/// is not what the script returns): the caller goes on without shared state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unavailable;
+
+/// The handle every fleet part shares.
+pub(crate) struct Redis {
+    client: redis::Client,
+    manager: OnceLock<ConnectionManager>,
+    /// The URL as logs show it (userinfo replaced).
+    shown: String,
+    password: Option<String>,
+    health: Mutex<Health>,
+}
+
+impl std::fmt::Debug for Redis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redis").field("url", &self.shown).finish()
+    }
+}
+
+/// Whether Redis is taken to be down, and until when.
+#[derive(Debug, Default)]
+struct Health {
+    down_until: Option<Instant>,
+    pause: Duration,
+    warned_at: Option<Instant>,
+}
+
+/// What the health state says about one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Try,
+    Skip,
+}
+
+impl Health {
+    fn gate(&self, now: Instant) -> Gate {
+        match self.down_until {
+            Some(until) if now < until => Gate::Skip,
+            _ => Gate::Try,
+        }
+    }
+
+    /// Records a failure; `true` when it should be logged (the first one, then
+    /// one per [`WARN_EVERY`]).
+    fn failed(&mut self, now: Instant) -> bool {
+        self.pause = if self.down_until.is_none() {
+            FIRST_PAUSE
+        } else {
+            (self.pause * 2).min(MAX_PAUSE)
+        };
+        self.down_until = Some(now + self.pause);
+        let log = self
+            .warned_at
+            .is_none_or(|at| now.saturating_duration_since(at) >= WARN_EVERY);
+        if log {
+            self.warned_at = Some(now);
+        }
+        log
+    }
+
+    /// Records a success; `true` when Redis was down until now.
+    fn succeeded(&mut self) -> bool {
+        let was_down = self.down_until.is_some();
+        *self = Health::default();
+        was_down
+    }
+}
+
+impl Redis {
+    /// A handle on the configured server; nothing is connected yet. A URL that
+    /// redis-rs refuses, or a CA that does not parse, is a configuration error.
+    pub(crate) fn new(settings: &RedisSettings) -> Result<Redis, ConfigError> {
+        let shown = settings.url.to_string();
+        let password = settings.url.password();
+        let refused = |error: redis::RedisError| {
+            let error = scrub(&error.to_string(), password.as_deref());
+            ConfigError::new(format!("fleet.redis_url {shown}: {error}"))
+        };
+        let client = client(settings).map_err(refused)?;
+        Ok(Redis {
+            client,
+            manager: OnceLock::new(),
+            password,
+            shown,
+            health: Mutex::new(Health::default()),
+        })
+    }
+
+    /// Runs `op` on the shared connection within [`OP_TIMEOUT`] and `deadline`.
+    /// `what` names the operation in the log line of a failure. Fails at once
+    /// while Redis is marked down or when the deadline has passed.
+    pub(crate) async fn run<T, F, Fut>(
+        &self,
+        what: &'static str,
+        deadline: Instant,
+        op: F,
+    ) -> Result<T, Unavailable>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        let now = Instant::now();
+        if self.health().gate(now) == Gate::Skip {
+            return Err(Unavailable);
+        }
+        let left = deadline.saturating_duration_since(now);
+        if left.is_zero() {
+            return Err(Unavailable);
+        }
+        let limit = left.min(OP_TIMEOUT);
+        let manager = match self.manager() {
+            Ok(manager) => manager,
+            Err(error) => {
+                self.failed(what, &error.to_string());
+                return Err(Unavailable);
+            }
+        };
+        match tokio::time::timeout(limit, op(manager)).await {
+            Ok(Ok(value)) => {
+                if self.health().succeeded() {
+                    tracing::info!(
+                        event = "fleet_redis_back",
+                        redis = %self.shown,
+                        "fleet: Redis {} answers again; sharing resumes",
+                        self.shown
+                    );
+                }
+                Ok(value)
+            }
+            Ok(Err(error)) => {
+                self.failed(what, &error.to_string());
+                Err(Unavailable)
+            }
+            // A deadline shorter than OP_TIMEOUT says nothing about Redis.
+            Err(_) if limit < OP_TIMEOUT => Err(Unavailable),
+            Err(_) => {
+                self.failed(
+                    what,
+                    &format!("no answer within {} ms", OP_TIMEOUT.as_millis()),
+                );
+                Err(Unavailable)
+            }
+        }
+    }
+
+    /// Logs that a reply did not have the expected shape; counts as a failure.
+    pub(crate) fn bad_reply(&self, what: &'static str) -> Unavailable {
+        self.failed(what, "unexpected reply");
+        Unavailable
+    }
+
+    fn manager(&self) -> redis::RedisResult<ConnectionManager> {
+        if let Some(manager) = self.manager.get() {
+            return Ok(manager.clone());
+        }
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(OP_TIMEOUT))
+            .set_response_timeout(Some(OP_TIMEOUT))
+            .set_number_of_retries(0);
+        let manager = self.client.get_connection_manager_lazy(config)?;
+        Ok(self.manager.get_or_init(|| manager).clone())
+    }
+
+    fn failed(&self, what: &'static str, error: &str) {
+        let log = self.health().failed(Instant::now());
+        if log {
+            let error = scrub(error, self.password.as_deref());
+            tracing::warn!(
+                event = "fleet_redis_unavailable",
+                redis = %self.shown,
+                operation = what,
+                error = %error,
+                "fleet: Redis {} unavailable ({what}: {error}); calls go on without the \
+                 shared cache, robots.txt and politeness state until it answers again",
+                self.shown
+            );
+        }
+    }
+
+    fn health(&self) -> MutexGuard<'_, Health> {
+        self.health.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The redis-rs client of `settings`: the URL, and for `rediss://` the webpki
+/// roots or the configured CA instead. Connects nothing.
+pub(crate) fn client(settings: &RedisSettings) -> redis::RedisResult<redis::Client> {
+    match &settings.ca_pem {
+        Some(pem) => redis::Client::build_with_tls(
+            settings.url.expose(),
+            redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(pem.clone()),
+            },
+        ),
+        None => redis::Client::open(settings.url.expose()),
+    }
+}
+
+/// `text` with every occurrence of `password` replaced by `***`.
+fn scrub(text: &str, password: Option<&str>) -> String {
+    match password {
+        Some(password) if !password.is_empty() => text.replace(password, "***"),
+        _ => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_pause_with_growing_backoff_and_warn_sparingly() {
+        let mut health = Health::default();
+        let t0 = Instant::now();
+        assert_eq!(health.gate(t0), Gate::Try);
+        assert!(health.failed(t0));
+        assert_eq!(health.gate(t0), Gate::Skip);
+        assert_eq!(health.gate(t0 + FIRST_PAUSE), Gate::Try);
+        assert!(!health.failed(t0 + FIRST_PAUSE));
+        assert_eq!(health.pause, FIRST_PAUSE * 2);
+        for _ in 0..10 {
+            health.failed(t0 + FIRST_PAUSE);
+        }
+        assert_eq!(health.pause, MAX_PAUSE);
+        assert!(health.failed(t0 + WARN_EVERY));
+        assert!(health.succeeded());
+        assert!(!health.succeeded());
+        assert_eq!(health.gate(t0), Gate::Try);
+    }
+
+    #[test]
+    fn error_texts_lose_the_password() {
+        assert_eq!(
+            scrub("auth failed for hunter2 at h", Some("hunter2")),
+            "auth failed for *** at h"
+        );
+        assert_eq!(scrub("x", None), "x");
+        assert_eq!(scrub("x", Some("")), "x");
+    }
+}
