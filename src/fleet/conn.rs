@@ -13,7 +13,7 @@
 //! error texts are scrubbed of the password before they are logged.
 
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -41,7 +41,9 @@ pub(crate) struct Unavailable;
 /// The handle every fleet part shares.
 pub(crate) struct Redis {
     client: redis::Client,
-    manager: OnceLock<ConnectionManager>,
+    /// Made on first use; dropped after a failure, so the next try connects
+    /// afresh whatever state the old connection was left in.
+    manager: Mutex<Option<ConnectionManager>>,
     /// The URL as logs show it (userinfo replaced).
     shown: String,
     password: Option<String>,
@@ -116,7 +118,7 @@ impl Redis {
         let client = client(settings).map_err(refused)?;
         Ok(Redis {
             client,
-            manager: OnceLock::new(),
+            manager: Mutex::new(None),
             password,
             shown,
             health: Mutex::new(Health::default()),
@@ -187,7 +189,8 @@ impl Redis {
     }
 
     fn manager(&self) -> redis::RedisResult<ConnectionManager> {
-        if let Some(manager) = self.manager.get() {
+        let mut slot = self.manager.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(manager) = &*slot {
             return Ok(manager.clone());
         }
         let config = ConnectionManagerConfig::new()
@@ -195,10 +198,12 @@ impl Redis {
             .set_response_timeout(Some(OP_TIMEOUT))
             .set_number_of_retries(0);
         let manager = self.client.get_connection_manager_lazy(config)?;
-        Ok(self.manager.get_or_init(|| manager).clone())
+        *slot = Some(manager.clone());
+        Ok(manager)
     }
 
     fn failed(&self, what: &'static str, error: &str) {
+        *self.manager.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let log = self.health().failed(Instant::now());
         if log {
             let error = scrub(error, self.password.as_deref());

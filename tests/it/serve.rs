@@ -25,10 +25,11 @@ const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Serv
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
-/// A running `webfetch serve` child: killed on drop if still running.
-struct Served {
-    child: Child,
-    addr: SocketAddr,
+/// A running `webfetch serve` child: killed on drop if still running. The
+/// fleet tests (`fleet.rs`) run several.
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
     stderr: Arc<Mutex<String>>,
     _config: tempfile::NamedTempFile,
 }
@@ -43,7 +44,7 @@ impl Drop for Served {
 impl Served {
     /// Starts `webfetch serve --listen 127.0.0.1:0` with `config`, reading the
     /// bound address from its announcement on stderr; the rest of stderr is kept.
-    fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
+    pub(crate) fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(config.toml().as_bytes()).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_webfetch"));
@@ -91,17 +92,17 @@ impl Served {
         format!("http://{}/mcp", self.addr)
     }
 
-    fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
 }
 
 /// One HTTP/1.1 exchange over a fresh connection: status, headers (lowercase
 /// names), body.
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -112,7 +113,7 @@ impl Reply {
             .map(|(_, v)| v.as_str())
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("JSON body: {}", self.body))
     }
 }
@@ -150,7 +151,7 @@ async fn request(addr: SocketAddr, method: &str, target: &str, headers: &[&str])
     }
 }
 
-async fn get(addr: SocketAddr, target: &str) -> Reply {
+pub(crate) async fn get(addr: SocketAddr, target: &str) -> Reply {
     request(addr, "GET", target, &[]).await
 }
 
