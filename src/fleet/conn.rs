@@ -62,6 +62,8 @@ struct Health {
     down_until: Option<Instant>,
     pause: Duration,
     warned_at: Option<Instant>,
+    /// When a refusal by the server was last logged.
+    refusal_warned_at: Option<Instant>,
 }
 
 /// What the health state says about one operation.
@@ -100,8 +102,22 @@ impl Health {
     /// Records a success; `true` when Redis was down until now.
     fn succeeded(&mut self) -> bool {
         let was_down = self.down_until.is_some();
-        *self = Health::default();
+        self.down_until = None;
+        self.pause = Duration::ZERO;
+        self.warned_at = None;
         was_down
+    }
+
+    /// Records an operation the server refused; `true` when it should be
+    /// logged (one per [`WARN_EVERY`]).
+    fn refused(&mut self, now: Instant) -> bool {
+        let log = self
+            .refusal_warned_at
+            .is_none_or(|at| now.saturating_duration_since(at) >= WARN_EVERY);
+        if log {
+            self.refusal_warned_at = Some(now);
+        }
+        log
     }
 }
 
@@ -165,6 +181,22 @@ impl Redis {
                     );
                 }
                 Ok(value)
+            }
+            // The server answered, refusing this one operation (e.g. `OOM` under
+            // `maxmemory-policy noeviction`): Redis is up, the connection fine.
+            Ok(Err(error)) if is_refusal(&error) => {
+                if self.health().refused(Instant::now()) {
+                    let error = scrub(&error.to_string(), self.password.as_deref());
+                    tracing::warn!(
+                        event = "fleet_redis_refused",
+                        redis = %self.shown,
+                        operation = what,
+                        error = %error,
+                        "fleet: Redis {} refused {what} ({error}); that call goes on without it",
+                        self.shown
+                    );
+                }
+                Err(Unavailable)
             }
             Ok(Err(error)) => {
                 self.failed(what, &error.to_string());
@@ -239,6 +271,15 @@ pub(crate) fn client(settings: &RedisSettings) -> redis::RedisResult<redis::Clie
     }
 }
 
+/// Whether `error` is the server's answer refusing one operation, rather than a
+/// connection that failed.
+fn is_refusal(error: &redis::RedisError) -> bool {
+    matches!(
+        error.kind(),
+        redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+    )
+}
+
 /// `text` with every occurrence of `password` replaced by `***`.
 fn scrub(text: &str, password: Option<&str>) -> String {
     match password {
@@ -269,6 +310,9 @@ mod tests {
         assert!(health.succeeded());
         assert!(!health.succeeded());
         assert_eq!(health.gate(t0), Gate::Try);
+        assert!(health.refused(t0));
+        assert!(!health.refused(t0 + FIRST_PAUSE));
+        assert_eq!(health.gate(t0), Gate::Try, "a refusal does not pause");
     }
 
     #[test]

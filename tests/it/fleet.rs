@@ -447,6 +447,47 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
     );
 }
 
+/// Item 5: Redis flushed mid-run costs a refetch, nothing else; a full Redis
+/// (`noeviction` at its `maxmemory`) refuses writes: calls still answer, with
+/// no `cache_write_failed` (as with no shared cache), and a warning says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
+    let Some(redis) = RedisServer::start() else { return };
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let port = server.address().port();
+    let served = Served::start(&fleet(Config::new(&[port]), &redis, ""), &[], &[]);
+    let url = format!("http://127.0.0.1:{port}/page");
+    fetch(&served, &url).await;
+    assert_eq!(fetch(&served, &url).await["notes"], json!(["cache_hit"]));
+
+    let mut conn = redis.conn();
+    redis::cmd("FLUSHALL").exec(&mut conn).unwrap();
+    assert_eq!(fetch(&served, &url).await["notes"], json!([]));
+    assert_eq!(fetch(&served, &url).await["notes"], json!(["cache_hit"]));
+    assert_eq!(hits(&server, "/page").await, 2);
+
+    redis::cmd("FLUSHALL").exec(&mut conn).unwrap();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .exec(&mut conn)
+        .unwrap();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("1")
+        .exec(&mut conn)
+        .unwrap();
+    for _ in 0..2 {
+        let response = fetch(&served, &url).await;
+        assert_eq!(response["notes"], json!([]), "{response}");
+    }
+    assert_eq!(hits(&server, "/page").await, 4);
+    assert!(served.logs().contains("fleet_redis_refused"), "{}", served.logs());
+}
+
 /// Item 5: a Redis that accepts connections and never answers costs a call at
 /// most one operation timeout: the call answers within its own budget, as
 /// with no shared cache, and the log names the Redis without its password.
