@@ -38,8 +38,22 @@ struct Served {
 /// depend on `i`, so no two pages extract alike.
 fn page(i: u64) -> String {
     const WORDS: [&str; 16] = [
-        "fleet", "origin", "cache", "robots", "budget", "agent", "token", "chunk", "redis",
-        "politeness", "extract", "markdown", "window", "instance", "balancer", "request",
+        "fleet",
+        "origin",
+        "cache",
+        "robots",
+        "budget",
+        "agent",
+        "token",
+        "chunk",
+        "redis",
+        "politeness",
+        "extract",
+        "markdown",
+        "window",
+        "instance",
+        "balancer",
+        "request",
     ];
     let mut rng = fastrand::Rng::with_seed(i);
     let mut body = format!(

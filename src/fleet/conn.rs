@@ -2,18 +2,19 @@
 //! a deadline on every operation, and what the logs may say about it.
 //!
 //! One multiplexed connection per tool, made on first use by redis-rs's
-//! `ConnectionManager`, which reconnects by itself after an I/O error. Every
-//! operation runs under [`OP_TIMEOUT`] and never past the caller's deadline.
-//! A failure marks Redis down for a short, growing pause ([`Health`]): during
-//! it operations fail at once, so a dead or stalled server costs each call
-//! nothing, and the first operation after it tries again. Callers treat a
-//! failure as "no shared state" and go on as if no Redis were configured.
+//! `ConnectionManager`. Every operation runs under [`OP_TIMEOUT`] and never past
+//! the caller's deadline. A failure marks Redis down ([`Health`]): from then on
+//! operations fail at once, so a dead or stalled server costs a call at most
+//! the one operation that found it out, and a background probe alone tries
+//! again (a fresh connection and a `PING`, after 0.25 s, doubling to 2 s) until
+//! Redis answers; then sharing resumes by itself. Callers treat a failure as
+//! "no shared state" and go on as if no Redis were configured.
 //!
 //! The URL's password never reaches a log line: the URL is shown redacted and
 //! error texts are scrubbed of the password before they are logged.
 
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -24,10 +25,10 @@ use crate::config::{ConfigError, RedisSettings};
 /// The longest any one Redis operation may take.
 pub(crate) const OP_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// The first pause after a failure; it doubles up to [`MAX_PAUSE`].
+/// The probe's first pause after a failure; it doubles up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(250);
 
-/// The longest pause between two tries of a Redis that keeps failing.
+/// The longest pause between two probes of a Redis that stays down.
 const MAX_PAUSE: Duration = Duration::from_secs(2);
 
 /// While Redis stays down, a reminder is logged this often.
@@ -48,6 +49,8 @@ pub(crate) struct Redis {
     shown: String,
     password: Option<String>,
     health: Mutex<Health>,
+    /// This handle, for the probe it starts when Redis goes down.
+    me: Weak<Redis>,
 }
 
 impl std::fmt::Debug for Redis {
@@ -56,54 +59,42 @@ impl std::fmt::Debug for Redis {
     }
 }
 
-/// Whether Redis is taken to be down, and until when.
+/// Whether Redis is taken to be down, and what was logged about it.
 #[derive(Debug, Default)]
 struct Health {
-    down_until: Option<Instant>,
-    pause: Duration,
+    down: bool,
     warned_at: Option<Instant>,
     /// When a refusal by the server was last logged.
     refusal_warned_at: Option<Instant>,
 }
 
-/// What the health state says about one operation.
+/// What a failure calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Gate {
-    Try,
-    Skip,
+struct Failed {
+    /// Log it (the first one, then one per [`WARN_EVERY`]).
+    log: bool,
+    /// Redis just went down: start the probe.
+    probe: bool,
 }
 
 impl Health {
-    fn gate(&self, now: Instant) -> Gate {
-        match self.down_until {
-            Some(until) if now < until => Gate::Skip,
-            _ => Gate::Try,
-        }
-    }
-
-    /// Records a failure; `true` when it should be logged (the first one, then
-    /// one per [`WARN_EVERY`]).
-    fn failed(&mut self, now: Instant) -> bool {
-        self.pause = if self.down_until.is_none() {
-            FIRST_PAUSE
-        } else {
-            (self.pause * 2).min(MAX_PAUSE)
-        };
-        self.down_until = Some(now + self.pause);
+    /// Records a failure.
+    fn failed(&mut self, now: Instant) -> Failed {
+        let probe = !self.down;
+        self.down = true;
         let log = self
             .warned_at
             .is_none_or(|at| now.saturating_duration_since(at) >= WARN_EVERY);
         if log {
             self.warned_at = Some(now);
         }
-        log
+        Failed { log, probe }
     }
 
     /// Records a success; `true` when Redis was down until now.
     fn succeeded(&mut self) -> bool {
-        let was_down = self.down_until.is_some();
-        self.down_until = None;
-        self.pause = Duration::ZERO;
+        let was_down = self.down;
+        self.down = false;
         self.warned_at = None;
         was_down
     }
@@ -124,7 +115,7 @@ impl Health {
 impl Redis {
     /// A handle on the configured server; nothing is connected yet. A URL that
     /// redis-rs refuses, or a CA that does not parse, is a configuration error.
-    pub(crate) fn new(settings: &RedisSettings) -> Result<Redis, ConfigError> {
+    pub(crate) fn new(settings: &RedisSettings) -> Result<Arc<Redis>, ConfigError> {
         let shown = settings.url.to_string();
         let password = settings.url.password();
         let refused = |error: redis::RedisError| {
@@ -132,18 +123,20 @@ impl Redis {
             ConfigError::new(format!("fleet.redis_url {shown}: {error}"))
         };
         let client = client(settings).map_err(refused)?;
-        Ok(Redis {
+        Ok(Arc::new_cyclic(|me| Redis {
             client,
             manager: Mutex::new(None),
             password,
             shown,
             health: Mutex::new(Health::default()),
-        })
+            me: me.clone(),
+        }))
     }
 
     /// Runs `op` on the shared connection within [`OP_TIMEOUT`] and `deadline`.
     /// `what` names the operation in the log line of a failure. Fails at once
-    /// while Redis is marked down or when the deadline has passed.
+    /// while Redis is down (until the probe finds it back) or when the
+    /// deadline has passed.
     pub(crate) async fn run<T, F, Fut>(
         &self,
         what: &'static str,
@@ -154,11 +147,10 @@ impl Redis {
         F: FnOnce(ConnectionManager) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,
     {
-        let now = Instant::now();
-        if self.health().gate(now) == Gate::Skip {
+        if self.health().down {
             return Err(Unavailable);
         }
-        let left = deadline.saturating_duration_since(now);
+        let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(Unavailable);
         }
@@ -171,17 +163,7 @@ impl Redis {
             }
         };
         match tokio::time::timeout(limit, op(manager)).await {
-            Ok(Ok(value)) => {
-                if self.health().succeeded() {
-                    tracing::info!(
-                        event = "fleet_redis_back",
-                        redis = %self.shown,
-                        "fleet: Redis {} answers again; sharing resumes",
-                        self.shown
-                    );
-                }
-                Ok(value)
-            }
+            Ok(Ok(value)) => Ok(value),
             // The server answered, refusing this one operation (e.g. `OOM` under
             // `maxmemory-policy noeviction`): Redis is up, the connection fine.
             Ok(Err(error)) if is_refusal(&error) => {
@@ -236,8 +218,11 @@ impl Redis {
 
     fn failed(&self, what: &'static str, error: &str) {
         *self.manager.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        let log = self.health().failed(Instant::now());
-        if log {
+        let failed = self.health().failed(Instant::now());
+        if failed.probe {
+            self.start_probe();
+        }
+        if failed.log {
             let error = scrub(error, self.password.as_deref());
             tracing::warn!(
                 event = "fleet_redis_unavailable",
@@ -249,6 +234,48 @@ impl Redis {
                 self.shown
             );
         }
+    }
+
+    /// Tries Redis again in the background, with a fresh connection and a
+    /// `PING` after each pause, until it answers; then marks it up. Ends early
+    /// when the tool is gone.
+    fn start_probe(&self) {
+        let me = self.me.clone();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // No runtime to probe from: the next operation tries instead.
+            self.health().down = false;
+            return;
+        };
+        runtime.spawn(async move {
+            let mut pause = FIRST_PAUSE;
+            loop {
+                tokio::time::sleep(pause).await;
+                let Some(redis) = me.upgrade() else { return };
+                if redis.ping().await {
+                    if redis.health().succeeded() {
+                        tracing::info!(
+                            event = "fleet_redis_back",
+                            redis = %redis.shown,
+                            "fleet: Redis {} answers again; sharing resumes",
+                            redis.shown
+                        );
+                    }
+                    return;
+                }
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+        });
+    }
+
+    /// One `PING` on a fresh connection, within [`OP_TIMEOUT`].
+    async fn ping(&self) -> bool {
+        *self.manager.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let Ok(mut manager) = self.manager() else {
+            return false;
+        };
+        let ping = redis::cmd("PING");
+        let reply = tokio::time::timeout(OP_TIMEOUT, ping.query_async::<String>(&mut manager));
+        matches!(reply.await, Ok(Ok(_)))
     }
 
     fn health(&self) -> MutexGuard<'_, Health> {
@@ -293,26 +320,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn failures_pause_with_growing_backoff_and_warn_sparingly() {
+    fn the_first_failure_starts_one_probe_and_warnings_are_sparse() {
         let mut health = Health::default();
         let t0 = Instant::now();
-        assert_eq!(health.gate(t0), Gate::Try);
-        assert!(health.failed(t0));
-        assert_eq!(health.gate(t0), Gate::Skip);
-        assert_eq!(health.gate(t0 + FIRST_PAUSE), Gate::Try);
-        assert!(!health.failed(t0 + FIRST_PAUSE));
-        assert_eq!(health.pause, FIRST_PAUSE * 2);
-        for _ in 0..10 {
-            health.failed(t0 + FIRST_PAUSE);
-        }
-        assert_eq!(health.pause, MAX_PAUSE);
-        assert!(health.failed(t0 + WARN_EVERY));
+        assert_eq!(
+            health.failed(t0),
+            Failed {
+                log: true,
+                probe: true
+            }
+        );
+        assert!(health.down);
+        assert_eq!(
+            health.failed(t0 + FIRST_PAUSE),
+            Failed {
+                log: false,
+                probe: false
+            }
+        );
+        assert!(health.failed(t0 + WARN_EVERY).log);
         assert!(health.succeeded());
         assert!(!health.succeeded());
-        assert_eq!(health.gate(t0), Gate::Try);
+        assert!(
+            health.failed(t0 + WARN_EVERY).probe,
+            "down again: a new probe"
+        );
         assert!(health.refused(t0));
         assert!(!health.refused(t0 + FIRST_PAUSE));
-        assert_eq!(health.gate(t0), Gate::Try, "a refusal does not pause");
     }
 
     #[test]

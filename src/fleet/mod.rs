@@ -56,7 +56,7 @@ impl Fleet {
         let Some(redis_settings) = &settings.fleet.redis else {
             return Ok(None);
         };
-        let redis = Arc::new(conn::Redis::new(redis_settings)?);
+        let redis = conn::Redis::new(redis_settings)?;
         let prefix = &redis_settings.key_prefix;
         let budget = settings.timeout();
         let documents = (settings.cache.max_entries > 0)

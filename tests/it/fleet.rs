@@ -452,7 +452,9 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
 /// no `cache_write_failed` (as with no shared cache), and a warning says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
-    let Some(redis) = RedisServer::start() else { return };
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
     let server = MockServer::start().await;
     serve(&server, "/page", html(PAGE)).await;
     let port = server.address().port();
@@ -485,7 +487,11 @@ async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
         assert_eq!(response["notes"], json!([]), "{response}");
     }
     assert_eq!(hits(&server, "/page").await, 4);
-    assert!(served.logs().contains("fleet_redis_refused"), "{}", served.logs());
+    assert!(
+        served.logs().contains("fleet_redis_refused"),
+        "{}",
+        served.logs()
+    );
 }
 
 /// Item 5: a Redis that accepts connections and never answers costs a call at
