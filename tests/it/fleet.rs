@@ -273,6 +273,56 @@ async fn fleet_single_flight_fetches_a_page_once_for_the_whole_fleet() {
     assert_eq!((fetched, hit), (1, 5), "{notes:?}");
 }
 
+/// Item 2: the holder dies mid-fetch (SIGKILL): its lease runs out, one
+/// waiter takes over and fetches, the other waiter reads that result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let origin = Origin::start();
+    let config = fleet(Config::new(&[origin.port]).timeout(8), &redis, "");
+    let (mut a, b) = (
+        Served::start(&config, &[], &[]),
+        Served::start(&config, &[], &[]),
+    );
+    let url = origin.url("/held/page");
+    // a's call: its connection dies with a, so nothing reads its answer.
+    let mut held = tokio::net::TcpStream::connect(a.addr).await.unwrap();
+    let head = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        target(&url),
+        a.addr
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut held, head.as_bytes())
+        .await
+        .unwrap();
+    until("a's request at the origin", || {
+        origin.count("/held/page") == 1
+    })
+    .await;
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let (addr, target) = (b.addr, target(&url));
+            tokio::spawn(async move { get(addr, &target).await })
+        })
+        .collect();
+    until("b's calls started", || fetch_starts(&[&b]) == 2).await;
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    origin.open();
+    let mut notes = Vec::new();
+    for waiter in waiters {
+        let reply = waiter.await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        notes.push(reply.json()["notes"].clone());
+    }
+    notes.sort_by_key(|n| n.to_string());
+    assert_eq!(notes, [json!(["cache_hit"]), json!([])], "{}", b.logs());
+    assert_eq!(origin.count("/held/page"), 2, "a's, then one waiter's");
+    drop(held);
+}
+
 /// Item 3: with `share_robots`, robots.txt is fetched once for the fleet, and
 /// its rules hold on every instance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -533,39 +583,52 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
 }
 
 /// Item 5: `rediss://` to a server whose certificate a private CA signed
-/// (`tls_ca_file`): two instances share a page over TLS.
+/// (`tls_ca_file`), the URL with its password read from `redis_url_file`: two
+/// instances share a page over TLS, and no log line shows the password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_rediss_with_a_private_ca() {
+    use std::os::unix::fs::PermissionsExt;
     let Some(redis) = RedisServer::start_tls() else {
         return;
     };
     let ca = redis.tls().unwrap().ca.clone();
+    let mut conn = redis.conn();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("requirepass")
+        .arg("s3cret-pw")
+        .exec(&mut conn)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("redis-url");
+    let url = redis.url().replacen("rediss://", "rediss://:s3cret-pw@", 1);
+    std::fs::write(&url_file, format!("{url}\n")).unwrap();
+    std::fs::set_permissions(&url_file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let server = MockServer::start().await;
     serve(&server, "/page", html(PAGE)).await;
     let port = server.address().port();
-    let config = fleet(
-        Config::new(&[port]),
-        &redis,
-        &format!("tls_ca_file = {}", toml_string(&ca.display().to_string())),
-    );
+    let config = Config::new(&[port]).section(&format!(
+        "[tools.webfetch.fleet]\nredis_url_file = {}\ntls_ca_file = {}",
+        toml_string(&url_file.display().to_string()),
+        toml_string(&ca.display().to_string())
+    ));
     let (a, b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
-    let url = format!("http://127.0.0.1:{port}/page");
-    fetch(&a, &url).await;
-    assert_eq!(
-        fetch(&b, &url).await["notes"],
-        json!(["cache_hit"]),
-        "{}",
-        b.logs()
-    );
+    let page = format!("http://127.0.0.1:{port}/page");
+    fetch(&a, &page).await;
+    let shared = fetch(&b, &page).await;
+    assert_eq!(shared["notes"], json!(["cache_hit"]), "{}", b.logs());
     assert_eq!(hits(&server, "/page").await, 1);
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg("webfetch:doc:*")
-        .query(&mut redis.conn())
+        .query(&mut conn)
         .unwrap();
     assert_eq!(keys.len(), 1);
+    for served in [&a, &b] {
+        assert!(!served.logs().contains("s3cret-pw"), "{}", served.logs());
+    }
 }
 
 /// The credentials file is trusted only if nobody else can write it: `serve`
