@@ -10,14 +10,34 @@
 //! security setting must never pass silently. Keys outside `[tools]` belong to the
 //! host agent and are ignored, so one file serves a host and the CLI alike.
 //!
-//! One sub-table is an extension of ours, not the SRD's:
-//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it. Two keys are
-//! extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
-//! only way to run Chromium without its sandbox, and `max_concurrent_renders` (the
-//! cap on concurrent browser renders, issue 16; it changes no response).
+//! Two sub-tables are extensions of ours, not the SRD's:
+//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]),
+//! whose default, `srd`, leaves every response as the SRD specifies it, and
+//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
+//! origins `webfetch serve` admits besides its own; no tool response changes). Three
+//! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
+//! `false`), the only way to run Chromium without its sandbox,
+//! `max_concurrent_renders` (the cap on concurrent browser renders, issue 16; it
+//! changes no response), and `[tools.webfetch.robots] normalize_paths` (default
+//! `false`, issue 28: also refuse a path whose form as a normalizing server routes
+//! it is disallowed; off, robots.txt matching is the SRD's literal one).
+//!
+//! # Two contracts
+//!
+//! Settings are resolved for a [`Contract`] (DESIGN.md, "Two contracts"). The SRD
+//! contract (the library, the executor seam, `webfetch fetch` and `extract`) answers
+//! exactly as the SRD says; the agent contract (`webfetch mcp`, `webfetch serve`)
+//! defaults some extension keys to what serves a model best. The contract decides
+//! only the value of an extension key the file leaves unset: a key set in the file
+//! means the same under both, and no SRD key depends on it. The raw table keeps such a
+//! key as an `Option`; [`Contract::pick`] resolves it. The keys with an agent default:
+//!
+//! | key | SRD contract | agent contract |
+//! | --- | --- | --- |
+//! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
+//!
 //! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
-//! the politeness limit ([`fleet`]).
+//! the politeness limit ([`fleet`]); it has no contract default.
 
 mod fleet;
 mod secret_file;
@@ -29,6 +49,7 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::extract::ExtractionMode;
+use crate::serve::WebOrigin;
 
 pub use self::fleet::{
     DEFAULT_KEY_PREFIX, DEFAULT_PER_ORIGIN_IN_FLIGHT, FleetSettings, RawFleet, RedisSettings,
@@ -128,6 +149,7 @@ pub struct RawConfig {
     pub extraction: Option<RawExtraction>,
     /// Extension (issue 32): see [`FleetSettings`].
     pub fleet: Option<RawFleet>,
+    pub serve: Option<RawServe>,
 }
 
 /// `[tools.webfetch.security]`.
@@ -160,6 +182,9 @@ pub struct RawBrowser {
     pub max_concurrent_renders: Option<u32>,
     /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
     pub allow_no_sandbox: Option<bool>,
+    /// Extension (issue 28): see [`BrowserSettings::robots_for_frames`]; unset, the
+    /// [`Contract`] decides.
+    pub robots_for_frames: Option<bool>,
 }
 
 /// `[tools.webfetch.http]`.
@@ -188,6 +213,8 @@ pub struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
+    /// Extension (issue 28): see [`RobotsSettings::normalize_paths`].
+    pub normalize_paths: Option<bool>,
 }
 
 /// `[tools.webfetch.extraction]`: an extension of ours, not in SRD 5.3. Absent,
@@ -197,6 +224,15 @@ pub struct RawRobots {
 #[allow(missing_docs)]
 pub struct RawExtraction {
     pub mode: Option<String>,
+}
+
+/// `[tools.webfetch.serve]`: an extension of ours (issue 28), read by `webfetch
+/// serve` only.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawServe {
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// The CDP ResourceType values accepted in `block_resources` (FR-WF-BLOCKRES-01).
@@ -318,6 +354,10 @@ pub struct RobotsSettings {
     pub cache_entries: u32,
     /// Origin cache TTL.
     pub cache_ttl: Duration,
+    /// Extension (issue 28), default `false`: also refuse a path whose form as a
+    /// normalizing server routes it (`%2F` decoded, slashes merged, dot segments
+    /// removed) is disallowed. Off, matching is RFC 9309's literal one (FR-WF-08c).
+    pub normalize_paths: bool,
 }
 
 /// `[tools.webfetch.browser]`, resolved.
@@ -344,6 +384,15 @@ pub struct BrowserSettings {
     /// kernels that cannot give Chromium its sandbox. A warning is logged at each
     /// launch.
     pub allow_no_sandbox: bool,
+    /// Extension (issue 28): check robots.txt for the document requests of
+    /// iframes and frames too (each redirect hop and script-started navigation of
+    /// a frame included), through the call's robots check, and fail those it
+    /// refuses, so none of their text reaches the output. FR-WF-ROBOTS-SCOPE-01
+    /// says frames MUST NOT be blocked by robots.txt, so this is off under the
+    /// SRD contract and on under the agent contract unless the file sets it
+    /// ([`Contract`]). Other subresources (scripts, XHR, fetch, images, ...)
+    /// are never robots-checked.
+    pub robots_for_frames: bool,
 }
 
 /// Default of `[tools.webfetch.browser] max_concurrent_renders` (extension): each
@@ -361,6 +410,7 @@ impl Default for BrowserSettings {
             block_resources: vec!["Image", "Font", "Media"],
             max_concurrent_renders: DEFAULT_MAX_CONCURRENT_RENDERS,
             allow_no_sandbox: false,
+            robots_for_frames: false,
         }
     }
 }
@@ -393,6 +443,40 @@ pub struct ExtractionSettings {
     /// The extraction of HTML pages when a call names none: `srd` (the default,
     /// FR-WF-13) or `article`.
     pub mode: ExtractionMode,
+}
+
+/// The contract a front door answers by (DESIGN.md, "Two contracts"): it decides
+/// the value of an extension key the file leaves unset, and nothing else (see the
+/// module documentation for the keys).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Contract {
+    /// The SRD's answers, byte for byte: the library, the executor seam,
+    /// `webfetch fetch` and `webfetch extract`.
+    #[default]
+    Srd,
+    /// What serves a model best: `webfetch mcp` and `webfetch serve`, the front
+    /// doors built for agents.
+    Agent,
+}
+
+impl Contract {
+    /// An extension key's value: the file's when it sets one, else this contract's
+    /// default (`srd` or `agent`).
+    pub fn pick<T>(self, set: Option<T>, srd: T, agent: T) -> T {
+        set.unwrap_or(match self {
+            Contract::Srd => srd,
+            Contract::Agent => agent,
+        })
+    }
+}
+
+/// `[tools.webfetch.serve]`, resolved (extension, issue 28).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServeSettings {
+    /// Browser origins `webfetch serve` admits besides its own (a reverse
+    /// proxy's public origin, say); every other `Origin` is refused with `403`.
+    /// Each entry was checked to be `scheme://host[:port]` at load.
+    pub allowed_origins: Vec<WebOrigin>,
 }
 
 /// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
@@ -442,12 +526,15 @@ pub struct Settings {
     pub extraction: ExtractionSettings,
     /// The fleet's shared state and the politeness limit (extension, issue 32).
     pub fleet: FleetSettings,
+    /// `webfetch serve`'s settings (extension).
+    pub serve: ServeSettings,
 }
 
 impl Default for Settings {
-    /// The 5.4 defaults, with `cache_dir` resolved from `${TEMP}/forge-webfetch`.
+    /// The 5.4 defaults (the SRD contract), with `cache_dir` resolved from
+    /// `${TEMP}/forge-webfetch`.
     fn default() -> Self {
-        Settings::from_raw(&RawConfig::default(), &std_env)
+        Settings::from_raw(&RawConfig::default(), &std_env, Contract::Srd)
             .expect("the default configuration is valid")
             .settings
     }
@@ -506,22 +593,38 @@ fn std_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Parses a whole TOML file (FR-WF-CFG-01) with the process environment.
+/// Parses a whole TOML file (FR-WF-CFG-01) with the process environment, for the
+/// SRD contract.
 pub fn load_str(text: &str) -> Result<Loaded, ConfigError> {
-    load_str_with_env(text, &std_env)
+    load_str_for(text, Contract::Srd)
 }
 
-/// Reads and parses a config file.
+/// [`load_str`] for `contract`'s front door (issue 28): an extension key the file
+/// leaves unset takes that contract's default.
+pub fn load_str_for(text: &str, contract: Contract) -> Result<Loaded, ConfigError> {
+    load_str_with_env(text, &std_env, contract)
+}
+
+/// Reads and parses a config file, for the SRD contract.
 pub fn load_file(path: &Path) -> Result<Loaded, ConfigError> {
+    load_file_for(path, Contract::Srd)
+}
+
+/// [`load_file`] for `contract`'s front door (issue 28).
+pub fn load_file_for(path: &Path, contract: Contract) -> Result<Loaded, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(format!("cannot read {}: {e}", path.display())))?;
-    load_str(&text)
+    load_str_for(&text, contract)
 }
 
-/// Parses a whole TOML file with an explicit environment.
-pub fn load_str_with_env(text: &str, env: EnvLookup<'_>) -> Result<Loaded, ConfigError> {
+/// Parses a whole TOML file with an explicit environment, for `contract`.
+pub fn load_str_with_env(
+    text: &str,
+    env: EnvLookup<'_>,
+    contract: Contract,
+) -> Result<Loaded, ConfigError> {
     let file: RawFile = toml::from_str(text).map_err(|e| ConfigError::new(toml_message(&e)))?;
-    let mut resolved = Settings::from_raw(&file.tools.webfetch, env)?;
+    let mut resolved = Settings::from_raw(&file.tools.webfetch, env, contract)?;
     let tools = &file.tools;
     resolved.settings.approval = ApprovalSettings {
         deny: tools.approval.mode.as_deref() == Some("deny"),
@@ -575,15 +678,20 @@ where
 
 impl Settings {
     /// Resolves a `[tools.webfetch]` table: defaults, clamping, env expansion and the
-    /// start-up checks.
-    pub fn from_raw(raw: &RawConfig, env: EnvLookup<'_>) -> Result<Resolved, ConfigError> {
+    /// start-up checks; `contract` gives the extension keys left unset their value.
+    pub fn from_raw(
+        raw: &RawConfig,
+        env: EnvLookup<'_>,
+        contract: Contract,
+    ) -> Result<Resolved, ConfigError> {
         let mut warnings = Vec::new();
         let w = &mut warnings;
         let security = resolve_security(raw.security.clone().unwrap_or_default(), w)?;
-        let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, w)?;
+        let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
         let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
+        let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -596,6 +704,7 @@ impl Settings {
         let raw_robots = raw.robots.clone().unwrap_or_default();
         let robots = RobotsSettings {
             fail_open: raw_robots.fail_open.unwrap_or(false),
+            normalize_paths: raw_robots.normalize_paths.unwrap_or(false),
             user_agent_token: match raw_robots.user_agent_token {
                 Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
                 _ => derive_robots_token(&user_agent),
@@ -695,6 +804,7 @@ impl Settings {
             rendering,
             extraction,
             fleet,
+            serve,
         };
         Ok(Resolved { settings, warnings })
     }
@@ -770,6 +880,7 @@ fn parse_cidr(text: &str) -> Result<IpNet, ConfigError> {
 fn resolve_browser(
     raw: RawBrowser,
     env: EnvLookup<'_>,
+    contract: Contract,
     w: &mut Vec<String>,
 ) -> Result<BrowserSettings, ConfigError> {
     let defaults = BrowserSettings::default();
@@ -835,6 +946,7 @@ fn resolve_browser(
             w,
         ),
         allow_no_sandbox: raw.allow_no_sandbox.unwrap_or(false),
+        robots_for_frames: contract.pick(raw.robots_for_frames, false, true),
     })
 }
 
@@ -872,6 +984,19 @@ fn resolve_extraction(raw: RawExtraction) -> Result<ExtractionSettings, ConfigEr
         })?,
     };
     Ok(ExtractionSettings { mode })
+}
+
+/// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
+/// stops start-up with a message naming it (issue 28).
+fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
+    let allowed_origins = raw
+        .allowed_origins
+        .unwrap_or_default()
+        .iter()
+        .map(|text| WebOrigin::parse(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}")))?;
+    Ok(ServeSettings { allowed_origins })
 }
 
 /// Normalises a `js_heavy_domains` entry with Appendix A host rules (lowercase, IDNA
@@ -997,5 +1122,75 @@ impl Loaded {
             }
             _ => Ok(self),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn robots_for_frames(toml: &str, contract: Contract) -> bool {
+        load_str_with_env(toml, &|_| None, contract)
+            .unwrap()
+            .settings
+            .browser
+            .robots_for_frames
+    }
+
+    #[test]
+    fn issue_28_robots_for_frames_defaults_by_contract_and_an_explicit_value_wins() {
+        let unset = "[tools.webfetch]\n";
+        let table_without = "[tools.webfetch.browser]\nenabled = true\n";
+        let on = "[tools.webfetch.browser]\nrobots_for_frames = true\n";
+        let off = "[tools.webfetch.browser]\nrobots_for_frames = false\n";
+        for (toml, contract, expected) in [
+            // The SRD contract: ROBOTS-SCOPE-01 as written unless the file asks.
+            (unset, Contract::Srd, false),
+            (table_without, Contract::Srd, false),
+            (on, Contract::Srd, true),
+            (off, Contract::Srd, false),
+            // The agent contract: on unless the file says otherwise.
+            (unset, Contract::Agent, true),
+            (table_without, Contract::Agent, true),
+            (on, Contract::Agent, true),
+            (off, Contract::Agent, false),
+        ] {
+            assert_eq!(
+                robots_for_frames(toml, contract),
+                expected,
+                "{contract:?}: {toml}"
+            );
+        }
+    }
+
+    #[test]
+    fn issue_28_the_library_defaults_are_the_srd_contract() {
+        assert_eq!(Contract::default(), Contract::Srd);
+        assert!(!Settings::default().browser.robots_for_frames);
+        assert!(!BrowserSettings::default().robots_for_frames);
+        assert!(!load_str("").unwrap().settings.browser.robots_for_frames);
+        assert!(
+            load_str_for("", Contract::Agent)
+                .unwrap()
+                .settings
+                .browser
+                .robots_for_frames
+        );
+    }
+
+    #[test]
+    fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
+        let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n";
+        let srd = load_str_with_env(toml, &|_| None, Contract::Srd).unwrap();
+        let agent = load_str_with_env(toml, &|_| None, Contract::Agent).unwrap();
+        assert_eq!(srd.settings, agent.settings);
+    }
+
+    #[test]
+    fn contract_pick_prefers_the_file() {
+        assert_eq!(Contract::Srd.pick(None, 1, 2), 1);
+        assert_eq!(Contract::Agent.pick(None, 1, 2), 2);
+        assert_eq!(Contract::Srd.pick(Some(3), 1, 2), 3);
+        assert_eq!(Contract::Agent.pick(Some(3), 1, 2), 3);
     }
 }

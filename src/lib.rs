@@ -89,9 +89,10 @@ pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::config::{
-    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError,
+    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, Contract,
     ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
-    RenderingSettings, RobotsSettings, SecuritySettings, Settings, ToolsMode, load_file, load_str,
+    RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings, ToolsMode,
+    load_file, load_file_for, load_str, load_str_for,
 };
 pub use self::document::RenderingMethod;
 pub use self::error::{ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase};

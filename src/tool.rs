@@ -15,7 +15,9 @@
 //! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
-//! documents the cache keeps under their own key.
+//! documents the cache keeps under their own key; `[tools.webfetch.browser]
+//! robots_for_frames` (issue 28) has the browser check frame documents against
+//! robots.txt too, and its documents are cached under their own key as well.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -421,7 +423,7 @@ impl WebFetchTool {
                     url: &rendered.final_url,
                     method: rendered.method,
                     stand_in: rendered.stands_in_for_browser,
-                    mode,
+                    variant: store::variant(&self.settings, rendered.method, mode),
                     document: &document,
                     fetched_at,
                 })
@@ -584,7 +586,8 @@ impl WebFetchTool {
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
     /// the pinned client within the call's pass, and robots.txt applies to the top
-    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01).
+    /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
+    /// documents too with `robots_for_frames` (issue 28), through the same check.
     async fn render_browser(
         &self,
         call: &Call<'_>,
@@ -592,7 +595,7 @@ impl WebFetchTool {
     ) -> Result<Rendered, FetchError> {
         let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
             .with_pass(call.pass)
-            .with_top_frame_hook(call.robots);
+            .with_robots_hook(call.robots);
         // Extension: at most `max_concurrent_renders` Chromiums at once; the
         // renderer takes its slot after the page's own checks.
         ctx = ctx.with_render_slots(&self.renders);

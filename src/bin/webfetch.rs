@@ -4,6 +4,10 @@
 //! `webfetch serve` (extension) serves the tool over HTTP (MCP Streamable HTTP and
 //! `GET /v1/fetch`) to many agents at once.
 //!
+//! `fetch` and `extract` answer by the SRD contract; `mcp` and `serve`, the front
+//! doors built for agents, by the agent contract: an extension key the config file
+//! leaves unset takes the agent default (`webfetch::Contract`, issue 28).
+//!
 //! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
 //! data; every log line goes to stderr.
@@ -18,8 +22,8 @@ use serde_json::{Value, json};
 use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
-    ArgsError, ArgsSchema, CanonicalUrl, ExtractionMode, FetchArgs, FetchError, Loaded, SavedPage,
-    WebFetchTool,
+    ArgsError, ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, Loaded,
+    SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -193,7 +197,7 @@ fn main() -> ExitCode {
             max_output_bytes,
             pretty,
         } => {
-            let Some(loaded) = load_config(config.as_deref()) else {
+            let Some(loaded) = load_config(config.as_deref(), Contract::Srd) else {
                 return ExitCode::from(1);
             };
             let mut args =
@@ -234,7 +238,7 @@ fn main() -> ExitCode {
             config,
             max_output_bytes,
         } => {
-            let Some(loaded) = load_config(config.as_deref()) else {
+            let Some(loaded) = load_config(config.as_deref(), Contract::Agent) else {
                 return ExitCode::from(1);
             };
             let Some(tool) = build_tool(loaded.settings) else {
@@ -271,9 +275,10 @@ fn serve(
             return ExitCode::from(1);
         }
     };
-    let Some(loaded) = load_config(config) else {
+    let Some(loaded) = load_config(config, Contract::Agent) else {
         return ExitCode::from(1);
     };
+    let allowed_origins = loaded.settings.serve.allowed_origins.clone();
     let Some(tool) = build_tool(loaded.settings) else {
         return ExitCode::from(1);
     };
@@ -285,6 +290,7 @@ fn serve(
         listen,
         token,
         max_output_bytes,
+        allowed_origins,
     };
     runtime.block_on(async move {
         let server = match serve::Server::bind(options).await {
@@ -353,7 +359,7 @@ async fn shutdown_signal() {
 /// `webfetch extract`: the same arguments check and the same JSON as `fetch`, from
 /// a saved page. A base URL that is not a valid http(s) URL is a usage error.
 fn extract(cli: ExtractArgs) -> ExitCode {
-    let Some(loaded) = load_config(cli.config.as_deref()) else {
+    let Some(loaded) = load_config(cli.config.as_deref(), Contract::Srd) else {
         return ExitCode::from(1);
     };
     if let Err(error) = CanonicalUrl::parse(&cli.base_url) {
@@ -432,11 +438,13 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
     }
 }
 
-/// Loads the config file (or the defaults), logs start-up warnings, and refuses a
+/// Loads the config file (or the defaults) for the command's `contract` (`fetch`
+/// and `extract` the SRD's, `mcp` and `serve` the agent's: it gives the extension
+/// keys the file leaves unset their value), logs start-up warnings, and refuses a
 /// configuration that disables the tool (5.2). `None` after printing the reason on
 /// stderr.
-fn load_config(path: Option<&std::path::Path>) -> Option<Loaded> {
-    match checked_config(path) {
+fn load_config(path: Option<&std::path::Path>, contract: Contract) -> Option<Loaded> {
+    match checked_config(path, contract) {
         Ok(loaded) => Some(loaded),
         Err(message) => {
             eprintln!("{message}");
@@ -445,10 +453,10 @@ fn load_config(path: Option<&std::path::Path>) -> Option<Loaded> {
     }
 }
 
-fn checked_config(path: Option<&std::path::Path>) -> Result<Loaded, String> {
+fn checked_config(path: Option<&std::path::Path>, contract: Contract) -> Result<Loaded, String> {
     let loaded = match path {
-        Some(path) => webfetch::load_file(path),
-        None => webfetch::load_str(""),
+        Some(path) => webfetch::load_file_for(path, contract),
+        None => webfetch::load_str_for("", contract),
     }
     .map_err(|error| error.to_string())?;
     for warning in &loaded.warnings {

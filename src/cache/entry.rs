@@ -5,8 +5,10 @@
 //! chunked response, so every hit is re-chunked with the current request's budget.
 //!
 //! Extension: an entry extracted in article mode carries `"extraction":"article"`
-//! after `rendering_method`, part of its key. SRD entries omit the field, so they
-//! are byte for byte the SRD's shape.
+//! after `rendering_method`, and a browser document rendered with
+//! `robots_for_frames` (issue 28) `"robots_for_frames":true` after that; both are
+//! part of its key ([`Variant`]). SRD entries omit the fields, so they are byte
+//! for byte the SRD's shape.
 //!
 //! An HTTP result that stood in for a browser render because the browser was
 //! unavailable (FR-WF-12d, SRD-READINGS 19) carries `"browser_unavailable":true`
@@ -17,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::key::CacheKey;
+use super::key::{CacheKey, Variant};
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
@@ -32,9 +34,9 @@ pub(crate) const VERSION: u64 = 2;
 pub(crate) struct Entry {
     pub(crate) canonical_url: String,
     pub(crate) method: RenderingMethod,
-    /// Extension: how the document was extracted ([`ExtractionMode::Srd`] for
-    /// every SRD entry).
-    pub(crate) extraction: ExtractionMode,
+    /// Extension: how the document was extracted and rendered
+    /// ([`Variant::default`] for every SRD entry).
+    pub(crate) variant: Variant,
     /// An HTTP result standing in for an unavailable browser.
     pub(crate) browser_unavailable: bool,
     pub(crate) fetched_at: Timestamp,
@@ -51,6 +53,8 @@ struct WireOut<'a> {
     rendering_method: RenderingMethod,
     #[serde(skip_serializing_if = "is_srd")]
     extraction: ExtractionMode,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    robots_for_frames: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     browser_unavailable: bool,
     fetched_at: String,
@@ -72,6 +76,8 @@ struct WireIn {
     rendering_method: RenderingMethod,
     #[serde(default)]
     extraction: ExtractionMode,
+    #[serde(default)]
+    robots_for_frames: bool,
     #[serde(default)]
     browser_unavailable: bool,
     fetched_at: String,
@@ -99,7 +105,7 @@ pub(crate) enum DecodeError {
     /// A timestamp not in the strict FR-WF-CCH-TS-01 form.
     #[error("malformed timestamp in field {0}")]
     Timestamp(&'static str),
-    /// The URL, method and extraction inside do not hash to the file's name: never
+    /// The URL, method and variant inside do not hash to the file's name: never
     /// serve it.
     #[error("entry does not belong to its key")]
     WrongKey,
@@ -121,8 +127,9 @@ pub(crate) struct Fresh<'a> {
     pub(crate) url: &'a CanonicalUrl,
     /// The method that produced the document (CCH-KEY-03).
     pub(crate) method: RenderingMethod,
-    /// Extension: the extraction mode, part of the key.
-    pub(crate) extraction: ExtractionMode,
+    /// Extension: the variant (extraction mode, `robots_for_frames`), part of
+    /// the key.
+    pub(crate) variant: Variant,
     /// An HTTP result standing in for an unavailable browser.
     pub(crate) stand_in: bool,
     /// The document.
@@ -146,7 +153,7 @@ impl Entry {
             } else {
                 fresh.method
             },
-            extraction: fresh.extraction,
+            variant: fresh.variant,
             browser_unavailable: fresh.stand_in,
             fetched_at,
             expires_at: fetched_at.plus_days(ttl_days),
@@ -157,7 +164,7 @@ impl Entry {
 
     /// The key this entry is filed under.
     pub(crate) fn key(&self) -> CacheKey {
-        CacheKey::from_parts_with(&self.canonical_url, self.method, self.extraction)
+        CacheKey::from_parts_with(&self.canonical_url, self.method, self.variant)
     }
 
     /// Compact JSON, `title`/`language` omitted when absent (FR-WF-CCH-ENTRY-OPT-01).
@@ -166,7 +173,8 @@ impl Entry {
             version: VERSION,
             canonical_url: &self.canonical_url,
             rendering_method: self.method,
-            extraction: self.extraction,
+            extraction: self.variant.extraction,
+            robots_for_frames: self.variant.robots_for_frames,
             browser_unavailable: self.browser_unavailable,
             fetched_at: self.fetched_at.to_string(),
             expires_at: self.expires_at.to_string(),
@@ -198,7 +206,10 @@ impl Entry {
             last_accessed_at: stamp(&wire.last_accessed_at, "last_accessed_at")?,
             canonical_url: wire.canonical_url,
             method: wire.rendering_method,
-            extraction: wire.extraction,
+            variant: Variant {
+                extraction: wire.extraction,
+                robots_for_frames: wire.robots_for_frames,
+            },
             browser_unavailable: wire.browser_unavailable,
             extracted: wire.extracted,
         };
@@ -264,7 +275,7 @@ mod tests {
         Entry {
             canonical_url: "https://example.com/page".into(),
             method: RenderingMethod::Http,
-            extraction: ExtractionMode::Srd,
+            variant: Variant::default(),
             browser_unavailable: false,
             fetched_at: Timestamp::parse("2026-01-10T12:00:00Z").unwrap(),
             expires_at: Timestamp::parse("2026-01-17T12:00:00Z").unwrap(),
@@ -278,7 +289,7 @@ mod tests {
     }
 
     fn key_of(entry: &Entry) -> CacheKey {
-        CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.extraction)
+        CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.variant)
     }
 
     #[test]
@@ -301,7 +312,7 @@ mod tests {
     #[test]
     fn an_article_entry_names_its_mode_and_belongs_to_the_article_key_only() {
         let mut entry = sample(None);
-        entry.extraction = ExtractionMode::Article;
+        entry.variant = ExtractionMode::Article.into();
         let text = String::from_utf8(entry.encode().unwrap()).unwrap();
         assert!(
             text.contains(r#""rendering_method":"http","extraction":"article","fetched_at""#),
@@ -320,6 +331,39 @@ mod tests {
         let srd = sample(None).encode().unwrap();
         assert_eq!(
             Entry::decode(&srd, &key_of(&entry)),
+            Err(DecodeError::WrongKey)
+        );
+    }
+
+    #[test]
+    fn issue_28_a_robots_for_frames_entry_says_so_and_belongs_to_its_key_only() {
+        let mut entry = sample(None);
+        entry.method = RenderingMethod::Browser;
+        entry.variant = Variant {
+            extraction: ExtractionMode::Article,
+            robots_for_frames: true,
+        };
+        let text = String::from_utf8(entry.encode().unwrap()).unwrap();
+        assert!(
+            text.contains(
+                r#""rendering_method":"browser","extraction":"article","robots_for_frames":true,"fetched_at""#
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &key_of(&entry)),
+            Ok(entry.clone())
+        );
+        // Neither the entry without the check nor the one with it is served
+        // under the other's key.
+        let mut unchecked = entry.clone();
+        unchecked.variant.robots_for_frames = false;
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &key_of(&unchecked)),
+            Err(DecodeError::WrongKey)
+        );
+        assert_eq!(
+            Entry::decode(&unchecked.encode().unwrap(), &key_of(&entry)),
             Err(DecodeError::WrongKey)
         );
     }

@@ -3,8 +3,10 @@
 //!
 //! Extension: a document extracted in article mode is keyed
 //! `sha256(canonical_url + "\n" + rendering_method + "\narticle")`, so it can never
-//! be served to an SRD-mode call, nor an SRD document to an article call. The SRD
-//! key is unchanged.
+//! be served to an SRD-mode call, nor an SRD document to an article call; a browser
+//! document rendered with `robots_for_frames` (issue 28) appends
+//! `"\nrobots_for_frames"`, so frames robots.txt refused never come back from a
+//! document rendered without the check, nor the reverse. The SRD key is unchanged.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,28 @@ use sha2::{Digest, Sha256};
 use crate::document::RenderingMethod;
 use crate::extract::ExtractionMode;
 use crate::url::CanonicalUrl;
+
+/// Extension: what besides the URL and the rendering method decides a document's
+/// content, and so its key. The default is the SRD's document, under the SRD key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// How the HTML was extracted.
+    pub extraction: ExtractionMode,
+    /// Issue 28: rendered with `robots_for_frames`, so frames robots.txt refused
+    /// are not in it. Only a browser document can be one: the caller sets it for
+    /// those only.
+    pub robots_for_frames: bool,
+}
+
+impl From<ExtractionMode> for Variant {
+    /// A document extracted in `extraction` mode, with nothing else set.
+    fn from(extraction: ExtractionMode) -> Variant {
+        Variant {
+            extraction,
+            robots_for_frames: false,
+        }
+    }
+}
 
 /// A cache key: `sha256(canonical_url + "\n" + rendering_method)` (FR-WF-16).
 ///
@@ -33,36 +57,39 @@ impl CacheKey {
         CacheKey::from_parts(canonical_url.as_str(), method)
     }
 
-    /// Extension: the key of a document extracted in `extraction` mode.
-    /// [`ExtractionMode::Srd`] gives exactly [`CacheKey::new`]; article mode appends
-    /// `"\narticle"` to the hashed text.
-    pub fn with_extraction(
+    /// Extension: the key of a document of `variant`. [`Variant::default`] (the
+    /// SRD's) gives exactly [`CacheKey::new`]; article mode appends `"\narticle"` to
+    /// the hashed text, then `robots_for_frames` appends `"\nrobots_for_frames"`.
+    pub fn with_variant(
         canonical_url: &CanonicalUrl,
         method: RenderingMethod,
-        extraction: ExtractionMode,
+        variant: Variant,
     ) -> CacheKey {
-        CacheKey::from_parts_with(canonical_url.as_str(), method, extraction)
+        CacheKey::from_parts_with(canonical_url.as_str(), method, variant)
     }
 
     /// The SRD key of a URL string as stored in an entry; used to check that a
     /// file holds the entry its name promises.
     pub(crate) fn from_parts(canonical_url: &str, method: RenderingMethod) -> CacheKey {
-        CacheKey::from_parts_with(canonical_url, method, ExtractionMode::Srd)
+        CacheKey::from_parts_with(canonical_url, method, Variant::default())
     }
 
-    /// [`CacheKey::from_parts`] for any extraction mode.
+    /// [`CacheKey::from_parts`] for any variant.
     pub(crate) fn from_parts_with(
         canonical_url: &str,
         method: RenderingMethod,
-        extraction: ExtractionMode,
+        variant: Variant,
     ) -> CacheKey {
         let mut hasher = Sha256::new();
         hasher.update(canonical_url.as_bytes());
         hasher.update(b"\n");
         hasher.update(method.as_str().as_bytes());
-        if extraction != ExtractionMode::Srd {
+        if variant.extraction != ExtractionMode::Srd {
             hasher.update(b"\n");
-            hasher.update(extraction.as_str().as_bytes());
+            hasher.update(variant.extraction.as_str().as_bytes());
+        }
+        if variant.robots_for_frames {
+            hasher.update(b"\nrobots_for_frames");
         }
         CacheKey(hasher.finalize().into())
     }
@@ -168,15 +195,49 @@ mod tests {
         };
         let url = CanonicalUrl::parse("https://example.com/").unwrap();
         let article =
-            CacheKey::with_extraction(&url, RenderingMethod::Http, ExtractionMode::Article);
+            CacheKey::with_variant(&url, RenderingMethod::Http, ExtractionMode::Article.into());
         assert_eq!(
             article.to_hex(),
             hex(b"https://example.com/\nhttp\narticle")
         );
-        let srd = CacheKey::with_extraction(&url, RenderingMethod::Http, ExtractionMode::Srd);
+        let srd = CacheKey::with_variant(&url, RenderingMethod::Http, Variant::default());
         assert_eq!(srd, CacheKey::new(&url, RenderingMethod::Http));
         assert_eq!(srd.to_hex(), hex(b"https://example.com/\nhttp"));
         assert_ne!(article, srd);
+    }
+
+    #[test]
+    fn issue_28_robots_for_frames_appends_its_name_after_the_mode() {
+        let hex = |bytes: &[u8]| -> String {
+            Sha256::digest(bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        let url = CanonicalUrl::parse("https://example.com/").unwrap();
+        let frames = |extraction| Variant {
+            extraction,
+            robots_for_frames: true,
+        };
+        let srd = CacheKey::with_variant(
+            &url,
+            RenderingMethod::Browser,
+            frames(ExtractionMode::Srd),
+        );
+        assert_eq!(
+            srd.to_hex(),
+            hex(b"https://example.com/\nbrowser\nrobots_for_frames")
+        );
+        assert_ne!(srd, CacheKey::new(&url, RenderingMethod::Browser));
+        let article = CacheKey::with_variant(
+            &url,
+            RenderingMethod::Browser,
+            frames(ExtractionMode::Article),
+        );
+        assert_eq!(
+            article.to_hex(),
+            hex(b"https://example.com/\nbrowser\narticle\nrobots_for_frames")
+        );
     }
 
     #[test]

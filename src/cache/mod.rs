@@ -5,9 +5,10 @@
 //! entry holds the extracted document, never chunks (FR-WF-CCH-CONTENT-01): the
 //! caller re-chunks and re-fits every hit with the current request's parameters.
 //!
-//! Extension: documents extracted in article mode live under their own key
-//! ([`CacheKey::with_extraction`], [`DiskCache::get_with`], [`DiskCache::put_with`]),
-//! so the two modes never serve each other's documents. [`DiskCache::get`] and
+//! Extension: documents extracted in article mode, and browser documents rendered
+//! with `robots_for_frames` (issue 28), live under keys of their own ([`Variant`],
+//! [`CacheKey::with_variant`], [`DiskCache::get_with`], [`DiskCache::put_with`]), so
+//! no variant serves another's documents. [`DiskCache::get`] and
 //! [`DiskCache::put`] are the SRD's, unchanged.
 //!
 //! # Whose directory
@@ -70,13 +71,12 @@ use time::OffsetDateTime;
 
 use crate::config::CacheSettings;
 use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
 use crate::url::CanonicalUrl;
 
 use dir::{Dir, Root};
 pub(crate) use entry::{Entry, Fresh};
-pub use key::CacheKey;
+pub use key::{CacheKey, Variant};
 use ledger::Ledger;
 use limits::Limits;
 use snapshot::Snapshot;
@@ -209,19 +209,19 @@ impl DiskCache {
         method: RenderingMethod,
         now: OffsetDateTime,
     ) -> Option<CachedDocument> {
-        self.get_with(url, method, ExtractionMode::Srd, now)
+        self.get_with(url, method, Variant::default(), now)
     }
 
-    /// Extension: [`get`](Self::get) for a document extracted in `extraction`
-    /// mode; [`ExtractionMode::Srd`] is exactly `get`.
+    /// Extension: [`get`](Self::get) for a document of `variant`;
+    /// [`Variant::default`] is exactly `get`.
     pub fn get_with(
         &self,
         url: &CanonicalUrl,
         method: RenderingMethod,
-        extraction: ExtractionMode,
+        variant: Variant,
         now: OffsetDateTime,
     ) -> Option<CachedDocument> {
-        let key = CacheKey::with_extraction(url, method, extraction);
+        let key = CacheKey::with_variant(url, method, variant);
         let now = Timestamp::from_datetime(now);
         let dir = self.root.dir();
         let (bytes, read_id) = match store::read_capped(&dir, &key, self.limits.max_bytes) {
@@ -291,16 +291,16 @@ impl DiskCache {
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<(), CacheWriteError> {
-        self.put_with(url, method, ExtractionMode::Srd, document, fetched_at, now)
+        self.put_with(url, method, Variant::default(), document, fetched_at, now)
     }
 
-    /// Extension: [`put`](Self::put) for a document extracted in `extraction`
-    /// mode, filed under its own key; [`ExtractionMode::Srd`] is exactly `put`.
+    /// Extension: [`put`](Self::put) for a document of `variant`, filed under its
+    /// own key; [`Variant::default`] is exactly `put`.
     pub fn put_with(
         &self,
         url: &CanonicalUrl,
         method: RenderingMethod,
-        extraction: ExtractionMode,
+        variant: Variant,
         document: &ExtractedDocument,
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
@@ -309,7 +309,7 @@ impl DiskCache {
             Fresh {
                 url,
                 method,
-                extraction,
+                variant,
                 stand_in: false,
                 document,
                 fetched_at,
@@ -327,7 +327,7 @@ impl DiskCache {
     pub fn put_stand_in(
         &self,
         url: &CanonicalUrl,
-        extraction: ExtractionMode,
+        variant: Variant,
         document: &ExtractedDocument,
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
@@ -336,7 +336,7 @@ impl DiskCache {
             Fresh {
                 url,
                 method: RenderingMethod::Http,
-                extraction,
+                variant,
                 stand_in: true,
                 document,
                 fetched_at,

@@ -108,7 +108,13 @@ impl RobotsChecker {
             notes.add(Note::RobotsUnavailableFailOpen);
             return Ok(());
         };
-        if rules.is_allowed(&url.path_and_query()) {
+        let path = url.path_and_query();
+        let allowed = if self.settings.robots.normalize_paths {
+            rules.is_allowed_normalized(&path)
+        } else {
+            rules.is_allowed(&path)
+        };
+        if allowed {
             Ok(())
         } else {
             // The query is matched but not echoed: it may carry secrets.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::cache::{CachedDocument, DiskCache};
+use crate::cache::{CacheKey, CachedDocument, DiskCache, Variant};
 use crate::config::Settings;
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
@@ -84,9 +84,22 @@ pub(crate) struct Put<'a> {
     pub(crate) method: RenderingMethod,
     /// An HTTP result standing in for an unavailable browser (FR-WF-12d).
     pub(crate) stand_in: bool,
-    pub(crate) mode: ExtractionMode,
+    /// Its key's variant ([`variant`]).
+    pub(crate) variant: Variant,
     pub(crate) document: &'a Arc<ExtractedDocument>,
     pub(crate) fetched_at: OffsetDateTime,
+}
+
+/// The cache variant of a document rendered with `method` in extraction `mode`:
+/// its own key for article mode, and for a browser document rendered with
+/// `robots_for_frames` (issue 28), so a call never gets frames back that its own
+/// settings would have refused, nor misses frames they would have kept. HTTP
+/// documents have no frames: the switch leaves their key alone.
+pub(crate) fn variant(settings: &Settings, method: RenderingMethod, mode: ExtractionMode) -> Variant {
+    Variant {
+        extraction: mode,
+        robots_for_frames: method == RenderingMethod::Browser && settings.browser.robots_for_frames,
+    }
 }
 
 impl DocumentStore {
@@ -96,7 +109,8 @@ impl DocumentStore {
         match self {
             DocumentStore::Disk(cache) => {
                 for &method in lookup.methods {
-                    let Some(hit) = disk_get(cache, lookup.url, method, lookup.mode).await else {
+                    let variant = variant(lookup.settings, method, lookup.mode);
+                    let Some(hit) = disk_get(cache, lookup.url, method, variant).await else {
                         continue;
                     };
                     if usable(hit.browser_unavailable, lookup.settings) {
@@ -122,7 +136,7 @@ impl DocumentStore {
                 let fresh = crate::cache::Fresh {
                     url: put.url,
                     method: put.method,
-                    extraction: put.mode,
+                    variant: put.variant,
                     stand_in: put.stand_in,
                     document: put.document,
                     fetched_at: put.fetched_at,
@@ -155,14 +169,17 @@ fn usable(stand_in: bool, settings: &Settings) -> bool {
 
 #[cfg(feature = "fleet")]
 async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_>) -> Looked {
-    use crate::cache::{CacheKey, Entry};
+    use crate::cache::Entry;
     use crate::fleet::Found;
     use crate::output::Timestamp;
 
     let keys: Vec<CacheKey> = lookup
         .methods
         .iter()
-        .map(|&method| CacheKey::with_extraction(lookup.url, method, lookup.mode))
+        .map(|&method| {
+            let variant = variant(lookup.settings, method, lookup.mode);
+            CacheKey::with_variant(lookup.url, method, variant)
+        })
         .collect();
     let accept = |entry: &Entry| usable(entry.browser_unavailable, lookup.settings);
     let hit = |index: usize, entry: Entry| {
@@ -190,12 +207,12 @@ async fn disk_get(
     cache: &Arc<DiskCache>,
     url: &CanonicalUrl,
     method: RenderingMethod,
-    mode: ExtractionMode,
+    variant: Variant,
 ) -> Option<CachedDocument> {
     let (cache, url) = (Arc::clone(cache), url.clone());
     let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
-        span.in_scope(|| cache.get_with(&url, method, mode, OffsetDateTime::now_utc()))
+        span.in_scope(|| cache.get_with(&url, method, variant, OffsetDateTime::now_utc()))
     })
     .await
     .ok()
@@ -209,14 +226,15 @@ async fn disk_put(cache: &Arc<DiskCache>, put: Put<'_>) -> Result<(), String> {
         put.url.clone(),
         Arc::clone(put.document),
     );
-    let (method, mode, stand_in, fetched_at) = (put.method, put.mode, put.stand_in, put.fetched_at);
+    let (method, variant, stand_in, fetched_at) =
+        (put.method, put.variant, put.stand_in, put.fetched_at);
     let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
         let _in_call = span.enter();
         let written = if stand_in {
-            cache.put_stand_in(&url, mode, &document, fetched_at, fetched_at)
+            cache.put_stand_in(&url, variant, &document, fetched_at, fetched_at)
         } else {
-            cache.put_with(&url, method, mode, &document, fetched_at, fetched_at)
+            cache.put_with(&url, method, variant, &document, fetched_at, fetched_at)
         };
         written.map_err(|error| error.to_string())
     })

@@ -6,8 +6,9 @@
 //! TLS with a private CA, and a credentials file others could write.
 //!
 //! No test sleeps to synchronise: an origin that holds a response waits for the
-//! test to open its gate, and the test opens it when what it waits for is
-//! observable (the requests counted, the calls logged).
+//! test to open its gate, and the test opens it once what it waits for has
+//! happened, woken by it (a request counted, a call logged). The one poll is
+//! for an instance to find a restarted Redis again, bounded by a minute.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write as _};
@@ -51,24 +52,13 @@ async fn fetch(served: &Served, url: &str) -> Value {
     json
 }
 
-/// Waits until `done` holds, looking again every 20 ms; panics after 60 s.
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "gave up waiting: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// A raw loopback origin that counts requests per path. `/robots.txt` is a
 /// 404; a path under `/held` waits until the gate is opened; anything else is
 /// the page at once.
 struct Origin {
     port: u16,
-    counts: Arc<Mutex<HashMap<String, usize>>>,
+    /// Requests per path, and a signal for each one counted.
+    counts: Arc<(Mutex<HashMap<String, usize>>, Condvar)>,
     gate: Arc<(Mutex<bool>, Condvar)>,
 }
 
@@ -76,7 +66,7 @@ impl Origin {
     fn start() -> Origin {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let counts: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let counts: Arc<(Mutex<HashMap<String, usize>>, Condvar)> = Arc::default();
         let gate: Arc<(Mutex<bool>, Condvar)> = Arc::default();
         let (seen, shut) = (Arc::clone(&counts), Arc::clone(&gate));
         std::thread::spawn(move || {
@@ -93,7 +83,28 @@ impl Origin {
     }
 
     fn count(&self, path: &str) -> usize {
-        self.counts.lock().unwrap().get(path).copied().unwrap_or(0)
+        self.counts
+            .0
+            .lock()
+            .unwrap()
+            .get(path)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Blocks until `path` was asked for `n` times (woken by each request; a
+    /// minute without it fails the test).
+    fn wait_for(&self, path: &str, n: usize) {
+        let (counts, counted) = &*self.counts;
+        let timed_out = tokio::task::block_in_place(|| {
+            let (_seen, waited) = counted
+                .wait_timeout_while(counts.lock().unwrap(), Duration::from_secs(60), |c| {
+                    c.get(path).copied().unwrap_or(0) < n
+                })
+                .unwrap();
+            waited.timed_out()
+        });
+        assert!(!timed_out, "{n} requests for {path}");
     }
 
     fn open(&self) {
@@ -111,7 +122,7 @@ impl Drop for Origin {
 
 fn answer(
     mut stream: std::net::TcpStream,
-    counts: &Mutex<HashMap<String, usize>>,
+    counts: &(Mutex<HashMap<String, usize>>, Condvar),
     gate: &(Mutex<bool>, Condvar),
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -128,7 +139,8 @@ fn answer(
             Ok(_) => {}
         }
     }
-    *counts.lock().unwrap().entry(path.clone()).or_default() += 1;
+    *counts.0.lock().unwrap().entry(path.clone()).or_default() += 1;
+    counts.1.notify_all();
     let reply = if path == "/robots.txt" {
         "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
     } else {
@@ -146,13 +158,6 @@ fn answer(
         )
     };
     let _ = stream.write_all(reply.as_bytes());
-}
-
-fn fetch_starts(instances: &[&Served]) -> usize {
-    instances
-        .iter()
-        .map(|s| s.logs().matches("fetch_start").count())
-        .sum()
 }
 
 /// Item 1: what one instance fetched, another serves from Redis, with the same
@@ -255,11 +260,12 @@ async fn fleet_single_flight_fetches_a_page_once_for_the_whole_fleet() {
             tokio::spawn(async move { get(addr, &target).await })
         })
         .collect();
-    until("the first request at the origin", || {
-        origin.count("/held/page") == 1
-    })
-    .await;
-    until("all six calls started", || fetch_starts(&[&a, &b]) == 6).await;
+    origin.wait_for("/held/page", 1);
+    // Three calls through each instance.
+    tokio::task::block_in_place(|| {
+        a.logs_with("fetch_start", 3);
+        b.logs_with("fetch_start", 3);
+    });
     origin.open();
     let mut notes = Vec::new();
     for call in calls {
@@ -297,17 +303,14 @@ async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
     tokio::io::AsyncWriteExt::write_all(&mut held, head.as_bytes())
         .await
         .unwrap();
-    until("a's request at the origin", || {
-        origin.count("/held/page") == 1
-    })
-    .await;
+    origin.wait_for("/held/page", 1);
     let waiters: Vec<_> = (0..2)
         .map(|_| {
             let (addr, target) = (b.addr, target(&url));
             tokio::spawn(async move { get(addr, &target).await })
         })
         .collect();
-    until("b's calls started", || fetch_starts(&[&b]) == 2).await;
+    tokio::task::block_in_place(|| b.logs_with("fetch_start", 2));
     a.child.kill().unwrap();
     a.child.wait().unwrap();
     origin.open();
@@ -416,10 +419,7 @@ async fn fleet_per_origin_in_flight_is_fleet_wide() {
         let (addr, target) = (a.addr, target(&origin.url("/held/first")));
         tokio::spawn(async move { get(addr, &target).await })
     };
-    until("the first request in flight", || {
-        origin.count("/held/first") == 1
-    })
-    .await;
+    origin.wait_for("/held/first", 1);
     let second = fetch(&b, &origin.url("/second")).await;
     assert_eq!(second["code"], "http_4xx", "{second}");
     assert_eq!(second["details"]["reason"], "origin_busy");

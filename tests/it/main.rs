@@ -9,6 +9,7 @@ mod support;
 mod browser;
 mod browser_launch;
 mod browser_pages;
+mod browser_robots;
 mod cache;
 mod cache_trust;
 mod chunk;

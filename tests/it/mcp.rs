@@ -13,16 +13,18 @@ use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{Config, html, serve};
 
-type Client = RunningService<rmcp::RoleClient, ()>;
+pub(crate) type Client = RunningService<rmcp::RoleClient, ()>;
 
-async fn start_server(extra_args: &[&str]) -> Client {
+/// `webfetch mcp` with `extra_args`, initialized by rmcp's client.
+pub(crate) async fn start_server(extra_args: &[&str]) -> Client {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webfetch"));
     command.arg("mcp").args(extra_args);
     let transport = TokioChildProcess::new(command).expect("spawn webfetch mcp");
     ().serve(transport).await.expect("MCP initialize")
 }
 
-async fn call(client: &Client, arguments: Value) -> CallToolResult {
+/// A `web_fetch` call with `arguments`.
+pub(crate) async fn call(client: &Client, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
@@ -32,7 +34,8 @@ async fn call(client: &Client, arguments: Value) -> CallToolResult {
         .expect("tools/call answered")
 }
 
-fn text(result: &CallToolResult) -> Value {
+/// The result's first text block, as JSON.
+pub(crate) fn text(result: &CallToolResult) -> Value {
     let block = result
         .content
         .first()

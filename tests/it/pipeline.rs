@@ -1439,8 +1439,11 @@ async fn ext_extraction_cache_keeps_the_modes_apart() {
         let canonical = CanonicalUrl::parse(&site(&server, path)).unwrap();
         let files = json_files(dir.path());
         let srd_key = CacheKey::new(&canonical, RenderingMethod::Http);
-        let article_key =
-            CacheKey::with_extraction(&canonical, RenderingMethod::Http, ExtractionMode::Article);
+        let article_key = CacheKey::with_variant(
+            &canonical,
+            RenderingMethod::Http,
+            ExtractionMode::Article.into(),
+        );
         for key in [srd_key, article_key] {
             assert!(files.contains(&key.entry_path(dir.path())), "{path} {key}");
         }

@@ -12,6 +12,13 @@
 //! `max_redirects`, validated like a URL, checked by SSRF then robots.txt
 //! (ROBOTS-SCOPE-01), and any failure ends the fetch with that hop's error.
 //!
+//! robots.txt applies to that chain only (ROBOTS-SCOPE-01), unless
+//! `robots_for_frames` (issue 28) extends it to the documents of iframes and frames
+//! ([`robots_scope`]): the client then runs the same robots hook on each URL of the
+//! frame's fetch, the first and every redirect hop, after its port and SSRF checks,
+//! and a refusal fails that request only. Scripts, XHR, fetch, images and the rest
+//! are never robots-checked.
+//!
 //! A response our client reached through redirects is answered with a `302` to its
 //! final URL and replayed when Chromium follows it, so the page sees the real URL
 //! (relative links, `document.URL`, CORS) and nothing is fetched twice. A replay
@@ -210,6 +217,34 @@ pub(crate) fn check_subresource(
 /// the subresource budget (BROWSER-BUDGET-02).
 fn is_document(paused: &Paused) -> bool {
     paused.resource_type == "Document"
+}
+
+/// Which robots.txt check a paused request gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RobotsScope {
+    /// A top-frame document: a hop of the main chain, checked by its hook
+    /// (FR-WF-ROBOTS-SCOPE-01, SRD-READINGS 22).
+    MainChain,
+    /// An iframe's or frame's document with `robots_for_frames` on (issue 28): its
+    /// URL and each redirect hop are checked through the same hook.
+    Frame,
+    /// Not robots-checked: every other subresource, and frame documents with the
+    /// switch off (ROBOTS-SCOPE-01: they MUST NOT be blocked by robots.txt).
+    Exempt,
+}
+
+/// The robots.txt scope of `paused` (ROBOTS-SCOPE-01, extended to frame documents
+/// by `robots_for_frames`, issue 28). Only the frame and the resource type count:
+/// a frame navigation started by a script is a `Document` request like one
+/// started by markup.
+pub(crate) fn robots_scope(paused: &Paused, robots_for_frames: bool) -> RobotsScope {
+    if paused.top_frame_document {
+        RobotsScope::MainChain
+    } else if robots_for_frames && is_document(paused) {
+        RobotsScope::Frame
+    } else {
+        RobotsScope::Exempt
+    }
 }
 
 /// The subresource byte budget (BROWSER-BUDGET-01..03), in decompressed bytes.
@@ -636,6 +671,9 @@ pub(crate) struct SubrequestStats {
     pub(crate) timeouts: u32,
     /// Failed: larger than `max_download_bytes`.
     pub(crate) too_large: u32,
+    /// Failed: a frame document robots.txt disallows (`robots_for_frames`,
+    /// issue 28).
+    pub(crate) robots_disallowed: u32,
     /// Failed: the subresource budget was spent.
     pub(crate) over_budget: u32,
     /// Failed before any network: scheme, method, `block_resources`, invalid URL.
@@ -652,6 +690,7 @@ impl SubrequestStats {
             ErrorCode::PortBlocked => self.port_blocked += 1,
             ErrorCode::Timeout => self.timeouts += 1,
             ErrorCode::ResponseTooLarge => self.too_large += 1,
+            ErrorCode::RobotsDisallowed => self.robots_disallowed += 1,
             _ => self.failed += 1,
         }
     }
@@ -677,6 +716,7 @@ impl SubrequestStats {
                     port_blocked = self.port_blocked,
                     timeouts = self.timeouts,
                     too_large = self.too_large,
+                    robots_disallowed = self.robots_disallowed,
                     over_budget = self.over_budget,
                     refused = self.refused,
                     failed = self.failed,
@@ -867,7 +907,7 @@ impl<'a> Interceptor<'a> {
         let settings = &self.ctx.settings;
         let hook = ChainHook {
             interceptor: self,
-            robots: self.ctx.top_frame_hook,
+            robots: self.ctx.robots_hook,
         };
         let mut opts = GetOptions::new(budget.budget, settings.max_download_bytes);
         opts.hook = Some(&hook);
@@ -923,6 +963,11 @@ impl<'a> Interceptor<'a> {
             opts.pass = Some(&self.ctx.pass);
             opts.headers = paused.forwarded.clone();
             opts.method = method;
+            // Issue 28: a frame document's URL and redirect hops pass the call's
+            // robots check, as the main chain's do.
+            if robots_scope(&paused, settings.browser.robots_for_frames) == RobotsScope::Frame {
+                opts.hook = self.ctx.robots_hook;
+            }
             self.ctx.client.get(&url, &opts).await
         };
         let response = match response {
@@ -1102,6 +1147,13 @@ fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) 
             %url,
             resource_type,
             "browser subrequest failed: larger than max_download_bytes"
+        ),
+        ErrorDetails::RobotsDisallowed { .. } => tracing::debug!(
+            target: "webfetch::browser",
+            event = "frame_robots_disallowed",
+            %url,
+            resource_type,
+            "frame document failed: robots.txt disallows it (robots_for_frames)"
         ),
         _ => tracing::debug!(
             target: "webfetch::browser",
@@ -1433,6 +1485,47 @@ mod tests {
         let follow = follow_up("http://a.test/x", "Fetch", false, "big", Some("job-big"));
         assert!(replays.take(&follow).is_some());
         assert_eq!(replays.bytes, 10);
+    }
+
+    #[test]
+    fn issue_28_only_frame_documents_are_robots_checked_and_only_with_the_switch() {
+        let top = Paused {
+            top_frame_document: true,
+            ..paused("http://a.test/", "GET", "Document")
+        };
+        for switch in [false, true] {
+            assert_eq!(robots_scope(&top, switch), RobotsScope::MainChain);
+        }
+        // ROBOTS-SCOPE-01: subresources are never robots-checked, whatever the switch.
+        for kind in [
+            "Script",
+            "XHR",
+            "Fetch",
+            "Image",
+            "Stylesheet",
+            "Media",
+            "Font",
+            "EventSource",
+            "Prefetch",
+            "Other",
+        ] {
+            for switch in [false, true] {
+                assert_eq!(
+                    robots_scope(&paused("http://a.test/x", "GET", kind), switch),
+                    RobotsScope::Exempt,
+                    "{kind} {switch}"
+                );
+            }
+        }
+        // A frame's document (markup, script or redirect follow-up alike).
+        for frame in [
+            paused("http://a.test/f", "GET", "Document"),
+            paused("http://b.test/f", "HEAD", "Document"),
+            follow_up("http://a.test/g", "Document", false, "n1", Some("job-1.0")),
+        ] {
+            assert_eq!(robots_scope(&frame, false), RobotsScope::Exempt);
+            assert_eq!(robots_scope(&frame, true), RobotsScope::Frame);
+        }
     }
 
     #[test]

@@ -47,6 +47,15 @@
 //! checked, and any refusal fails the fetch (SRD-READINGS 22). A non-GET top-frame
 //! navigation is cancelled and noted (SRD-READINGS 23).
 //!
+//! robots.txt applies to that chain only (ROBOTS-SCOPE-01): iframe and frame
+//! documents pass every other check but are not robots-checked, so a page robots.txt
+//! allows can show a disallowed path in a frame. With `[tools.webfetch.browser]
+//! robots_for_frames = true` (issue 28; the default of `webfetch mcp` and `serve`)
+//! every frame document and each of its redirect hops is checked through the same
+//! robots hook as the main chain, and a refused one is failed without failing the
+//! call. Scripts, XHR, fetch, images and other subresources are never
+//! robots-checked.
+//!
 //! **Chromium's sandbox stays on.** A renderer exploit in a hostile page must not
 //! become native code with this process's network reach. Chromium will not
 //! sandbox itself as root, so when this process is root Chromium is started as
@@ -133,9 +142,10 @@ pub struct RenderContext<'a> {
     pub url: &'a CanonicalUrl,
     /// robots.txt for every document of the top frame's chain: the page itself
     /// (checked before Chromium starts), redirects and script or markup
-    /// navigations (ROBOTS-SCOPE-01, SRD-READINGS 22). Never called for
-    /// subresources.
-    pub top_frame_hook: Option<&'a dyn HopHook>,
+    /// navigations (ROBOTS-SCOPE-01, SRD-READINGS 22). With `robots_for_frames`
+    /// (issue 28) also for every document of an iframe or frame and each of its
+    /// redirect hops. Never called for other subresources.
+    pub robots_hook: Option<&'a dyn HopHook>,
     /// Deadline for the navigation (DOMContentLoaded), normally `timeout_seconds`
     /// from the start of this render, not counting the robots.txt check of the
     /// page; the idle wait after it has its own budget, `network_idle_ms`
@@ -167,7 +177,7 @@ impl<'a> RenderContext<'a> {
             settings,
             client,
             url,
-            top_frame_hook: None,
+            robots_hook: None,
             deadline,
             profile_root: None,
             standby: None,
@@ -194,9 +204,9 @@ impl<'a> RenderContext<'a> {
         self
     }
 
-    /// Sets the robots.txt hook of the top-frame chain.
-    pub fn with_top_frame_hook(mut self, hook: &'a dyn HopHook) -> RenderContext<'a> {
-        self.top_frame_hook = Some(hook);
+    /// Sets the robots.txt hook (see [`RenderContext::robots_hook`]).
+    pub fn with_robots_hook(mut self, hook: &'a dyn HopHook) -> RenderContext<'a> {
+        self.robots_hook = Some(hook);
         self
     }
 
@@ -327,7 +337,7 @@ async fn admit(ctx: &RenderContext<'_>) -> Result<Budget, FetchError> {
         Budget::new(ctx.deadline, ctx.settings.timeout_ms()),
         ctx.settings.max_download_bytes,
     );
-    opts.hook = ctx.top_frame_hook;
+    opts.hook = ctx.robots_hook;
     opts.pass = Some(&ctx.pass);
     opts.polite = true;
     ctx.client.admit(ctx.url, &opts).await
