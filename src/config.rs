@@ -35,6 +35,12 @@
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
 //! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
+//!
+//! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
+//! the politeness limit ([`fleet`]); it has no contract default.
+
+mod fleet;
+mod secret_file;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,6 +50,11 @@ use serde::Deserialize;
 
 use crate::extract::ExtractionMode;
 use crate::serve::WebOrigin;
+
+pub use self::fleet::{
+    DEFAULT_KEY_PREFIX, DEFAULT_PER_ORIGIN_IN_FLIGHT, FleetSettings, RawFleet, RedisSettings,
+    RedisUrl,
+};
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -136,6 +147,8 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
+    /// Extension (issue 32): see [`FleetSettings`].
+    pub fleet: Option<RawFleet>,
     pub serve: Option<RawServe>,
 }
 
@@ -511,6 +524,8 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
+    /// The fleet's shared state and the politeness limit (extension, issue 32).
+    pub fleet: FleetSettings,
     /// `webfetch serve`'s settings (extension).
     pub serve: ServeSettings,
 }
@@ -675,6 +690,7 @@ impl Settings {
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
+        let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
         let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let user_agent = raw
             .user_agent
@@ -787,6 +803,7 @@ impl Settings {
                 .unwrap_or(false),
             rendering,
             extraction,
+            fleet,
             serve,
         };
         Ok(Resolved { settings, warnings })

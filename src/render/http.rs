@@ -45,6 +45,7 @@ pub async fn fetch_document(
     let mut opts = GetOptions::new(budget, settings.max_download_bytes);
     opts.hook = hook;
     opts.pass = pass;
+    opts.polite = true;
     let response = client.get(url, &opts).await?;
     check_status(response.status, &response.status_text)?;
     let content_type = media_type::last_content_type(&response.headers);

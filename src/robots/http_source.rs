@@ -101,6 +101,7 @@ async fn fetch_robots(
         pass,
         headers: Vec::new(),
         method: http::Method::GET,
+        polite: false,
     };
     match client.get(&url, &options).await {
         Ok(response) if response.status == 200 => {

@@ -25,10 +25,11 @@ const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Serv
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
-/// A running `webfetch serve` child: killed on drop if still running.
-struct Served {
-    child: Child,
-    addr: SocketAddr,
+/// A running `webfetch serve` child: killed on drop if still running. The
+/// fleet tests (`fleet.rs`) run several.
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
     /// stderr so far, and a signal for each line added.
     stderr: Arc<(Mutex<String>, Condvar)>,
     _config: tempfile::NamedTempFile,
@@ -44,7 +45,7 @@ impl Drop for Served {
 impl Served {
     /// Starts `webfetch serve --listen 127.0.0.1:0` with `config`, reading the
     /// bound address from its announcement on stderr; the rest of stderr is kept.
-    fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
+    pub(crate) fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(config.toml().as_bytes()).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_webfetch"));
@@ -94,13 +95,13 @@ impl Served {
         format!("http://{}/mcp", self.addr)
     }
 
-    fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         self.stderr.0.lock().unwrap().clone()
     }
 
     /// stderr once it holds `count` lines containing `needle` (woken by each line
     /// the reader adds; a minute without them fails the test).
-    fn logs_with(&self, needle: &str, count: usize) -> String {
+    pub(crate) fn logs_with(&self, needle: &str, count: usize) -> String {
         let (text, added) = &*self.stderr;
         let (text, waited) = added
             .wait_timeout_while(text.lock().unwrap(), Duration::from_secs(60), |text| {
@@ -114,10 +115,10 @@ impl Served {
 
 /// One HTTP/1.1 exchange over a fresh connection: status, headers (lowercase
 /// names), body.
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -128,7 +129,7 @@ impl Reply {
             .map(|(_, v)| v.as_str())
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("JSON body: {}", self.body))
     }
 }
@@ -181,7 +182,7 @@ async fn exchange(
     }
 }
 
-async fn get(addr: SocketAddr, target: &str) -> Reply {
+pub(crate) async fn get(addr: SocketAddr, target: &str) -> Reply {
     request(addr, "GET", target, &[]).await
 }
 

@@ -913,6 +913,7 @@ impl<'a> Interceptor<'a> {
         opts.hook = Some(&hook);
         opts.pass = Some(&self.ctx.pass);
         opts.headers = paused.forwarded.clone();
+        opts.polite = true;
         let response = self
             .ctx
             .client
