@@ -40,7 +40,7 @@
 //! the politeness limit ([`fleet`]); it has no contract default.
 
 mod fleet;
-mod secret_file;
+pub(crate) mod secret_file;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
