@@ -466,56 +466,18 @@ fn checked_config(path: Option<&std::path::Path>, contract: Contract) -> Result<
 }
 
 /// Re-indents compact JSON without reordering anything: a parse into a
-/// `serde_json::Value` would sort object keys and lose the SRD's field order.
+/// `serde_json::Value` would sort object keys and lose the SRD's field order, so
+/// the tokens stream straight from the reader to serde_json's pretty writer.
 fn prettify(compact: &str) -> String {
-    let mut out = String::with_capacity(compact.len() * 2);
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let newline = |out: &mut String, depth: usize| {
-        out.push('\n');
-        out.push_str(&"  ".repeat(depth));
-    };
-    let mut chars = compact.chars().peekable();
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                in_string = true;
-                out.push(c);
-            }
-            '{' | '[' => {
-                out.push(c);
-                if matches!(chars.peek(), Some('}' | ']')) {
-                    out.push(chars.next().unwrap_or(c));
-                } else {
-                    depth += 1;
-                    newline(&mut out, depth);
-                }
-            }
-            '}' | ']' => {
-                depth = depth.saturating_sub(1);
-                newline(&mut out, depth);
-                out.push(c);
-            }
-            ',' => {
-                out.push(c);
-                newline(&mut out, depth);
-            }
-            ':' => out.push_str(": "),
-            _ => out.push(c),
-        }
+    let mut reader = serde_json::Deserializer::from_str(compact);
+    let mut out = Vec::with_capacity(compact.len() * 2);
+    let mut writer = serde_json::Serializer::pretty(&mut out);
+    match serde_transcode::transcode(&mut reader, &mut writer) {
+        // serde_json writes UTF-8 only.
+        Ok(()) => String::from_utf8(out).unwrap_or_else(|_| compact.to_owned()),
+        // Our own output always parses; if it ever did not, print it as it is.
+        Err(_) => compact.to_owned(),
     }
-    out
 }
 
 fn init_logging(format: LogFormat) {

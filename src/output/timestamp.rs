@@ -11,7 +11,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
+use time::{OffsetDateTime, PrimitiveDateTime};
 
 /// A UTC instant with whole-second precision, between years 0000 and 9999 (the
 /// years RFC 3339's four-digit field can write).
@@ -90,9 +92,10 @@ impl Timestamp {
     /// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`: no fraction, no offset other than `Z`,
     /// no lowercase, no leap second.
     pub fn parse(text: &str) -> Result<Timestamp, TimestampError> {
-        let b = text.as_bytes();
-        let shape_ok = b.len() == 20
-            && b.iter().enumerate().all(|(i, &c)| match i {
+        // `time`'s parser accepts more than the one form the SRD allows (a sign
+        // before the year, for one), so the shape is checked first.
+        let shape_ok = text.len() == 20
+            && text.bytes().enumerate().all(|(i, c)| match i {
                 4 | 7 => c == b'-',
                 10 => c == b'T',
                 13 | 16 => c == b':',
@@ -102,40 +105,25 @@ impl Timestamp {
         if !shape_ok {
             return Err(TimestampError);
         }
-        let num = |range: std::ops::Range<usize>| {
-            b[range]
-                .iter()
-                .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'))
-        };
-        let small = |range| u8::try_from(num(range)).map_err(|_| TimestampError);
-        let month = Month::try_from(small(5..7)?).map_err(|_| TimestampError)?;
-        let year = i32::from(num(0..4));
-        let date =
-            Date::from_calendar_date(year, month, small(8..10)?).map_err(|_| TimestampError)?;
-        let time = Time::from_hms(small(11..13)?, small(14..16)?, small(17..19)?)
-            .map_err(|_| TimestampError)?;
-        Ok(Timestamp(
-            PrimitiveDateTime::new(date, time)
-                .assume_utc()
-                .unix_timestamp(),
-        ))
+        PrimitiveDateTime::parse(text, FORMAT)
+            .map(|at| Timestamp(at.assume_utc().unix_timestamp()))
+            .map_err(|_| TimestampError)
     }
 }
 
+/// The one form of FR-WF-RESP-TIME-01: the offset is always `Z`, so it is a
+/// literal, and a [`PrimitiveDateTime`] read with it is UTC.
+const FORMAT: &[BorrowedFormatItem<'static>] =
+    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // In range by construction, so the conversion cannot fail.
-        let t = OffsetDateTime::from_unix_timestamp(self.0).map_err(|_| fmt::Error)?;
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second()
-        )
+        // In range by construction (years 0000..=9999), so neither step fails.
+        let text = self
+            .to_datetime()
+            .format(FORMAT)
+            .map_err(|_| fmt::Error)?;
+        f.write_str(&text)
     }
 }
 
