@@ -15,6 +15,7 @@ use tracing::instrument::WithSubscriber as _;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::mcp::{call, start_server, text as mcp_text};
+use crate::support::gate::Gate;
 use crate::support::{
     Config, LogBuffer, browser_section, browser_turn, chromium, hits, html, json_files, robots,
     serve, site,
@@ -50,6 +51,7 @@ struct Sites {
     main: MockServer,
     other: MockServer,
     broken: MockServer,
+    gate: Gate,
 }
 
 impl Sites {
@@ -58,31 +60,38 @@ impl Sites {
             main: MockServer::start().await,
             other: MockServer::start().await,
             broken: MockServer::start().await,
+            gate: Gate::start().await,
         };
         sites.mount().await;
         sites
     }
 
-    fn ports(&self) -> [u16; 3] {
-        [&self.main, &self.other, &self.broken].map(|s| s.address().port())
+    /// The three sites' ports, then the gate's.
+    fn ports(&self) -> [u16; 4] {
+        let [main, other, broken] =
+            [&self.main, &self.other, &self.broken].map(|s| s.address().port());
+        [main, other, broken, self.gate.port()]
     }
 
     /// `/page` (allowed) frames: a disallowed same-origin path, an allowed one, an
     /// allowed path that redirects into a disallowed one, a disallowed and an
     /// allowed path of `other`, a path of `broken`, and (from its script) a
     /// disallowed same-origin path. Once every frame has loaded or failed, it
-    /// fetches a disallowed path with `fetch()` and writes the text, then requests
-    /// `/done`, so the render's network-idle wait ends after all of it.
+    /// fetches a disallowed path with `fetch()` and writes the text, then marks
+    /// itself settled and releases the [`Gate`], which held the network busy
+    /// until then: the rendered DOM has all of it, however slow the machine.
     async fn mount(&self) {
-        let [_, other, broken] = self.ports();
+        let [_, other, broken, _] = self.ports();
+        let gate = self.gate.script();
         let page = format!(
             r#"<html><head><title>Frames</title><script>
+{gate}
 function mark(t) {{ const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }}
 let pending = 7;
 function loaded() {{
   if (--pending > 0) return;
   fetch('/private/data').then(r => r.text()).then(mark, () => mark('FETCH-FAILED'))
-    .then(() => fetch('/done')).then(() => mark('ALL-FRAMES-SETTLED'));
+    .then(() => {{ mark('ALL-FRAMES-SETTLED'); gate_release(); }});
 }}
 </script></head><body><h1>Frames</h1><p>The page itself.</p>
 <iframe src="/private/frame" onload="loaded()"></iframe>
@@ -130,12 +139,6 @@ document.body.appendChild(scripted);
             main,
             "/private/data",
             ResponseTemplate::new(200).set_body_raw("FETCHED-PRIVATE-DATA", "text/plain"),
-        )
-        .await;
-        serve(
-            main,
-            "/done",
-            ResponseTemplate::new(200).set_body_raw("ok", "text/plain"),
         )
         .await;
         robots(&self.other, ROBOTS).await;
@@ -304,28 +307,26 @@ async fn issue_28_robots_for_frames_checks_frame_documents_only_when_on() {
 
 /// Mounts on `server` a robots.txt disallowing `/private` and `/page`, which
 /// frames `/private/frame` (its text: `FRAME-ONLY-TEXT`) and marks `FRAME-SETTLED`
-/// after the frame loaded or failed and a request to `/done` came back.
-async fn serve_framed_page(server: &MockServer) {
+/// after the frame loaded or failed, then releases `gate` (see [`Gate`]).
+async fn serve_framed_page(server: &MockServer, gate: &Gate) {
     robots(server, ROBOTS).await;
     serve(
         server,
         "/page",
         html(
-            r#"<html><head><title>Framed</title><script>
-function mark(t) { const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }
-function loaded() { fetch('/done').then(() => mark('FRAME-SETTLED')); }
+            &format!(
+                r#"<html><head><title>Framed</title><script>
+{gate}
+function mark(t) {{ const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }}
+function loaded() {{ mark('FRAME-SETTLED'); gate_release(); }}
 </script></head><body><h1>Framed</h1><p>The page itself.</p>
 <iframe src="/private/frame" onload="loaded()"></iframe></body></html>"#,
+                gate = gate.script()
+            ),
         ),
     )
     .await;
     serve(server, "/private/frame", marking_frame("FRAME-ONLY-TEXT")).await;
-    serve(
-        server,
-        "/done",
-        ResponseTemplate::new(200).set_body_raw("ok", "text/plain"),
-    )
-    .await;
 }
 
 /// The text of a successful response of [`serve_framed_page`]'s page, and whether
@@ -347,10 +348,11 @@ async fn issue_28_mcp_checks_frames_by_default_and_fetch_does_not() {
     let _turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
     let port = server.address().port();
-    serve_framed_page(&server).await;
+    let gate = Gate::start().await;
+    serve_framed_page(&server, &gate).await;
     let config_file = |browser: &str| {
         let mut file = tempfile::NamedTempFile::new().unwrap();
-        let toml = Config::new(&[port])
+        let toml = Config::new(&[port, gate.port()])
             .section(&browser_section(&chromium, browser))
             .toml();
         file.write_all(toml.as_bytes()).unwrap();
@@ -394,10 +396,11 @@ async fn issue_28_the_cache_keeps_documents_rendered_with_and_without_the_check_
     let Some(chromium) = chromium() else { return };
     let _turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
-    serve_framed_page(&server).await;
+    let gate = Gate::start().await;
+    serve_framed_page(&server, &gate).await;
     let cache = tempfile::tempdir().unwrap();
     let tool = |browser: &str| {
-        Config::new(&[server.address().port()])
+        Config::new(&[server.address().port(), gate.port()])
             .cache(cache.path())
             .section(&browser_section(&chromium, browser))
             .tool()

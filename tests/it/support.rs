@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod gate;
 pub mod redis_server;
 
 use std::fmt::Write as _;

@@ -341,10 +341,29 @@ pub(crate) struct Chromium {
     pub(crate) browser: Browser,
     /// Becomes `true` when the CDP event loop has ended: the browser went away.
     pub(crate) connection_closed: watch::Receiver<bool>,
-    handler: JoinHandle<()>,
-    backstop: JoinHandle<()>,
-    stderr: JoinHandle<()>,
+    // Dropped in this order: the tasks stop before the process guard kills
+    // Chromium and deletes its profile.
+    handler: Task,
+    backstop: Task,
+    stderr: Task,
     process: ProcessGuard,
+}
+
+/// A background task of one Chromium (CDP event loop, backstop proxy, stderr
+/// drain), aborted when dropped: an early return anywhere in [`Chromium::launch`]
+/// and the end of a [`Chromium`] stop it without a cleanup call of their own.
+struct Task(JoinHandle<()>);
+
+impl Task {
+    fn spawn(future: impl Future<Output = ()> + Send + 'static) -> Task {
+        Task(tokio::spawn(future.in_current_span()))
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What the launch needs besides the settings.
@@ -361,22 +380,19 @@ pub(crate) struct LaunchSpec<'a> {
     pub(crate) allow_no_sandbox: bool,
 }
 
+/// Chromium's stderr, read line by line.
+type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
+
 impl Chromium {
     /// Starts Chromium and connects to it. Every failure is `browser_unavailable`
     /// (FR-WF-11a: not found, or failing to launch) with whatever Chromium said.
+    /// Whatever a failed step leaves (tasks, process, profile) is dropped with it.
     pub(crate) async fn launch(spec: &LaunchSpec<'_>) -> Result<Chromium, FetchError> {
         let exe = spec.executable.display().to_string();
         let unavailable = |error: String| FetchError::browser_unavailable(&exe, error);
-        let profile = Profile::create(spec.profile_root)
-            .map_err(|e| unavailable(format!("cannot create a temporary profile: {e}")))?;
-        let dirs = ProfileDirs::create(profile.path())
-            .map_err(|e| unavailable(format!("cannot prepare the temporary profile: {e}")))?;
         // As root, Chromium runs as `nobody`, owning its profile.
         let run_as = running_as_root().then_some(UNPRIVILEGED_ID);
-        #[cfg(unix)]
-        if let Some(id) = run_as {
-            hand_over(profile.path(), &dirs, id).map_err(unavailable)?;
-        }
+        let (profile, dirs) = prepare_profile(spec, run_as).map_err(unavailable)?;
         if spec.allow_no_sandbox {
             tracing::warn!(
                 target: "webfetch::browser",
@@ -385,149 +401,14 @@ impl Chromium {
                  a renderer exploit in a hostile page would run unconfined"
             );
         }
-        let listener = TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|e| unavailable(format!("cannot bind the backstop proxy: {e}")))?;
-        let proxy_port = listener
-            .local_addr()
-            .map_err(|e| unavailable(format!("backstop proxy address: {e}")))?
-            .port();
-        let backstop = tokio::spawn(refuse_all(listener));
-
-        let mut command = Command::new(spec.executable);
-        command
-            .args(chromium_args(
-                &dirs.user_data,
-                spec.user_agent,
-                proxy_port,
-                spec.allow_no_sandbox,
-            ))
-            .env_clear()
-            .envs(
-                ENV_PASSTHROUGH
-                    .iter()
-                    .filter_map(|name| std::env::var_os(name).map(|value| (*name, value))),
-            )
-            .env("HOME", &dirs.home)
-            .env("XDG_CONFIG_HOME", dirs.home.join(".config"))
-            .env("XDG_CACHE_HOME", dirs.home.join(".cache"))
-            .env("XDG_DATA_HOME", dirs.home.join(".local/share"))
-            .env("TMPDIR", &dirs.tmp)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        // `uid` also clears the supplementary groups (std calls `setgroups(0)`
-        // before `setuid` when no groups are given).
-        #[cfg(unix)]
-        if let Some(id) = run_as {
-            command.uid(id).gid(id);
-        }
-        let child = command.spawn().map_err(|e| {
-            backstop.abort();
-            match run_as {
-                Some(id) => unavailable(format!("cannot start Chromium as uid {id}: {e}")),
-                None => unavailable(format!("cannot start Chromium: {e}")),
-            }
-        })?;
-        let mut process = ProcessGuard {
-            pgid: child.id(),
-            child: Some(child),
-            watchdog: None,
-            watchdog_stdin: None,
-            profile: Some(profile),
-        };
-        process.start_watchdog();
-
-        let stderr = process.child.as_mut().and_then(|c| c.stderr.take());
-        let Some(stderr) = stderr else {
-            backstop.abort();
-            return Err(unavailable("Chromium's stderr is not readable".to_owned()));
-        };
-        let mut lines = BufReader::new(stderr).lines();
-        let mut tail = StderrTail::default();
-        let mut sandbox_line: Option<String> = None;
-        let ws_url = loop {
-            match tokio::time::timeout_at(spec.deadline, lines.next_line()).await {
-                Err(_) => {
-                    backstop.abort();
-                    return Err(unavailable(format!(
-                        "Chromium did not start in time{}",
-                        tail.describe()
-                    )));
-                }
-                Ok(Ok(Some(line))) => match devtools_url(&line) {
-                    Some(url) => break url.to_owned(),
-                    None => {
-                        if sandbox_line.is_none() && sandbox_failed(&line) {
-                            sandbox_line = Some(line.clone());
-                        }
-                        tail.push(&line);
-                    }
-                },
-                Ok(Ok(None)) | Ok(Err(_)) => {
-                    backstop.abort();
-                    if let Some(said) = sandbox_line.filter(|_| !spec.allow_no_sandbox) {
-                        let message = sandbox_message(&said);
-                        tracing::error!(target: "webfetch::browser", event = "browser_no_usable_sandbox", "{message}");
-                        return Err(FetchError::browser_sandbox_unavailable(&exe, message));
-                    }
-                    return Err(unavailable(format!(
-                        "Chromium exited during start-up{}",
-                        tail.describe()
-                    )));
-                }
-            }
-        };
+        let (backstop, proxy_port) = start_backstop().await.map_err(unavailable)?;
+        let mut process =
+            spawn_chromium(spec, &dirs, proxy_port, run_as, profile).map_err(unavailable)?;
+        let (ws_url, lines) = await_devtools_url(&mut process, spec, &exe).await?;
         // Keep draining stderr so Chromium never blocks on a full pipe.
-        let stderr = tokio::spawn(
-            async move {
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::trace!(target: "webfetch::browser::chromium", "{line}");
-                }
-            }
-            .in_current_span(),
-        );
-
-        let config = HandlerConfig {
-            ignore_https_errors: false,
-            ignore_invalid_messages: true,
-            viewport: None,
-            context_ids: Vec::new(),
-            request_timeout: spec.command_timeout,
-            request_intercept: false,
-            cache_enabled: false,
-        };
-        let connect = Browser::connect_with_config(ws_url, config);
-        let (browser, mut handler) = match tokio::time::timeout_at(spec.deadline, connect).await {
-            Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => {
-                backstop.abort();
-                stderr.abort();
-                return Err(unavailable(format!("cannot connect to DevTools: {e}")));
-            }
-            Err(_) => {
-                backstop.abort();
-                stderr.abort();
-                return Err(unavailable("DevTools did not answer in time".to_owned()));
-            }
-        };
-        let (closed_tx, connection_closed) = watch::channel(false);
-        // The CDP event loop runs in its own task for the whole session.
-        let handler = tokio::spawn(
-            async move {
-                while let Some(event) = handler.next().await {
-                    if let Err(chromiumoxide::error::CdpError::Ws(error)) = event {
-                        tracing::debug!(target: "webfetch::browser", %error, "DevTools connection lost");
-                        break;
-                    }
-                }
-                let _ = closed_tx.send(true);
-            }
-            .in_current_span(),
-        );
+        let stderr = Task::spawn(drain_stderr(lines));
+        let (browser, handler, connection_closed) =
+            connect(ws_url, spec).await.map_err(unavailable)?;
         let chromium = Chromium {
             browser,
             connection_closed,
@@ -536,23 +417,8 @@ impl Chromium {
             stderr,
             process,
         };
-        // FR-WF-11 step 3: refuse a Chromium older than the minimum.
-        let product = match tokio::time::timeout_at(spec.deadline, chromium.browser.version()).await
-        {
-            Ok(Ok(version)) => version.product,
-            Ok(Err(e)) => {
-                chromium.shutdown().await;
-                return Err(unavailable(format!("cannot read Chromium's version: {e}")));
-            }
-            Err(_) => {
-                chromium.shutdown().await;
-                return Err(unavailable(
-                    "Chromium did not report its version in time".to_owned(),
-                ));
-            }
-        };
-        match chromium_major(&product) {
-            Some(major) if major >= MIN_CHROMIUM_MAJOR => {
+        match chromium.check_version(spec, &exe).await {
+            Ok(product) => {
                 tracing::debug!(
                     target: "webfetch::browser",
                     event = "browser_launched",
@@ -563,41 +429,233 @@ impl Chromium {
                 );
                 Ok(chromium)
             }
-            major => {
+            Err(error) => {
                 chromium.shutdown().await;
-                let why = match major {
-                    Some(_) => format!(
-                        "Chromium {product} is too old: version {MIN_CHROMIUM_MAJOR} or newer \
-                         is required"
-                    ),
-                    None => format!(
-                        "cannot tell Chromium's version from \"{product}\"; version \
-                         {MIN_CHROMIUM_MAJOR} or newer is required"
-                    ),
-                };
-                Err(FetchError::browser_too_old(&exe, why, &product))
+                Err(error)
             }
         }
+    }
+
+    /// FR-WF-11 step 3: the product string, or the refusal of a Chromium older than
+    /// the minimum (or one that does not say).
+    async fn check_version(&self, spec: &LaunchSpec<'_>, exe: &str) -> Result<String, FetchError> {
+        let product = match tokio::time::timeout_at(spec.deadline, self.browser.version()).await {
+            Ok(Ok(version)) => version.product,
+            Ok(Err(e)) => {
+                return Err(FetchError::browser_unavailable(
+                    exe,
+                    format!("cannot read Chromium's version: {e}"),
+                ));
+            }
+            Err(_) => {
+                return Err(FetchError::browser_unavailable(
+                    exe,
+                    "Chromium did not report its version in time".to_owned(),
+                ));
+            }
+        };
+        let why = match chromium_major(&product) {
+            Some(major) if major >= MIN_CHROMIUM_MAJOR => return Ok(product),
+            Some(_) => format!(
+                "Chromium {product} is too old: version {MIN_CHROMIUM_MAJOR} or newer is required"
+            ),
+            None => format!(
+                "cannot tell Chromium's version from \"{product}\"; version \
+                 {MIN_CHROMIUM_MAJOR} or newer is required"
+            ),
+        };
+        Err(FetchError::browser_too_old(exe, why, &product))
     }
 
     /// Kills Chromium and its helpers, reaps the browser process and deletes the
     /// profile (BROWSER-ISO-01 step 2). Errors are logged: the fetch's outcome does
     /// not depend on them, and `Drop` retries nothing it could not do here.
-    pub(crate) async fn shutdown(mut self) {
-        self.handler.abort();
-        self.backstop.abort();
-        self.stderr.abort();
-        self.process.shutdown().await;
+    pub(crate) async fn shutdown(self) {
+        let Chromium {
+            handler,
+            backstop,
+            stderr,
+            mut process,
+            ..
+        } = self;
+        drop((handler, backstop, stderr));
+        process.shutdown().await;
     }
 }
 
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        self.handler.abort();
-        self.backstop.abort();
-        self.stderr.abort();
-        // `process` drops next and kills whatever is left.
+/// Creates the temporary profile and its directories, given to `run_as` when set.
+fn prepare_profile(
+    spec: &LaunchSpec<'_>,
+    run_as: Option<u32>,
+) -> Result<(Profile, ProfileDirs), String> {
+    let profile = Profile::create(spec.profile_root)
+        .map_err(|e| format!("cannot create a temporary profile: {e}"))?;
+    let dirs = ProfileDirs::create(profile.path())
+        .map_err(|e| format!("cannot prepare the temporary profile: {e}"))?;
+    #[cfg(unix)]
+    if let Some(id) = run_as {
+        hand_over(profile.path(), &dirs, id)?;
     }
+    #[cfg(not(unix))]
+    let _ = run_as;
+    Ok((profile, dirs))
+}
+
+/// The proxy Chromium is pointed at, which refuses everything: whatever escapes
+/// interception goes nowhere. Its task and port.
+async fn start_backstop() -> Result<(Task, u16), String> {
+    let listener = TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot bind the backstop proxy: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("backstop proxy address: {e}"))?
+        .port();
+    Ok((Task::spawn(refuse_all(listener)), port))
+}
+
+/// Starts Chromium in its own process group with a scrubbed environment, under a
+/// guard that owns the process, its watchdog and the profile.
+fn spawn_chromium(
+    spec: &LaunchSpec<'_>,
+    dirs: &ProfileDirs,
+    proxy_port: u16,
+    run_as: Option<u32>,
+    profile: Profile,
+) -> Result<ProcessGuard, String> {
+    let mut command = Command::new(spec.executable);
+    command
+        .args(chromium_args(
+            &dirs.user_data,
+            spec.user_agent,
+            proxy_port,
+            spec.allow_no_sandbox,
+        ))
+        .env_clear()
+        .envs(
+            ENV_PASSTHROUGH
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (*name, value))),
+        )
+        .env("HOME", &dirs.home)
+        .env("XDG_CONFIG_HOME", dirs.home.join(".config"))
+        .env("XDG_CACHE_HOME", dirs.home.join(".cache"))
+        .env("XDG_DATA_HOME", dirs.home.join(".local/share"))
+        .env("TMPDIR", &dirs.tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    // `uid` also clears the supplementary groups (std calls `setgroups(0)`
+    // before `setuid` when no groups are given).
+    #[cfg(unix)]
+    if let Some(id) = run_as {
+        command.uid(id).gid(id);
+    }
+    let child = command.spawn().map_err(|e| match run_as {
+        Some(id) => format!("cannot start Chromium as uid {id}: {e}"),
+        None => format!("cannot start Chromium: {e}"),
+    })?;
+    let mut process = ProcessGuard {
+        pgid: child.id(),
+        child: Some(child),
+        watchdog: None,
+        watchdog_stdin: None,
+        profile: Some(profile),
+    };
+    process.start_watchdog();
+    Ok(process)
+}
+
+/// Reads Chromium's stderr until it names its DevTools endpoint. Chromium exiting
+/// first is `browser_unavailable` with the tail of what it said, or the sandbox
+/// refusal when that is what it said (and running unsandboxed is not allowed).
+async fn await_devtools_url(
+    process: &mut ProcessGuard,
+    spec: &LaunchSpec<'_>,
+    exe: &str,
+) -> Result<(String, StderrLines), FetchError> {
+    let unavailable = |error: String| FetchError::browser_unavailable(exe, error);
+    let stderr = process.child.as_mut().and_then(|c| c.stderr.take());
+    let Some(stderr) = stderr else {
+        return Err(unavailable("Chromium's stderr is not readable".to_owned()));
+    };
+    let mut lines = BufReader::new(stderr).lines();
+    let mut tail = StderrTail::default();
+    let mut sandbox_line: Option<String> = None;
+    loop {
+        match tokio::time::timeout_at(spec.deadline, lines.next_line()).await {
+            Err(_) => {
+                return Err(unavailable(format!(
+                    "Chromium did not start in time{}",
+                    tail.describe()
+                )));
+            }
+            Ok(Ok(Some(line))) => match devtools_url(&line) {
+                Some(url) => return Ok((url.to_owned(), lines)),
+                None => {
+                    if sandbox_line.is_none() && sandbox_failed(&line) {
+                        sandbox_line = Some(line.clone());
+                    }
+                    tail.push(&line);
+                }
+            },
+            Ok(Ok(None)) | Ok(Err(_)) => {
+                if let Some(said) = sandbox_line.filter(|_| !spec.allow_no_sandbox) {
+                    let message = sandbox_message(&said);
+                    tracing::error!(target: "webfetch::browser", event = "browser_no_usable_sandbox", "{message}");
+                    return Err(FetchError::browser_sandbox_unavailable(exe, message));
+                }
+                return Err(unavailable(format!(
+                    "Chromium exited during start-up{}",
+                    tail.describe()
+                )));
+            }
+        }
+    }
+}
+
+/// Logs the rest of Chromium's stderr at trace level until it closes.
+async fn drain_stderr(mut lines: StderrLines) {
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::trace!(target: "webfetch::browser::chromium", "{line}");
+    }
+}
+
+/// Connects the CDP client and runs its event loop in a task of its own for the
+/// whole session; the watch turns `true` when that loop ends.
+async fn connect(
+    ws_url: String,
+    spec: &LaunchSpec<'_>,
+) -> Result<(Browser, Task, watch::Receiver<bool>), String> {
+    let config = HandlerConfig {
+        ignore_https_errors: false,
+        ignore_invalid_messages: true,
+        viewport: None,
+        context_ids: Vec::new(),
+        request_timeout: spec.command_timeout,
+        request_intercept: false,
+        cache_enabled: false,
+    };
+    let connect = Browser::connect_with_config(ws_url, config);
+    let (browser, mut handler) = match tokio::time::timeout_at(spec.deadline, connect).await {
+        Ok(Ok(pair)) => pair,
+        Ok(Err(e)) => return Err(format!("cannot connect to DevTools: {e}")),
+        Err(_) => return Err("DevTools did not answer in time".to_owned()),
+    };
+    let (closed_tx, connection_closed) = watch::channel(false);
+    let handler = Task::spawn(async move {
+        while let Some(event) = handler.next().await {
+            if let Err(chromiumoxide::error::CdpError::Ws(error)) = event {
+                tracing::debug!(target: "webfetch::browser", %error, "DevTools connection lost");
+                break;
+            }
+        }
+        let _ = closed_tx.send(true);
+    });
+    Ok((browser, handler, connection_closed))
 }
 
 /// The profile layout: Chromium's user-data-dir plus a HOME and TMPDIR inside the
