@@ -30,6 +30,7 @@
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
 //! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
+//! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,6 +39,12 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::extract::ExtractionMode;
+
+mod content;
+
+pub use self::content::{
+    ContentSettings, DEFAULT_MAX_PDF_BYTES, DEFAULT_MAX_PDF_PAGES, RawContent,
+};
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -130,6 +137,8 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
+    /// Extension (issue 31): `[tools.webfetch.content]`.
+    pub content: Option<RawContent>,
 }
 
 /// `[tools.webfetch.security]`.
@@ -480,6 +489,9 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
+    /// Extension (issue 31): the formats read beyond HTML and plain text, and
+    /// their limits.
+    pub content: ContentSettings,
 }
 
 impl Default for Settings {
@@ -642,6 +654,8 @@ impl Settings {
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
+        let content =
+            content::resolve_content(raw.content.clone().unwrap_or_default(), contract, w)?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -752,6 +766,7 @@ impl Settings {
                 .unwrap_or(false),
             rendering,
             extraction,
+            content,
         };
         Ok(Resolved { settings, warnings })
     }

@@ -88,7 +88,7 @@ pub use self::config::{
     Settings, ToolsMode, load_file, load_file_for, load_str, load_str_for,
 };
 pub use self::document::RenderingMethod;
-pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
+pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase, UnreadableReason};
 pub use self::executor::{
     ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
 };

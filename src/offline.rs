@@ -27,11 +27,12 @@
 
 use crate::args::FetchArgs;
 use crate::config::Settings;
+use crate::content::formats::Format;
 use crate::content::media_type;
 use crate::document::RenderingMethod;
 use crate::error::FetchError;
 use crate::output::{self, ResponseMeta, Timestamp};
-use crate::page::Page;
+use crate::page::{Page, Reading};
 use crate::tokens::Cl100k;
 use crate::url::CanonicalUrl;
 
@@ -61,21 +62,31 @@ pub fn respond(
 ) -> Result<String, FetchError> {
     let url = CanonicalUrl::parse(&args.url)?;
     let size = u64::try_from(page.body.len()).unwrap_or(u64::MAX);
-    if size > settings.max_download_bytes {
-        return Err(FetchError::response_too_large(
-            size,
-            settings.max_download_bytes,
-        ));
+    let formats = settings.content.formats;
+    // Issue 31: a PDF (by its Content-Type, as over HTTP) has a cap of its own.
+    let cap = match page.content_type {
+        Some(value) if formats.contains(Format::Pdf) && media_type::names_pdf(value) => {
+            settings.content.max_pdf_bytes
+        }
+        _ => settings.max_download_bytes,
+    };
+    if size > cap {
+        return Err(FetchError::response_too_large(size, cap));
     }
-    let kind = media_type::select(page.content_type, page.body)?;
+    let kind = media_type::select(page.content_type, page.body, formats)?;
     let header_charset = page.content_type.and_then(media_type::charset_param);
-    let mode = args.extraction_mode(settings);
+    let reading = Reading {
+        mode: args.extraction_mode(settings),
+        content: &settings.content,
+        deadline: None,
+        timeout_ms: settings.timeout_ms(),
+    };
     let read = Page::read(
         page.body,
         kind,
         header_charset.as_deref(),
         url.as_url(),
-        mode,
+        &reading,
     )?;
     let meta = ResponseMeta {
         requested_url: args.url.clone(),

@@ -101,6 +101,7 @@ async fn fetch_robots(
         pass,
         headers: Vec::new(),
         method: http::Method::GET,
+        pdf_max_body_bytes: None,
     };
     match client.get(&url, &options).await {
         Ok(response) if response.status == 200 => {
