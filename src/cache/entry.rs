@@ -7,8 +7,9 @@
 //! Extension: an entry extracted in article mode carries `"extraction":"article"`
 //! after `rendering_method`, and a browser document rendered with
 //! `robots_for_frames` (issue 28) `"robots_for_frames":true` after that; both are
-//! part of its key ([`Variant`]). SRD entries omit the fields, so they are byte
-//! for byte the SRD's shape.
+//! part of its key ([`Variant`]), and a document fetched with extension formats
+//! (issue 31) `"formats":["pdf",...]` after that. SRD entries omit the fields, so
+//! they are byte for byte the SRD's shape.
 //!
 //! An HTTP result that stood in for a browser render because the browser was
 //! unavailable (FR-WF-12d, SRD-READINGS 19) carries `"browser_unavailable":true`
@@ -19,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::key::{CacheKey, Variant};
+use crate::content::formats::{Format, Formats};
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
@@ -53,6 +55,8 @@ struct WireOut<'a> {
     extraction: ExtractionMode,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     robots_for_frames: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    formats: Vec<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     browser_unavailable: bool,
     fetched_at: String,
@@ -76,6 +80,8 @@ struct WireIn {
     extraction: ExtractionMode,
     #[serde(default)]
     robots_for_frames: bool,
+    #[serde(default)]
+    formats: Vec<String>,
     #[serde(default)]
     browser_unavailable: bool,
     fetched_at: String,
@@ -126,6 +132,7 @@ impl Entry {
             rendering_method: self.method,
             extraction: self.variant.extraction,
             robots_for_frames: self.variant.robots_for_frames,
+            formats: self.variant.formats.iter().map(Format::as_str).collect(),
             browser_unavailable: self.browser_unavailable,
             fetched_at: self.fetched_at.to_string(),
             expires_at: self.expires_at.to_string(),
@@ -151,6 +158,12 @@ impl Entry {
         }
         let stamp =
             |text: &str, field| Timestamp::parse(text).map_err(|_| DecodeError::Timestamp(field));
+        let formats = wire
+            .formats
+            .iter()
+            .map(|name| name.parse::<Format>())
+            .collect::<Result<Formats, _>>()
+            .map_err(|e| DecodeError::Malformed(e.to_string()))?;
         let entry = Entry {
             fetched_at: stamp(&wire.fetched_at, "fetched_at")?,
             expires_at: stamp(&wire.expires_at, "expires_at")?,
@@ -160,6 +173,7 @@ impl Entry {
             variant: Variant {
                 extraction: wire.extraction,
                 robots_for_frames: wire.robots_for_frames,
+                formats,
             },
             browser_unavailable: wire.browser_unavailable,
             extracted: wire.extracted,

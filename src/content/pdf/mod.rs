@@ -78,14 +78,26 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
         Ok(doc) => doc,
         Err(lopdf::Error::InvalidPassword | lopdf::Error::Decryption(_))
         | Err(lopdf::Error::UnsupportedSecurityHandler(_)) => return Err(encrypted()),
+        // A file that declares encryption lopdf can not undo (a security handler
+        // it does not know, damaged keys) is still an encrypted file to the reader.
+        Err(_) if memchr::memmem::find(bytes, b"/Encrypt").is_some() => return Err(encrypted()),
         Err(error) => return Err(malformed(&error.to_string())),
     };
+    // Decrypted with the empty password, or not: a file that declared encryption
+    // and reads as nothing was not decrypted right.
+    let declared = doc.is_encrypted()
+        || doc.was_encrypted()
+        || memchr::memmem::find(bytes, b"/Encrypt").is_some();
     if doc.is_encrypted() {
         return Err(encrypted());
     }
     let pages: Vec<_> = doc.get_pages().into_values().collect();
     if pages.is_empty() {
-        return Err(malformed("it has no pages"));
+        return Err(if declared {
+            encrypted()
+        } else {
+            malformed("it has no pages")
+        });
     }
     let max_pages = usize::try_from(limits.max_pages).unwrap_or(usize::MAX);
     let mut page_lines = Vec::new();
@@ -103,6 +115,9 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
         page_lines.push(lines::lines(&glyphs));
     }
     if page_lines.iter().all(Vec::is_empty) {
+        if declared {
+            return Err(encrypted());
+        }
         return Err(FetchError::unreadable(
             UnreadableReason::PdfNoTextLayer,
             &format!("the PDF's {} page(s) have no text layer", pages.len()),
