@@ -83,10 +83,11 @@ pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::config::{
-    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, Contract,
-    ExtractionSettings, Loaded, Registration, RenderingSettings, RobotsSettings, SecuritySettings,
-    Settings, ToolsMode, load_file, load_file_for, load_str, load_str_for,
+    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
+    Contract, ExtractionSettings, Loaded, Registration, RenderingSettings, RobotsSettings,
+    SecuritySettings, Settings, ToolsMode, load_file, load_file_for, load_str, load_str_for,
 };
+pub use self::content::formats::{Format, Formats};
 pub use self::document::RenderingMethod;
 pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase, UnreadableReason};
 pub use self::executor::{

@@ -302,12 +302,35 @@ mod tests {
     }
 
     #[test]
+    fn issue_31_a_formats_entry_names_them_and_belongs_to_its_key_only() {
+        let mut entry = sample(None);
+        entry.variant.formats = Formats::ALL;
+        let text = String::from_utf8(entry.encode().unwrap()).unwrap();
+        assert!(
+            text.contains(r#""rendering_method":"http","formats":["pdf","markdown","json","feed"],"fetched_at""#),
+            "{text}"
+        );
+        assert_eq!(Entry::decode(text.as_bytes(), &key_of(&entry)), Ok(entry.clone()));
+        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method);
+        assert_eq!(Entry::decode(text.as_bytes(), &srd_key), Err(DecodeError::WrongKey));
+        let srd = sample(None).encode().unwrap();
+        assert!(!String::from_utf8(srd.clone()).unwrap().contains("formats"));
+        assert_eq!(Entry::decode(&srd, &key_of(&entry)), Err(DecodeError::WrongKey));
+        let unknown = text.replace("\"feed\"]", "\"docx\"]");
+        assert!(matches!(
+            Entry::decode(unknown.as_bytes(), &key_of(&entry)),
+            Err(DecodeError::Malformed(_))
+        ));
+    }
+
+    #[test]
     fn issue_28_a_robots_for_frames_entry_says_so_and_belongs_to_its_key_only() {
         let mut entry = sample(None);
         entry.method = RenderingMethod::Browser;
         entry.variant = Variant {
             extraction: ExtractionMode::Article,
             robots_for_frames: true,
+            formats: Formats::NONE,
         };
         let text = String::from_utf8(entry.encode().unwrap()).unwrap();
         assert!(

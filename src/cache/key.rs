@@ -222,6 +222,29 @@ mod tests {
     }
 
     #[test]
+    fn issue_31_formats_append_the_enabled_set_last() {
+        let url = CanonicalUrl::parse("https://example.com/").unwrap();
+        let variant = Variant {
+            extraction: ExtractionMode::Article,
+            robots_for_frames: true,
+            formats: Formats::ALL,
+        };
+        let key = CacheKey::with_variant(&url, RenderingMethod::Browser, variant);
+        let expected: String = Sha256::digest(
+            b"https://example.com/\nbrowser\narticle\nrobots_for_frames\nformats=pdf,markdown,json,feed",
+        )
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+        assert_eq!(key.to_hex(), expected);
+        let none = Variant {
+            formats: Formats::NONE,
+            ..variant
+        };
+        assert_ne!(key, CacheKey::with_variant(&url, RenderingMethod::Browser, none));
+    }
+
+    #[test]
     fn issue_28_robots_for_frames_appends_its_name_after_the_mode() {
         let hex = |bytes: &[u8]| -> String {
             Sha256::digest(bytes)

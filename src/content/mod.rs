@@ -7,3 +7,4 @@ pub mod formats;
 pub mod feed;
 pub mod json;
 pub mod pdf;
+pub mod describe;
