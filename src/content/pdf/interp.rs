@@ -341,16 +341,19 @@ impl<'d> Interp<'d> {
             // Horizontal text only: a rotated or mirrored glyph (a margin stamp,
             // a vertical label) is not part of the reading text.
             let upright = b.abs() <= 0.01 * a.abs() && c.abs() <= 0.01 * d.abs() && a > 0.0 && d > 0.0;
+            // Code 32 takes `Tw` whatever it maps to, but is text when it maps to
+            // text (LibreOffice's subsets give `s` code 32).
             let is_blank = code.text.chars().all(char::is_whitespace);
-            if is_blank || code.is_space {
+            if is_blank {
                 self.pending_space = true;
             } else if upright && self.glyphs.len() < MAX_GLYPHS {
-                let end = step.then(gs.ctm).0[4];
+                // The glyph's own width, without `Tc`/`Tw`: Ghostscript sets word
+                // spaces as character spacing, and they must read as gaps.
                 self.glyphs.push(Glyph {
                     text: code.text,
                     x: e,
                     y: f,
-                    width: (end - e).max(0.0),
+                    width: (code.width / 1000.0 * a).max(0.0),
                     size: d.abs(),
                     space_before: std::mem::take(&mut self.pending_space),
                     bold,
