@@ -6,12 +6,8 @@
 //!   paragraph), a bullet, or a page.
 //! - A paragraph cut by a column or a page (no closing punctuation, the next part
 //!   starts in lowercase) is joined again.
-//! - A word hyphenated at a line end is joined; the hyphen stays only when the
-//!   document writes that word with it elsewhere (`long-term`).
 //! - A block of few lines set larger than the body text, or bold at body size, is
 //!   a heading; its level comes from its size among the heading sizes.
-
-use std::collections::HashSet;
 
 use super::lines::{BULLETS, Line};
 
@@ -107,71 +103,6 @@ fn continues(before: &Block, after: &Block) -> bool {
     same && before.bold == after.bold && !after.bullet && open && lower
 }
 
-/// The words of the document written with a hyphen inside (`long-term`),
-/// lowercase: a line-end hyphen between the same two parts is kept.
-pub(crate) fn hyphenated_words(blocks: &[Block]) -> HashSet<String> {
-    let mut words = HashSet::new();
-    for line in blocks.iter().flat_map(|b| &b.lines) {
-        for word in line.split_whitespace() {
-            let word = word.trim_matches(|c: char| !c.is_alphanumeric());
-            if word.contains('-') {
-                words.insert(word.to_lowercase());
-            }
-        }
-    }
-    words
-}
-
-/// A block's lines as one text: line ends become spaces, and a word hyphenated
-/// at a line end is joined (with its hyphen only when `hyphenated` has it).
-pub(crate) fn join_lines(lines: &[String], hyphenated: &HashSet<String>) -> String {
-    let mut out = String::new();
-    for line in lines {
-        if out.is_empty() {
-            out.push_str(line);
-            continue;
-        }
-        let next_word = line.split_whitespace().next().unwrap_or("");
-        let starts_lower = next_word.chars().next().is_some_and(char::is_lowercase);
-        let cut = out
-            .strip_suffix('-')
-            .or_else(|| out.strip_suffix('\u{ad}'))
-            .or_else(|| out.strip_suffix('\u{2010}'));
-        match cut {
-            // `Anglo-` then `Saxon`: a compound cut at its own hyphen.
-            Some(head)
-                if !starts_lower
-                    && out.ends_with('-')
-                    && head.chars().last().is_some_and(char::is_alphabetic)
-                    && next_word.chars().next().is_some_and(char::is_alphanumeric) =>
-            {
-                out.push_str(line);
-            }
-            Some(head) if starts_lower && head.chars().last().is_some_and(char::is_alphabetic) => {
-                let fragment = head
-                    .rsplit(char::is_whitespace)
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches(|c: char| !c.is_alphanumeric());
-                let tail = next_word.trim_end_matches(|c: char| !c.is_alphanumeric());
-                let whole = format!("{fragment}-{tail}").to_lowercase();
-                let keep = out.ends_with('-') && hyphenated.contains(&whole);
-                let head_len = head.len();
-                out.truncate(head_len);
-                if keep {
-                    out.push('-');
-                }
-                out.push_str(line);
-            }
-            _ => {
-                out.push(' ');
-                out.push_str(line);
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,16 +151,5 @@ mod tests {
         assert!(blocks[3].bullet && blocks[5].starts_region && !blocks[4].starts_region);
         let joined = join_across_regions(blocks);
         assert_eq!(joined.last().unwrap().lines, ["After a gap", "next column"]);
-    }
-
-    #[test]
-    fn line_end_hyphens_join_unless_the_document_hyphenates_the_word() {
-        let hyphenated: HashSet<String> = ["long-term".to_owned()].into();
-        let lines = |a: &str, b: &str| vec![a.to_owned(), b.to_owned()];
-        assert_eq!(join_lines(&lines("the work-", "ers went"), &hyphenated), "the workers went");
-        assert_eq!(join_lines(&lines("a long-", "term plan"), &hyphenated), "a long-term plan");
-        assert_eq!(join_lines(&lines("ends with -", "next"), &hyphenated), "ends with - next");
-        assert_eq!(join_lines(&lines("Anglo-", "Saxon"), &hyphenated), "Anglo-Saxon");
-        assert_eq!(join_lines(&lines("soft\u{ad}", "ware"), &hyphenated), "software");
     }
 }

@@ -5,7 +5,10 @@
 //! candidate is furniture when its text, digits folded to `#`, is a candidate on
 //! at least half of the pages (two at least): a running title, `Page 3 of 9`,
 //! `-3-`. A candidate that is only a page number (`7`, `- 7 -`, `Page 7`,
-//! `7 of 12`, `7/12`) is furniture on any page, a one-page document included.
+//! `7 of 12`, `7/12`) is furniture on any page, a one-page document included, and
+//! so is one whose text the document has elsewhere too (a running title over the
+//! title itself). Of the lines of a page with the same text, only the one nearest
+//! the edge goes: the title under a running head of the same words stays.
 
 use std::collections::HashMap;
 
@@ -26,19 +29,44 @@ pub(crate) fn furniture(pages: &[Vec<Line>]) -> Vec<Vec<bool>> {
             *seen.entry(key).or_default() += 1;
         }
     }
+    let mut everywhere: HashMap<String, usize> = HashMap::new();
+    for line in pages.iter().flatten() {
+        *everywhere.entry(key(&line.text)).or_default() += 1;
+    }
     let needed = (pages.len().div_ceil(2)).max(2);
     pages
         .iter()
         .zip(&candidates)
         .map(|(lines, edges)| {
             let mut marks = vec![false; lines.len()];
+            let middle = middle_y(lines);
             for &i in edges {
                 let key = key(&lines[i].text);
-                marks[i] = is_page_number(&key) || seen.get(&key).is_some_and(|n| *n >= needed);
+                let furniture = is_page_number(&key)
+                    || seen.get(&key).is_some_and(|n| *n >= needed)
+                    || everywhere.get(&key).is_some_and(|n| *n >= 2);
+                marks[i] = furniture && outermost(lines, i, &key, middle);
             }
             marks
         })
         .collect()
+}
+
+/// Halfway between the page's highest and lowest baselines.
+fn middle_y(lines: &[Line]) -> f32 {
+    let top = lines.iter().map(|l| l.y).fold(f32::MIN, f32::max);
+    let bottom = lines.iter().map(|l| l.y).fold(f32::MAX, f32::min);
+    (top + bottom) / 2.0
+}
+
+/// Whether line `i` is the one nearest its edge among the page's lines with
+/// `key`.
+fn outermost(lines: &[Line], i: usize, key_of_i: &str, middle: f32) -> bool {
+    let y = lines[i].y;
+    let top = y >= middle;
+    !lines.iter().enumerate().any(|(j, other)| {
+        j != i && (if top { other.y > y } else { other.y < y }) && key(&other.text) == key_of_i
+    })
 }
 
 /// The indices of the lines on the [`EDGE_LINES`] highest and lowest baselines.
@@ -125,6 +153,17 @@ mod tests {
         for page in &marks {
             assert_eq!(page, &[true, false, false, false, false, false, true]);
         }
+    }
+
+    #[test]
+    fn a_running_title_goes_and_the_title_under_it_stays() {
+        let mut first = page("Report", &["Report", "text one", "text two", "more"], "1");
+        first.push(line("end", 60.0));
+        let pages = vec![first];
+        assert_eq!(
+            furniture(&pages)[0],
+            [true, false, false, false, false, true, false]
+        );
     }
 
     #[test]

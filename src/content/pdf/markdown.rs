@@ -6,6 +6,7 @@
 
 use super::blocks::{self, Block};
 use super::furniture::furniture;
+use super::hyphens::{Vocabulary, join_lines};
 use super::lines::Line;
 
 /// Heading levels used; smaller heading sizes share the last.
@@ -27,11 +28,11 @@ pub(crate) fn markdown(pages: &[Vec<Line>]) -> String {
     let all = blocks::join_across_regions(all);
     let body = body_size(&all);
     let heading_sizes = heading_sizes(&all, body);
-    let hyphenated = blocks::hyphenated_words(&all);
+    let vocabulary = Vocabulary::of(all.iter().flat_map(|b| &b.lines));
     let mut out = String::new();
     let mut previous_bullet = false;
     for block in &all {
-        let text = blocks::join_lines(&block.lines, &hyphenated);
+        let text = join_lines(&block.lines, &vocabulary);
         let text = text.trim();
         if text.is_empty() {
             continue;

@@ -6,7 +6,7 @@
 //! damaged), decryption with the empty password, decompression bounded per stream,
 //! `ToUnicode` CMaps. Everything after is ours, as pure functions over positioned
 //! glyphs: [`interp`] (content streams to glyphs), [`fonts`] (codes to text and
-//! advances), [`lines`], [`furniture`], [`blocks`] and [`markdown`]. We measured
+//! advances), [`lines`], [`furniture`], [`blocks`], [`hyphens`] and [`markdown`]. We measured
 //! the pure-Rust extractors on the corpus first; none reads two-column pages in
 //! order, joins hyphenated words and drops running heads, so the layout is ours.
 //!
@@ -19,6 +19,7 @@
 mod blocks;
 mod fonts;
 mod furniture;
+mod hyphens;
 mod interp;
 mod lines;
 mod markdown;
