@@ -6,8 +6,8 @@
 //! at least half of the pages (two at least): a running title, `Page 3 of 9`,
 //! `-3-`. A candidate that is only a page number (`7`, `- 7 -`, `Page 7`,
 //! `7 of 12`, `7/12`) is furniture on any page, a one-page document included, and
-//! so is one whose text the document has elsewhere too (a running title over the
-//! title itself). Of the lines of a page with the same text, only the one nearest
+//! so is one whose exact text the document has elsewhere in a larger font (a
+//! running title over the title itself). Of the lines of a page with the same text, only the one nearest
 //! the edge goes: the title under a running head of the same words stays.
 
 use std::collections::HashMap;
@@ -29,9 +29,11 @@ pub(crate) fn furniture(pages: &[Vec<Line>]) -> Vec<Vec<bool>> {
             *seen.entry(key).or_default() += 1;
         }
     }
-    let mut everywhere: HashMap<String, usize> = HashMap::new();
+    // The largest size each exact text is set in.
+    let mut largest: HashMap<&str, f32> = HashMap::new();
     for line in pages.iter().flatten() {
-        *everywhere.entry(key(&line.text)).or_default() += 1;
+        let size = largest.entry(line.text.as_str()).or_insert(0.0);
+        *size = size.max(line.size);
     }
     let needed = (pages.len().div_ceil(2)).max(2);
     pages
@@ -44,7 +46,9 @@ pub(crate) fn furniture(pages: &[Vec<Line>]) -> Vec<Vec<bool>> {
                 let key = key(&lines[i].text);
                 let furniture = is_page_number(&key)
                     || seen.get(&key).is_some_and(|n| *n >= needed)
-                    || everywhere.get(&key).is_some_and(|n| *n >= 2);
+                    || largest
+                        .get(lines[i].text.as_str())
+                        .is_some_and(|size| *size >= 1.2 * lines[i].size);
                 marks[i] = furniture && outermost(lines, i, &key, middle);
             }
             marks
@@ -158,11 +162,13 @@ mod tests {
     #[test]
     fn a_running_title_goes_and_the_title_under_it_stays() {
         let mut first = page("Report", &["Report", "text one", "text two", "more"], "1");
+        first[1].size = 20.0;
         first.push(line("end", 60.0));
+        first.push(line("text one", 50.0));
         let pages = vec![first];
         assert_eq!(
             furniture(&pages)[0],
-            [true, false, false, false, false, true, false]
+            [true, false, false, false, false, true, false, false]
         );
     }
 

@@ -8,6 +8,7 @@ use super::blocks::{self, Block};
 use super::furniture::furniture;
 use super::hyphens::{Vocabulary, join_lines};
 use super::lines::Line;
+use crate::extract::writer::escape_line;
 
 /// Heading levels used; smaller heading sizes share the last.
 const MAX_LEVEL: usize = 4;
@@ -49,13 +50,13 @@ pub(crate) fn markdown(pages: &[Vec<Line>]) -> String {
             Some(level) => {
                 out.push_str(&"#".repeat(level));
                 out.push(' ');
-                out.push_str(text);
+                out.push_str(&escape_line(text));
             }
             None if block.bullet => {
                 out.push_str("- ");
-                out.push_str(text);
+                out.push_str(&escape_line(text));
             }
-            None => out.push_str(&escape_line_start(text)),
+            None => out.push_str(&escape_line(text)),
         }
         previous_bullet = block.bullet && level.is_none();
     }
@@ -106,24 +107,6 @@ fn heading_level(block: &Block, body: f32, sizes: &[f32], text: &str) -> Option<
     let sentence = text.ends_with(['.', ',', ';']);
     (block.bold && (block.size - body).abs() < 0.5 && block.lines.len() <= 2 && !sentence)
         .then(|| (sizes.len() + 1).min(MAX_LEVEL))
-}
-
-/// A paragraph that would read as Markdown syntax at its start (`#`, `- `, `1. `,
-/// `>`) gets a backslash.
-fn escape_line_start(text: &str) -> String {
-    let first = text.chars().next();
-    let numbered = text
-        .split_once(". ")
-        .is_some_and(|(n, _)| !n.is_empty() && n.len() < 10 && n.chars().all(|c| c.is_ascii_digit()));
-    let marker = matches!(first, Some('#' | '>'))
-        || text.starts_with("- ")
-        || text.starts_with("* ")
-        || text.starts_with("+ ");
-    if marker || numbered {
-        format!("\\{text}")
-    } else {
-        text.to_owned()
-    }
 }
 
 /// The text of the first heading of `markdown`, if any.
@@ -181,6 +164,6 @@ mod tests {
              ### Run-in\n\nMore body text here, and a workers line # kept.\n\nFinal words\n"
         );
         assert_eq!(first_heading("text\n## Sec tion \n").as_deref(), Some("Sec tion"));
-        assert_eq!(escape_line_start("1. not a list"), "\\1. not a list");
+        assert_eq!(escape_line("1. not a __list__"), "1\\. not a \\_\\_list\\_\\_");
     }
 }
