@@ -4,13 +4,17 @@
 //! producers that matter (a two-column pdfTeX page ships its left column, then its
 //! right; browsers and word processors paint in document order): a line goes on
 //! while the baseline holds and the pen moves forward by less than a few ems. A
-//! word space is an explicit space, a wide `TJ` kern, or a gap of more than
-//! [`WORD_GAP`] em. Ligature glyphs are expanded (U+FB00..FB06).
+//! word space is a gap of more than [`WORD_GAP`] em, or of more than
+//! [`SPACED_GAP`] em after an explicit space or a wide `TJ` kern (Ghostscript
+//! kerns some pairs with a space glyph pulled back to nothing: `hav e`). Ligature
+//! glyphs are expanded (U+FB00..FB06).
 
 use super::interp::Glyph;
 
 /// A gap wider than this many ems between two glyphs is a word space.
 const WORD_GAP: f32 = 0.15;
+/// After an explicit space, a gap wider than this many ems is a word space.
+const SPACED_GAP: f32 = 0.05;
 /// A forward jump wider than this many ems starts another line (a table cell, a
 /// column beside).
 const SEGMENT_GAP: f32 = 3.0;
@@ -100,7 +104,8 @@ impl Builder {
     fn push(&mut self, glyph: &Glyph, text: &str) {
         let em = self.size.max(glyph.size);
         if !self.text.is_empty()
-            && (glyph.space_before || glyph.x - self.x1 > WORD_GAP * em)
+            && (glyph.x - self.x1 > WORD_GAP * em
+                || (glyph.space_before && glyph.x - self.x1 > SPACED_GAP * em))
             && !self.text.ends_with(' ')
         {
             if self.item_x.is_none() && self.text.trim().chars().all(is_bullet) {
