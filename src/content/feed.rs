@@ -146,14 +146,13 @@ fn parse(text: &str) -> Result<Feed, String> {
             Event::Empty(start) => {
                 let name = start.local_name().as_ref().to_ascii_lowercase();
                 // An Atom `<link href=.../>` is the one empty element with content.
-                if name == b"link" && capture.is_none() {
-                    if let Some(href) = alternate_href(&start) {
+                if name == b"link" && capture.is_none()
+                    && let Some(href) = alternate_href(&start) {
                         match &mut entry {
                             Some((_, e)) if e.link.is_empty() => e.link = href,
                             _ => {}
                         }
                     }
-                }
             }
             Event::End(_) => {
                 if let Some(c) = capture.take_if(|c| c.depth == depth) {
@@ -217,13 +216,11 @@ fn open(
         return;
     }
     let Some(field) = Field::of(name) else { return };
-    if name == b"link" {
-        if let (Some(href), Some((_, e))) = (alternate_href(start), entry.as_mut()) {
-            if e.link.is_empty() {
+    if name == b"link"
+        && let (Some(href), Some((_, e))) = (alternate_href(start), entry.as_mut())
+            && e.link.is_empty() {
                 e.link = href;
             }
-        }
-    }
     let kind = attribute(start, b"type").unwrap_or_default();
     // RSS descriptions are HTML; Atom's text constructs say so with `type`.
     let html = match kind.as_str() {

@@ -534,7 +534,7 @@ pub fn pdf(
     let xref = out.len();
     let mut table = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
     for offset in offsets {
-        let _ = write!(table, "{offset:010} 00000 n \n");
+        let _ = writeln!(table, "{offset:010} 00000 n ");
     }
     out.extend_from_slice(table.as_bytes());
     out.extend_from_slice(

@@ -77,12 +77,11 @@ pub(crate) fn blocks(lines: &[Line]) -> Vec<Block> {
 pub(crate) fn join_across_regions(blocks: Vec<Block>) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
     for block in blocks {
-        if let Some(last) = out.last_mut() {
-            if block.starts_region && continues(last, &block) {
+        if let Some(last) = out.last_mut()
+            && block.starts_region && continues(last, &block) {
                 last.lines.extend(block.lines);
                 continue;
             }
-        }
         out.push(block);
     }
     out

@@ -160,11 +160,10 @@ impl<'d> Interp<'d> {
             }
             let n = |i: usize| op.operands.get(i).and_then(|o| number(self.doc, Some(o)));
             match op.operator.as_str() {
-                "q" => {
-                    if stack.len() < 256 {
+                "q"
+                    if stack.len() < 256 => {
                         stack.push(gs);
                     }
-                }
                 "Q" => {
                     if let Some(saved) = stack.pop() {
                         gs = saved;
