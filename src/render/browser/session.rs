@@ -250,13 +250,12 @@ pub(crate) async fn run(
             }
             result = &mut navigate, if !navigated => {
                 navigated = true;
-                if let Ok(response) = result {
-                    if let Some(text) = response.result.error_text.filter(|t| !t.is_empty()) {
+                if let Ok(response) = result
+                    && let Some(text) = response.result.error_text.filter(|t| !t.is_empty()) {
                         return Err(interceptor
                             .take_fatal()
                             .unwrap_or_else(|| FetchError::network(text)));
                     }
-                }
             }
             _ = tokio::time::sleep_until(wake) => {
                 let now = Instant::now();
