@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use crate::support::{Config, pdf, robots, serve, site};
+use crate::support::{Config, browser_section, browser_turn, chromium, pdf, robots, serve, site};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const ALL: &str = "[tools.webfetch.content]\nformats = [\"pdf\", \"markdown\", \"json\", \"feed\"]";
 
@@ -375,4 +377,31 @@ async fn issue_31_a_pdf_has_its_own_size_cap_and_page_cap() {
     let response = call(&config, &site(&server, "/five.pdf")).await.unwrap();
     assert_eq!(response["notes"], json!(["pdf_page_limit"]));
     assert_eq!(text(&response), "Alpha text.\n\nBeta text.");
+}
+
+#[tokio::test]
+async fn issue_31_browser_mode_never_renders_a_pdf_it_reads_it_over_http() {
+    let Some(chromium) = chromium() else { return };
+    let _turn = browser_turn(&SERIAL).await;
+    let bytes = pdf(&[page("Read, not rendered.")], None, "");
+    let server = site_with(&[("/doc.pdf", body(&bytes, "application/pdf"))]).await;
+    let port = server.address().port();
+    let url = site(&server, "/doc.pdf");
+    let args = json!({ "url": url, "force_browser": true });
+    let with_pdf = Config::new(&[port])
+        .section(&browser_section(&chromium, ""))
+        .section(ALL)
+        .tool();
+    let response: Value =
+        serde_json::from_str(&with_pdf.call(&args, 1 << 20).await.unwrap()).unwrap();
+    assert_eq!(response["rendering_method"], "http");
+    assert_eq!(text(&response), "Read, not rendered.");
+    // One request for the document: Chromium was handed nothing to fetch again.
+    assert_eq!(crate::support::hits(&server, "/doc.pdf").await, 1);
+    // Without the format, browser mode answers as the SRD says.
+    let srd = Config::new(&[port])
+        .section(&browser_section(&chromium, ""))
+        .tool();
+    let error = srd.call(&args, 1 << 20).await.unwrap_err();
+    assert_eq!(error.details_json()["content_type"], "application/pdf");
 }
