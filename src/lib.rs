@@ -95,7 +95,7 @@ pub use self::executor::{
 };
 pub use self::extract::ExtractionMode;
 pub use self::notes::{Note, Notes};
-pub use self::offline::{SavedPage, respond as respond_offline};
+pub use self::offline::{SavedPage, body_cap as offline_body_cap, respond as respond_offline};
 pub use self::output::{Built, FetchChunk, FetchResponse, Timestamp, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};

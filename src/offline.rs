@@ -47,6 +47,20 @@ pub struct SavedPage<'a> {
     pub content_type: Option<&'a str>,
 }
 
+/// The byte cap of a saved page served with `content_type`: `max_download_bytes`,
+/// or for a PDF with PDF reading enabled `max_pdf_bytes` (issue 31), as over HTTP.
+/// A reader of the file reads one byte more, to tell a page over the cap.
+pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
+    match content_type {
+        Some(value)
+            if settings.content.formats.contains(Format::Pdf) && media_type::names_pdf(value) =>
+        {
+            settings.content.max_pdf_bytes
+        }
+        _ => settings.max_download_bytes,
+    }
+}
+
 /// The response JSON for `page` as if fetched over HTTP from `args.url`, at most
 /// `effective_max_bytes` long, or the error envelope the pipeline would give.
 ///
@@ -63,13 +77,7 @@ pub fn respond(
     let url = CanonicalUrl::parse(&args.url)?;
     let size = u64::try_from(page.body.len()).unwrap_or(u64::MAX);
     let formats = settings.content.formats;
-    // Issue 31: a PDF (by its Content-Type, as over HTTP) has a cap of its own.
-    let cap = match page.content_type {
-        Some(value) if formats.contains(Format::Pdf) && media_type::names_pdf(value) => {
-            settings.content.max_pdf_bytes
-        }
-        _ => settings.max_download_bytes,
-    };
+    let cap = body_cap(settings, page.content_type);
     if size > cap {
         return Err(FetchError::response_too_large(size, cap));
     }
