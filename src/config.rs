@@ -1129,7 +1129,8 @@ mod tests {
 
     #[test]
     fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
-        let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n";
+        let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
+                    [tools.webfetch.content]\nformats = []\n";
         let srd = load_str_with_env(toml, &|_| None, Contract::Srd).unwrap();
         let agent = load_str_with_env(toml, &|_| None, Contract::Agent).unwrap();
         assert_eq!(srd.settings, agent.settings);

@@ -84,19 +84,11 @@ struct GraphicsState {
 struct Interp<'d> {
     doc: &'d Document,
     fonts: Vec<Font<'d>>,
-    font_ids: HashMap<FontKey, usize>,
+    font_ids: HashMap<ObjectId, usize>,
     glyphs: Vec<Glyph>,
     operations: usize,
     /// A `TJ` adjustment wide enough to be a word gap was just seen.
     pending_space: bool,
-}
-
-/// A font by its object id, or by its resource name and the resources holding it
-/// (an inline dictionary).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum FontKey {
-    Object(ObjectId),
-    Inline(usize, Vec<u8>),
 }
 
 /// The glyphs of page `page_id`, in content order. A page whose content can not
@@ -111,9 +103,9 @@ pub(crate) fn page_glyphs(doc: &Document, page_id: ObjectId) -> Vec<Glyph> {
         operations: 0,
         pending_space: false,
     };
-    let Ok(page) = doc.get_dictionary(page_id) else {
+    if doc.get_dictionary(page_id).is_err() {
         return Vec::new();
-    };
+    }
     let resources = page_resources(doc, page_id);
     let content = doc
         .get_page_content_with_limit(page_id, MAX_STREAM_BYTES)
@@ -128,7 +120,6 @@ pub(crate) fn page_glyphs(doc: &Document, page_id: ObjectId) -> Vec<Glyph> {
         leading: 0.0,
         rise: 0.0,
     };
-    let _ = page;
     interp.run(&content, resources.as_ref(), state, 0);
     interp.glyphs
 }
@@ -151,7 +142,6 @@ impl<'d> Interp<'d> {
         let mut stack: Vec<GraphicsState> = Vec::new();
         let mut tm = Matrix::IDENTITY;
         let mut line = Matrix::IDENTITY;
-        let resources_key = resources.map_or(0, |r| r as *const Dictionary as usize);
         for op in Content::decode_iter(content) {
             let Ok(op) = op else { break };
             self.operations += 1;
@@ -185,7 +175,7 @@ impl<'d> Interp<'d> {
                         .operands
                         .first()
                         .and_then(|o| o.as_name().ok())
-                        .and_then(|name| self.font(resources, resources_key, name));
+                        .and_then(|name| self.font(resources, name));
                 }
                 "Tc" => gs.char_spacing = n(0).unwrap_or(0.0),
                 "Tw" => gs.word_spacing = n(0).unwrap_or(0.0),
@@ -293,8 +283,9 @@ impl<'d> Interp<'d> {
         self.run(&content, resources, inner, depth + 1);
     }
 
-    /// The index of the font resource `name`, loaded on first use.
-    fn font(&mut self, resources: Option<&Dictionary>, resources_key: usize, name: &[u8]) -> Option<usize> {
+    /// The index of the font resource `name`: a font object is loaded on first
+    /// use; an inline font dictionary (rare) each time it is selected.
+    fn font(&mut self, resources: Option<&Dictionary>, name: &[u8]) -> Option<usize> {
         let doc = self.doc;
         let entry = resources?
             .get(b"Font")
@@ -303,11 +294,11 @@ impl<'d> Interp<'d> {
             .and_then(|f| f.as_dict().ok())?
             .get(name)
             .ok()?;
-        let key = match entry {
-            Object::Reference(id) => FontKey::Object(*id),
-            _ => FontKey::Inline(resources_key, name.to_vec()),
+        let id = match entry {
+            Object::Reference(id) => Some(*id),
+            _ => None,
         };
-        if let Some(index) = self.font_ids.get(&key) {
+        if let Some(index) = id.and_then(|id| self.font_ids.get(&id)) {
             return Some(*index);
         }
         let dict = deref(doc, entry).as_dict().ok()?;
@@ -316,7 +307,9 @@ impl<'d> Interp<'d> {
         }
         self.fonts.push(Font::load(doc, dict));
         let index = self.fonts.len() - 1;
-        self.font_ids.insert(key, index);
+        if let Some(id) = id {
+            self.font_ids.insert(id, index);
+        }
         Some(index)
     }
 
