@@ -116,7 +116,10 @@ impl Page {
                 Page::extension(decoded.text, document, None)
             }
         };
-        if decoded.charset_fallback {
+        // JSON and XML are UTF-8 unless they say otherwise (RFC 8259, XML 1.0):
+        // reading them so is no fallback (issue 31).
+        let utf8_by_definition = matches!(kind, MediaKind::Json | MediaKind::Feed);
+        if decoded.charset_fallback && !utf8_by_definition {
             page.notes.add(Note::CharsetFallback);
         }
         Ok(page)

@@ -181,6 +181,8 @@ async fn issue_31_json_is_pretty_printed_in_a_fence_and_broken_json_is_an_error(
         text(&response),
         "```json\n{\n  \"b\": [\n    1,\n    2\n  ],\n  \"a\": {\n    \"x\": null\n  }\n}\n```"
     );
+    // JSON is UTF-8 by definition: no charset_fallback without a charset.
+    assert_eq!(response["notes"], json!([]));
     let error = call(&config, &site(&server, "/broken")).await.unwrap_err();
     assert_eq!(error["code"], "extraction_failed");
     assert_eq!(error["retryable"], false);
