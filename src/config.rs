@@ -10,12 +10,17 @@
 //! security setting must never pass silently. Keys outside `[tools]` belong to the
 //! host agent and are ignored, so one file serves a host and the CLI alike.
 //!
-//! One sub-table is an extension of ours, not the SRD's:
-//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]).
-//! Its default, `srd`, leaves every response as the SRD specifies it. Two keys are
-//! extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default `false`), the
-//! only way to run Chromium without its sandbox, and `max_concurrent_renders` (the
-//! cap on concurrent browser renders, issue 16; it changes no response).
+//! Two sub-tables are extensions of ours, not the SRD's:
+//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]),
+//! whose default, `srd`, leaves every response as the SRD specifies it, and
+//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
+//! origins `webfetch serve` admits besides its own; no tool response changes). Three
+//! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
+//! `false`), the only way to run Chromium without its sandbox,
+//! `max_concurrent_renders` (the cap on concurrent browser renders, issue 16; it
+//! changes no response), and `[tools.webfetch.robots] normalize_paths` (default
+//! `false`, issue 28: also refuse a path whose form as a normalizing server routes
+//! it is disallowed; off, robots.txt matching is the SRD's literal one).
 //!
 //! # Two contracts
 //!
@@ -31,6 +36,12 @@
 //! | --- | --- | --- |
 //! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
 //! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
+//!
+//! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
+//! the politeness limit ([`fleet`]); it has no contract default.
+
+mod fleet;
+pub(crate) mod secret_file;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -39,6 +50,12 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::extract::ExtractionMode;
+use crate::serve::WebOrigin;
+
+pub use self::fleet::{
+    DEFAULT_KEY_PREFIX, DEFAULT_PER_ORIGIN_IN_FLIGHT, FleetSettings, RawFleet, RedisSettings,
+    RedisUrl,
+};
 
 mod content;
 
@@ -139,6 +156,9 @@ pub struct RawConfig {
     pub extraction: Option<RawExtraction>,
     /// Extension (issue 31): `[tools.webfetch.content]`.
     pub content: Option<RawContent>,
+    /// Extension (issue 32): see [`FleetSettings`].
+    pub fleet: Option<RawFleet>,
+    pub serve: Option<RawServe>,
 }
 
 /// `[tools.webfetch.security]`.
@@ -202,6 +222,8 @@ pub struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
+    /// Extension (issue 28): see [`RobotsSettings::normalize_paths`].
+    pub normalize_paths: Option<bool>,
 }
 
 /// `[tools.webfetch.extraction]`: an extension of ours, not in SRD 5.3. Absent,
@@ -211,6 +233,15 @@ pub struct RawRobots {
 #[allow(missing_docs)]
 pub struct RawExtraction {
     pub mode: Option<String>,
+}
+
+/// `[tools.webfetch.serve]`: an extension of ours (issue 28), read by `webfetch
+/// serve` only.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawServe {
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// The CDP ResourceType values accepted in `block_resources` (FR-WF-BLOCKRES-01).
@@ -332,6 +363,10 @@ pub struct RobotsSettings {
     pub cache_entries: u32,
     /// Origin cache TTL.
     pub cache_ttl: Duration,
+    /// Extension (issue 28), default `false`: also refuse a path whose form as a
+    /// normalizing server routes it (`%2F` decoded, slashes merged, dot segments
+    /// removed) is disallowed. Off, matching is RFC 9309's literal one (FR-WF-08c).
+    pub normalize_paths: bool,
 }
 
 /// `[tools.webfetch.browser]`, resolved.
@@ -444,6 +479,15 @@ impl Contract {
     }
 }
 
+/// `[tools.webfetch.serve]`, resolved (extension, issue 28).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServeSettings {
+    /// Browser origins `webfetch serve` admits besides its own (a reverse
+    /// proxy's public origin, say); every other `Origin` is refused with `403`.
+    /// Each entry was checked to be `scheme://host[:port]` at load.
+    pub allowed_origins: Vec<WebOrigin>,
+}
+
 /// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
 ///
 /// Not part of `[tools.webfetch]`: loading a file fills it from `[tools.approval]`;
@@ -492,6 +536,10 @@ pub struct Settings {
     /// Extension (issue 31): the formats read beyond HTML and plain text, and
     /// their limits.
     pub content: ContentSettings,
+    /// The fleet's shared state and the politeness limit (extension, issue 32).
+    pub fleet: FleetSettings,
+    /// `webfetch serve`'s settings (extension).
+    pub serve: ServeSettings,
 }
 
 impl Default for Settings {
@@ -656,6 +704,8 @@ impl Settings {
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
         let content =
             content::resolve_content(raw.content.clone().unwrap_or_default(), contract, w)?;
+        let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
+        let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -668,6 +718,7 @@ impl Settings {
         let raw_robots = raw.robots.clone().unwrap_or_default();
         let robots = RobotsSettings {
             fail_open: raw_robots.fail_open.unwrap_or(false),
+            normalize_paths: raw_robots.normalize_paths.unwrap_or(false),
             user_agent_token: match raw_robots.user_agent_token {
                 Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
                 _ => derive_robots_token(&user_agent),
@@ -767,6 +818,8 @@ impl Settings {
             rendering,
             extraction,
             content,
+            fleet,
+            serve,
         };
         Ok(Resolved { settings, warnings })
     }
@@ -946,6 +999,19 @@ fn resolve_extraction(raw: RawExtraction) -> Result<ExtractionSettings, ConfigEr
         })?,
     };
     Ok(ExtractionSettings { mode })
+}
+
+/// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
+/// stops start-up with a message naming it (issue 28).
+fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
+    let allowed_origins = raw
+        .allowed_origins
+        .unwrap_or_default()
+        .iter()
+        .map(|text| WebOrigin::parse(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}")))?;
+    Ok(ServeSettings { allowed_origins })
 }
 
 /// Normalises a `js_heavy_domains` entry with Appendix A host rules (lowercase, IDNA

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 mod details;
 
-pub use self::details::{ErrorDetails, UnreadableReason};
+pub use self::details::{ErrorDetails, PoliteRefusal, UnreadableReason};
 
 /// The stable error codes of the SRD 3.7.2 registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -486,11 +486,36 @@ impl FetchError {
             ErrorDetails::HttpStatus {
                 status,
                 status_text: status_text.to_owned(),
+                polite: None,
             },
         );
         if code == ErrorCode::Http4xx {
             error.retryable = matches!(status, 408 | 429);
         }
+        error
+    }
+
+    /// Extension (issue 32): `http_4xx` with status 429, retryable
+    /// (FR-WF-ERR-HTTP-01), for a request the politeness limit refused without
+    /// contacting `origin`: its details add `reason` and `retry_after_seconds`.
+    pub fn polite_refusal(origin: &str, refusal: PoliteRefusal) -> Self {
+        let why = match refusal.reason {
+            "origin_held" => "is holding requests after a 429 or 503 with Retry-After",
+            _ => "has per_origin_in_flight requests in flight",
+        };
+        let mut error = FetchError::new(
+            ErrorCode::Http4xx,
+            format!(
+                "HTTP 429 Too Many Requests (not sent: {origin} {why}; retry after {} s)",
+                refusal.retry_after_seconds
+            ),
+            ErrorDetails::HttpStatus {
+                status: 429,
+                status_text: "Too Many Requests".to_owned(),
+                polite: Some(refusal),
+            },
+        );
+        error.retryable = true;
         error
     }
 
@@ -622,6 +647,24 @@ mod tests {
         assert!(!limit.retryable);
         assert_eq!(limit.message, "tool_output_limit");
         assert_eq!(limit.details_json()["effective_max_bytes"], 10);
+    }
+
+    #[test]
+    fn a_polite_refusal_is_a_retryable_429_and_origin_statuses_keep_two_fields() {
+        let refusal = PoliteRefusal {
+            reason: "origin_held",
+            retry_after_seconds: 30,
+        };
+        let error = FetchError::polite_refusal("https://e.example", refusal);
+        assert_eq!(error.code, ErrorCode::Http4xx);
+        assert!(error.retryable);
+        assert!(error.to_json().ends_with(
+            r#""retryable":true,"details":{"reason":"origin_held","retry_after_seconds":30,"status":429,"status_text":"Too Many Requests"}}"#
+        ), "{}", error.to_json());
+        assert_eq!(
+            FetchError::http_status(429, "Too Many Requests").to_json(),
+            r#"{"code":"http_4xx","message":"HTTP 429 Too Many Requests","retryable":true,"details":{"status":429,"status_text":"Too Many Requests"}}"#
+        );
     }
 
     #[test]

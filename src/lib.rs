@@ -78,18 +78,27 @@ internal_modules!(
     offline, output, page, pass, render, robots, ssrf, tokens, tool, url,
 );
 
+// Extension (issue 32): the fleet's shared state on Redis, and the per-origin
+// politeness limit (process-wide, or fleet-wide through `fleet`).
+#[cfg(feature = "fleet")]
+mod fleet;
+mod politeness;
+
 pub mod mcp;
 pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
-    Contract, ExtractionSettings, Loaded, Registration, RenderingSettings, RobotsSettings,
-    SecuritySettings, Settings, ToolsMode, load_file, load_file_for, load_str, load_str_for,
+    Contract, ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
+    RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings, ToolsMode,
+    load_file, load_file_for, load_str, load_str_for,
 };
 pub use self::content::formats::{Format, Formats};
 pub use self::document::RenderingMethod;
-pub use self::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase, UnreadableReason};
+pub use self::error::{
+    ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
+};
 pub use self::executor::{
     ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
 };

@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
-use crate::cache::{CachedDocument, DiskCache, Variant};
+use crate::cache::DiskCache;
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
 use crate::document::{ExtractedDocument, RenderingMethod};
@@ -49,17 +49,24 @@ use crate::tokens::TokenCounter;
 use crate::url::CanonicalUrl;
 
 mod builder;
+mod store;
 
 pub use self::builder::WebFetchToolBuilder;
+use self::store::{DocumentStore, Lookup, Looked, Put};
 
 /// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
-/// clones share the HTTP client, the robots.txt origin cache and the disk cache.
+/// clones share the HTTP client, the robots.txt origin cache and the disk cache
+/// (or the fleet's Redis, issue 32).
 #[derive(Clone)]
 pub struct WebFetchTool {
     settings: Arc<Settings>,
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
+    /// Extension (issue 32): the fleet's document cache, which replaces the
+    /// disk cache when `[tools.webfetch.fleet] redis_url` is set.
+    #[cfg(feature = "fleet")]
+    shared: Option<crate::fleet::SharedDocuments>,
     /// Extension: the cap on concurrent browser renders shared by all clones
     /// (`[tools.webfetch.browser] max_concurrent_renders`).
     renders: Arc<tokio::sync::Semaphore>,
@@ -102,10 +109,16 @@ struct Rendered {
 impl WebFetchTool {
     /// A tool with every default seam: the system resolver, cl100k_base, the
     /// webpki roots. [`builder`](Self::builder) replaces any of them.
+    ///
+    /// # Panics
+    ///
+    /// Only if `settings.fleet` names a Redis CA that does not parse, which the
+    /// configuration loader refuses; [`builder`](Self::builder)`.build()`
+    /// returns that error instead.
     pub fn new(settings: Settings) -> WebFetchTool {
         WebFetchTool::builder(settings)
             .build()
-            .expect("a builder without root certificates cannot fail")
+            .expect("a builder without root certificates, on checked settings, cannot fail")
     }
 
     /// A builder for a tool with other seams than the defaults.
@@ -119,7 +132,7 @@ impl WebFetchTool {
         WebFetchTool::builder(settings)
             .ssrf_validator(validator)
             .build()
-            .expect("a builder without root certificates cannot fail")
+            .expect("a builder without root certificates, on checked settings, cannot fail")
     }
 
     fn from_parts(
@@ -131,6 +144,8 @@ impl WebFetchTool {
             client,
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
+            #[cfg(feature = "fleet")]
+            shared: None,
             renders: Arc::new(tokio::sync::Semaphore::new(
                 settings.browser.max_concurrent_renders as usize,
             )),
@@ -185,15 +200,31 @@ impl WebFetchTool {
         render::is_js_heavy(url.host_str(), &self.settings.rendering.js_heavy_domains)
     }
 
-    /// The disk cache, opened on first use. A directory that cannot be created
+    /// The same tool on the fleet's shared state (issue 32): its document
+    /// cache instead of the disk's, its robots.txt outcomes behind this
+    /// process's cache. The client's politeness is set by the builder.
+    #[cfg(feature = "fleet")]
+    fn with_fleet(mut self, fleet: crate::fleet::Fleet) -> WebFetchTool {
+        let robots = RobotsChecker::new(Arc::clone(&self.settings)).with_shared(fleet.robots);
+        self.robots = Arc::new(robots);
+        self.shared = fleet.documents;
+        self
+    }
+
+    /// Where documents are kept: the fleet's Redis when configured, else the
+    /// disk cache, opened on first use. A directory that cannot be created
     /// disables caching for this invocation only (FR-WF-CCH-ENABLE-02): the next
-    /// call tries again.
-    fn disk_cache(&self) -> Option<Arc<DiskCache>> {
+    /// call tries again. `None` when caching is off.
+    fn document_store(&self) -> Option<DocumentStore> {
+        #[cfg(feature = "fleet")]
+        if self.settings.fleet.redis.is_some() {
+            return self.shared.clone().map(DocumentStore::Shared);
+        }
         let mut slot = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = DiskCache::open(&self.settings.cache).map(Arc::new);
         }
-        slot.clone()
+        slot.clone().map(DocumentStore::Disk)
     }
 
     /// Runs one call on raw JSON arguments and returns the response JSON, at most
@@ -310,21 +341,30 @@ impl WebFetchTool {
     ) -> Result<(Built, RenderingMethod), FetchError> {
         let mode = args.extraction_mode(&self.settings);
         let plan = render::plan(args.force_browser, url, &self.settings);
-        let cache = self.disk_cache();
+        let store = self.document_store();
         let mut notes = Notes::new();
 
-        // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
-        let hit = match (&cache, args.no_cache) {
-            (Some(cache), false) => {
-                match self.cache_read(cache, url, plan.first_method(), mode).await {
-                    Some(hit) => Some((hit, plan.first_method())),
-                    None => match plan.other_method() {
-                        Some(other) => self
-                            .cache_read(cache, url, other, mode)
-                            .await
-                            .map(|hit| (hit, other)),
-                        None => None,
-                    },
+        // CheckCache (skipped, not disabled, by no_cache: FR-WF-17). With the
+        // fleet's store, a miss may wait for another instance fetching the same
+        // page, within this call's document budget (issue 32).
+        let mut flight = None;
+        let hit = match (&store, args.no_cache) {
+            (Some(store), false) => {
+                let methods: Vec<RenderingMethod> =
+                    std::iter::once(plan.first_method()).chain(plan.other_method()).collect();
+                let lookup = Lookup {
+                    url,
+                    methods: &methods,
+                    mode,
+                    settings: &self.settings,
+                    wait_until: Instant::now() + self.settings.timeout(),
+                };
+                match store.lookup(lookup).await {
+                    Looked::Hit(hit, method) => Some((hit, method)),
+                    Looked::Miss(miss) => {
+                        flight = Some(miss);
+                        None
+                    }
                 }
             }
             _ => None,
@@ -377,21 +417,25 @@ impl WebFetchTool {
         // WriteCache (best effort, FR-WF-16h), before fitting so its note is in the
         // response; only the result actually returned is cached (CCH-KEY-03).
         let document = Arc::new(rendered.document);
-        if let Some(cache) = &cache {
-            let written = cache_put(
-                cache,
-                &rendered.final_url,
-                rendered.method,
-                rendered.stands_in_for_browser,
-                cache_variant(&self.settings, rendered.method, mode),
-                &document,
-                fetched_at,
-            )
-            .await;
+        if let Some(store) = &store {
+            let written = store
+                .put(Put {
+                    url: &rendered.final_url,
+                    method: rendered.method,
+                    stand_in: rendered.stands_in_for_browser,
+                    variant: store::variant(&self.settings, rendered.method, mode),
+                    document: &document,
+                    fetched_at,
+                })
+                .await;
             if let Err(reason) = written {
                 tracing::warn!(event = "cache_write_failed", "cache_write_failed: {reason}");
                 notes.add(Note::CacheWriteFailed);
             }
+        }
+        // Written: whoever waits for this page finds it now.
+        if let Some(flight) = flight {
+            flight.land().await;
         }
 
         // Chunk and FitToOutput.
@@ -423,28 +467,6 @@ impl WebFetchTool {
             effective_max_bytes,
             &*self.counter,
         )
-    }
-
-    /// The cache entry of `url` rendered with `method`, unless it is an HTTP result
-    /// that stood in for an unavailable browser and a browser is available now:
-    /// the call then renders as planned (and its result replaces the entry).
-    async fn cache_read(
-        &self,
-        cache: &Arc<DiskCache>,
-        url: &CanonicalUrl,
-        method: RenderingMethod,
-        mode: ExtractionMode,
-    ) -> Option<CachedDocument> {
-        let variant = cache_variant(&self.settings, method, mode);
-        let hit = cache_get(cache, url, method, variant).await?;
-        if hit.browser_unavailable && render::browser::is_available(&self.settings) {
-            tracing::debug!(
-                event = "cache_stand_in_skipped",
-                "cached HTTP result stood in for an unavailable browser; rendering now"
-            );
-            return None;
-        }
-        Some(hit)
     }
 
     /// Appendix B.3: the plan's renderers, in its order (FR-WF-12).
@@ -646,68 +668,6 @@ impl WebFetchTool {
             stands_in_for_browser: false,
         })
     }
-}
-
-/// The cache variant of a document rendered with `method` in extraction `mode`:
-/// its own key for article mode, and for a browser document rendered with
-/// `robots_for_frames` (issue 28), so a call never gets frames back that its own
-/// settings would have refused, nor misses frames they would have kept. HTTP
-/// documents have no frames: the switch leaves their key alone.
-///
-/// Issue 31: with extension formats enabled every document is keyed with the
-/// enabled set, so a call never gets a representation its own settings would not
-/// have fetched (publisher Markdown for HTML, a PDF's text where the SRD refuses).
-fn cache_variant(settings: &Settings, method: RenderingMethod, mode: ExtractionMode) -> Variant {
-    Variant {
-        extraction: mode,
-        robots_for_frames: method == RenderingMethod::Browser && settings.browser.robots_for_frames,
-        formats: settings.content.formats,
-    }
-}
-
-/// `DiskCache::get` on a blocking thread: the cache does blocking file I/O, which
-/// must not stall the async workers of a server handling concurrent calls.
-async fn cache_get(
-    cache: &Arc<DiskCache>,
-    url: &CanonicalUrl,
-    method: RenderingMethod,
-    variant: Variant,
-) -> Option<CachedDocument> {
-    let (cache, url) = (Arc::clone(cache), url.clone());
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || {
-        span.in_scope(|| cache.get_with(&url, method, variant, OffsetDateTime::now_utc()))
-    })
-    .await
-    .ok()
-    .flatten()
-}
-
-/// `DiskCache::put` on a blocking thread (`put_stand_in` for an HTTP result
-/// standing in for the browser); the error is the `{reason}` of the
-/// `cache_write_failed: {reason}` warning (FR-WF-16h).
-async fn cache_put(
-    cache: &Arc<DiskCache>,
-    url: &CanonicalUrl,
-    method: RenderingMethod,
-    stands_in_for_browser: bool,
-    variant: Variant,
-    document: &Arc<ExtractedDocument>,
-    fetched_at: OffsetDateTime,
-) -> Result<(), String> {
-    let (cache, url, document) = (Arc::clone(cache), url.clone(), Arc::clone(document));
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || {
-        let _in_call = span.enter();
-        let written = if stands_in_for_browser {
-            cache.put_stand_in(&url, variant, &document, fetched_at, fetched_at)
-        } else {
-            cache.put_with(&url, method, variant, &document, fetched_at, fetched_at)
-        };
-        written.map_err(|error| error.to_string())
-    })
-    .await
-    .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))
 }
 
 /// Appendix E's `page_load_buffer_s` default (FR-WF-TIMEOUT-01).

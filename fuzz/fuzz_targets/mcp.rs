@@ -1,11 +1,14 @@
 //! The MCP request decoder: any bytes as a JSON-RPC client message (rmcp's
 //! decoding), and any JSON object as `web_fetch` arguments in both schemas, and any
-//! query of `GET /v1/fetch`: a request or a structured error, never a panic.
+//! query of `GET /v1/fetch`: a request or a structured error, never a panic. The
+//! same bytes as an `Origin` header of `webfetch serve` (issue 28): an origin or an
+//! error, and an origin parses back to itself from its text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
 use webfetch::args::{ArgsSchema, FetchArgs};
+use webfetch::serve::WebOrigin;
 use webfetch::serve::http_api::args_from_query;
 
 fn parse_args(args: &Value) {
@@ -28,7 +31,11 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_slice::<Value>(data) {
         parse_args(&value);
     }
-    if let Ok(args) = args_from_query(&String::from_utf8_lossy(data)) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(args) = args_from_query(&text) {
         parse_args(&args);
+    }
+    if let Ok(origin) = WebOrigin::parse(&text) {
+        assert_eq!(WebOrigin::parse(&origin.to_string()), Ok(origin));
     }
 });

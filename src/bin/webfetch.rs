@@ -203,7 +203,10 @@ fn main() -> ExitCode {
             let mut args =
                 json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
             options.add_to(&mut args);
-            let tool = WebFetchTool::new(loaded.settings).with_schema(ArgsSchema::Extended);
+            let Some(tool) = build_tool(loaded.settings) else {
+                return ExitCode::from(1);
+            };
+            let tool = tool.with_schema(ArgsSchema::Extended);
             // One call: a current-thread runtime starts no worker threads (blocking
             // file I/O still goes to tokio's blocking pool).
             let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -238,7 +241,10 @@ fn main() -> ExitCode {
             let Some(loaded) = load_config(config.as_deref(), Contract::Agent) else {
                 return ExitCode::from(1);
             };
-            let server = WebFetchServer::new(WebFetchTool::new(loaded.settings), max_output_bytes);
+            let Some(tool) = build_tool(loaded.settings) else {
+                return ExitCode::from(1);
+            };
+            let server = WebFetchServer::new(tool, max_output_bytes);
             let Some(runtime) = runtime() else {
                 return ExitCode::from(1);
             };
@@ -272,6 +278,10 @@ fn serve(
     let Some(loaded) = load_config(config, Contract::Agent) else {
         return ExitCode::from(1);
     };
+    let allowed_origins = loaded.settings.serve.allowed_origins.clone();
+    let Some(tool) = build_tool(loaded.settings) else {
+        return ExitCode::from(1);
+    };
     let Some(runtime) = runtime() else {
         return ExitCode::from(1);
     };
@@ -280,6 +290,7 @@ fn serve(
         listen,
         token,
         max_output_bytes,
+        allowed_origins,
     };
     runtime.block_on(async move {
         let server = match serve::Server::bind(options).await {
@@ -304,12 +315,22 @@ fn serve(
         eprintln!(
             "webfetch serve: listening on http://{bound} (/mcp, /v1/fetch, /healthz; {auth})"
         );
-        server
-            .run(WebFetchTool::new(loaded.settings), shutdown_signal())
-            .await;
+        server.run(tool, shutdown_signal()).await;
         eprintln!("webfetch serve: stopped");
         ExitCode::SUCCESS
     })
+}
+
+/// The tool of `settings`, or `None` after printing why it can not be built (a
+/// fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
+fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
+    match WebFetchTool::builder(settings).build() {
+        Ok(tool) => Some(tool),
+        Err(error) => {
+            eprintln!("{error}");
+            None
+        }
+    }
 }
 
 /// Resolves on SIGINT or (Unix) SIGTERM.

@@ -18,12 +18,14 @@
 //! entry omits the field.
 
 use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
 
 use super::key::{CacheKey, Variant};
 use crate::content::formats::{Format, Formats};
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
+use crate::url::CanonicalUrl;
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).
@@ -123,7 +125,54 @@ pub(crate) enum EncodeError {
     Json(String),
 }
 
+/// What a new entry is made of: one fetch's result, whichever store keeps it
+/// (the disk cache, or the fleet's Redis, issue 32).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fresh<'a> {
+    /// The final URL (FR-WF-CCH-KEY-01).
+    pub(crate) url: &'a CanonicalUrl,
+    /// The method that produced the document (CCH-KEY-03).
+    pub(crate) method: RenderingMethod,
+    /// Extension: the variant (extraction mode, `robots_for_frames`), part of
+    /// the key.
+    pub(crate) variant: Variant,
+    /// An HTTP result standing in for an unavailable browser.
+    pub(crate) stand_in: bool,
+    /// The document.
+    pub(crate) document: &'a ExtractedDocument,
+    /// When the fetch completed (FR-WF-CCH-TS-02).
+    pub(crate) fetched_at: OffsetDateTime,
+    /// The time of the write: `last_accessed_at` (FR-WF-CCH-LRU-01).
+    pub(crate) now: OffsetDateTime,
+}
+
 impl Entry {
+    /// A new entry: `expires_at = fetched_at + ttl_days` (FR-WF-16d),
+    /// `last_accessed_at = now`, stamps at second precision (CCH-TS-01). A
+    /// stand-in is filed under the HTTP key like any HTTP result.
+    pub(crate) fn fresh(fresh: Fresh<'_>, ttl_days: u32) -> Entry {
+        let fetched_at = Timestamp::from_datetime(fresh.fetched_at);
+        Entry {
+            canonical_url: fresh.url.as_str().to_owned(),
+            method: if fresh.stand_in {
+                RenderingMethod::Http
+            } else {
+                fresh.method
+            },
+            variant: fresh.variant,
+            browser_unavailable: fresh.stand_in,
+            fetched_at,
+            expires_at: fetched_at.plus_days(ttl_days),
+            last_accessed_at: Timestamp::from_datetime(fresh.now),
+            extracted: fresh.document.clone(),
+        }
+    }
+
+    /// The key this entry is filed under.
+    pub(crate) fn key(&self) -> CacheKey {
+        CacheKey::from_parts_with(&self.canonical_url, self.method, self.variant)
+    }
+
     /// Compact JSON, `title`/`language` omitted when absent (FR-WF-CCH-ENTRY-OPT-01).
     pub(crate) fn encode(&self) -> Result<Vec<u8>, EncodeError> {
         let wire = WireOut {
@@ -178,8 +227,7 @@ impl Entry {
             browser_unavailable: wire.browser_unavailable,
             extracted: wire.extracted,
         };
-        let own_key = CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.variant);
-        if own_key != *key {
+        if entry.key() != *key {
             return Err(DecodeError::WrongKey);
         }
         Ok(entry)

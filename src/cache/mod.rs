@@ -75,7 +75,7 @@ use crate::output::Timestamp;
 use crate::url::CanonicalUrl;
 
 use dir::{Dir, Root};
-use entry::Entry;
+pub(crate) use entry::{Entry, Fresh};
 pub use key::{CacheKey, Variant};
 use ledger::Ledger;
 use limits::Limits;
@@ -305,7 +305,18 @@ impl DiskCache {
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<(), CacheWriteError> {
-        let entry = self.new_entry(url, method, variant, document, fetched_at, now);
+        let entry = Entry::fresh(
+            Fresh {
+                url,
+                method,
+                variant,
+                stand_in: false,
+                document,
+                fetched_at,
+                now,
+            },
+            self.ttl_days,
+        );
         self.store(entry)
     }
 
@@ -321,38 +332,19 @@ impl DiskCache {
         fetched_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<(), CacheWriteError> {
-        let mut entry = self.new_entry(
-            url,
-            RenderingMethod::Http,
-            variant,
-            document,
-            fetched_at,
-            now,
+        let entry = Entry::fresh(
+            Fresh {
+                url,
+                method: RenderingMethod::Http,
+                variant,
+                stand_in: true,
+                document,
+                fetched_at,
+                now,
+            },
+            self.ttl_days,
         );
-        entry.browser_unavailable = true;
         self.store(entry)
-    }
-
-    fn new_entry(
-        &self,
-        url: &CanonicalUrl,
-        method: RenderingMethod,
-        variant: Variant,
-        document: &ExtractedDocument,
-        fetched_at: OffsetDateTime,
-        now: OffsetDateTime,
-    ) -> Entry {
-        let fetched_at = Timestamp::from_datetime(fetched_at);
-        Entry {
-            canonical_url: url.as_str().to_owned(),
-            method,
-            variant,
-            browser_unavailable: false,
-            fetched_at,
-            expires_at: fetched_at.plus_days(self.ttl_days),
-            last_accessed_at: Timestamp::from_datetime(now),
-            extracted: document.clone(),
-        }
     }
 
     /// Writes `entry` under its key, evicting what it needs (see [`put`](Self::put)).
@@ -361,7 +353,7 @@ impl DiskCache {
     /// the counts stay at or above the truth (see [`ledger`]): the limits hold even
     /// across concurrent writers and writers killed mid-way.
     fn store(&self, entry: Entry) -> Result<(), CacheWriteError> {
-        let key = CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.variant);
+        let key = entry.key();
         let now = entry.last_accessed_at;
         let bytes = entry
             .encode()

@@ -128,6 +128,11 @@ pub enum ErrorDetails {
         status: u16,
         /// The reason phrase; empty when the protocol has none.
         status_text: String,
+        /// Extension (issue 32): a 429 the politeness limit answered without
+        /// contacting the origin carries why (`origin_held`, `origin_busy`) and
+        /// when to retry. `None` for every response an origin sent, so their
+        /// details stay the SRD's two fields.
+        polite: Option<PoliteRefusal>,
     },
     /// `browser_unavailable` (FR-WF-11a).
     BrowserUnavailable {
@@ -166,6 +171,17 @@ pub enum ErrorDetails {
         /// The budget not even an empty chunk fits.
         effective_max_bytes: u64,
     },
+}
+
+/// Why the politeness limit refused a request itself (extension, issue 32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoliteRefusal {
+    /// `details.reason`: `origin_held` (a 429 or 503 with `Retry-After` holds the
+    /// origin past this call's budget) or `origin_busy` (`per_origin_in_flight`
+    /// requests stayed in flight until the budget ran out).
+    pub reason: &'static str,
+    /// `details.retry_after_seconds`: when a retry may be admitted, at least 1.
+    pub retry_after_seconds: u64,
 }
 
 /// Why a document of an extension format can not be read (issue 31): the
@@ -355,9 +371,14 @@ impl ErrorDetails {
             ErrorDetails::HttpStatus {
                 status,
                 status_text,
+                polite,
             } => {
                 put("status", json!(status));
                 put("status_text", json!(status_text));
+                if let Some(polite) = polite {
+                    put("reason", json!(polite.reason));
+                    put("retry_after_seconds", json!(polite.retry_after_seconds));
+                }
             }
             ErrorDetails::BrowserUnavailable {
                 chromium_path,

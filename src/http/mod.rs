@@ -13,14 +13,20 @@
 //!    literal, the validator's one resolution for a name, on a blocking thread
 //!    under the budget, phase `dns`); a name is resolved at most once per [`Pass`]
 //!    (FR-WF-DNS-01 step 3), later requests of the same tool call reuse its set;
-//! 2. calls the caller's [`HopHook::before_hop`] (robots.txt of that URL), the
+//! 2. for a document request ([`GetOptions::polite`]), takes a place among the
+//!    requests in flight to the URL's origin, waiting within the budget, or
+//!    refuses with `http_4xx` 429 while the origin is held ([`crate::politeness`],
+//!    issue 32), before anything is sent to it;
+//! 3. calls the caller's [`HopHook::before_hop`] (robots.txt of that URL), the
 //!    first URL included, so the FR-WF-07e order (URL, SSRF, robots) holds for
 //!    every URL with no second copy of it in the pipeline;
-//! 3. connects only to the authorized addresses, at most `max_dns_attempts` of them
+//! 4. connects only to the authorized addresses, at most `max_dns_attempts` of them
 //!    (`connect.rs`), with TLS verified against the URL's host;
-//! 4. sends a GET (or HEAD) with the fixed headers ([`request`]);
-//! 5. follows 301/302/303/307/308 by hand up to `max_redirects` (`redirect.rs`);
-//! 6. reads the final 200 body through the decoders under the byte cap (`body.rs`).
+//! 5. sends a GET (or HEAD) with the fixed headers ([`request`]);
+//! 6. follows 301/302/303/307/308 by hand up to `max_redirects` (`redirect.rs`);
+//! 7. reads the final 200 body through the decoders under the byte cap
+//!    (`body.rs`); a final 429, or 503 with `Retry-After`, of a document request
+//!    holds its origin for later requests.
 //!
 //! One [`Budget`] covers the whole operation; each stage reports its own phase when
 //! it passes. The hook's robots.txt check is the exception: it has its own budget,
@@ -51,6 +57,7 @@ use crate::budget::Budget;
 use crate::config::{DEFAULT_USER_AGENT, Settings};
 use crate::error::{FetchError, TimeoutPhase};
 use crate::pass::Pass;
+use crate::politeness::{Politeness, Slot};
 use crate::ssrf::{self, SsrfValidator};
 use crate::url::{CanonicalUrl, TargetHost};
 
@@ -75,6 +82,8 @@ struct Inner {
     extra_roots: Vec<CertificateDer<'static>>,
     tls: Arc<rustls::ClientConfig>,
     proxy: Option<ProxyConfig>,
+    /// Per-origin politeness of document requests (issue 32), shared by clones.
+    politeness: Arc<Politeness>,
 }
 
 impl fmt::Debug for HttpClient {
@@ -148,6 +157,10 @@ pub struct GetOptions<'a> {
     /// `Content-Type` names a PDF (`max_pdf_bytes`), in place of
     /// `max_body_bytes`. `None`: every response has `max_body_bytes`.
     pub pdf_max_body_bytes: Option<u64>,
+    /// A document request (HTTP mode, the browser's top document): each hop
+    /// takes a place among the requests in flight to its origin and respects
+    /// its holds (issue 32). `false` for robots.txt and browser subresources.
+    pub polite: bool,
 }
 
 impl<'a> GetOptions<'a> {
@@ -163,6 +176,7 @@ impl<'a> GetOptions<'a> {
             headers: Vec::new(),
             method: Method::GET,
             pdf_max_body_bytes: None,
+            polite: false,
         }
     }
 }
@@ -178,6 +192,7 @@ impl fmt::Debug for GetOptions<'_> {
             .field("headers", &self.headers)
             .field("method", &self.method)
             .field("pdf_max_body_bytes", &self.pdf_max_body_bytes)
+            .field("polite", &self.polite)
             .finish()
     }
 }
@@ -219,6 +234,7 @@ impl HttpClient {
         } else {
             None
         };
+        let settings_limit = settings.fleet.per_origin_in_flight;
         HttpClient {
             inner: Arc::new(Inner {
                 settings,
@@ -227,7 +243,18 @@ impl HttpClient {
                 extra_roots: Vec::new(),
                 tls: Arc::new(tls),
                 proxy,
+                politeness: Arc::new(Politeness::local(settings_limit)),
             }),
+        }
+    }
+
+    /// The same client with `politeness` (fleet-wide on Redis) instead of the
+    /// process-wide state it was made with.
+    pub(crate) fn with_politeness(self, politeness: Politeness) -> HttpClient {
+        let mut inner = Arc::unwrap_or_clone(self.inner);
+        inner.politeness = Arc::new(politeness);
+        HttpClient {
+            inner: Arc::new(inner),
         }
     }
 
@@ -286,7 +313,7 @@ impl HttpClient {
         let headers = request::hop_headers(&self.inner.user_agent, &opts.headers);
         let max_redirects = self.inner.settings.max_redirects;
         let mut current = url.clone();
-        let (mut addresses, mut budget) = self
+        let (mut addresses, mut budget, mut slot) = self
             .admit_in(None, &current, opts, pass, opts.budget)
             .await?;
         let mut redirects = 0u32;
@@ -299,6 +326,7 @@ impl HttpClient {
                 let location = response.headers().get(http::header::LOCATION).cloned();
                 drop(response);
                 drop(guard);
+                drop(slot.take());
                 let next =
                     redirect::next_hop(&current, location.as_ref(), redirects, max_redirects)?;
                 redirects += 1;
@@ -308,7 +336,7 @@ impl HttpClient {
                 if let Some(hook) = opts.hook {
                     hook.check_target(&current, &next)?;
                 }
-                (addresses, budget) = self
+                (addresses, budget, slot) = self
                     .admit_in(Some(&current), &next, opts, pass, budget)
                     .await?;
                 current = next;
@@ -317,6 +345,12 @@ impl HttpClient {
             let status_text = status::status_text(&response);
             let (parts, incoming) = response.into_parts();
             let mut headers = parts.headers;
+            if slot.is_some() {
+                self.inner
+                    .politeness
+                    .observe(&current.origin(), status, &headers)
+                    .await;
+            }
             if opts.method == Method::HEAD {
                 return Ok(HttpResponse {
                     final_url: current,
@@ -335,6 +369,7 @@ impl HttpClient {
                 (Bytes::new(), false)
             };
             drop(guard);
+            drop(slot);
             describe_body(&mut headers, body.len());
             return Ok(HttpResponse {
                 final_url: current,
@@ -348,8 +383,9 @@ impl HttpClient {
         }
     }
 
-    /// Steps 1 and 2 for `url` alone, as the first URL of a request of `opts`:
-    /// port, SSRF and the pass's one resolution, then the hook. Returns the
+    /// Steps 1 to 3 for `url` alone, as the first URL of a request of `opts`:
+    /// port, SSRF and the pass's one resolution, politeness (the place is given
+    /// back at once), then the hook. Returns the
     /// budget, moved by the time the hook took. The browser renderer calls this
     /// before it launches Chromium (Appendix B: SSRF and robots before rendering);
     /// its own request of the same URL in the same pass then finds the host
@@ -361,12 +397,13 @@ impl HttpClient {
     ) -> Result<Budget, FetchError> {
         let own_pass = Pass::new();
         let pass = opts.pass.unwrap_or(&own_pass);
-        let (_, budget) = self.admit_in(None, url, opts, pass, opts.budget).await?;
+        let (_, budget, _) = self.admit_in(None, url, opts, pass, opts.budget).await?;
         Ok(budget)
     }
 
-    /// Steps 1 and 2 for one URL (`from` is the URL that redirected to it): its
-    /// validated addresses, and the budget moved by the hook's time.
+    /// Steps 1 to 3 for one URL (`from` is the URL that redirected to it): its
+    /// validated addresses, the budget moved by the hook's time, and the
+    /// request's politeness slot when it is a document request.
     async fn admit_in(
         &self,
         from: Option<&CanonicalUrl>,
@@ -374,10 +411,20 @@ impl HttpClient {
         opts: &GetOptions<'_>,
         pass: &Pass,
         budget: Budget,
-    ) -> Result<(Vec<IpAddr>, Budget), FetchError> {
+    ) -> Result<(Vec<IpAddr>, Budget, Option<Slot>), FetchError> {
         let addresses = self.authorize(url, &budget, pass).await?;
+        let slot = if opts.polite {
+            Some(
+                self.inner
+                    .politeness
+                    .admit(&url.origin(), budget.deadline())
+                    .await?,
+            )
+        } else {
+            None
+        };
         let Some(hook) = opts.hook else {
-            return Ok((addresses, budget));
+            return Ok((addresses, budget, slot));
         };
         // The hook (a robots.txt check) keeps to its own budget; the fetch's
         // budget is paused meanwhile (SRD-READINGS 26). Nothing may hang the
@@ -392,7 +439,7 @@ impl HttpClient {
         hook_budget
             .try_run(TimeoutPhase::Redirect, hook.before_hop(from, url))
             .await?;
-        Ok((addresses, budget.paused_for(started.elapsed())))
+        Ok((addresses, budget.paused_for(started.elapsed()), slot))
     }
 
     /// Port, SSRF and the single resolution of one URL (Appendix F.2 steps 1-4).

@@ -63,6 +63,7 @@ pub async fn fetch_document(
     if formats.contains(Format::Pdf) {
         opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
     }
+    opts.polite = true;
     let response = client.get(url, &opts).await?;
     check_status(response.status, &response.status_text)?;
     let content_type = media_type::last_content_type(&response.headers);

@@ -141,16 +141,19 @@ impl RobotsCache {
         Some(Arc::clone(&entry.rules))
     }
 
-    /// Stores the rules of `origin` for one TTL, evicting the least recently used
-    /// entry when full (FR-WF-08g). A no-op when disabled.
-    pub fn insert(&self, origin: Origin, rules: Arc<Rules>) {
+    /// Stores the rules of `origin` for one TTL, or for `max_age` when that is
+    /// shorter (rules another instance of a fleet fetched, kept only for what is
+    /// left of their TTL, issue 32), evicting the least recently used entry when
+    /// full (FR-WF-08g). A no-op when disabled.
+    pub fn insert(&self, origin: Origin, rules: Arc<Rules>, max_age: Option<Duration>) {
         if self.is_disabled() {
             return;
         }
         let now = self.clock.now();
+        let ttl = max_age.map_or(self.ttl, |age| age.min(self.ttl));
         // A TTL beyond the clock's range (impossible with the clamped config) expires
         // at once: refetching is the safe side.
-        let expires = now.checked_add(self.ttl).unwrap_or(now);
+        let expires = now.checked_add(ttl).unwrap_or(now);
         let mut lru = self.lock();
         let stamp = lru.stamp();
         let Lru { entries, order, .. } = &mut *lru;
@@ -220,7 +223,7 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let cache = cache(4, &clock);
         let a = origin("https://a.example/");
-        cache.insert(a.clone(), Arc::new(Rules::allow_all()));
+        cache.insert(a.clone(), Arc::new(Rules::allow_all()), None);
         clock.advance(Duration::from_secs(3599));
         assert!(cache.get(&a).is_some());
         clock.advance(Duration::from_secs(1));
@@ -237,10 +240,10 @@ mod tests {
             origin("https://b.example/"),
             origin("https://c.example/"),
         );
-        cache.insert(a.clone(), Arc::new(Rules::allow_all()));
-        cache.insert(b.clone(), Arc::new(Rules::allow_all()));
+        cache.insert(a.clone(), Arc::new(Rules::allow_all()), None);
+        cache.insert(b.clone(), Arc::new(Rules::allow_all()), None);
         assert!(cache.get(&a).is_some()); // b is now the least recently used
-        cache.insert(c.clone(), Arc::new(Rules::allow_all()));
+        cache.insert(c.clone(), Arc::new(Rules::allow_all()), None);
         assert!(cache.get(&b).is_none());
         assert!(cache.get(&a).is_some());
         assert!(cache.get(&c).is_some());
@@ -252,12 +255,36 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let cache = cache(2, &clock);
         let a = origin("https://a.example/");
-        cache.insert(a.clone(), Arc::new(Rules::allow_all()));
+        cache.insert(a.clone(), Arc::new(Rules::allow_all()), None);
         clock.advance(Duration::from_secs(3000));
-        cache.insert(a.clone(), Arc::new(Rules::allow_all()));
+        cache.insert(a.clone(), Arc::new(Rules::allow_all()), None);
         clock.advance(Duration::from_secs(3000));
         assert!(cache.get(&a).is_some());
         assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn a_shorter_max_age_wins_over_the_ttl() {
+        let clock = Arc::new(ManualClock::new());
+        let cache = cache(4, &clock);
+        let a = origin("https://a.example/");
+        cache.insert(
+            a.clone(),
+            Arc::new(Rules::allow_all()),
+            Some(Duration::from_secs(10)),
+        );
+        clock.advance(Duration::from_secs(9));
+        assert!(cache.get(&a).is_some());
+        clock.advance(Duration::from_secs(1));
+        assert!(cache.get(&a).is_none());
+        // A longer one does not extend the TTL.
+        cache.insert(
+            a.clone(),
+            Arc::new(Rules::allow_all()),
+            Some(Duration::from_secs(7200)),
+        );
+        clock.advance(Duration::from_secs(3600));
+        assert!(cache.get(&a).is_none());
     }
 
     #[test]
@@ -265,7 +292,7 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let cache = cache(0, &clock);
         let a = origin("https://a.example/");
-        cache.insert(a.clone(), Arc::new(Rules::allow_all()));
+        cache.insert(a.clone(), Arc::new(Rules::allow_all()), None);
         assert!(cache.get(&a).is_none());
         assert!(cache.is_empty());
     }
@@ -274,7 +301,7 @@ mod tests {
     fn fr_wf_08a_origins_are_separate_keys() {
         let clock = Arc::new(ManualClock::new());
         let cache = cache(8, &clock);
-        cache.insert(origin("https://e.example/"), Arc::new(Rules::allow_all()));
+        cache.insert(origin("https://e.example/"), Arc::new(Rules::allow_all()), None);
         assert!(cache.get(&origin("http://e.example:8080/")).is_none());
         assert!(cache.get(&origin("http://e.example/")).is_none());
         assert!(cache.get(&origin("https://e.example:443/x")).is_some());

@@ -48,6 +48,10 @@ pub struct RobotsChecker {
     /// One in-flight retrieval per origin, so concurrent fetches of one site wait
     /// for a single robots.txt request instead of each sending one (NFR-WF-PERF-04).
     inflight: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+    /// Extension (issue 32, `share_robots`): outcomes shared by a fleet, one
+    /// retrieval per origin per TTL for all its instances.
+    #[cfg(feature = "fleet")]
+    shared: Option<crate::fleet::SharedRobots>,
 }
 
 impl RobotsChecker {
@@ -63,7 +67,17 @@ impl RobotsChecker {
             cache,
             settings,
             inflight: Mutex::new(HashMap::new()),
+            #[cfg(feature = "fleet")]
+            shared: None,
         }
+    }
+
+    /// The same checker sharing outcomes through the fleet (issue 32). Behind
+    /// this process's own cache: only its misses ask the fleet.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn with_shared(mut self, shared: Option<crate::fleet::SharedRobots>) -> Self {
+        self.shared = shared;
+        self
     }
 
     /// The origin cache.
@@ -94,7 +108,13 @@ impl RobotsChecker {
             notes.add(Note::RobotsUnavailableFailOpen);
             return Ok(());
         };
-        if rules.is_allowed(&url.path_and_query()) {
+        let path = url.path_and_query();
+        let allowed = if self.settings.robots.normalize_paths {
+            rules.is_allowed_normalized(&path)
+        } else {
+            rules.is_allowed(&path)
+        };
+        if allowed {
             Ok(())
         } else {
             // The query is matched but not echoed: it may carry secrets.
@@ -117,27 +137,65 @@ impl RobotsChecker {
             return Ok(Some(rules));
         }
         if self.cache.is_disabled() {
-            return self.retrieve(source, origin, deadline).await;
+            let outcome = self.retrieve(source, origin, deadline).await;
+            return self.decide(origin, outcome, None);
         }
         let slot = InflightSlot::join(&self.inflight, origin);
         let Ok(_turn) = tokio::time::timeout_at(deadline, slot.lock.lock()).await else {
             // The budget ran out while another fetch was retrieving this origin's
             // robots.txt: a robots timeout like any other (fail-open applies).
-            return self.decide(origin, FetchOutcome::TimedOut);
+            return self.decide(origin, FetchOutcome::TimedOut, None);
         };
         // Whoever held the turn may have filled the cache meanwhile.
         if let Some(rules) = self.cache.get(origin) {
             return Ok(Some(rules));
         }
-        self.retrieve(source, origin, deadline).await
+        #[cfg(feature = "fleet")]
+        if let Some(shared) = &self.shared {
+            return self.shared_rules(shared, source, origin, deadline).await;
+        }
+        let outcome = self.retrieve(source, origin, deadline).await;
+        self.decide(origin, outcome, None)
     }
 
+    /// The rules of `origin` through the fleet: another instance's outcome, or
+    /// this one's retrieval under the origin's fleet-wide lock, shared if the
+    /// policy caches it. Without Redis, a retrieval as if nothing were shared.
+    #[cfg(feature = "fleet")]
+    async fn shared_rules(
+        &self,
+        shared: &crate::fleet::SharedRobots,
+        source: &dyn RobotsSource,
+        origin: &Origin,
+        deadline: Instant,
+    ) -> Result<Option<Arc<Rules>>, FetchError> {
+        use crate::fleet::RobotsLookup;
+        let wait_until = deadline.min(Instant::now() + self.settings.timeout());
+        match shared.lookup(origin, wait_until).await {
+            RobotsLookup::Found(outcome, left) => self.decide(origin, outcome, Some(left)),
+            // Another instance's retrieval outlasted this budget: a robots
+            // timeout like the process-local wait's.
+            RobotsLookup::GaveUp => self.decide(origin, FetchOutcome::TimedOut, None),
+            RobotsLookup::Unavailable => {
+                let outcome = self.retrieve(source, origin, deadline).await;
+                self.decide(origin, outcome, None)
+            }
+            RobotsLookup::Claimed(lease) => {
+                let outcome = self.retrieve(source, origin, deadline).await;
+                shared.store(origin, &outcome).await;
+                lease.release().await;
+                self.decide(origin, outcome, None)
+            }
+        }
+    }
+
+    /// One retrieval of `origin`'s robots.txt, as the policy needs to know it.
     async fn retrieve(
         &self,
         source: &dyn RobotsSource,
         origin: &Origin,
         deadline: Instant,
-    ) -> Result<Option<Arc<Rules>>, FetchError> {
+    ) -> FetchOutcome {
         let robots = &self.settings.robots;
         let timeout_ms = self.timeout_ms();
         // ROBOTS-TIMEOUT-01: at most `timeout_seconds`, and never past the caller's
@@ -150,18 +208,19 @@ impl RobotsChecker {
             timeout_ms,
             max_bytes: robots.max_robots_bytes,
         };
-        let outcome = match tokio::time::timeout_at(deadline, source.fetch_robots(request)).await {
+        match tokio::time::timeout_at(deadline, source.fetch_robots(request)).await {
             Ok(outcome) => outcome,
             Err(_) => FetchOutcome::TimedOut,
-        };
-        self.decide(origin, outcome)
+        }
     }
 
-    /// Applies the policy to an outcome and caches what may be cached.
+    /// Applies the policy to an outcome and caches what may be cached, for
+    /// `max_age` at most when the outcome came from the fleet.
     fn decide(
         &self,
         origin: &Origin,
         outcome: FetchOutcome,
+        max_age: Option<std::time::Duration>,
     ) -> Result<Option<Arc<Rules>>, FetchError> {
         let robots = &self.settings.robots;
         let params = PolicyParams {
@@ -172,7 +231,8 @@ impl RobotsChecker {
         match resolve(outcome, origin, &params) {
             Resolution::Rules(rules) => {
                 let rules = Arc::new(rules);
-                self.cache.insert(origin.clone(), Arc::clone(&rules));
+                self.cache
+                    .insert(origin.clone(), Arc::clone(&rules), max_age);
                 Ok(Some(rules))
             }
             Resolution::FailOpen => Ok(None),

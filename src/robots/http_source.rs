@@ -102,6 +102,7 @@ async fn fetch_robots(
         headers: Vec::new(),
         method: http::Method::GET,
         pdf_max_body_bytes: None,
+        polite: false,
     };
     match client.get(&url, &options).await {
         Ok(response) if response.status == 200 => {

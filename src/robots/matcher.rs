@@ -22,6 +22,8 @@
 //! rules are kept in precedence order so the first match decides and most checks end
 //! early.
 
+use super::path::normalize_path;
+
 /// Whether a rule allows or disallows the paths it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuleKind {
@@ -238,6 +240,14 @@ impl Rules {
     pub fn is_allowed(&self, path: &str) -> bool {
         self.decisive_rule(path)
             .is_none_or(|rule| rule.kind == RuleKind::Allow)
+    }
+
+    /// The hardened verdict of issue 28 (`normalize_paths`, an extension): `path`
+    /// may be fetched only if both it and the form a normalizing server routes
+    /// ([`normalize_path`]) are allowed, each by [`Rules::is_allowed`]'s
+    /// longest match.
+    pub fn is_allowed_normalized(&self, path: &str) -> bool {
+        self.is_allowed(path) && self.is_allowed(&normalize_path(path))
     }
 
     fn rule(&self, span: Span) -> RuleRef<'_> {
@@ -569,6 +579,73 @@ mod tests {
                 .max();
             let expected = best.is_none_or(|(_, allow)| allow);
             proptest::prop_assert_eq!(Rules::new(list).is_allowed(&path), expected);
+        }
+    }
+
+    /// Issue 28: the variants a normalizing server routes to a disallowed path are
+    /// refused by the hardened verdict and allowed by the literal one; the longest
+    /// match still decides within each form.
+    #[test]
+    fn normalized_verdict_refuses_what_a_normalizing_server_serves() {
+        let rule = |kind, text: &str| Rule {
+            kind,
+            pattern: pattern(text),
+        };
+        let rules = Rules::new(vec![
+            rule(RuleKind::Disallow, "/private"),
+            rule(RuleKind::Disallow, "/secret/"),
+            rule(RuleKind::Disallow, "/members/"),
+            rule(RuleKind::Allow, "/members/join"),
+        ]);
+        let table: &[(&str, bool, bool)] = &[
+            // (path, literal verdict, hardened verdict)
+            ("/private", false, false),
+            ("//private", true, false),
+            ("/x/..%2fprivate", true, false),
+            ("/x/..%2Fprivate", true, false),
+            ("/x/%2e%2e/private", true, false),
+            ("/x%5C..%5Cprivate", true, false),
+            ("/secret%2Fx", true, false),
+            ("/secret//x", false, false),
+            ("/public", true, true),
+            ("//public", true, true),
+            ("/x/..%2Fpublic?next=/private", true, true),
+            ("/public?next=//private", true, true),
+            ("/members/join", true, true),
+            // Disallowed as written: normalizing never allows more.
+            ("/members//join", false, false),
+            ("/members/join/..%2Fbilling", true, false),
+        ];
+        for (path, literal, hardened) in table {
+            assert_eq!(rules.is_allowed(path), *literal, "literal {path}");
+            assert_eq!(rules.is_allowed_normalized(path), *hardened, "hardened {path}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+        /// The hardened verdict never allows what the literal one refuses, and
+        /// equals it on a path that normalizing leaves unchanged.
+        #[test]
+        fn normalized_verdict_only_ever_refuses_more(
+            written in proptest::collection::vec((proptest::bool::ANY, "[/ab.*$]{1,6}"), 0..8),
+            path in "/[ab/.%2Ff]{0,12}",
+        ) {
+            let rules = Rules::new(
+                written
+                    .iter()
+                    .map(|(allow, raw)| Rule {
+                        kind: if *allow { RuleKind::Allow } else { RuleKind::Disallow },
+                        pattern: pattern(raw),
+                    })
+                    .collect(),
+            );
+            let hardened = rules.is_allowed_normalized(&path);
+            proptest::prop_assert!(!hardened || rules.is_allowed(&path));
+            if normalize_path(&path) == path {
+                proptest::prop_assert_eq!(hardened, rules.is_allowed(&path));
+            }
         }
     }
 

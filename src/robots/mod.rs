@@ -2,6 +2,8 @@
 //!
 //! - [`parse`]: bytes to groups, and the one group that applies to our token.
 //! - [`matcher`]: `*`/`$` patterns in linear time and the rule precedence.
+//! - [`path`]: the path as a normalizing server routes it, for the opt-in
+//!   hardening of issue 28 (`normalize_paths`).
 //! - [`policy`]: what a retrieval outcome means (rules, fail-open, error), whether it
 //!   may be cached, and the robots origin scope for redirects.
 //! - [`cache`]: the process-local per-origin LRU with a TTL.
@@ -39,6 +41,11 @@
 //!   UTF-32 BOM, is allow-all as a whole, even if it holds a readable `Disallow: /`.
 //!   RFC 9309 2.2 only asks for UTF-8 and leaves other bytes to the parser; Google's
 //!   robotstxt parses such files line by line.
+//! - **Normalized paths, opt-in** (issue 28, an extension): with
+//!   `[tools.webfetch.robots] normalize_paths = true`, a path is also refused when
+//!   the form a normalizing server routes ([`normalize_path`]: `%2F` decoded,
+//!   slashes merged, dot segments removed) is disallowed. Off by default, so the
+//!   matching above is RFC 9309's literal one, byte for byte.
 //! - **Parsed rules are bounded** (FR-WF-ROBOTS-SIZE-01): at most
 //!   [`MAX_RULES_PER_FILE`] rule lines are read, and a cached [`Rules`] set is one
 //!   pattern arena plus 12 bytes per distinct rule (see its memory bound).
@@ -48,6 +55,7 @@ pub mod checker;
 pub mod http_source;
 pub mod matcher;
 pub mod parse;
+pub mod path;
 pub mod policy;
 
 pub use cache::{Clock, ManualClock, RobotsCache, SystemClock};
@@ -55,6 +63,7 @@ pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
 pub use http_source::{RobotsHopCheck, ScopeHook};
 pub use matcher::{MAX_RULES_PER_FILE, Pattern, Rule, RuleKind, RuleRef, Rules};
 pub use parse::{Group, RobotsTxt};
+pub use path::normalize_path;
 pub use policy::{
     CROSS_ORIGIN_REDIRECT, FetchOutcome, PolicyParams, Resolution, check_scope, resolve,
 };

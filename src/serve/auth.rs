@@ -19,6 +19,9 @@ pub const TOKEN_ENV: &str = "WEBFETCH_SERVE_TOKEN";
 /// The shortest token accepted: a guessable token is no protection.
 pub const MIN_TOKEN_CHARS: usize = 16;
 
+/// The most a `--token-file` may hold: a token and a newline, with room to spare.
+const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
 /// The configured bearer token, as its digest.
 #[derive(Clone)]
 pub struct BearerToken {
@@ -77,8 +80,13 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
 /// source, never the token.
 pub fn load_token(file: Option<&Path>, env: Option<String>) -> Result<Option<BearerToken>, String> {
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| format!("cannot read --token-file {}: {error}", path.display()))?;
+        // A token file another user can write lets them choose the token: read
+        // only a regular file of ours (or root's) that group and others cannot
+        // write, through the one loader of config secrets (issue 28).
+        let bytes = crate::config::secret_file::read(path, MAX_TOKEN_FILE_BYTES)
+            .map_err(|reason| format!("--token-file {} {reason}", path.display()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| format!("--token-file {}: not UTF-8", path.display()))?;
         return BearerToken::new(&text)
             .map(Some)
             .map_err(|reason| format!("--token-file {}: {reason}", path.display()));
@@ -135,5 +143,26 @@ mod tests {
         assert!(load_token(None, Some(SECRET.into())).unwrap().is_some());
         let error = load_token(None, Some("tiny".into())).unwrap_err();
         assert!(error.starts_with(TOKEN_ENV), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_others_can_write_or_a_link_is_refused_without_echo() {
+        use std::os::unix::fs::{PermissionsExt, symlink};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, SECRET).unwrap();
+        for mode in [0o666, 0o620, 0o602] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let error = load_token(Some(&path), None).unwrap_err();
+            assert!(error.contains("writable by group or others"), "{error}");
+            assert!(!error.contains(SECRET), "{error}");
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(load_token(Some(&path), None).unwrap().is_some());
+        let link = dir.path().join("link");
+        symlink(&path, &link).unwrap();
+        let error = load_token(Some(&link), None).unwrap_err();
+        assert!(error.contains("symbolic link"), "{error}");
     }
 }

@@ -15,7 +15,12 @@
 //!
 //! Security: a non-loopback address needs a bearer token; with one,
 //! every endpoint but `/healthz` asks for it. Without a token (loopback only),
-//! the `Host` header must name loopback, against DNS rebinding. Limits:
+//! the `Host` header must name loopback, against DNS rebinding. Before anything
+//! else, on every endpoint and with or without a token, a cross-site browser
+//! request is refused with `403 forbidden_origin` (issue 28, `origin.rs`): an
+//! `Origin` that is not the listener's own or in `[tools.webfetch.serve]
+//! allowed_origins`, or `Sec-Fetch-Site: cross-site` without an allowed
+//! `Origin`; so a page the user visits can not make the server fetch. Limits:
 //! [`MAX_HEADER_BYTES`], [`MAX_QUERY_BYTES`], [`MAX_MCP_BODY_BYTES`],
 //! [`MAX_CONNECTIONS`], [`HEADER_READ_TIMEOUT`]. No response or log line echoes
 //! the token or a query.
@@ -30,6 +35,7 @@ mod auth;
 pub mod http_api;
 #[cfg(not(feature = "internals"))]
 mod http_api;
+mod origin;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -55,6 +61,9 @@ use crate::tool::WebFetchTool;
 
 pub use self::auth::{BearerToken, MIN_TOKEN_CHARS, TOKEN_ENV, load_token};
 pub use self::http_api::{NEXT_START_CHUNK_HEADER, TOTAL_CHUNKS_HEADER};
+pub use self::origin::{OriginError, WebOrigin};
+
+use self::origin::{CrossSite, OriginPolicy};
 
 /// The default `--listen` address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
@@ -70,6 +79,8 @@ pub const MAX_CONNECTIONS: usize = 1024;
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Added to the tool's timeout for in-flight calls to finish at shutdown.
 pub const SHUTDOWN_MARGIN: Duration = Duration::from_secs(2);
+/// The most characters of a refused `Origin` a log line shows.
+const MAX_LOGGED_ORIGIN_CHARS: usize = 200;
 
 type Body = BoxBody<Bytes, Infallible>;
 type McpService = StreamableHttpService<WebFetchServer, LocalSessionManager>;
@@ -83,6 +94,9 @@ pub struct ServeOptions {
     pub token: Option<BearerToken>,
     /// The byte budget of each tool result, MCP and `/v1/fetch` alike.
     pub max_output_bytes: usize,
+    /// Browser origins admitted besides the listener's own (issue 28), e.g. a
+    /// reverse proxy's public origin: `[tools.webfetch.serve] allowed_origins`.
+    pub allowed_origins: Vec<WebOrigin>,
 }
 
 /// A bound, not yet serving, `webfetch serve`.
@@ -118,9 +132,17 @@ impl Server {
     pub async fn run(self, tool: WebFetchTool, shutdown: impl Future<Output = ()>) {
         let Server { listener, options } = self;
         let loopback = options.listen.ip().is_loopback();
+        // The own origins carry the bound port (the one chosen for `:0`).
+        let bound = listener.local_addr().unwrap_or(options.listen);
         let cancel = CancellationToken::new();
         let grace = tool.timeout().unwrap_or_default() + SHUTDOWN_MARGIN;
-        let app = Arc::new(App::new(tool, &options, loopback, cancel.child_token()));
+        let app = Arc::new(App::new(
+            tool,
+            &options,
+            bound,
+            loopback,
+            cancel.child_token(),
+        ));
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
         let mut http = hyper::server::conn::http1::Builder::new();
@@ -181,6 +203,8 @@ struct App {
     token: Option<BearerToken>,
     /// Whether `Host` must name loopback (a loopback listener without a token).
     check_host: bool,
+    /// The browser callers admitted (issue 28).
+    origins: OriginPolicy,
     max_output_bytes: usize,
 }
 
@@ -188,6 +212,7 @@ impl App {
     fn new(
         tool: WebFetchTool,
         options: &ServeOptions,
+        bound: SocketAddr,
         loopback: bool,
         cancel: CancellationToken,
     ) -> App {
@@ -218,6 +243,7 @@ impl App {
             tool,
             token: options.token.clone(),
             check_host: loopback && options.token.is_none(),
+            origins: OriginPolicy::new(bound, options.allowed_origins.clone()),
             max_output_bytes: options.max_output_bytes,
         }
     }
@@ -227,6 +253,10 @@ impl App {
         request: Request<Incoming>,
     ) -> Result<Response<Body>, Infallible> {
         let path = request.uri().path();
+        // First, so a cross-site page learns nothing, not even what exists.
+        if let Err(cross_site) = self.origins.check(request.headers()) {
+            return Ok(refuse_cross_site(cross_site, &request));
+        }
         if path == "/healthz" {
             return Ok(match *request.method() {
                 Method::GET | Method::HEAD => text(StatusCode::OK, "ok"),
@@ -295,19 +325,47 @@ impl App {
 /// Whether the request's `Host` is `localhost`, an IPv4 loopback or `[::1]`,
 /// with any port.
 fn host_is_loopback(request: &Request<Incoming>) -> bool {
-    let Some(host) = request
+    request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.parse::<http::uri::Authority>().ok())
-    else {
-        return false;
+        .is_some_and(|host| origin::names_loopback(host.host()))
+}
+
+/// The `403` of a cross-site request (issue 28), logged on one line with the
+/// method, the path and the `Origin` if any (never the query or a token).
+fn refuse_cross_site(cross_site: CrossSite, request: &Request<Incoming>) -> Response<Body> {
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .map(|value| {
+            let shown: String = String::from_utf8_lossy(value.as_bytes())
+                .chars()
+                .take(MAX_LOGGED_ORIGIN_CHARS)
+                .collect();
+            format!(" origin={shown:?}")
+        })
+        .unwrap_or_default();
+    let (reason, message) = match cross_site {
+        CrossSite::Origin => (
+            "Origin not allowed",
+            "cross-site request refused: the Origin is not this server's own; to allow a \
+             trusted one, list it in [tools.webfetch.serve] allowed_origins",
+        ),
+        CrossSite::FetchSite => (
+            "Sec-Fetch-Site: cross-site",
+            "cross-site request refused: web pages may not call this server; to allow a \
+             trusted page, list its origin in [tools.webfetch.serve] allowed_origins",
+        ),
     };
-    let name = host.host().trim_start_matches('[').trim_end_matches(']');
-    name.eq_ignore_ascii_case("localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    tracing::warn!(
+        event = "serve_cross_site_refused",
+        "refused a cross-site request ({reason}): {} {}{origin}",
+        request.method(),
+        request.uri().path(),
+    );
+    error(StatusCode::FORBIDDEN, "forbidden_origin", message)
 }
 
 fn full(body: impl Into<Bytes>) -> Body {

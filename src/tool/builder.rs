@@ -101,7 +101,11 @@ impl WebFetchToolBuilder {
         self
     }
 
-    /// The tool, or the error of a root certificate that does not parse.
+    /// The tool, or the error of a root certificate that does not parse (or of
+    /// a fleet Redis that can not be set up, issue 32). With
+    /// `[tools.webfetch.fleet] redis_url`, the tool's document cache, its
+    /// politeness and (with `share_robots`) its robots.txt outcomes are the
+    /// fleet's; nothing is connected before the first call.
     pub fn build(self) -> Result<WebFetchTool, ConfigError> {
         let settings = Arc::new(self.settings);
         let validator = self
@@ -116,7 +120,21 @@ impl WebFetchToolBuilder {
         if let Some(env) = self.proxy_env {
             client = client.with_proxy_env(&*env);
         }
+        #[cfg(feature = "fleet")]
+        let fleet = crate::fleet::Fleet::from_settings(&settings)?;
+        #[cfg(feature = "fleet")]
+        if let Some(fleet) = &fleet {
+            client = client.with_politeness(crate::politeness::Politeness::fleet(
+                settings.fleet.per_origin_in_flight,
+                fleet.limiter.clone(),
+            ));
+        }
         let tool = WebFetchTool::from_parts(settings, client, self.counter).with_schema(self.schema);
+        #[cfg(feature = "fleet")]
+        let tool = match fleet {
+            Some(fleet) => tool.with_fleet(fleet),
+            None => tool,
+        };
         Ok(if self.standby {
             tool.with_browser_standby()
         } else {

@@ -934,13 +934,12 @@ Promise.all([idb, caches.open('c').then(c => c.keys()).then(k => k.length ? 'cac
 
 /// Serves a page at `/` that requests `/slow`, which answers only after 30 s; the
 /// receiver hears each time `/slow` is requested.
-async fn serve_stalling_page(server: &MockServer) -> std::sync::mpsc::Receiver<()> {
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let tx = Mutex::new(tx);
+async fn serve_stalling_page(server: &MockServer) -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     serve_page(server, "<script>fetch('/slow');</script>").await;
     Mock::given(path("/slow"))
         .respond_with(move |_: &wiremock::Request| {
-            let _ = tx.lock().unwrap().send(());
+            let _ = tx.send(());
             ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30))
         })
         .mount(server)
@@ -952,18 +951,13 @@ async fn serve_stalling_page(server: &MockServer) -> std::sync::mpsc::Receiver<(
 async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
-    let rx = serve_stalling_page(server).await;
+    let mut stalled = serve_stalling_page(server).await;
     let target = Target::new(rig.settings(), &rig.url("/"));
     let ctx = target.context();
-    let rx = Arc::new(Mutex::new(rx));
-    let started = {
-        let rx = Arc::clone(&rx);
-        tokio::task::spawn_blocking(move || rx.lock().unwrap().recv())
-    };
     // Drop the render future once the page is mid-load: the cancellation path.
     tokio::select! {
         result = render(&ctx) => panic!("render finished: {result:?}"),
-        received = started => received.unwrap().unwrap(),
+        received = stalled.recv() => received.expect("the page's server is alive"),
     }
     assert!(
         std::fs::read_dir(target.root.path())
@@ -1603,29 +1597,31 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
     let chromium = chromium().expect("checked by the caller");
     let server = page_server().await;
     let port = server.address().port();
-    let rx = serve_stalling_page(&server).await;
+    let mut stalled = serve_stalling_page(&server).await;
     let target = Target::new(
         settings(&chromium, &[port]),
         &format!("http://127.0.0.1:{port}/"),
     );
     let ctx = target.context();
-    let killer = {
-        let root = target.root.path().to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            rx.recv().unwrap();
-            for (pid, browser) in chromium_processes(&root) {
-                let is_renderer = !browser
-                    && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                        .unwrap_or_default()
-                        .contains("--type=renderer");
-                if (kill_browser && browser) || (!kill_browser && is_renderer) {
-                    nix_kill(pid);
-                }
-            }
-        })
-    };
-    let result = render(&ctx).await;
-    killer.await.unwrap();
+    let rendering = render(&ctx);
+    tokio::pin!(rendering);
+    // Kill once the page is mid-load; a render that ends first (a slow first
+    // launch timing out, an early error) fails the test with what it returned,
+    // instead of leaving the killer waiting for a request that never comes.
+    tokio::select! {
+        result = &mut rendering => panic!("the render ended before the page stalled: {result:?}"),
+        received = stalled.recv() => received.expect("the page's server is alive"),
+    }
+    for (pid, browser) in chromium_processes(target.root.path()) {
+        let is_renderer = !browser
+            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .unwrap_or_default()
+                .contains("--type=renderer");
+        if (kill_browser && browser) || (!kill_browser && is_renderer) {
+            nix_kill(pid);
+        }
+    }
+    let result = rendering.await;
     assert_nothing_left(target.root.path());
     result.expect_err("the render cannot succeed after a crash")
 }

@@ -45,6 +45,7 @@ fn defaults_match_the_5_4_table() {
     assert_eq!(s.robots.cache_entries, 1024);
     assert_eq!(s.robots.cache_ttl.as_secs(), 24 * 3600);
     assert!(!s.robots.fail_open);
+    assert!(!s.robots.normalize_paths);
     assert_eq!(s.robots.user_agent_token, "forge-webfetch");
     assert_eq!(s.robots.max_robots_bytes, 524_288);
     assert!(!s.allow_auto_execution);
@@ -67,6 +68,7 @@ fn defaults_match_the_5_4_table() {
     assert!(s.rendering.spa_fallback_enabled);
     assert_eq!(s.rendering.min_extracted_chars, 400);
     assert_eq!(s.extraction.mode, ExtractionMode::Srd);
+    assert!(s.serve.allowed_origins.is_empty());
     assert_eq!(s, Settings::default());
 }
 
@@ -340,6 +342,44 @@ fn extraction_mode_bad_value_is_a_startup_error_naming_it() {
     }
     let e = error("[tools.webfetch.extraction]\nmode = 1\n").to_string();
     assert!(e.starts_with("Configuration error: "), "{e}");
+}
+
+/// Extension (issue 28): `[tools.webfetch.serve] allowed_origins`, empty unless
+/// configured; each entry must be an origin, else start-up stops naming it.
+#[test]
+fn serve_allowed_origins_are_origins_or_a_startup_error_naming_them() {
+    assert!(load("").settings.serve.allowed_origins.is_empty());
+    let loaded = load(
+        "[tools.webfetch.serve]
+\
+         allowed_origins = [\"https://Agents.Example\", \"http://10.0.0.5:8080\"]\n",
+    );
+    let shown: Vec<String> = loaded
+        .settings
+        .serve
+        .allowed_origins
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(shown, ["https://agents.example", "http://10.0.0.5:8080"]);
+    for bad in [
+        "https://agents.example/",
+        "agents.example",
+        "null",
+        "ftp://a.example",
+    ] {
+        let toml = format!(
+            "[tools.webfetch.serve]\nallowed_origins = [\"https://ok.example\", \"{bad}\"]\n"
+        );
+        let e = error(&toml).to_string();
+        assert!(
+            e.starts_with("Configuration error: tools.webfetch.serve.allowed_origins"),
+            "{e}"
+        );
+        assert!(e.contains(&format!("{bad:?}")), "{e}");
+    }
+    let e = error("[tools.webfetch.serve]\nallowed_origin = []\n").to_string();
+    assert!(e.contains("allowed_origin"), "{e}");
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod corpus_cli;
 mod dns;
 mod extract;
 mod faults;
+mod fleet;
 mod formats;
 mod hostile;
 mod http;

@@ -1213,3 +1213,70 @@ mod fetch {
         assert!(notes.contains(Note::RobotsUnavailableFailOpen));
     }
 }
+
+/// Issue 28, item 4 (an extension): through the whole tool, against a server that
+/// answers every path, as one that merges slashes and decodes `%2F` before routing
+/// would for these variants of disallowed pages. By default (the SRD's literal RFC
+/// 9309 matching) they are allowed and fetched; with `[tools.webfetch.robots]
+/// normalize_paths = true` they are `robots_disallowed` and never requested, while
+/// an allowed path is still fetched.
+#[tokio::test]
+async fn normalize_paths_refuses_what_a_normalizing_server_would_serve() {
+    use serde_json::json;
+    use webfetch::ErrorCode;
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer};
+
+    use crate::support::{self, Config, html};
+
+    let server = MockServer::start().await;
+    support::robots(
+        &server,
+        "User-agent: *\nDisallow: /private\nDisallow: /secret/\n",
+    )
+    .await;
+    Mock::given(method("GET"))
+        .respond_with(html(
+            "<html><body><main><p>Served.</p></main></body></html>",
+        ))
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let url = |path: &str| json!({ "url": format!("http://127.0.0.1:{port}{path}") });
+    let pages = || async {
+        let requests = server.received_requests().await.unwrap();
+        requests
+            .iter()
+            .filter(|r| r.url.path() != "/robots.txt")
+            .count()
+    };
+    let variants = ["//private", "/x/..%2fprivate", "/secret%2Fx"];
+
+    let literal = Config::new(&[port]).tool();
+    for path in variants {
+        let result = literal.call(&url(path), usize::MAX).await;
+        assert!(result.is_ok(), "{path}: {result:?}");
+    }
+    assert_eq!(pages().await, variants.len());
+
+    let hardened = Config::new(&[port])
+        .section("[tools.webfetch.robots]\nnormalize_paths = true")
+        .tool();
+    for (path, shown) in [
+        ("//private", "//private"),
+        ("/x/..%2fprivate", "/x/..%2Fprivate"),
+        ("/secret%2Fx", "/secret%2Fx"),
+    ] {
+        let error = hardened.call(&url(path), usize::MAX).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{path}");
+        assert_eq!(error.details_json()["path"], shown);
+    }
+    assert_eq!(
+        pages().await,
+        variants.len(),
+        "no refused page was requested"
+    );
+    let allowed = hardened.call(&url("//public//page"), usize::MAX).await;
+    assert!(allowed.is_ok(), "{allowed:?}");
+    assert_eq!(pages().await, variants.len() + 1);
+}

@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -25,11 +25,13 @@ const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Serv
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
-/// A running `webfetch serve` child: killed on drop if still running.
-struct Served {
-    child: Child,
-    addr: SocketAddr,
-    stderr: Arc<Mutex<String>>,
+/// A running `webfetch serve` child: killed on drop if still running. The
+/// fleet tests (`fleet.rs`) run several.
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
+    /// stderr so far, and a signal for each line added.
+    stderr: Arc<(Mutex<String>, Condvar)>,
     _config: tempfile::NamedTempFile,
 }
 
@@ -43,7 +45,7 @@ impl Drop for Served {
 impl Served {
     /// Starts `webfetch serve --listen 127.0.0.1:0` with `config`, reading the
     /// bound address from its announcement on stderr; the rest of stderr is kept.
-    fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
+    pub(crate) fn start(config: &Config, extra: &[&str], env: &[(&str, &str)]) -> Served {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(config.toml().as_bytes()).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_webfetch"));
@@ -60,7 +62,7 @@ impl Served {
             command.env(key, value);
         }
         let mut child = command.spawn().expect("spawn webfetch serve");
-        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr = Arc::new((Mutex::new(String::new()), Condvar::new()));
         let (tx, rx) = mpsc::channel();
         let pipe = child.stderr.take().unwrap();
         let kept = Arc::clone(&stderr);
@@ -70,14 +72,16 @@ impl Served {
                     let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
                     let _ = tx.send(addr);
                 }
-                let mut kept = kept.lock().unwrap();
-                kept.push_str(&line);
-                kept.push('\n');
+                let (text, added) = &*kept;
+                let mut text = text.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+                added.notify_all();
             }
         });
         let addr = match rx.recv_timeout(Duration::from_secs(60)) {
             Ok(addr) => addr.parse().expect("a socket address"),
-            Err(_) => panic!("webfetch serve did not start: {}", stderr.lock().unwrap()),
+            Err(_) => panic!("webfetch serve did not start: {}", stderr.0.lock().unwrap()),
         };
         Served {
             child,
@@ -91,17 +95,30 @@ impl Served {
         format!("http://{}/mcp", self.addr)
     }
 
-    fn logs(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+    pub(crate) fn logs(&self) -> String {
+        self.stderr.0.lock().unwrap().clone()
+    }
+
+    /// stderr once it holds `count` lines containing `needle` (woken by each line
+    /// the reader adds; a minute without them fails the test).
+    pub(crate) fn logs_with(&self, needle: &str, count: usize) -> String {
+        let (text, added) = &*self.stderr;
+        let (text, waited) = added
+            .wait_timeout_while(text.lock().unwrap(), Duration::from_secs(60), |text| {
+                text.matches(needle).count() < count
+            })
+            .unwrap();
+        assert!(!waited.timed_out(), "{count} x {needle:?} in: {text}");
+        text.clone()
     }
 }
 
 /// One HTTP/1.1 exchange over a fresh connection: status, headers (lowercase
 /// names), body.
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -112,19 +129,34 @@ impl Reply {
             .map(|(_, v)| v.as_str())
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("JSON body: {}", self.body))
     }
 }
 
 async fn request(addr: SocketAddr, method: &str, target: &str, headers: &[&str]) -> Reply {
+    exchange(addr, method, target, headers, "").await
+}
+
+/// [`request`] with a body (its `Content-Length` added when not empty).
+async fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[&str],
+    body: &str,
+) -> Reply {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for header in headers {
         head.push_str(header);
         head.push_str("\r\n");
     }
+    if !body.is_empty() {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
     head.push_str("\r\n");
+    head.push_str(body);
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.unwrap();
@@ -150,7 +182,7 @@ async fn request(addr: SocketAddr, method: &str, target: &str, headers: &[&str])
     }
 }
 
-async fn get(addr: SocketAddr, target: &str) -> Reply {
+pub(crate) async fn get(addr: SocketAddr, target: &str) -> Reply {
     request(addr, "GET", target, &[]).await
 }
 
@@ -165,11 +197,28 @@ async fn mcp_client(
     served: &Served,
     token: Option<&str>,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    mcp_client_from(served, token, None).await
+}
+
+/// [`mcp_client`] whose every request carries `Origin: origin`, as a browser's would.
+async fn mcp_client_from(
+    served: &Served,
+    token: Option<&str>,
+    origin: Option<&str>,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(served.mcp_url());
     if let Some(token) = token {
         config = config.auth_header(token);
     }
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(origin) = origin {
+        headers.insert(reqwest::header::ORIGIN, origin.parse().unwrap());
+    }
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .default_headers(headers)
+        .build()
+        .unwrap();
     let transport = StreamableHttpClientTransport::with_client(http, config);
     ().serve(transport).await.expect("MCP initialize over HTTP")
 }
@@ -345,6 +394,155 @@ fn serve_refuses_a_non_loopback_address_without_a_token() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("tiny-secret"), "{stderr}");
+}
+
+/// A raw MCP `tools/call` of `web_fetch` for `url` (stateless: no session).
+fn mcp_call_body(url: &str) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": { "name": "web_fetch", "arguments": { "url": url } }
+    })
+    .to_string()
+}
+
+/// Issue 28, item 2: a cross-site browser request (a foreign or `null` `Origin`,
+/// or `Sec-Fetch-Site: cross-site`) is refused with `403 forbidden_origin` on
+/// every route, `/healthz` and unknown paths included, with or without a token
+/// and before the token check; the upstream never sees a request, and each
+/// refusal is one log line without the query or the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_cross_site_callers_on_every_route_with_or_without_a_token() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let config = Config::new(&[server.address().port()]);
+    let mut token_file = tempfile::NamedTempFile::new().unwrap();
+    writeln!(token_file, "{TOKEN}").unwrap();
+    let open = Served::start(&config, &[], &[]);
+    let guarded = Served::start(
+        &config,
+        &["--token-file", token_file.path().to_str().unwrap()],
+        &[],
+    );
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    let fetch = fetch_target(&server, "/page", "");
+    let call = mcp_call_body(&format!(
+        "http://127.0.0.1:{}/page",
+        server.address().port()
+    ));
+    let mcp_headers = [
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+    ];
+    let mut refusals = [0, 0];
+    for (index, served, credentials) in [
+        (0, &open, None),
+        (1, &guarded, None),
+        (1, &guarded, Some(bearer.as_str())),
+    ] {
+        // Another port of the same host is another origin.
+        let other_port = format!("Origin: http://127.0.0.1:{}", served.addr.port() ^ 1);
+        let cross_site: [&[&str]; 5] = [
+            &["Origin: https://evil.example"],
+            &["Origin: null"],
+            &[&other_port],
+            &["Sec-Fetch-Site: cross-site"],
+            &["Origin: https://evil.example", "Sec-Fetch-Site: same-site"],
+        ];
+        for browser in cross_site {
+            let mut headers: Vec<&str> = browser.to_vec();
+            headers.extend(credentials);
+            let mut with_mcp = headers.clone();
+            with_mcp.extend(mcp_headers);
+            let replies = [
+                exchange(served.addr, "GET", &fetch, &headers, "").await,
+                exchange(served.addr, "POST", "/mcp", &with_mcp, &call).await,
+                exchange(served.addr, "GET", "/healthz", &headers, "").await,
+                exchange(served.addr, "GET", "/nowhere?q=zzz-query", &headers, "").await,
+            ];
+            for reply in replies {
+                assert_eq!(reply.status, 403, "{browser:?}: {}", reply.body);
+                let body = reply.json();
+                assert_eq!(body["error"], "forbidden_origin", "{browser:?}");
+                let message = body["message"].as_str().unwrap();
+                assert!(message.contains("allowed_origins"), "{message}");
+                assert!(!reply.body.contains(TOKEN));
+                refusals[index] += 1;
+            }
+        }
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+    let needle = "refused a cross-site request";
+    let logs = open.logs_with(needle, refusals[0]) + &guarded.logs_with(needle, refusals[1]);
+    assert_eq!(logs.matches(needle).count(), refusals[0] + refusals[1]);
+    assert!(logs.contains("origin=\"https://evil.example\""), "{logs}");
+    assert!(
+        !logs.contains("zzz-query") && !logs.contains(TOKEN),
+        "{logs}"
+    );
+}
+
+/// Issue 28, item 2: what is not cross-site is served: the listener's own
+/// origins (`127.0.0.1`, `localhost` at its port), an origin listed in
+/// `[tools.webfetch.serve] allowed_origins` (also when it says `cross-site`),
+/// `Sec-Fetch-Site: none` or `same-origin`, and no browser header at all; on
+/// `/v1/fetch` and, with rmcp's client sending `Origin`, on `/mcp`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let config = Config::new(&[server.address().port()])
+        .section("[tools.webfetch.serve]\nallowed_origins = [\"https://agents.example\"]");
+    let served = Served::start(&config, &[], &[]);
+    let port = served.addr.port();
+    let loopback_ip = format!("Origin: http://127.0.0.1:{port}");
+    let localhost = format!("Origin: http://localhost:{port}");
+    let admitted: [&[&str]; 7] = [
+        &[],
+        &[&loopback_ip, "Sec-Fetch-Site: same-origin"],
+        &[&localhost],
+        &["Origin: https://agents.example"],
+        &[
+            "Origin: https://agents.example",
+            "Sec-Fetch-Site: cross-site",
+        ],
+        &["Sec-Fetch-Site: none"],
+        &["Sec-Fetch-Site: same-origin"],
+    ];
+    let target = fetch_target(&server, "/page", "");
+    for headers in admitted {
+        let reply = request(served.addr, "GET", &target, headers).await;
+        assert_eq!(reply.status, 200, "{headers:?}: {}", reply.body);
+        assert_eq!(reply.json()["title"], "Served");
+    }
+    assert_eq!(hits(&server, "/page").await, admitted.len());
+
+    let url = format!("http://127.0.0.1:{}/page", server.address().port());
+    let own = format!("http://localhost:{port}");
+    for origin in ["https://agents.example", own.as_str()] {
+        let client = mcp_client_from(&served, None, Some(origin)).await;
+        let Value::Object(arguments) = json!({ "url": url }) else {
+            unreachable!()
+        };
+        let result = client
+            .call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments))
+            .await
+            .unwrap();
+        assert_eq!(
+            result.is_error,
+            Some(false),
+            "{origin}: {:?}",
+            result.content
+        );
+        client.cancel().await.unwrap();
+    }
+    assert_eq!(hits(&server, "/page").await, admitted.len() + 2);
+    assert!(
+        !served.logs().contains("refused a cross-site"),
+        "{}",
+        served.logs()
+    );
 }
 
 /// Issue 16: 50 agents calling at once for pages of one origin share one

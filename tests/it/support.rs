@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod redis_server;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -938,6 +938,7 @@ impl<'a> Interceptor<'a> {
         if settings.content.formats.contains(Format::Pdf) {
             opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
         }
+        opts.polite = true;
         let response = self
             .ctx
             .client

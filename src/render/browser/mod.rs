@@ -343,6 +343,7 @@ async fn admit(ctx: &RenderContext<'_>) -> Result<Budget, FetchError> {
     );
     opts.hook = ctx.robots_hook;
     opts.pass = Some(&ctx.pass);
+    opts.polite = true;
     ctx.client.admit(ctx.url, &opts).await
 }
 

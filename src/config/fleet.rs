@@ -1,0 +1,365 @@
+//! `[tools.webfetch.fleet]` (extension, issue 32): the shared state of several
+//! webfetch instances on one Redis, and the per-origin politeness limit.
+//!
+//! ```toml
+//! [tools.webfetch.fleet]
+//! redis_url = "rediss://:password@redis.internal:6380/0"  # or redis_url_file
+//! share_robots = false        # share robots.txt across the fleet (opt-in)
+//! per_origin_in_flight = 8    # requests in flight per origin
+//! key_prefix = "webfetch:"    # namespace of every Redis key
+//! tls_ca_file = "/etc/webfetch/redis-ca.pem"  # a private CA for rediss://
+//! ```
+//!
+//! With no table every SRD answer is unchanged: the disk cache of SRD 3.6, the
+//! process-local robots.txt cache of FR-WF-ROBOTS-CACHE-01, and a process-wide
+//! politeness limit whose default changes no single call's answer.
+//!
+//! The Redis URL carries credentials, so it is a [`RedisUrl`]: its `Debug` and
+//! `Display` show it with the userinfo replaced by `***`, and only the
+//! connection code reads the real text. A `redis_url_file` or `tls_ca_file` is
+//! read once, at start, and only if it is a regular file that this user (or
+//! root) owns and that group and others can not write (`secret_file`).
+
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{ConfigError, EnvLookup, expand_env_vars, secret_file};
+
+/// Default of `per_origin_in_flight`: more than a browser opens to one host (6),
+/// so no single call, HTTP or browser mode, ever waits for itself.
+pub const DEFAULT_PER_ORIGIN_IN_FLIGHT: u32 = 8;
+
+/// Upper bound of `per_origin_in_flight`.
+pub const MAX_PER_ORIGIN_IN_FLIGHT: u32 = 1024;
+
+/// Default namespace of every Redis key.
+pub const DEFAULT_KEY_PREFIX: &str = "webfetch:";
+
+/// Cap on a `redis_url_file` or `tls_ca_file`: a URL or a few PEM certificates.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// `[tools.webfetch.fleet]` as written. `Debug` never shows `redis_url`.
+#[derive(Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawFleet {
+    pub redis_url: Option<String>,
+    pub redis_url_file: Option<String>,
+    pub share_robots: Option<bool>,
+    pub per_origin_in_flight: Option<u32>,
+    pub key_prefix: Option<String>,
+    pub tls_ca_file: Option<String>,
+}
+
+impl fmt::Debug for RawFleet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawFleet")
+            .field(
+                "redis_url",
+                &self.redis_url.as_deref().map(RedisUrl::redact),
+            )
+            .field("redis_url_file", &self.redis_url_file)
+            .field("share_robots", &self.share_robots)
+            .field("per_origin_in_flight", &self.per_origin_in_flight)
+            .field("key_prefix", &self.key_prefix)
+            .field("tls_ca_file", &self.tls_ca_file)
+            .finish()
+    }
+}
+
+/// A Redis URL (`redis://` or `rediss://`), credentials included. Shown only
+/// redacted: `rediss://***@host:6380/0`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisUrl(String);
+
+impl RedisUrl {
+    /// Checks the scheme and that a host is named; the error never quotes the
+    /// URL (it may hold a password).
+    fn parse(text: &str, source: &str) -> Result<RedisUrl, ConfigError> {
+        let text = text.trim();
+        let url = url::Url::parse(text)
+            .map_err(|e| ConfigError::new(format!("{source} is not a valid URL: {e}")))?;
+        if !matches!(url.scheme(), "redis" | "rediss") {
+            return Err(ConfigError::new(format!(
+                "{source} must start with redis:// or rediss://, not {}://",
+                url.scheme()
+            )));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(ConfigError::new(format!("{source} names no host")));
+        }
+        if url.fragment().is_some() {
+            // redis-rs reads `#insecure` as "do not verify the server's
+            // certificate": never by a URL; a private CA goes in tls_ca_file.
+            return Err(ConfigError::new(format!(
+                "{source} must not have a #fragment (#insecure is not accepted; \
+                 set fleet.tls_ca_file for a private CA)"
+            )));
+        }
+        Ok(RedisUrl(text.to_owned()))
+    }
+
+    /// The URL with credentials, for the connection code only.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the connection is TLS (`rediss://`).
+    pub fn is_tls(&self) -> bool {
+        self.0.starts_with("rediss:")
+    }
+
+    /// The password, if any, so that error texts can be scrubbed of it.
+    pub(crate) fn password(&self) -> Option<String> {
+        let url = url::Url::parse(&self.0).ok()?;
+        url.password().filter(|p| !p.is_empty()).map(str::to_owned)
+    }
+
+    /// The URL with any userinfo replaced by `***` (a URL that does not parse is
+    /// `<redis url>`).
+    fn redact(text: &str) -> String {
+        match url::Url::parse(text.trim()) {
+            Ok(mut url) => {
+                if !url.username().is_empty() || url.password().is_some() {
+                    let _ = url.set_password(None);
+                    let _ = url.set_username("***");
+                }
+                url.to_string()
+            }
+            Err(_) => "<redis url>".to_owned(),
+        }
+    }
+}
+
+impl fmt::Debug for RedisUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RedisUrl({})", RedisUrl::redact(&self.0))
+    }
+}
+
+impl fmt::Display for RedisUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&RedisUrl::redact(&self.0))
+    }
+}
+
+/// Where the fleet's shared state lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisSettings {
+    /// The server, credentials included.
+    pub url: RedisUrl,
+    /// PEM roots that replace the webpki roots for `rediss://` (a private CA).
+    pub ca_pem: Option<Vec<u8>>,
+    /// Namespace of every key (`{prefix}doc:…`, `{prefix}lock:…`, …).
+    pub key_prefix: String,
+    /// Share robots.txt outcomes through Redis (FR-WF-ROBOTS-CACHE-01 keeps them
+    /// process-local unless this is set).
+    pub share_robots: bool,
+}
+
+/// `[tools.webfetch.fleet]`, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetSettings {
+    /// The shared Redis, when configured: then it holds the document cache.
+    pub redis: Option<RedisSettings>,
+    /// At most this many requests in flight per origin, process-wide, or
+    /// fleet-wide with Redis; 1..=1024.
+    pub per_origin_in_flight: u32,
+}
+
+impl Default for FleetSettings {
+    fn default() -> Self {
+        FleetSettings {
+            redis: None,
+            per_origin_in_flight: DEFAULT_PER_ORIGIN_IN_FLIGHT,
+        }
+    }
+}
+
+/// Resolves the table: one source of the URL, files read once and trusted only
+/// if nobody else can write them, the limit clamped (5.4 style, with a warning).
+pub(super) fn resolve(
+    raw: RawFleet,
+    env: EnvLookup<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<FleetSettings, ConfigError> {
+    let per_origin_in_flight = super::clamp(
+        "per_origin_in_flight",
+        raw.per_origin_in_flight,
+        DEFAULT_PER_ORIGIN_IN_FLIGHT,
+        1,
+        MAX_PER_ORIGIN_IN_FLIGHT,
+        warnings,
+    );
+    let url = match (raw.redis_url, raw.redis_url_file) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new(
+                "fleet: set redis_url or redis_url_file, not both",
+            ));
+        }
+        (Some(text), None) => Some(RedisUrl::parse(&text, "fleet.redis_url")?),
+        (None, Some(path)) => {
+            let path = expand_env_vars(&path, env)?;
+            let bytes = read_trusted(Path::new(&path), "redis_url_file")?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                ConfigError::new(format!("fleet.redis_url_file {path} is not UTF-8"))
+            })?;
+            Some(RedisUrl::parse(
+                &text,
+                &format!("the URL in fleet.redis_url_file {path}"),
+            )?)
+        }
+        (None, None) => None,
+    };
+    let Some(url) = url else {
+        for (key, set) in [
+            ("share_robots", raw.share_robots.is_some()),
+            ("key_prefix", raw.key_prefix.is_some()),
+            ("tls_ca_file", raw.tls_ca_file.is_some()),
+        ] {
+            if set {
+                return Err(ConfigError::new(format!(
+                    "fleet.{key} needs fleet.redis_url or fleet.redis_url_file"
+                )));
+            }
+        }
+        return Ok(FleetSettings {
+            redis: None,
+            per_origin_in_flight,
+        });
+    };
+    if !cfg!(feature = "fleet") {
+        return Err(ConfigError::new(
+            "fleet.redis_url: this build of webfetch has no Redis support (cargo feature `fleet`)",
+        ));
+    }
+    let key_prefix = raw
+        .key_prefix
+        .unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_owned());
+    if key_prefix.len() > 64 || !key_prefix.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError::new(
+            "fleet.key_prefix must be at most 64 printable ASCII characters without spaces",
+        ));
+    }
+    let ca_pem = match raw.tls_ca_file {
+        Some(path) => {
+            let path = expand_env_vars(&path, env)?;
+            if !url.is_tls() {
+                return Err(ConfigError::new(
+                    "fleet.tls_ca_file needs a rediss:// URL",
+                ));
+            }
+            Some(read_trusted(Path::new(&path), "tls_ca_file")?)
+        }
+        None => None,
+    };
+    let redis = RedisSettings {
+        url,
+        ca_pem,
+        key_prefix,
+        share_robots: raw.share_robots.unwrap_or(false),
+    };
+    #[cfg(feature = "fleet")]
+    crate::fleet::check(&redis)?;
+    Ok(FleetSettings {
+        redis: Some(redis),
+        per_origin_in_flight,
+    })
+}
+
+fn read_trusted(path: &Path, key: &str) -> Result<Vec<u8>, ConfigError> {
+    secret_file::read(path, MAX_FILE_BYTES)
+        .map_err(|why| ConfigError::new(format!("fleet.{key} {}: {why}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve_text(text: &str) -> Result<FleetSettings, ConfigError> {
+        let raw: RawFleet = toml::from_str(text).unwrap();
+        resolve(raw, &|_| None, &mut Vec::new())
+    }
+
+    #[test]
+    fn absent_means_no_redis_and_the_default_limit() {
+        let fleet = resolve_text("").unwrap();
+        assert_eq!(fleet, FleetSettings::default());
+        assert_eq!(fleet.per_origin_in_flight, DEFAULT_PER_ORIGIN_IN_FLIGHT);
+    }
+
+    #[test]
+    fn the_url_is_checked_and_never_shown_with_its_password() {
+        let fleet =
+            resolve_text("redis_url = \"rediss://user:hunter2@cache.internal:6380/1\"").unwrap();
+        let redis = fleet.redis.unwrap();
+        assert!(redis.url.is_tls());
+        assert_eq!(redis.url.password().as_deref(), Some("hunter2"));
+        for shown in [format!("{:?}", redis), redis.url.to_string()] {
+            assert!(!shown.contains("hunter2") && !shown.contains("user"), "{shown}");
+            assert!(shown.contains("cache.internal:6380"), "{shown}");
+        }
+        assert_eq!(redis.key_prefix, DEFAULT_KEY_PREFIX);
+        assert!(!redis.share_robots);
+        let raw: RawFleet = toml::from_str("redis_url = \"redis://:hunter2@h/\"").unwrap();
+        assert!(!format!("{raw:?}").contains("hunter2"));
+        for bad in [
+            "redis_url = \"http://h/\"",
+            "redis_url = \"redis://\"",
+            "redis_url = \"not a url\"",
+            "redis_url = \"rediss://h/#insecure\"",
+            "redis_url = \"redis://h/notadb\"",
+        ] {
+            let error = resolve_text(bad).unwrap_err().to_string();
+            assert!(error.contains("redis_url"), "{error}");
+        }
+        let error = resolve_text("redis_url = \"ftp://u:hunter2@h/\"")
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[test]
+    fn one_source_and_no_fleet_keys_without_redis() {
+        let both = "redis_url = \"redis://h/\"\nredis_url_file = \"/x\"";
+        assert!(resolve_text(both).is_err());
+        for orphan in [
+            "share_robots = true",
+            "key_prefix = \"x:\"",
+            "tls_ca_file = \"/x\"",
+        ] {
+            let error = resolve_text(orphan).unwrap_err().to_string();
+            assert!(error.contains("needs fleet.redis_url"), "{error}");
+        }
+        assert!(resolve_text("redis_url = \"redis://h/\"\ntls_ca_file = \"/x\"").is_err());
+        assert!(resolve_text("redis_url = \"redis://h/\"\nkey_prefix = \"a b\"").is_err());
+    }
+
+    #[test]
+    fn the_limit_is_clamped_with_a_warning() {
+        let mut warnings = Vec::new();
+        let raw: RawFleet = toml::from_str("per_origin_in_flight = 0").unwrap();
+        let fleet = resolve(raw, &|_| None, &mut warnings).unwrap();
+        assert_eq!(fleet.per_origin_in_flight, 1);
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_url_file_is_read_only_when_nobody_else_can_write_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("url");
+        std::fs::write(&path, "redis://:s3cret@127.0.0.1:6379/\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let text = format!("redis_url_file = \"{}\"", path.display());
+        let fleet = resolve_text(&text).unwrap();
+        assert_eq!(fleet.redis.unwrap().url.password().as_deref(), Some("s3cret"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
+        let error = resolve_text(&text).unwrap_err().to_string();
+        assert!(error.contains("writable by group or others"), "{error}");
+        assert!(!error.contains("s3cret"), "{error}");
+    }
+}

@@ -1,0 +1,89 @@
+//! A fleet of webfetch instances sharing state on Redis (extension, issue 32):
+//! one document cache, one robots.txt view and one politeness budget for every
+//! `webfetch serve` behind a load balancer. Redis is the protocol, so Valkey,
+//! KeyDB, Dragonfly and managed Redis services serve too.
+//!
+//! - [`conn`]: the connection: reconnects, a deadline on every operation, a
+//!   short pause after a failure, redacted logs.
+//! - [`flight`]: single flight: a leased lock per key, renewed while its holder
+//!   works, waited for by everyone else within their own deadline.
+//! - [`documents`]: the document cache (same keys and entry JSON as the disk
+//!   cache, FR-WF-16c; Redis's expiry is the TTL).
+//! - [`robots`]: robots.txt outcomes, when `share_robots` is set.
+//! - [`limiter`]: the per-origin in-flight slots and holds of `politeness`.
+//!
+//! Every failure of Redis is "no shared state": calls go on as they would
+//! without a `[tools.webfetch.fleet]` table, a warning says so, and nothing
+//! waits past its own budget. With no table none of this exists and every SRD
+//! answer is unchanged.
+
+mod conn;
+mod documents;
+mod flight;
+mod limiter;
+mod robots;
+
+use std::sync::Arc;
+
+use crate::config::{ConfigError, RedisSettings, Settings};
+
+pub(crate) use self::documents::{Found, SharedDocuments, WriteFailure};
+pub(crate) use self::flight::Lease;
+pub(crate) use self::limiter::{Limiter, SharedSlot};
+pub(crate) use self::robots::{Lookup as RobotsLookup, SharedRobots};
+
+/// Checks that redis-rs accepts the configured URL and CA, at configuration
+/// time; the error never quotes the password.
+pub(crate) fn check(settings: &RedisSettings) -> Result<(), ConfigError> {
+    conn::Redis::new(settings).map(drop)
+}
+
+/// The fleet's parts for one tool, all on one connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Fleet {
+    /// The document cache; `None` when `max_cache_entries = 0` turns caching off.
+    pub(crate) documents: Option<SharedDocuments>,
+    /// robots.txt outcomes; `None` unless `share_robots`.
+    pub(crate) robots: Option<SharedRobots>,
+    /// Fleet-wide politeness.
+    pub(crate) limiter: Limiter,
+}
+
+impl Fleet {
+    /// The fleet configured in `settings`, or `None` without `redis_url`.
+    /// Nothing is connected yet: the first call connects.
+    pub(crate) fn from_settings(settings: &Settings) -> Result<Option<Fleet>, ConfigError> {
+        let Some(redis_settings) = &settings.fleet.redis else {
+            return Ok(None);
+        };
+        let redis = conn::Redis::new(redis_settings)?;
+        let prefix = &redis_settings.key_prefix;
+        let budget = settings.timeout();
+        let documents = (settings.cache.max_entries > 0)
+            .then(|| SharedDocuments::new(Arc::clone(&redis), prefix, &settings.cache, budget));
+        let robots =
+            (redis_settings.share_robots && settings.robots.cache_entries > 0).then(|| {
+                SharedRobots::new(
+                    Arc::clone(&redis),
+                    prefix,
+                    settings.robots.cache_ttl,
+                    budget,
+                )
+            });
+        let limiter = Limiter::new(redis, prefix, settings.fleet.per_origin_in_flight);
+        tracing::info!(
+            event = "fleet_configured",
+            redis = %redis_settings.url,
+            documents = documents.is_some(),
+            share_robots = robots.is_some(),
+            per_origin_in_flight = settings.fleet.per_origin_in_flight,
+            "fleet: shared state on Redis {}",
+            redis_settings.url
+        );
+        Ok(Some(Fleet {
+            documents,
+            robots,
+            limiter,
+        }))
+    }
+}

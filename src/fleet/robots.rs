@@ -1,0 +1,246 @@
+//! robots.txt shared by the fleet (issue 32, item 3; opt-in `share_robots`,
+//! since FR-WF-ROBOTS-CACHE-01 keeps robots.txt process-local by default).
+//!
+//! What is shared is the retrieval outcome the policy may cache
+//! (ROBOTS-CACHE-02): a 200 body (cut at `max_robots_bytes`, with its
+//! truncation flag) or a 4xx status. Each instance parses it and selects its
+//! group itself (`robots::policy::resolve`), so the rules are the ones a local
+//! fetch would give. Fail-open and unavailable outcomes are never stored
+//! (ROBOTS-CACHE-04). The entry lives at `{prefix}robots:{origin}` for the
+//! robots TTL (FR-WF-08f) and carries its expiry, so an instance keeps it in its
+//! own cache only for what is left of it. One retrieval per origin per TTL for
+//! the whole fleet: a single-flight lock per origin, as for documents.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::conn::{Redis, Unavailable};
+use super::flight::{self, Claim, Lease, Wait};
+use crate::robots::FetchOutcome;
+use crate::url::Origin;
+
+/// The first bytes of a shared robots.txt outcome, format version 1.
+const MAGIC: &[u8; 4] = b"WFR1";
+
+/// Magic, expiry (unix ms), status, truncation flag.
+const HEADER: usize = 4 + 8 + 2 + 1;
+
+/// robots.txt outcomes shared through Redis.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedRobots {
+    redis: Arc<Redis>,
+    prefix: String,
+    ttl: Duration,
+    lease: Duration,
+}
+
+/// What a shared look-up found.
+#[derive(Debug)]
+pub(crate) enum Lookup {
+    /// An outcome some instance fetched, and how long it stays fresh.
+    Found(FetchOutcome, Duration),
+    /// Nobody has it: this caller holds the origin's lock and fetches.
+    Claimed(Lease),
+    /// The deadline came while another instance was fetching it.
+    GaveUp,
+    /// Redis is unavailable: fetch as if nothing were shared.
+    Unavailable,
+}
+
+impl SharedRobots {
+    /// Outcomes under `prefix`, kept for `ttl`, locks leased for work of
+    /// `budget` (the robots.txt budget, `timeout_seconds`).
+    pub(crate) fn new(redis: Arc<Redis>, prefix: &str, ttl: Duration, budget: Duration) -> Self {
+        SharedRobots {
+            redis,
+            prefix: prefix.to_owned(),
+            ttl,
+            lease: flight::lease_for(budget),
+        }
+    }
+
+    fn entry_key(&self, origin: &Origin) -> String {
+        format!("{}robots:{origin}", self.prefix)
+    }
+
+    /// The shared outcome of `origin`, or the lock to fetch it, waiting for
+    /// another instance's retrieval until `deadline`.
+    pub(crate) async fn lookup(&self, origin: &Origin, deadline: Instant) -> Lookup {
+        let lock = format!("{}robots-lock:{origin}", self.prefix);
+        let values = [self.entry_key(origin)];
+        let wait = Wait {
+            lock: &lock,
+            values: &values,
+            lease: self.lease,
+            until: deadline,
+        };
+        let accept = |values: Vec<Option<Vec<u8>>>| {
+            let bytes = values.into_iter().next().flatten()?;
+            let decoded = decode(&bytes, SystemTime::now());
+            if decoded.is_none() {
+                tracing::warn!(event = "robots_shared_unreadable", origin = %origin);
+            }
+            decoded
+        };
+        match flight::wait_or_claim(&self.redis, wait, accept).await {
+            Ok(Claim::Found((outcome, left))) => Lookup::Found(outcome, left),
+            Ok(Claim::Claimed(lease)) => Lookup::Claimed(lease),
+            Ok(Claim::GaveUp) => Lookup::GaveUp,
+            Err(Unavailable) => Lookup::Unavailable,
+        }
+    }
+
+    /// Shares `outcome` of `origin` for the robots TTL, if it is one the policy
+    /// caches; best effort.
+    pub(crate) async fn store(&self, origin: &Origin, outcome: &FetchOutcome) {
+        let Some(bytes) = encode(outcome, SystemTime::now() + self.ttl) else {
+            return;
+        };
+        let key = self.entry_key(origin);
+        let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
+        let deadline = Instant::now() + super::conn::OP_TIMEOUT;
+        let _ = self
+            .redis
+            .run("share robots.txt", deadline, |mut conn| async move {
+                redis::cmd("SET")
+                    .arg(&key)
+                    .arg(bytes)
+                    .arg("PX")
+                    .arg(ttl_ms)
+                    .query_async::<()>(&mut conn)
+                    .await
+            })
+            .await;
+    }
+}
+
+/// The stored form of a cacheable outcome expiring at `expires`; `None` for an
+/// outcome that must not be cached (ROBOTS-CACHE-04: 5xx, timeouts, failures).
+pub(crate) fn encode(outcome: &FetchOutcome, expires: SystemTime) -> Option<Vec<u8>> {
+    let (status, truncated, body): (u16, bool, &[u8]) = match outcome {
+        FetchOutcome::Body { body, truncated } => (200, *truncated, body),
+        FetchOutcome::Status(status) if (400..500).contains(status) => (*status, false, &[]),
+        _ => return None,
+    };
+    let expires_ms = expires
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_millis()).ok())?;
+    let mut bytes = Vec::with_capacity(HEADER + body.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&expires_ms.to_be_bytes());
+    bytes.extend_from_slice(&status.to_be_bytes());
+    bytes.push(u8::from(truncated));
+    bytes.extend_from_slice(body);
+    Some(bytes)
+}
+
+/// The outcome stored in `bytes` and how long it stays fresh after `now`;
+/// `None` for anything else, or an expired entry.
+pub(crate) fn decode(bytes: &[u8], now: SystemTime) -> Option<(FetchOutcome, Duration)> {
+    let (header, body) = bytes.split_at_checked(HEADER)?;
+    let (magic, rest) = header.split_at(4);
+    if magic != MAGIC {
+        return None;
+    }
+    let expires_ms = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
+    let status = u16::from_be_bytes(rest.get(8..10)?.try_into().ok()?);
+    let truncated = match rest.get(10)? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let expires = SystemTime::UNIX_EPOCH.checked_add(Duration::from_millis(expires_ms))?;
+    let left = expires.duration_since(now).ok().filter(|d| !d.is_zero())?;
+    let outcome = match status {
+        200 => FetchOutcome::Body {
+            body: Bytes::copy_from_slice(body),
+            truncated,
+        },
+        400..=499 if body.is_empty() && !truncated => FetchOutcome::Status(status),
+        _ => return None,
+    };
+    Some((outcome, left))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::FetchError;
+
+    fn at(secs: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn cacheable_outcomes_round_trip_with_what_is_left_of_their_ttl() {
+        let outcomes = [
+            FetchOutcome::Body {
+                body: Bytes::from_static(b"User-agent: *\nDisallow: /private\n"),
+                truncated: false,
+            },
+            FetchOutcome::Body {
+                body: Bytes::from_static(b"User-agent: *\nDisal"),
+                truncated: true,
+            },
+            FetchOutcome::Body {
+                body: Bytes::new(),
+                truncated: false,
+            },
+            FetchOutcome::Status(404),
+            FetchOutcome::Status(429),
+        ];
+        for outcome in outcomes {
+            let bytes = encode(&outcome, at(1000)).unwrap();
+            assert_eq!(
+                decode(&bytes, at(400)),
+                Some((outcome, Duration::from_secs(600)))
+            );
+            assert_eq!(decode(&bytes, at(1000)), None, "expired");
+        }
+    }
+
+    #[test]
+    fn what_must_not_be_cached_is_never_encoded() {
+        for outcome in [
+            FetchOutcome::Status(503),
+            FetchOutcome::Status(302),
+            FetchOutcome::TimedOut,
+            FetchOutcome::Failed(FetchError::network("reset")),
+        ] {
+            assert_eq!(encode(&outcome, at(1000)), None, "{outcome:?}");
+        }
+    }
+
+    #[test]
+    fn foreign_or_torn_bytes_are_refused() {
+        let good = encode(&FetchOutcome::Status(404), at(1000)).unwrap();
+        let mut bad_flag = encode(
+            &FetchOutcome::Body {
+                body: Bytes::from_static(b"x"),
+                truncated: false,
+            },
+            at(1000),
+        )
+        .unwrap();
+        bad_flag[14] = 7;
+        let mut status_with_body = good.clone();
+        status_with_body.push(b'x');
+        let mut wrong_status = good.clone();
+        wrong_status[12..14].copy_from_slice(&503u16.to_be_bytes());
+        for bytes in [
+            &b""[..],
+            &b"WFR1"[..],
+            &good[..HEADER - 1],
+            &b"WFR2\0\0\0\0\0\0\0\0\x01\x94\0"[..],
+            &bad_flag,
+            &status_with_body,
+            &wrong_status,
+        ] {
+            assert_eq!(decode(bytes, at(0)), None, "{bytes:?}");
+        }
+    }
+}

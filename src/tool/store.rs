@@ -1,0 +1,249 @@
+//! The document store of the pipeline: where `CheckCache` reads and `WriteCache`
+//! writes (Appendix B), as one value whatever keeps the documents.
+//!
+//! - [`DocumentStore::Disk`]: the disk cache of SRD 3.6, its blocking file I/O
+//!   on tokio's blocking pool so that it never stalls a server's workers.
+//! - `DocumentStore::Shared`: the fleet's Redis (extension, issue 32): same keys
+//!   and entries, and single flight: a miss either takes the page's fleet-wide
+//!   lock (this call fetches, then [`Flight::land`]s after its write) or waits
+//!   for the instance that holds it and reads its entry. Redis unavailable: a
+//!   miss with no lock, a write that does nothing, as with no shared cache.
+//!
+//! Both answer a hit with the same [`CachedDocument`], so the response (notes
+//! and bytes) does not depend on the store.
+
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+use tokio::time::Instant;
+
+use crate::cache::{CacheKey, CachedDocument, DiskCache, Variant};
+use crate::config::Settings;
+use crate::document::{ExtractedDocument, RenderingMethod};
+use crate::extract::ExtractionMode;
+use crate::render;
+use crate::url::CanonicalUrl;
+
+/// Where the documents of this tool are kept.
+#[derive(Debug, Clone)]
+pub(crate) enum DocumentStore {
+    /// The disk cache (SRD 3.6).
+    Disk(Arc<DiskCache>),
+    /// The fleet's Redis (issue 32).
+    #[cfg(feature = "fleet")]
+    Shared(crate::fleet::SharedDocuments),
+}
+
+/// One look-up: the requested URL under the plan's methods, in order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lookup<'a> {
+    pub(crate) url: &'a CanonicalUrl,
+    /// The plan's first method, then its other one if any.
+    pub(crate) methods: &'a [RenderingMethod],
+    pub(crate) mode: ExtractionMode,
+    /// The settings, to tell whether a browser is available now: an HTTP
+    /// result that stood in for an unavailable browser is then passed over.
+    pub(crate) settings: &'a Settings,
+    /// How long to wait for another instance fetching the same page.
+    pub(crate) wait_until: Instant,
+}
+
+/// What a look-up gave.
+#[derive(Debug)]
+pub(crate) enum Looked {
+    /// A usable entry, and the method it was found under.
+    Hit(CachedDocument, RenderingMethod),
+    /// Nothing usable: fetch, write, then land the flight.
+    Miss(Flight),
+}
+
+/// This call's turn to fetch a page, when the store has single flight (a
+/// fleet-wide lock); empty otherwise. Dropping it unlanded releases the lock
+/// in the background.
+#[derive(Debug, Default)]
+pub(crate) struct Flight {
+    #[cfg(feature = "fleet")]
+    lease: Option<crate::fleet::Lease>,
+}
+
+impl Flight {
+    /// Ends the turn after the write: waiters then find the entry.
+    pub(crate) async fn land(self) {
+        #[cfg(feature = "fleet")]
+        if let Some(lease) = self.lease {
+            lease.release().await;
+        }
+    }
+}
+
+/// One write: the document a fetch produced.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Put<'a> {
+    /// The final URL (CCH-KEY-01).
+    pub(crate) url: &'a CanonicalUrl,
+    pub(crate) method: RenderingMethod,
+    /// An HTTP result standing in for an unavailable browser (FR-WF-12d).
+    pub(crate) stand_in: bool,
+    /// Its key's variant ([`variant`]).
+    pub(crate) variant: Variant,
+    pub(crate) document: &'a Arc<ExtractedDocument>,
+    pub(crate) fetched_at: OffsetDateTime,
+}
+
+/// The cache variant of a document rendered with `method` in extraction `mode`:
+/// its own key for article mode, and for a browser document rendered with
+/// `robots_for_frames` (issue 28), so a call never gets frames back that its own
+/// settings would have refused, nor misses frames they would have kept. HTTP
+/// documents have no frames: the switch leaves their key alone.
+///
+/// Issue 31: with extension formats enabled every document is keyed with the
+/// enabled set, on disk and in the fleet's Redis alike, so a call never gets a
+/// representation its own settings would not have fetched (publisher Markdown
+/// for HTML, a PDF's text where the SRD refuses).
+pub(crate) fn variant(settings: &Settings, method: RenderingMethod, mode: ExtractionMode) -> Variant {
+    Variant {
+        extraction: mode,
+        robots_for_frames: method == RenderingMethod::Browser && settings.browser.robots_for_frames,
+        formats: settings.content.formats,
+    }
+}
+
+impl DocumentStore {
+    /// The first usable entry of `lookup.url` under its methods, in order; on a
+    /// miss, the call's [`Flight`].
+    pub(crate) async fn lookup(&self, lookup: Lookup<'_>) -> Looked {
+        match self {
+            DocumentStore::Disk(cache) => {
+                for &method in lookup.methods {
+                    let variant = variant(lookup.settings, method, lookup.mode);
+                    let Some(hit) = disk_get(cache, lookup.url, method, variant).await else {
+                        continue;
+                    };
+                    if usable(hit.browser_unavailable, lookup.settings) {
+                        return Looked::Hit(hit, method);
+                    }
+                }
+                Looked::Miss(Flight::default())
+            }
+            #[cfg(feature = "fleet")]
+            DocumentStore::Shared(shared) => shared_lookup(shared, lookup).await,
+        }
+    }
+
+    /// Writes the fetched document, best effort. `Err` is the `{reason}` of the
+    /// `cache_write_failed: {reason}` warning, with the note (FR-WF-16h); an
+    /// unavailable Redis is not one (as with no shared cache).
+    pub(crate) async fn put(&self, put: Put<'_>) -> Result<(), String> {
+        match self {
+            DocumentStore::Disk(cache) => disk_put(cache, put).await,
+            #[cfg(feature = "fleet")]
+            DocumentStore::Shared(shared) => {
+                let now = OffsetDateTime::now_utc();
+                let fresh = crate::cache::Fresh {
+                    url: put.url,
+                    method: put.method,
+                    variant: put.variant,
+                    stand_in: put.stand_in,
+                    document: put.document,
+                    fetched_at: put.fetched_at,
+                    now,
+                };
+                match shared.write(fresh).await {
+                    Err(crate::fleet::WriteFailure::TooLarge) => {
+                        Err("entry exceeds max_cache_bytes".to_owned())
+                    }
+                    Ok(()) | Err(crate::fleet::WriteFailure::Unavailable) => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// Whether an entry may be served: a stand-in for an unavailable browser is
+/// passed over once a browser is available (the call renders as planned, and
+/// its result replaces the entry).
+fn usable(stand_in: bool, settings: &Settings) -> bool {
+    if stand_in && render::browser::is_available(settings) {
+        tracing::debug!(
+            event = "cache_stand_in_skipped",
+            "cached HTTP result stood in for an unavailable browser; rendering now"
+        );
+        return false;
+    }
+    true
+}
+
+#[cfg(feature = "fleet")]
+async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_>) -> Looked {
+    use crate::cache::Entry;
+    use crate::fleet::Found;
+    use crate::output::Timestamp;
+
+    let keys: Vec<CacheKey> = lookup
+        .methods
+        .iter()
+        .map(|&method| {
+            let variant = variant(lookup.settings, method, lookup.mode);
+            CacheKey::with_variant(lookup.url, method, variant)
+        })
+        .collect();
+    let accept = |entry: &Entry| usable(entry.browser_unavailable, lookup.settings);
+    let hit = |index: usize, entry: Entry| {
+        let method = lookup.methods.get(index).copied().unwrap_or(entry.method);
+        let document = CachedDocument {
+            fetched_at: entry.fetched_at.to_datetime(),
+            browser_unavailable: entry.browser_unavailable,
+            document: entry.extracted,
+        };
+        Looked::Hit(document, method)
+    };
+    let now = Timestamp::from_datetime(OffsetDateTime::now_utc());
+    if let Some((index, entry)) = shared.read(&keys, now, accept).await {
+        return hit(index, entry);
+    }
+    match shared.wait_or_claim(&keys, lookup.wait_until, accept).await {
+        Found::Entry(index, entry) => hit(index, entry),
+        Found::Claimed(lease) => Looked::Miss(Flight { lease: Some(lease) }),
+        Found::Nothing => Looked::Miss(Flight::default()),
+    }
+}
+
+/// `DiskCache::get_with` on a blocking thread.
+async fn disk_get(
+    cache: &Arc<DiskCache>,
+    url: &CanonicalUrl,
+    method: RenderingMethod,
+    variant: Variant,
+) -> Option<CachedDocument> {
+    let (cache, url) = (Arc::clone(cache), url.clone());
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || {
+        span.in_scope(|| cache.get_with(&url, method, variant, OffsetDateTime::now_utc()))
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// `DiskCache::put_with` (`put_stand_in` for a stand-in) on a blocking thread.
+async fn disk_put(cache: &Arc<DiskCache>, put: Put<'_>) -> Result<(), String> {
+    let (cache, url, document) = (
+        Arc::clone(cache),
+        put.url.clone(),
+        Arc::clone(put.document),
+    );
+    let (method, variant, stand_in, fetched_at) =
+        (put.method, put.variant, put.stand_in, put.fetched_at);
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || {
+        let _in_call = span.enter();
+        let written = if stand_in {
+            cache.put_stand_in(&url, variant, &document, fetched_at, fetched_at)
+        } else {
+            cache.put_with(&url, method, variant, &document, fetched_at, fetched_at)
+        };
+        written.map_err(|error| error.to_string())
+    })
+    .await
+    .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))
+}
