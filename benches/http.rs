@@ -11,6 +11,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 use webfetch::config::load_str;
+use webfetch::content::formats::Formats;
 use webfetch::content::media_type;
 use webfetch::http::HttpClient;
 use webfetch::render::fetch_document;
@@ -97,7 +98,7 @@ fn sniff(c: &mut Criterion) {
     let mut body = b"\xEF\xBB\xBF   \r\n".to_vec();
     body.extend_from_slice(&page(4096));
     c.bench_function("media_type_select_sniffed", |b| {
-        b.iter(|| media_type::select(black_box(None), black_box(&body)))
+        b.iter(|| media_type::select(black_box(None), black_box(&body), Formats::NONE))
     });
 }
 

@@ -35,6 +35,7 @@
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
 //! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
+//! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
 //!
 //! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
 //! the politeness limit ([`fleet`]); it has no contract default.
@@ -54,6 +55,12 @@ use crate::serve::WebOrigin;
 pub use self::fleet::{
     DEFAULT_KEY_PREFIX, DEFAULT_PER_ORIGIN_IN_FLIGHT, FleetSettings, RawFleet, RedisSettings,
     RedisUrl,
+};
+
+mod content;
+
+pub use self::content::{
+    ContentSettings, DEFAULT_MAX_PDF_BYTES, DEFAULT_MAX_PDF_PAGES, RawContent,
 };
 
 /// A configuration error that stops start-up. `Display` is the full message.
@@ -147,6 +154,8 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
+    /// Extension (issue 31): `[tools.webfetch.content]`.
+    pub content: Option<RawContent>,
     /// Extension (issue 32): see [`FleetSettings`].
     pub fleet: Option<RawFleet>,
     pub serve: Option<RawServe>,
@@ -524,6 +533,9 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
+    /// Extension (issue 31): the formats read beyond HTML and plain text, and
+    /// their limits.
+    pub content: ContentSettings,
     /// The fleet's shared state and the politeness limit (extension, issue 32).
     pub fleet: FleetSettings,
     /// `webfetch serve`'s settings (extension).
@@ -690,6 +702,8 @@ impl Settings {
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
         let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
+        let content =
+            content::resolve_content(raw.content.clone().unwrap_or_default(), contract, w)?;
         let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
         let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let user_agent = raw
@@ -803,6 +817,7 @@ impl Settings {
                 .unwrap_or(false),
             rendering,
             extraction,
+            content,
             fleet,
             serve,
         };
@@ -1180,7 +1195,8 @@ mod tests {
 
     #[test]
     fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
-        let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n";
+        let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
+                    [tools.webfetch.content]\nformats = []\n";
         let srd = load_str_with_env(toml, &|_| None, Contract::Srd).unwrap();
         let agent = load_str_with_env(toml, &|_| None, Contract::Agent).unwrap();
         assert_eq!(srd.settings, agent.settings);

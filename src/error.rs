@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 mod details;
 
-pub use self::details::{ErrorDetails, PoliteRefusal};
+pub use self::details::{ErrorDetails, PoliteRefusal, UnreadableReason};
 
 /// The stable error codes of the SRD 3.7.2 registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -585,6 +585,17 @@ impl FetchError {
             "the page has no extractable text content; it looks client-rendered (a JavaScript \
              app shell): force_browser may help",
             ErrorDetails::NoExtractableContent,
+        )
+    }
+
+    /// Extension (issue 31): `extraction_failed` for a PDF, JSON or feed document
+    /// that can not be read, `details = {error: "unreadable_<format>", reason}`.
+    /// The message says what happened (`what`) and what would help.
+    pub fn unreadable(reason: UnreadableReason, what: &str) -> Self {
+        FetchError::new(
+            ErrorCode::ExtractionFailed,
+            format!("{what}: {}", reason.advice()),
+            ErrorDetails::Unreadable { reason },
         )
     }
 

@@ -89,19 +89,22 @@ pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::config::{
-    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, Contract,
-    ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
+    ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
+    Contract, ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
     RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings, ToolsMode,
     load_file, load_file_for, load_str, load_str_for,
 };
+pub use self::content::formats::{Format, Formats};
 pub use self::document::RenderingMethod;
-pub use self::error::{ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase};
+pub use self::error::{
+    ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
+};
 pub use self::executor::{
     ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
 };
 pub use self::extract::ExtractionMode;
 pub use self::notes::{Note, Notes};
-pub use self::offline::{SavedPage, respond as respond_offline};
+pub use self::offline::{SavedPage, body_cap as offline_body_cap, respond as respond_offline};
 pub use self::output::{Built, FetchChunk, FetchResponse, Timestamp, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};

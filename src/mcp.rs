@@ -12,6 +12,7 @@
 //! the result's `_meta` ([`META_NEXT_START_CHUNK`], [`META_TOTAL_CHUNKS`]) for
 //! programs.
 
+use crate::content::describe::formats_description;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -62,7 +63,13 @@ impl WebFetchServer {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
-        Tool::new(self.tool.name(), self.tool.description(), schema)
+        // Issue 31: the formats this server reads, their limits and errors.
+        let description = format!(
+            "{}.{}",
+            self.tool.description(),
+            formats_description(&self.tool.settings().content)
+        );
+        Tool::new(self.tool.name(), description, schema)
     }
 
     /// Serves MCP over stdin/stdout until the client disconnects.

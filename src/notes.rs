@@ -25,6 +25,12 @@ pub enum Note {
     /// Extension (never in an SRD response): article extraction was asked for,
     /// found no main content, and the SRD algorithm produced the document.
     ArticleFallbackSrd,
+    /// Extension (issue 31): the document is the publisher's own Markdown (a
+    /// `text/markdown` answer), used as it is.
+    PublisherMarkdown,
+    /// Extension (issue 31): the PDF has more pages than
+    /// `[tools.webfetch.content] max_pdf_pages`; only those were read.
+    PdfPageLimit,
     /// Cache write failed (the fetch still succeeded).
     CacheWriteFailed,
     /// Output truncated to fit the byte budget.
@@ -33,7 +39,7 @@ pub enum Note {
 
 impl Note {
     /// Every note, in canonical order.
-    pub const ALL: [Note; 9] = [
+    pub const ALL: [Note; 11] = [
         Note::CacheHit,
         Note::RobotsUnavailableFailOpen,
         Note::BrowserUnavailableUsedHttp,
@@ -41,6 +47,8 @@ impl Note {
         Note::BrowserBlockedNonGet,
         Note::CharsetFallback,
         Note::ArticleFallbackSrd,
+        Note::PublisherMarkdown,
+        Note::PdfPageLimit,
         Note::CacheWriteFailed,
         Note::ToolOutputLimit,
     ];
@@ -60,6 +68,8 @@ impl Note {
             Note::BrowserBlockedNonGet => "browser_blocked_non_get",
             Note::CharsetFallback => "charset_fallback",
             Note::ArticleFallbackSrd => "article_fallback_srd",
+            Note::PublisherMarkdown => "publisher_markdown",
+            Note::PdfPageLimit => "pdf_page_limit",
             Note::CacheWriteFailed => "cache_write_failed",
             Note::ToolOutputLimit => "tool_output_limit",
         }

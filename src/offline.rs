@@ -27,11 +27,12 @@
 
 use crate::args::FetchArgs;
 use crate::config::Settings;
+use crate::content::formats::Format;
 use crate::content::media_type;
 use crate::document::RenderingMethod;
 use crate::error::FetchError;
 use crate::output::{self, ResponseMeta, Timestamp};
-use crate::page::Page;
+use crate::page::{Page, Reading};
 use crate::tokens::Cl100k;
 use crate::url::CanonicalUrl;
 
@@ -44,6 +45,20 @@ pub struct SavedPage<'a> {
     /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
     /// response without one (FR-WF-10h).
     pub content_type: Option<&'a str>,
+}
+
+/// The byte cap of a saved page served with `content_type`: `max_download_bytes`,
+/// or for a PDF with PDF reading enabled `max_pdf_bytes` (issue 31), as over HTTP.
+/// A reader of the file reads one byte more, to tell a page over the cap.
+pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
+    match content_type {
+        Some(value)
+            if settings.content.formats.contains(Format::Pdf) && media_type::names_pdf(value) =>
+        {
+            settings.content.max_pdf_bytes
+        }
+        _ => settings.max_download_bytes,
+    }
 }
 
 /// The response JSON for `page` as if fetched over HTTP from `args.url`, at most
@@ -61,21 +76,25 @@ pub fn respond(
 ) -> Result<String, FetchError> {
     let url = CanonicalUrl::parse(&args.url)?;
     let size = u64::try_from(page.body.len()).unwrap_or(u64::MAX);
-    if size > settings.max_download_bytes {
-        return Err(FetchError::response_too_large(
-            size,
-            settings.max_download_bytes,
-        ));
+    let formats = settings.content.formats;
+    let cap = body_cap(settings, page.content_type);
+    if size > cap {
+        return Err(FetchError::response_too_large(size, cap));
     }
-    let kind = media_type::select(page.content_type, page.body)?;
+    let kind = media_type::select(page.content_type, page.body, formats)?;
     let header_charset = page.content_type.and_then(media_type::charset_param);
-    let mode = args.extraction_mode(settings);
+    let reading = Reading {
+        mode: args.extraction_mode(settings),
+        content: &settings.content,
+        deadline: None,
+        timeout_ms: settings.timeout_ms(),
+    };
     let read = Page::read(
         page.body,
         kind,
         header_charset.as_deref(),
         url.as_url(),
-        mode,
+        &reading,
     )?;
     let meta = ResponseMeta {
         requested_url: args.url.clone(),

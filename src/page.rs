@@ -2,17 +2,37 @@
 //! Appendix B (FR-WF-10i, 13, 13c), shared by HTTP mode, browser mode and the
 //! offline `webfetch extract`, so the three cannot drift apart.
 //!
-//! Pure: bytes and text in, a document and its notes out.
+//! Pure: bytes and text in, a document and its notes out. Extension (issue 31):
+//! the extension kinds (publisher Markdown, JSON, feeds, PDF) are read here too,
+//! by their modules under `content/`.
+
+use std::time::Instant;
 
 use url::Url;
 
-use crate::content::charset;
+use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
+use crate::content::{charset, feed, json, pdf};
 use crate::document::ExtractedDocument;
 use crate::error::FetchError;
 use crate::extract::{self, ExtractionMode};
 use crate::notes::{Note, Notes};
 use crate::render;
+
+/// How a body is read: the HTML extraction mode, and for the extension formats
+/// (issue 31) their limits and the call's deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading<'a> {
+    /// The extraction of HTML (FR-WF-13, or article mode).
+    pub mode: ExtractionMode,
+    /// `[tools.webfetch.content]`: the PDF page cap.
+    pub content: &'a ContentSettings,
+    /// When the call's time runs out: a PDF still being read then is a
+    /// `timeout`. `None` reads without a deadline (`webfetch extract`).
+    pub deadline: Option<Instant>,
+    /// The budget `deadline` ends, for the `timeout` error's `timeout_ms`.
+    pub timeout_ms: u64,
+}
 
 /// A decoded, extracted page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,21 +51,36 @@ pub struct Page {
 
 impl Page {
     /// Decodes `body` (header charset, then BOM and `<meta>` for HTML: FR-WF-10i,
-    /// CHARSET-02) and extracts it: HTML with `mode` against `final_url`,
+    /// CHARSET-02) and extracts it: HTML with `reading.mode` against `final_url`,
     /// `text/plain` by whitespace normalisation only, whatever the mode (13c).
     ///
     /// An HTML page with no content is `extraction_failed` (EXT-EMPTY-02), and so
     /// is a blank `text/plain` body: an actionable error, never a success with no
     /// chunks.
+    ///
+    /// Extension (issue 31): publisher Markdown is normalised like `text/plain`
+    /// and noted `publisher_markdown`; JSON becomes a ```json fence, a feed a
+    /// Markdown list, a PDF its text layer as Markdown (binary: no charset, no
+    /// `charset_fallback`).
     pub fn read(
         body: &[u8],
         kind: MediaKind,
         header_charset: Option<&str>,
         final_url: &Url,
-        mode: ExtractionMode,
+        reading: &Reading<'_>,
     ) -> Result<Page, FetchError> {
-        let decoded = charset::decode(body, header_charset, kind == MediaKind::Html);
+        if kind == MediaKind::Pdf {
+            return Page::read_pdf(body, reading);
+        }
+        let mode = reading.mode;
+        let header_charset = match (kind, header_charset) {
+            // An XML feed without a header charset says its encoding in its prolog.
+            (MediaKind::Feed, None) => feed_encoding(body),
+            (_, charset) => charset.map(str::to_owned),
+        };
+        let decoded = charset::decode(body, header_charset.as_deref(), kind == MediaKind::Html);
         let mut page = match kind {
+            MediaKind::Pdf => return Page::read_pdf(body, reading),
             MediaKind::Html => match extract::extract_html_with(&decoded.text, final_url, mode) {
                 Ok(extraction) => Page::extracted(decoded.text, extraction, mode),
                 // SRD-READINGS 29: an SPA shell that extracts to nothing is still an
@@ -64,11 +99,56 @@ impl Page {
                 is_srd_reading: true,
                 notes: Notes::new(),
             },
+            MediaKind::Markdown if decoded.text.trim().is_empty() => {
+                return Err(FetchError::no_extractable_content());
+            }
+            MediaKind::Markdown => {
+                let mut document = extract::extract_plain(&decoded.text);
+                document.title = markdown_title(&document.markdown);
+                Page::extension(decoded.text, document, Some(Note::PublisherMarkdown))
+            }
+            MediaKind::Json => {
+                let document = json::to_markdown(&decoded.text)?;
+                Page::extension(decoded.text, document, None)
+            }
+            MediaKind::Feed => {
+                let document = feed::to_markdown(&decoded.text, final_url)?;
+                Page::extension(decoded.text, document, None)
+            }
         };
-        if decoded.charset_fallback {
+        // JSON and XML are UTF-8 unless they say otherwise (RFC 8259, XML 1.0):
+        // reading them so is no fallback (issue 31).
+        let utf8_by_definition = matches!(kind, MediaKind::Json | MediaKind::Feed);
+        if decoded.charset_fallback && !utf8_by_definition {
             page.notes.add(Note::CharsetFallback);
         }
         Ok(page)
+    }
+
+    /// A PDF's text layer (issue 31), within the page cap and the deadline.
+    fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<Page, FetchError> {
+        let limits = pdf::Limits {
+            max_pages: reading.content.max_pdf_pages,
+            deadline: reading.deadline,
+            timeout_ms: reading.timeout_ms,
+        };
+        let read = pdf::read(body, &limits)?;
+        let note = read.pages_left_out.then_some(Note::PdfPageLimit);
+        Ok(Page::extension(String::new(), read.document, note))
+    }
+
+    /// The page of an extension format (issue 31), with its note if any.
+    fn extension(text: String, document: ExtractedDocument, note: Option<Note>) -> Page {
+        let mut notes = Notes::new();
+        if let Some(note) = note {
+            notes.add(note);
+        }
+        Page {
+            text,
+            document,
+            is_srd_reading: true,
+            notes,
+        }
     }
 
     /// Extracts already decoded HTML (the browser's DOM, or a decoded body) with
@@ -98,6 +178,46 @@ impl Page {
     }
 }
 
+/// The title of publisher Markdown: its first level-1 ATX heading (issue 31).
+fn markdown_title(markdown: &str) -> Option<String> {
+    let mut fence: Option<&str> = None;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if let Some(open) = fence {
+            if trimmed.starts_with(open) {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fence = Some(&trimmed[..3]);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# ") {
+            let title = rest.trim().trim_end_matches('#').trim();
+            if !title.is_empty() {
+                return Some(title.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// The `encoding` of an XML declaration at the start of `body`, if any.
+fn feed_encoding(body: &[u8]) -> Option<String> {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let head = &body[..body.len().min(256)];
+    let decl = head.strip_prefix(b"<?xml")?;
+    let end = decl.windows(2).position(|w| w == b"?>")?;
+    let decl = std::str::from_utf8(&decl[..end]).ok()?;
+    let at = decl.find("encoding")?;
+    let rest = decl[at + "encoding".len()..].trim_start().strip_prefix('=')?;
+    let rest = rest.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let value = rest[1..].split(quote).next()?;
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,13 +226,28 @@ mod tests {
         Url::parse("https://example.com/a/").unwrap()
     }
 
+    fn read(
+        body: &[u8],
+        kind: MediaKind,
+        charset: Option<&str>,
+        mode: ExtractionMode,
+    ) -> Result<Page, FetchError> {
+        let content = ContentSettings::default();
+        let reading = Reading {
+            mode,
+            content: &content,
+            deadline: None,
+            timeout_ms: 0,
+        };
+        Page::read(body, kind, charset, &url(), &reading)
+    }
+
     #[test]
     fn html_is_extracted_in_srd_mode_with_no_notes() {
-        let page = Page::read(
+        let page = read(
             b"<title>T</title><p>Hello <a href='x'>there</a></p>",
             MediaKind::Html,
             Some("utf-8"),
-            &url(),
             ExtractionMode::Srd,
         )
         .unwrap();
@@ -128,7 +263,7 @@ mod tests {
     fn plain_text_ignores_the_mode_and_notes_a_charset_fallback() {
         for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
             let page =
-                Page::read(b"caf\xc3\xa9  \r\n", MediaKind::Plain, None, &url(), mode).unwrap();
+                read(b"caf\xc3\xa9  \r\n", MediaKind::Plain, None, mode).unwrap();
             assert_eq!(page.document.markdown, "café\n");
             assert!(page.is_srd_reading);
             assert_eq!(
@@ -136,11 +271,10 @@ mod tests {
                 [Note::CharsetFallback]
             );
         }
-        let latin1 = Page::read(
+        let latin1 = read(
             b"caf\xe9",
             MediaKind::Plain,
             Some("windows-1252"),
-            &url(),
             ExtractionMode::Article,
         )
         .unwrap();
@@ -150,10 +284,39 @@ mod tests {
 
     #[test]
     fn blank_bodies_are_errors() {
-        for kind in [MediaKind::Html, MediaKind::Plain] {
-            let error =
-                Page::read(b" \n\t", kind, Some("utf-8"), &url(), ExtractionMode::Srd).unwrap_err();
+        for kind in [MediaKind::Html, MediaKind::Plain, MediaKind::Markdown, MediaKind::Json] {
+            let error = read(b" \n\t", kind, Some("utf-8"), ExtractionMode::Srd).unwrap_err();
             assert_eq!(error.details_json()["error"], "no_extractable_content", "{kind:?}");
         }
+    }
+
+    #[test]
+    fn issue_31_publisher_markdown_is_normalised_titled_and_noted() {
+        let page = read(
+            b"```\n# not a title\n```\n# Guide  \n\n\n\nText \xe2\x80\x94 here\n",
+            MediaKind::Markdown,
+            None,
+            ExtractionMode::Article,
+        )
+        .unwrap();
+        assert_eq!(
+            page.document.markdown,
+            "```\n# not a title\n```\n# Guide\n\n\nText \u{2014} here\n"
+        );
+        assert_eq!(page.document.title.as_deref(), Some("Guide"));
+        assert_eq!(
+            page.notes.iter().collect::<Vec<_>>(),
+            [Note::CharsetFallback, Note::PublisherMarkdown]
+        );
+    }
+
+    #[test]
+    fn issue_31_feed_charset_comes_from_the_xml_declaration() {
+        let body = b"<?xml version='1.0' encoding='ISO-8859-1'?><rss><channel><title>Caf\xe9</title></channel></rss>";
+        let page = read(body, MediaKind::Feed, None, ExtractionMode::Srd).unwrap();
+        assert_eq!(page.document.title.as_deref(), Some("Caf\u{e9}"));
+        assert!(page.notes.is_empty());
+        assert_eq!(feed_encoding(b"<?xml version=\"1.0\" encoding = \"utf-8\" ?><x/>").as_deref(), Some("utf-8"));
+        assert_eq!(feed_encoding(b"<rss/>"), None);
     }
 }

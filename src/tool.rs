@@ -38,10 +38,10 @@ use crate::extract::{self, ExtractionMode};
 use crate::http::HttpClient;
 use crate::notes::{Note, Notes};
 use crate::output::{self, Built, ResponseMeta, Timestamp};
-use crate::page::Page;
+use crate::page::{Page, Reading};
 use crate::pass::Pass;
 use crate::render::browser::Standby;
-use crate::render::{self, RenderContext, RenderPlan};
+use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
 use crate::ssrf::SsrfValidator;
@@ -522,13 +522,7 @@ impl WebFetchTool {
             Some(call.pass),
         )
         .await?;
-        let page = Page::read(
-            &fetched.body,
-            fetched.kind,
-            fetched.header_charset.as_deref(),
-            fetched.final_url.as_url(),
-            call.mode,
-        )?;
+        let page = self.read_page(&fetched, call).await?;
         let wants_browser = spa_fallback
             && fetched.kind == MediaKind::Html
             && self.wants_spa_fallback(&page, fetched.final_url.as_url());
@@ -563,6 +557,47 @@ impl WebFetchTool {
             // never a success that hides what the page tried to do.
             Err(error) => Err(error),
         }
+    }
+
+    /// Decode and Extract of a fetched document ([`Page::read`]). A PDF (issue
+    /// 31) is read on a blocking thread, within the call's deadline: seconds of
+    /// CPU must not stall the runtime's workers of a server with other calls.
+    async fn read_page(&self, fetched: &FetchedDocument, call: &Call<'_>) -> Result<Page, FetchError> {
+        let deadline = call.deadline.into_std();
+        if fetched.kind != MediaKind::Pdf {
+            let reading = Reading {
+                mode: call.mode,
+                content: &self.settings.content,
+                deadline: Some(deadline),
+                timeout_ms: self.settings.timeout_ms(),
+            };
+            return Page::read(
+                &fetched.body,
+                fetched.kind,
+                fetched.header_charset.as_deref(),
+                fetched.final_url.as_url(),
+                &reading,
+            );
+        }
+        let (settings, body, url, mode) = (
+            Arc::clone(&self.settings),
+            fetched.body.clone(),
+            fetched.final_url.as_url().clone(),
+            call.mode,
+        );
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _in_call = span.enter();
+            let reading = Reading {
+                mode,
+                content: &settings.content,
+                deadline: Some(deadline),
+                timeout_ms: settings.timeout_ms(),
+            };
+            Page::read(&body, MediaKind::Pdf, None, &url, &reading)
+        })
+        .await
+        .unwrap_or_else(|join| Err(FetchError::internal(format!("PDF task failed: {join}"))))
     }
 
     /// FR-WF-12c: little extracted text (in chars, after normalisation,
@@ -603,6 +638,18 @@ impl WebFetchTool {
             ctx = ctx.with_standby(standby);
         }
         let page = render::render(&ctx).await?;
+        if let Some(fetched) = page.not_rendered {
+            // Issue 31: a PDF (or JSON, a feed, Markdown) is read from the HTTP
+            // response, never rendered: the answer is HTTP mode's.
+            let read = self.read_page(&fetched, call).await?;
+            notes.extend(&read.notes);
+            return Ok(Rendered {
+                final_url: fetched.final_url,
+                method: RenderingMethod::Http,
+                document: read.document,
+                stands_in_for_browser: false,
+            });
+        }
         if page.dom_truncated {
             notes.add(Note::BrowserDomTruncated);
         }

@@ -85,24 +85,22 @@ impl CanonicalUrl {
             ));
         }
         let raw_host = raw_authority.map(host_of_authority);
-        if let Some(inner) = raw_host.and_then(|h| h.strip_prefix('[')) {
-            if inner.contains('%') {
+        if let Some(inner) = raw_host.and_then(|h| h.strip_prefix('['))
+            && inner.contains('%') {
                 return Err(FetchError::invalid_url(
                     url.as_str(),
                     "IPv6 zone identifiers are not allowed",
                 ));
             }
-        }
         if let Some(Host::Ipv4(_)) = url.host() {
             // A relative redirect keeps the (already validated) host of its base.
-            if let Some(raw_host) = raw_host {
-                if !is_canonical_dotted_decimal(raw_host) {
+            if let Some(raw_host) = raw_host
+                && !is_canonical_dotted_decimal(raw_host) {
                     return Err(FetchError::invalid_host(
                         raw_host,
                         "non-canonical numeric IPv4 form; use dotted decimal",
                     ));
                 }
-            }
         }
         if url.host().is_none() {
             return Err(FetchError::invalid_url(url.as_str(), "URL has no host"));
@@ -261,8 +259,8 @@ fn strip_like_whatwg(input: &str) -> String {
 /// rule last: a non-http(s) scheme is `invalid_scheme` (`ftp://1.2.3.256/`) and
 /// userinfo is `invalid_url` (`http://u:p@1.2.3.256/`, FR-WF-04c) before it.
 fn parse_failure(cleaned: &str, error: url::ParseError) -> FetchError {
-    if error == url::ParseError::InvalidIpv4Address {
-        if let Some(authority) = raw_authority(cleaned) {
+    if error == url::ParseError::InvalidIpv4Address
+        && let Some(authority) = raw_authority(cleaned) {
             let host = host_of_authority(authority);
             if is_dotted_digits(host) {
                 if let Some(colon) = scheme_end(cleaned) {
@@ -280,7 +278,6 @@ fn parse_failure(cleaned: &str, error: url::ParseError) -> FetchError {
                 return FetchError::invalid_host(host, "IPv4 octet out of range");
             }
         }
-    }
     FetchError::invalid_url(&redact_userinfo(cleaned), error)
 }
 
@@ -399,8 +396,8 @@ fn normalize_escapes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
+        if bytes[i] == b'%' && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
                 let value = hi << 4 | lo;
                 let unreserved =
                     value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~');
@@ -417,7 +414,6 @@ fn normalize_escapes(text: &str) -> String {
                 i += 3;
                 continue;
             }
-        }
         let ch = text[i..].chars().next().expect("in bounds");
         out.push(ch);
         i += ch.len_utf8();

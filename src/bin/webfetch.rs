@@ -367,8 +367,9 @@ fn extract(cli: ExtractArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let settings = loaded.settings;
-    // One byte over the cap is enough to report `response_too_large`.
-    let cap = settings.max_download_bytes.saturating_add(1);
+    // One byte over the cap is enough to report `response_too_large` (a PDF's cap
+    // is `max_pdf_bytes` when PDF reading is on: issue 31).
+    let cap = webfetch::offline_body_cap(&settings, Some(&cli.content_type)).saturating_add(1);
     let body = match read_input(cli.file.as_deref(), cap) {
         Ok(body) => body,
         Err(message) => {

@@ -7,8 +7,9 @@
 //! Extension: an entry extracted in article mode carries `"extraction":"article"`
 //! after `rendering_method`, and a browser document rendered with
 //! `robots_for_frames` (issue 28) `"robots_for_frames":true` after that; both are
-//! part of its key ([`Variant`]). SRD entries omit the fields, so they are byte
-//! for byte the SRD's shape.
+//! part of its key ([`Variant`]), and a document fetched with extension formats
+//! (issue 31) `"formats":["pdf",...]` after that. SRD entries omit the fields, so
+//! they are byte for byte the SRD's shape.
 //!
 //! An HTTP result that stood in for a browser render because the browser was
 //! unavailable (FR-WF-12d, SRD-READINGS 19) carries `"browser_unavailable":true`
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::key::{CacheKey, Variant};
+use crate::content::formats::{Format, Formats};
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
@@ -55,6 +57,8 @@ struct WireOut<'a> {
     extraction: ExtractionMode,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     robots_for_frames: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    formats: Vec<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     browser_unavailable: bool,
     fetched_at: String,
@@ -78,6 +82,8 @@ struct WireIn {
     extraction: ExtractionMode,
     #[serde(default)]
     robots_for_frames: bool,
+    #[serde(default)]
+    formats: Vec<String>,
     #[serde(default)]
     browser_unavailable: bool,
     fetched_at: String,
@@ -175,6 +181,7 @@ impl Entry {
             rendering_method: self.method,
             extraction: self.variant.extraction,
             robots_for_frames: self.variant.robots_for_frames,
+            formats: self.variant.formats.iter().map(Format::as_str).collect(),
             browser_unavailable: self.browser_unavailable,
             fetched_at: self.fetched_at.to_string(),
             expires_at: self.expires_at.to_string(),
@@ -200,6 +207,12 @@ impl Entry {
         }
         let stamp =
             |text: &str, field| Timestamp::parse(text).map_err(|_| DecodeError::Timestamp(field));
+        let formats = wire
+            .formats
+            .iter()
+            .map(|name| name.parse::<Format>())
+            .collect::<Result<Formats, _>>()
+            .map_err(|e| DecodeError::Malformed(e.to_string()))?;
         let entry = Entry {
             fetched_at: stamp(&wire.fetched_at, "fetched_at")?,
             expires_at: stamp(&wire.expires_at, "expires_at")?,
@@ -209,6 +222,7 @@ impl Entry {
             variant: Variant {
                 extraction: wire.extraction,
                 robots_for_frames: wire.robots_for_frames,
+                formats,
             },
             browser_unavailable: wire.browser_unavailable,
             extracted: wire.extracted,
@@ -336,12 +350,35 @@ mod tests {
     }
 
     #[test]
+    fn issue_31_a_formats_entry_names_them_and_belongs_to_its_key_only() {
+        let mut entry = sample(None);
+        entry.variant.formats = Formats::ALL;
+        let text = String::from_utf8(entry.encode().unwrap()).unwrap();
+        assert!(
+            text.contains(r#""rendering_method":"http","formats":["pdf","markdown","json","feed"],"fetched_at""#),
+            "{text}"
+        );
+        assert_eq!(Entry::decode(text.as_bytes(), &key_of(&entry)), Ok(entry.clone()));
+        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method);
+        assert_eq!(Entry::decode(text.as_bytes(), &srd_key), Err(DecodeError::WrongKey));
+        let srd = sample(None).encode().unwrap();
+        assert!(!String::from_utf8(srd.clone()).unwrap().contains("formats"));
+        assert_eq!(Entry::decode(&srd, &key_of(&entry)), Err(DecodeError::WrongKey));
+        let unknown = text.replace("\"feed\"]", "\"docx\"]");
+        assert!(matches!(
+            Entry::decode(unknown.as_bytes(), &key_of(&entry)),
+            Err(DecodeError::Malformed(_))
+        ));
+    }
+
+    #[test]
     fn issue_28_a_robots_for_frames_entry_says_so_and_belongs_to_its_key_only() {
         let mut entry = sample(None);
         entry.method = RenderingMethod::Browser;
         entry.variant = Variant {
             extraction: ExtractionMode::Article,
             robots_for_frames: true,
+            formats: Formats::NONE,
         };
         let text = String::from_utf8(entry.encode().unwrap()).unwrap();
         assert!(

@@ -6,13 +6,20 @@
 //! be served to an SRD-mode call, nor an SRD document to an article call; a browser
 //! document rendered with `robots_for_frames` (issue 28) appends
 //! `"\nrobots_for_frames"`, so frames robots.txt refused never come back from a
-//! document rendered without the check, nor the reverse. The SRD key is unchanged.
+//! document rendered without the check, nor the reverse. A document fetched with
+//! extension formats enabled (issue 31) appends `"\nformats=pdf,markdown,..."`
+//! (the enabled set, canonical order): such a call asks for Markdown first and
+//! accepts PDFs, JSON and feeds, so neither its documents nor the SRD's can answer
+//! the other (a publisher's Markdown is never served to a call that asked for
+//! HTML, nor a PDF's text to a call that must refuse it). The SRD key is
+//! unchanged.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::content::formats::Formats;
 use crate::document::RenderingMethod;
 use crate::extract::ExtractionMode;
 use crate::url::CanonicalUrl;
@@ -27,6 +34,9 @@ pub struct Variant {
     /// are not in it. Only a browser document can be one: the caller sets it for
     /// those only.
     pub robots_for_frames: bool,
+    /// Issue 31: the extension formats the call enabled (`[tools.webfetch.content]
+    /// formats`); empty for the SRD's documents.
+    pub formats: Formats,
 }
 
 impl From<ExtractionMode> for Variant {
@@ -35,6 +45,7 @@ impl From<ExtractionMode> for Variant {
         Variant {
             extraction,
             robots_for_frames: false,
+            formats: Formats::NONE,
         }
     }
 }
@@ -90,6 +101,10 @@ impl CacheKey {
         }
         if variant.robots_for_frames {
             hasher.update(b"\nrobots_for_frames");
+        }
+        if !variant.formats.is_empty() {
+            hasher.update(b"\nformats=");
+            hasher.update(variant.formats.to_string().as_bytes());
         }
         CacheKey(hasher.finalize().into())
     }
@@ -207,6 +222,29 @@ mod tests {
     }
 
     #[test]
+    fn issue_31_formats_append_the_enabled_set_last() {
+        let url = CanonicalUrl::parse("https://example.com/").unwrap();
+        let variant = Variant {
+            extraction: ExtractionMode::Article,
+            robots_for_frames: true,
+            formats: Formats::ALL,
+        };
+        let key = CacheKey::with_variant(&url, RenderingMethod::Browser, variant);
+        let expected: String = Sha256::digest(
+            b"https://example.com/\nbrowser\narticle\nrobots_for_frames\nformats=pdf,markdown,json,feed",
+        )
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+        assert_eq!(key.to_hex(), expected);
+        let none = Variant {
+            formats: Formats::NONE,
+            ..variant
+        };
+        assert_ne!(key, CacheKey::with_variant(&url, RenderingMethod::Browser, none));
+    }
+
+    #[test]
     fn issue_28_robots_for_frames_appends_its_name_after_the_mode() {
         let hex = |bytes: &[u8]| -> String {
             Sha256::digest(bytes)
@@ -216,6 +254,7 @@ mod tests {
         };
         let url = CanonicalUrl::parse("https://example.com/").unwrap();
         let frames = |extraction| Variant {
+            formats: Formats::NONE,
             extraction,
             robots_for_frames: true,
         };

@@ -3,7 +3,13 @@
 //! Pure functions over the header value and the body bytes: which pipeline a
 //! response goes to (HTML or plain text), or the `unsupported_content_type` error
 //! with `details.content_type` exactly as FR-WF-ERR-CT-01 says.
+//!
+//! Extension (issue 31): the [`Formats`] enabled widen what is accepted (PDF,
+//! publisher Markdown, JSON, RSS and Atom feeds). With none enabled, every answer
+//! is the SRD's, byte for byte.
 
+use super::feed;
+use super::formats::{Format, Formats};
 use crate::error::FetchError;
 
 /// Bytes examined by sniffing, after the BOM and leading whitespace (FR-WF-10h,
@@ -17,6 +23,23 @@ pub enum MediaKind {
     Html,
     /// `text/plain`: pass-through with minimal normalization.
     Plain,
+    /// Extension (issue 31): `text/markdown`, the publisher's own Markdown.
+    Markdown,
+    /// Extension (issue 31): `application/json` or a `+json` type.
+    Json,
+    /// Extension (issue 31): an RSS 2.0 or Atom feed.
+    Feed,
+    /// Extension (issue 31): a PDF.
+    Pdf,
+}
+
+impl MediaKind {
+    /// Whether this is one of the SRD's kinds (FR-WF-10f), which the browser
+    /// renders; the extension kinds are read from the HTTP response, never by
+    /// Chromium (issue 31).
+    pub fn is_srd(self) -> bool {
+        matches!(self, MediaKind::Html | MediaKind::Plain)
+    }
 }
 
 /// The `Content-Type` of a response. With several fields the last one wins, as in
@@ -35,22 +58,71 @@ pub fn last_content_type(headers: &http::HeaderMap) -> Option<String> {
 /// ignored, trimmed, case-insensitive); anything unsupported is an error carrying
 /// the raw header value. Without one (or with a blank one, which says nothing),
 /// the body is sniffed (FR-WF-10h) and a binary is `sniffed:<type>` or `missing`.
-pub fn select(content_type: Option<&str>, body: &[u8]) -> Result<MediaKind, FetchError> {
+///
+/// `formats` (issue 31) accepts more: see [`extension_kind`]; a sniffed `%PDF-`
+/// is a PDF when PDF is enabled. [`Formats::NONE`] is FR-WF-10f..10h exactly.
+pub fn select(
+    content_type: Option<&str>,
+    body: &[u8],
+    formats: Formats,
+) -> Result<MediaKind, FetchError> {
     match content_type.filter(|value| !value.trim().is_empty()) {
         Some(value) => match media_type(value).as_str() {
             "text/html" | "application/xhtml+xml" => Ok(MediaKind::Html),
             "text/plain" => Ok(MediaKind::Plain),
-            _ => Err(FetchError::unsupported_content_type(value)),
+            other => extension_kind(other, body, formats)
+                .ok_or_else(|| FetchError::unsupported_content_type(value)),
         },
         None => match sniff(body) {
             Sniffed::Html => Ok(MediaKind::Html),
             Sniffed::Plain => Ok(MediaKind::Plain),
+            Sniffed::Binary("pdf") if formats.contains(Format::Pdf) => Ok(MediaKind::Pdf),
             Sniffed::Binary(kind) => Err(FetchError::unsupported_content_type(&format!(
                 "sniffed:{kind}"
             ))),
             Sniffed::Nul => Err(FetchError::unsupported_content_type("missing")),
         },
     }
+}
+
+/// The extension kind of a lowercase media type the SRD does not support, when
+/// its format is in `formats` (issue 31):
+///
+/// | media type | kind | format |
+/// | --- | --- | --- |
+/// | `application/pdf`, `application/x-pdf` | PDF | `pdf` |
+/// | `application/octet-stream`, `binary/octet-stream` whose body starts `%PDF-` | PDF | `pdf` |
+/// | `text/markdown`, `text/x-markdown` | Markdown | `markdown` |
+/// | `application/json`, `text/json`, any `+json` | JSON | `json` |
+/// | `application/rss+xml`, `application/atom+xml` | feed | `feed` |
+/// | `application/xml`, `text/xml` whose root element is `rss` or `feed` | feed | `feed` |
+///
+/// Anything else (an XML document that is not a feed, say) stays unsupported.
+pub fn extension_kind(media_type: &str, body: &[u8], formats: Formats) -> Option<MediaKind> {
+    let (kind, format) = match media_type {
+        "application/pdf" | "application/x-pdf" => (MediaKind::Pdf, Format::Pdf),
+        "application/octet-stream" | "binary/octet-stream"
+            if sniff(body) == Sniffed::Binary("pdf") =>
+        {
+            (MediaKind::Pdf, Format::Pdf)
+        }
+        "text/markdown" | "text/x-markdown" => (MediaKind::Markdown, Format::Markdown),
+        "application/json" | "text/json" => (MediaKind::Json, Format::Json),
+        json if json.ends_with("+json") => (MediaKind::Json, Format::Json),
+        "application/rss+xml" | "application/atom+xml" => (MediaKind::Feed, Format::Feed),
+        "application/xml" | "text/xml" if feed::is_feed(body) => (MediaKind::Feed, Format::Feed),
+        _ => return None,
+    };
+    formats.contains(format).then_some(kind)
+}
+
+/// Whether a `Content-Type` value names a PDF (issue 31: such a response gets the
+/// PDF size cap, `max_pdf_bytes`).
+pub fn names_pdf(content_type: &str) -> bool {
+    matches!(
+        media_type(content_type).as_str(),
+        "application/pdf" | "application/x-pdf"
+    )
 }
 
 /// The lowercase `type/subtype` of a Content-Type value (FR-WF-CT-01).
@@ -152,20 +224,20 @@ mod tests {
     use crate::error::ErrorCode;
 
     fn unsupported(content_type: Option<&str>, body: &[u8]) -> String {
-        let error = select(content_type, body).unwrap_err();
+        let error = select(content_type, body, Formats::NONE).unwrap_err();
         assert_eq!(error.code, ErrorCode::UnsupportedContentType);
         error.details_json()["content_type"].as_str().unwrap().to_owned()
     }
 
     #[test]
     fn header_media_types() {
-        assert_eq!(select(Some("text/html"), b"").unwrap(), MediaKind::Html);
+        assert_eq!(select(Some("text/html"), b"", Formats::NONE).unwrap(), MediaKind::Html);
         assert_eq!(
-            select(Some(" Application/XHTML+XML ; charset=utf-8"), b"").unwrap(),
+            select(Some(" Application/XHTML+XML ; charset=utf-8"), b"", Formats::NONE).unwrap(),
             MediaKind::Html
         );
         assert_eq!(
-            select(Some("TEXT/PLAIN;format=flowed"), b"\0\0").unwrap(),
+            select(Some("TEXT/PLAIN;format=flowed"), b"\0\0", Formats::NONE).unwrap(),
             MediaKind::Plain
         );
         assert_eq!(
@@ -181,28 +253,28 @@ mod tests {
 
     #[test]
     fn blank_header_is_sniffed() {
-        assert_eq!(select(Some("  "), b"<html>").unwrap(), MediaKind::Html);
+        assert_eq!(select(Some("  "), b"<html>", Formats::NONE).unwrap(), MediaKind::Html);
     }
 
     #[test]
     fn t_wf_ext_10_bom_and_whitespace_stripped_before_sniffing() {
         assert_eq!(
-            select(None, b"\xEF\xBB\xBF<!DOCTYPE html><p>x").unwrap(),
+            select(None, b"\xEF\xBB\xBF<!DOCTYPE html><p>x", Formats::NONE).unwrap(),
             MediaKind::Html
         );
         assert_eq!(
-            select(None, b"\xEF\xBB\xBF \r\n\t<HTML lang=en>").unwrap(),
+            select(None, b"\xEF\xBB\xBF \r\n\t<HTML lang=en>", Formats::NONE).unwrap(),
             MediaKind::Html
         );
         assert_eq!(
-            select(None, b"  \n<!doctype html>").unwrap(),
+            select(None, b"  \n<!doctype html>", Formats::NONE).unwrap(),
             MediaKind::Html
         );
         assert_eq!(
-            select(None, b"plain words <html>").unwrap(),
+            select(None, b"plain words <html>", Formats::NONE).unwrap(),
             MediaKind::Plain
         );
-        assert_eq!(select(None, b"").unwrap(), MediaKind::Plain);
+        assert_eq!(select(None, b"", Formats::NONE).unwrap(), MediaKind::Plain);
         assert_eq!(unsupported(None, b"\xEF\xBB\xBF%PDF-1.7"), "sniffed:pdf");
     }
 
@@ -234,21 +306,60 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(unsupported(None, &body), expected, "{body:?}");
         }
-        assert_eq!(select(None, b"%PDF").unwrap(), MediaKind::Plain);
-        assert_eq!(select(None, b"GIF88a").unwrap(), MediaKind::Plain);
+        assert_eq!(select(None, b"%PDF", Formats::NONE).unwrap(), MediaKind::Plain);
+        assert_eq!(select(None, b"GIF88a", Formats::NONE).unwrap(), MediaKind::Plain);
     }
 
     #[test]
     fn sniffing_looks_at_512_bytes_only() {
         let mut late_nul = vec![b'a'; SNIFF_LEN];
         late_nul.push(0);
-        assert_eq!(select(None, &late_nul).unwrap(), MediaKind::Plain);
+        assert_eq!(select(None, &late_nul, Formats::NONE).unwrap(), MediaKind::Plain);
         let mut early_nul = vec![b'a'; SNIFF_LEN - 1];
         early_nul.push(0);
         assert_eq!(unsupported(None, &early_nul), "missing");
         let mut padded = vec![b' '; 4096];
         padded.extend_from_slice(b"<html>");
-        assert_eq!(select(None, &padded).unwrap(), MediaKind::Html);
+        assert_eq!(select(None, &padded, Formats::NONE).unwrap(), MediaKind::Html);
+    }
+
+    #[test]
+    fn issue_31_extension_types_only_when_their_format_is_enabled() {
+        let all = Formats::ALL;
+        let cases: [(&str, &[u8], MediaKind, Format); 10] = [
+            ("application/pdf", b"%PDF-1.7", MediaKind::Pdf, Format::Pdf),
+            ("Application/X-PDF; q=1", b"", MediaKind::Pdf, Format::Pdf),
+            ("application/octet-stream", b"%PDF-1.4", MediaKind::Pdf, Format::Pdf),
+            ("text/markdown; charset=utf-8", b"# T", MediaKind::Markdown, Format::Markdown),
+            ("application/json", b"{}", MediaKind::Json, Format::Json),
+            ("application/ld+json", b"{}", MediaKind::Json, Format::Json),
+            ("application/rss+xml", b"<rss/>", MediaKind::Feed, Format::Feed),
+            ("application/atom+xml", b"<feed/>", MediaKind::Feed, Format::Feed),
+            ("text/xml", b"<?xml version='1.0'?>\n<rss version='2.0'>", MediaKind::Feed, Format::Feed),
+            ("application/xml", b"<!-- c --><feed xmlns='http://www.w3.org/2005/Atom'>", MediaKind::Feed, Format::Feed),
+        ];
+        for (content_type, body, kind, format) in cases {
+            assert_eq!(select(Some(content_type), body, all).unwrap(), kind, "{content_type}");
+            let only = Formats::NONE.with(format);
+            assert_eq!(select(Some(content_type), body, only).unwrap(), kind, "{content_type}");
+            // Every other format enabled, this one not: the SRD's error, byte for byte.
+            let others: Formats = Format::ALL.into_iter().filter(|f| *f != format).collect();
+            for formats in [Formats::NONE, others] {
+                assert_eq!(unsupported_with(Some(content_type), body, formats), content_type);
+            }
+        }
+        assert_eq!(select(None, b"%PDF-1.7", all).unwrap(), MediaKind::Pdf);
+        assert_eq!(unsupported_with(None, b"%PDF-1.7", Formats::NONE.with(Format::Json)), "sniffed:pdf");
+        assert_eq!(unsupported_with(Some("application/xml"), b"<html/>", all), "application/xml");
+        assert_eq!(unsupported_with(Some("application/octet-stream"), b"PK\x03\x04", all), "application/octet-stream");
+        assert_eq!(unsupported_with(Some("image/png"), b"\x89PNG", all), "image/png");
+        assert_eq!(unsupported_with(None, b"\x89PNG", all), "sniffed:png");
+        assert!(names_pdf("application/PDF; x=y") && !names_pdf("text/html"));
+    }
+
+    fn unsupported_with(content_type: Option<&str>, body: &[u8], formats: Formats) -> String {
+        let error = select(content_type, body, formats).unwrap_err();
+        error.details_json()["content_type"].as_str().unwrap().to_owned()
     }
 
     #[test]

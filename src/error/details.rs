@@ -153,6 +153,14 @@ pub enum ErrorDetails {
     },
     /// `extraction_failed` / `no_extractable_content` (FR-WF-EXT-EMPTY-02).
     NoExtractableContent,
+    /// Extension (issue 31): `extraction_failed` for a document of an extension
+    /// format that can not be read: `details.error` names the format
+    /// (`unreadable_pdf`, `unreadable_json`, `unreadable_feed`), `details.reason`
+    /// what is wrong with it.
+    Unreadable {
+        /// Why.
+        reason: UnreadableReason,
+    },
     /// `internal`.
     Internal {
         /// What went wrong.
@@ -176,6 +184,83 @@ pub struct PoliteRefusal {
     pub retry_after_seconds: u64,
 }
 
+/// Why a document of an extension format can not be read (issue 31): the
+/// `details.reason` of its `extraction_failed` error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum UnreadableReason {
+    /// `pdf_encrypted`: the PDF needs a password (or a permission we do not have)
+    /// to decrypt.
+    PdfEncrypted,
+    /// `pdf_no_text_layer`: the pages are images (a scan): there is no text to
+    /// read without OCR.
+    PdfNoTextLayer,
+    /// `pdf_malformed`: not a PDF, or one too damaged to read.
+    PdfMalformed,
+    /// `json_malformed`: the body is not valid JSON.
+    JsonMalformed,
+    /// `feed_malformed`: the feed is not well-formed XML.
+    FeedMalformed,
+}
+
+impl UnreadableReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [UnreadableReason; 5] = [
+        UnreadableReason::PdfEncrypted,
+        UnreadableReason::PdfNoTextLayer,
+        UnreadableReason::PdfMalformed,
+        UnreadableReason::JsonMalformed,
+        UnreadableReason::FeedMalformed,
+    ];
+
+    /// The `details.reason` token.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnreadableReason::PdfEncrypted => "pdf_encrypted",
+            UnreadableReason::PdfNoTextLayer => "pdf_no_text_layer",
+            UnreadableReason::PdfMalformed => "pdf_malformed",
+            UnreadableReason::JsonMalformed => "json_malformed",
+            UnreadableReason::FeedMalformed => "feed_malformed",
+        }
+    }
+
+    /// The `details.error` token: the format that could not be read.
+    pub fn error(self) -> &'static str {
+        match self {
+            UnreadableReason::PdfEncrypted
+            | UnreadableReason::PdfNoTextLayer
+            | UnreadableReason::PdfMalformed => "unreadable_pdf",
+            UnreadableReason::JsonMalformed => "unreadable_json",
+            UnreadableReason::FeedMalformed => "unreadable_feed",
+        }
+    }
+
+    /// What would help, for the error message the model reads.
+    pub fn advice(self) -> &'static str {
+        match self {
+            UnreadableReason::PdfEncrypted => {
+                "its text can not be read without the password; look for an unencrypted \
+                 copy or an HTML version of the document"
+            }
+            UnreadableReason::PdfNoTextLayer => {
+                "its pages are images (a scan) and reading them needs OCR, which this tool \
+                 does not do; look for a text or HTML version of the document"
+            }
+            UnreadableReason::PdfMalformed => {
+                "the file is damaged or not a PDF; if the download was cut short, fetching \
+                 again with no_cache may help, otherwise look for another copy"
+            }
+            UnreadableReason::JsonMalformed => {
+                "the server's answer is not JSON despite its Content-Type; the URL may need \
+                 other parameters, or it serves an error page"
+            }
+            UnreadableReason::FeedMalformed => {
+                "the feed is not well-formed XML; the site's HTML pages may be read instead"
+            }
+        }
+    }
+}
+
 impl ErrorDetails {
     /// The `details.error` token, for the codes that carry one.
     pub fn error(&self) -> Option<&str> {
@@ -187,6 +272,7 @@ impl ErrorDetails {
             | ErrorDetails::BrowserCrashed { error }
             | ErrorDetails::Internal { error } => Some(error),
             ErrorDetails::NoExtractableContent => Some("no_extractable_content"),
+            ErrorDetails::Unreadable { reason } => Some(reason.error()),
             ErrorDetails::ToolOutputLimit { .. } => Some("tool_output_limit"),
             _ => None,
         }
@@ -313,6 +399,10 @@ impl ErrorDetails {
                 put("error", json!(error));
             }
             ErrorDetails::NoExtractableContent => put("error", json!("no_extractable_content")),
+            ErrorDetails::Unreadable { reason } => {
+                put("error", json!(reason.error()));
+                put("reason", json!(reason.as_str()));
+            }
             ErrorDetails::ToolOutputLimit {
                 effective_max_bytes,
             } => {

@@ -440,6 +440,20 @@ const fn is_html_space_byte(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0C')
 }
 
+/// `text` as one line of Markdown text, escaped per the module docs (whitespace
+/// runs become one space): for text that comes from elsewhere than HTML, such as
+/// a PDF's text layer (issue 31).
+pub fn escape_line(text: &str) -> String {
+    let text = text.trim_start_matches(is_html_space_char);
+    let mut out = String::with_capacity(text.len() + 8);
+    escape_text_into(&mut out, text, true, false);
+    out
+}
+
+fn is_html_space_char(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0C')
+}
+
 /// Appends `text`, which starts with a word, escaped per the module docs, each
 /// run of HTML whitespace between words as one space. Returns whether `text` ends
 /// in whitespace: that space is owed, not written. `line_start`: the first word

@@ -153,6 +153,10 @@ pub struct GetOptions<'a> {
     /// GET or HEAD; any other method is refused before a connection is made.
     /// Kept for every hop (FR-WF-07c: no request ever has a body).
     pub method: Method,
+    /// Extension (issue 31): a cap of its own for a response whose
+    /// `Content-Type` names a PDF (`max_pdf_bytes`), in place of
+    /// `max_body_bytes`. `None`: every response has `max_body_bytes`.
+    pub pdf_max_body_bytes: Option<u64>,
     /// A document request (HTTP mode, the browser's top document): each hop
     /// takes a place among the requests in flight to its origin and respects
     /// its holds (issue 32). `false` for robots.txt and browser subresources.
@@ -171,6 +175,7 @@ impl<'a> GetOptions<'a> {
             pass: None,
             headers: Vec::new(),
             method: Method::GET,
+            pdf_max_body_bytes: None,
             polite: false,
         }
     }
@@ -186,6 +191,7 @@ impl fmt::Debug for GetOptions<'_> {
             .field("pass", &self.pass)
             .field("headers", &self.headers)
             .field("method", &self.method)
+            .field("pdf_max_body_bytes", &self.pdf_max_body_bytes)
             .field("polite", &self.polite)
             .finish()
     }
@@ -508,8 +514,16 @@ impl HttpClient {
         opts: &GetOptions<'_>,
         budget: &Budget,
     ) -> Result<body::Body, FetchError> {
+        let is_pdf = || {
+            crate::content::media_type::last_content_type(headers)
+                .is_some_and(|value| crate::content::media_type::names_pdf(&value))
+        };
+        let max = match opts.pdf_max_body_bytes {
+            Some(pdf) if is_pdf() => pdf,
+            _ => opts.max_body_bytes,
+        };
         let cap = body::Cap {
-            max: opts.max_body_bytes,
+            max,
             over_limit: opts.over_limit,
         };
         let declared = body::declared_length(headers);

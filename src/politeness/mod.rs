@@ -164,10 +164,10 @@ impl Politeness {
     /// One look at the state: Redis's while it answers, else this process's.
     async fn try_admit(&self, origin: &Origin, now: Instant, deadline: Instant) -> (Seen, Held) {
         #[cfg(feature = "fleet")]
-        if let Some(shared) = &self.shared {
-            if let Ok((seen, slot)) = shared.try_admit(origin, deadline).await {
-                return (seen, Held::Shared(slot));
-            }
+        if let Some(shared) = &self.shared
+            && let Ok((seen, slot)) = shared.try_admit(origin, deadline).await
+        {
+            return (seen, Held::Shared(slot));
         }
         let _ = deadline;
         (self.local.try_admit(origin, now), Held::Local)

@@ -5,14 +5,16 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::budget::Budget;
+use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
+use crate::http::request::ACCEPT_MARKDOWN;
 use crate::http::{GetOptions, HopHook, HttpClient, check_status};
 use crate::pass::Pass;
 use crate::url::CanonicalUrl;
 
 /// A fetched document ready for charset decoding and extraction.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchedDocument {
     /// The URL that answered (after redirects); the cache key of CCH-KEY-01.
     pub final_url: CanonicalUrl,
@@ -30,7 +32,13 @@ pub struct FetchedDocument {
 
 /// GET `url` under the document budget (`timeout_seconds`, `max_download_bytes`
 /// with `response_too_large`), map the status (FR-WF-07a1/07a2, F.3) and select
-/// the media type (FR-WF-10f..10h). `deadline` is the fetch's absolute deadline;
+/// the media type (FR-WF-10f..10h).
+///
+/// Extension (issue 31), with `[tools.webfetch.content] formats`: the request
+/// prefers publisher Markdown ([`ACCEPT_MARKDOWN`]) when `markdown` is enabled
+/// (else the `Accept` is FR-WF-10b's exactly), a PDF response has
+/// `max_pdf_bytes` as its cap when `pdf` is, and the enabled formats are
+/// accepted. `deadline` is the fetch's absolute deadline;
 /// `hook` checks robots.txt of each URL, the first one included; `pass` is the
 /// tool call's (one resolution per host), or `None` for a fetch on its own.
 pub async fn fetch_document(
@@ -42,14 +50,24 @@ pub async fn fetch_document(
 ) -> Result<FetchedDocument, FetchError> {
     let settings = client.settings();
     let budget = Budget::new(deadline, settings.timeout_ms());
+    let formats = settings.content.formats;
     let mut opts = GetOptions::new(budget, settings.max_download_bytes);
     opts.hook = hook;
     opts.pass = pass;
+    if formats.contains(Format::Markdown) {
+        opts.headers.push((
+            http::header::ACCEPT,
+            http::HeaderValue::from_static(ACCEPT_MARKDOWN),
+        ));
+    }
+    if formats.contains(Format::Pdf) {
+        opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
+    }
     opts.polite = true;
     let response = client.get(url, &opts).await?;
     check_status(response.status, &response.status_text)?;
     let content_type = media_type::last_content_type(&response.headers);
-    let kind = media_type::select(content_type.as_deref(), &response.body)?;
+    let kind = media_type::select(content_type.as_deref(), &response.body, formats)?;
     let header_charset = content_type.as_deref().and_then(media_type::charset_param);
     Ok(FetchedDocument {
         final_url: response.final_url,

@@ -101,6 +101,7 @@ async fn fetch_robots(
         pass,
         headers: Vec::new(),
         method: http::Method::GET,
+        pdf_max_body_bytes: None,
         polite: false,
     };
     match client.get(&url, &options).await {

@@ -365,8 +365,8 @@ fn normalize_into(out: &mut String, raw: &[u8]) {
     let mut i = 0;
     while i < raw.len() {
         let byte = raw[i];
-        if byte == b'%' {
-            if let (Some(hi), Some(lo)) = (
+        if byte == b'%'
+            && let (Some(hi), Some(lo)) = (
                 raw.get(i + 1).and_then(|b| hex_value(*b)),
                 raw.get(i + 2).and_then(|b| hex_value(*b)),
             ) {
@@ -379,7 +379,6 @@ fn normalize_into(out: &mut String, raw: &[u8]) {
                 i += 3;
                 continue;
             }
-        }
         if byte >= 0x7f || byte <= b' ' || matches!(byte, b'"' | b'<' | b'>') {
             push_escape(out, byte);
         } else {

@@ -109,11 +109,10 @@ impl RobotsTxt {
     pub fn select(&self, token: &str) -> Option<&Group> {
         let mut best: Option<(usize, &Group)> = None;
         for group in &self.groups {
-            if let Some(len) = group.specificity(token) {
-                if best.is_none_or(|(best_len, _)| len > best_len) {
+            if let Some(len) = group.specificity(token)
+                && best.is_none_or(|(best_len, _)| len > best_len) {
                     best = Some((len, group));
                 }
-            }
         }
         best.map(|(_, group)| group)
             .or_else(|| self.groups.iter().find(|group| group.is_wildcard()))

@@ -95,10 +95,16 @@ pub(crate) struct Put<'a> {
 /// `robots_for_frames` (issue 28), so a call never gets frames back that its own
 /// settings would have refused, nor misses frames they would have kept. HTTP
 /// documents have no frames: the switch leaves their key alone.
+///
+/// Issue 31: with extension formats enabled every document is keyed with the
+/// enabled set, on disk and in the fleet's Redis alike, so a call never gets a
+/// representation its own settings would not have fetched (publisher Markdown
+/// for HTML, a PDF's text where the SRD refuses).
 pub(crate) fn variant(settings: &Settings, method: RenderingMethod, mode: ExtractionMode) -> Variant {
     Variant {
         extraction: mode,
         robots_for_frames: method == RenderingMethod::Browser && settings.browser.robots_for_frames,
+        formats: settings.content.formats,
     }
 }
 

@@ -533,3 +533,54 @@ fn ext_start_chunk_flag_reads_on_from_a_chunk() {
     assert_eq!(past.status.code(), Some(2));
     assert_eq!(stdout_json(&past)["code"], "bad_args");
 }
+
+#[test]
+fn issue_31_extract_reads_a_saved_pdf_only_when_pdf_is_enabled() {
+    // Longer than max_download_bytes (1024 below): a PDF is read to its own cap.
+    let filler = "More of the saved report, line after line.";
+    let mut lines = vec![("Saved report text.", 72.0, 700.0, 12.0)];
+    lines.extend((1..40).map(|i| (filler, 72.0, 700.0 - 14.0 * i as f32, 12.0)));
+    let bytes = crate::support::pdf(&[lines], Some("Saved"), "");
+    assert!(bytes.len() > 2048);
+    let file = saved(&bytes);
+    let args = |config: Option<&str>| {
+        let mut args = vec![
+            "extract".to_owned(),
+            path_str(file.path()).to_owned(),
+            "--base-url".to_owned(),
+            "https://example.com/r.pdf".to_owned(),
+            "--content-type".to_owned(),
+            "application/pdf".to_owned(),
+        ];
+        if let Some(config) = config {
+            args.extend(["--config".to_owned(), config.to_owned()]);
+        }
+        args
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        webfetch(&args)
+    };
+    // The SRD contract: no format unless the config names it.
+    let refused = run(args(None));
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert_eq!(stdout_json(&refused)["code"], "unsupported_content_type");
+    let mut config = tempfile::NamedTempFile::new().unwrap();
+    config
+        .write_all(
+            b"[tools.webfetch]\nmax_download_bytes = 1024\n\
+              [tools.webfetch.content]\nformats = [\"pdf\"]\n",
+        )
+        .unwrap();
+    let read = run(args(Some(path_str(config.path()))));
+    assert_eq!(read.status.code(), Some(0), "{read:?}");
+    let read = stdout_json(&read);
+    assert_eq!(read["title"], "Saved");
+    let text = read["chunks"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Saved report text. More of the saved report"),
+        "{text}"
+    );
+    assert_eq!(text.matches(filler).count(), 39, "{text}");
+    assert_eq!(notes(&read), &json!([]));
+}

@@ -238,6 +238,76 @@ async fn fleet_instances_share_cached_pages_and_a_hit_is_a_disk_hit() {
     );
 }
 
+/// Issue 31 on the fleet: the shared store keys a document by the formats its
+/// call enabled, as the disk cache does. An instance reading publisher Markdown
+/// (serve's default formats) and one with `formats = []` (the SRD's HTML) share
+/// one Redis: neither is answered with the other's representation, and each
+/// hits its own entry afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_keeps_publisher_markdown_and_html_apart() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, Request};
+
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let server = MockServer::start().await;
+    robots(&server, "User-agent: *\nAllow: /\n").await;
+    let srd_accept = |request: &Request| {
+        request
+            .headers
+            .get("accept")
+            .is_some_and(|v| v == "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
+    };
+    Mock::given(method("GET"))
+        .and(path("/doc"))
+        .and(srd_accept)
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            b"<title>T</title><p>From HTML.</p>".to_vec(),
+            "text/html; charset=utf-8",
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/doc"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(b"From Markdown.\n".to_vec(), "text/markdown; charset=utf-8"),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let agent = fleet(Config::new(&[port]), &redis, "");
+    let srd =
+        fleet(Config::new(&[port]), &redis, "").section("[tools.webfetch.content]\nformats = []");
+    let (a, b) = (
+        Served::start(&agent, &[], &[]),
+        Served::start(&srd, &[], &[]),
+    );
+    let url = format!("http://127.0.0.1:{port}/doc");
+    let text = |response: &Value| response["chunks"][0]["text"].as_str().map(str::to_owned);
+
+    let markdown = fetch(&a, &url).await;
+    assert_eq!(text(&markdown).as_deref(), Some("From Markdown."));
+    assert_eq!(markdown["notes"], json!(["publisher_markdown"]));
+    let html = fetch(&b, &url).await;
+    assert_eq!(text(&html).as_deref(), Some("From HTML."));
+    assert_eq!(html["notes"], json!([]));
+    assert_eq!(hits(&server, "/doc").await, 2);
+
+    let (markdown_hit, html_hit) = (fetch(&a, &url).await, fetch(&b, &url).await);
+    assert_eq!(text(&markdown_hit).as_deref(), Some("From Markdown."));
+    assert_eq!(markdown_hit["notes"], json!(["cache_hit"]));
+    assert_eq!(text(&html_hit).as_deref(), Some("From HTML."));
+    assert_eq!(html_hit["notes"], json!(["cache_hit"]));
+    assert_eq!(hits(&server, "/doc").await, 2);
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("webfetch:doc:*")
+        .query(&mut redis.conn())
+        .unwrap();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+}
+
 /// Item 2: six calls at once for one uncached page through two instances: the
 /// origin is asked once. It holds that request until all six calls have
 /// started, so the others find the page being fetched and wait for it.

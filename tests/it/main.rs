@@ -22,6 +22,7 @@ mod dns;
 mod extract;
 mod faults;
 mod fleet;
+mod formats;
 mod hostile;
 mod http;
 mod http_tls;

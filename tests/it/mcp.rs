@@ -119,6 +119,37 @@ async fn mcp_advertises_the_extraction_extension() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test]
+async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
+    let client = start_server(&[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let description = tools[0]
+        .description
+        .as_deref()
+        .unwrap_or_default()
+        .to_owned();
+    client.cancel().await.unwrap();
+    for needle in [
+        "PDFs",
+        "pdf_encrypted",
+        "publisher_markdown",
+        "JSON",
+        "RSS and Atom",
+    ] {
+        assert!(description.contains(needle), "{needle}: {description}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("webfetch.toml");
+    std::fs::write(&config, "[tools.webfetch.content]\nformats = []\n").unwrap();
+    let client = start_server(&["--config", config.to_str().unwrap()]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some("Fetch a URL and extract its content as markdown.")
+    );
+    client.cancel().await.unwrap();
+}
+
 /// A page on which a scoring (article) extractor finds no main content: two words.
 /// Article mode falls back to SRD with a note, with the stub and the real algorithm.
 const TINY: &str = "<html><head><title>Tiny</title></head><body><p>Two words.</p></body></html>";

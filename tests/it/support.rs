@@ -483,3 +483,69 @@ pub async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
     }
     String::from_utf8_lossy(&head).into_owned()
 }
+
+/// A PDF (issue 31) whose pages each show `lines` of text: `(text, x, y, size)`
+/// in Helvetica, with `/Title` when `title` is given and `extra_trailer` (e.g. an
+/// `/Encrypt` entry) appended to the trailer. Offsets in the cross-reference table
+/// are exact, so a strict reader reads it as written.
+pub fn pdf(
+    pages: &[Vec<(&str, f32, f32, f32)>],
+    title: Option<&str>,
+    extra_trailer: &str,
+) -> Vec<u8> {
+    let mut objects: Vec<String> = Vec::new();
+    let page_count = pages.len();
+    // 1 catalog, 2 pages, 3 font, 4 info, then page and content pairs.
+    let kids: Vec<String> = (0..page_count)
+        .map(|i| format!("{} 0 R", 5 + 2 * i))
+        .collect();
+    objects.push("<< /Type /Catalog /Pages 2 0 R >>".to_owned());
+    objects.push(format!(
+        "<< /Type /Pages /Kids [{}] /Count {page_count} >>",
+        kids.join(" ")
+    ));
+    objects.push(
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_owned(),
+    );
+    objects.push(format!("<< /Title ({}) >>", title.unwrap_or("")));
+    for (i, lines) in pages.iter().enumerate() {
+        let mut content = String::new();
+        for (text, x, y, size) in lines {
+            let escaped = text
+                .replace('\\', "\\\\")
+                .replace('(', "\\(")
+                .replace(')', "\\)");
+            let _ = writeln!(content, "BT /F1 {size} Tf {x} {y} Td ({escaped}) Tj ET");
+        }
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] \
+             /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            6 + 2 * i
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{content}endstream",
+            content.len()
+        ));
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    let mut table = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
+    for offset in offsets {
+        let _ = writeln!(table, "{offset:010} 00000 n ");
+    }
+    out.extend_from_slice(table.as_bytes());
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R /Info 4 0 R {extra_trailer}>>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}

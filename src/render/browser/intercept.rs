@@ -49,7 +49,9 @@ use super::RenderContext;
 use crate::budget::Budget;
 use crate::config::BrowserSettings;
 use crate::content::charset;
+use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
+use crate::render::FetchedDocument;
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::http::{GetOptions, HopHook, HttpResponse, check_status};
 use crate::url::CanonicalUrl;
@@ -433,7 +435,9 @@ impl Fulfilment {
             .retain(|(name, _)| !name.eq_ignore_ascii_case("content-type"));
         let essence = match kind {
             MediaKind::Html => "text/html",
-            MediaKind::Plain => "text/plain",
+            // Only the SRD's kinds are rendered: the others never get here
+            // (issue 31), and would be shown as text if they did.
+            _ => "text/plain",
         };
         fulfilment.headers.push((
             "content-type".to_owned(),
@@ -501,6 +505,9 @@ pub(crate) enum Outcome {
     NavigationCancelled,
     /// The main chain failed: the fetch ends with this error.
     Fatal(FetchError),
+    /// Extension (issue 31): the top document is of a format browser mode
+    /// never renders; it was failed in Chromium and is the answer as fetched.
+    NotRendered(Box<FetchedDocument>),
 }
 
 /// A response our client reached through redirects, held for the follow-up of the
@@ -863,6 +870,21 @@ impl<'a> Interceptor<'a> {
             NavStep::First(to) | NavStep::Hop { to, .. } => to,
         };
         match self.fetch_main(&to, &paused, budget).await {
+            Ok((response, kind)) if !kind.is_srd() => {
+                // Issue 31: Chromium never renders a PDF, JSON, a feed or
+                // Markdown; the pinned client's response is read as HTTP mode
+                // reads it.
+                self.fail(id, ErrorReason::Aborted).await;
+                let content_type = media_type::last_content_type(&response.headers);
+                Outcome::NotRendered(Box::new(FetchedDocument {
+                    final_url: response.final_url,
+                    kind,
+                    header_charset: content_type.as_deref().and_then(media_type::charset_param),
+                    content_type,
+                    body: response.body,
+                    redirects: response.redirects,
+                }))
+            }
             Ok((response, kind)) => {
                 let final_url = response.final_url.clone();
                 let (fulfilment, choice) = Fulfilment::main_document(&response, kind);
@@ -913,6 +935,9 @@ impl<'a> Interceptor<'a> {
         opts.hook = Some(&hook);
         opts.pass = Some(&self.ctx.pass);
         opts.headers = paused.forwarded.clone();
+        if settings.content.formats.contains(Format::Pdf) {
+            opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
+        }
         opts.polite = true;
         let response = self
             .ctx
@@ -922,7 +947,11 @@ impl<'a> Interceptor<'a> {
             .map_err(|error| in_phase(error, budget))?;
         check_status(response.status, &response.status_text)?;
         let content_type = media_type::last_content_type(&response.headers);
-        let kind = media_type::select(content_type.as_deref(), &response.body)?;
+        let kind = media_type::select(
+            content_type.as_deref(),
+            &response.body,
+            settings.content.formats,
+        )?;
         Ok((response, kind))
     }
 

@@ -38,7 +38,7 @@
 //! | service workers (script fetched outside the page target) | backstop: registration fails |
 //! | popups, prerenders, other targets | not intercepted, so backstop; popups blocked; Prerender2 off |
 //! | background services (updates, sync, safe browsing, metrics) | `--disable-background-networking` and friends; backstop |
-//! | downloads | `Browser.setDownloadBehavior(deny)`; non-HTML main documents are refused |
+//! | downloads | `Browser.setDownloadBehavior(deny)`; non-HTML main documents are refused, or with `[tools.webfetch.content] formats` (issue 31) handed back unrendered |
 //! | HSTS, Alt-Svc, reporting endpoints, cookies | those response headers are dropped before fulfilling |
 //! | http to https upgrades | `HttpsUpgrades` off, so the URL checked is the URL loaded |
 //!
@@ -234,6 +234,10 @@ pub struct BrowserPage {
     /// as UTF-8: add the `charset_fallback` note, as HTTP mode does
     /// (SRD-READINGS 31).
     pub charset_fallback: bool,
+    /// Extension (issue 31): the top document is of a format Chromium never
+    /// renders (a PDF, JSON, a feed, publisher Markdown), as the pinned client
+    /// fetched it; `html` is empty. The caller reads it as HTTP mode does.
+    pub not_rendered: Option<Box<crate::render::FetchedDocument>>,
 }
 
 /// Renders `ctx.url` in a fresh headless Chromium (FR-WF-11).

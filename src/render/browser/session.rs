@@ -213,6 +213,18 @@ pub(crate) async fn run(
                 network.finished(now);
                 match outcome {
                     Outcome::Fatal(error) => return Err(error),
+                    // Issue 31: a PDF (or JSON, a feed, publisher Markdown) is never
+                    // rendered; the document the client fetched is the answer.
+                    Outcome::NotRendered(document) => {
+                        return Ok(BrowserPage {
+                            final_url: document.final_url.clone(),
+                            html: String::new(),
+                            dom_truncated: false,
+                            blocked_non_get: false,
+                            charset_fallback: false,
+                            not_rendered: Some(document),
+                        });
+                    }
                     // A form POST while the page was loading: the page as it is
                     // now is the answer, settled like after DOMContentLoaded
                     // (SRD-READINGS 23), not a wait for an event the cancelled
@@ -238,13 +250,12 @@ pub(crate) async fn run(
             }
             result = &mut navigate, if !navigated => {
                 navigated = true;
-                if let Ok(response) = result {
-                    if let Some(text) = response.result.error_text.filter(|t| !t.is_empty()) {
+                if let Ok(response) = result
+                    && let Some(text) = response.result.error_text.filter(|t| !t.is_empty()) {
                         return Err(interceptor
                             .take_fatal()
                             .unwrap_or_else(|| FetchError::network(text)));
                     }
-                }
             }
             _ = tokio::time::sleep_until(wake) => {
                 let now = Instant::now();
@@ -315,6 +326,7 @@ pub(crate) async fn run(
         dom_truncated: dom.truncated,
         blocked_non_get: interceptor.blocked_non_get() > 0,
         charset_fallback: interceptor.charset_fallback(),
+        not_rendered: None,
     })
 }
 

@@ -1,0 +1,24 @@
+//! Issue 31: any bytes as a PDF. Reading never panics, never hangs (pages,
+//! glyphs and operations are capped), and gives either Markdown or an
+//! `extraction_failed` whose `details.reason` is a PDF reason. Seeded with the
+//! corpus PDFs (`fuzz/seeds/pdf/`) so mutations reach fonts and content streams.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use webfetch::content::pdf::{Limits, read};
+use webfetch::error::ErrorCode;
+
+fuzz_target!(|data: &[u8]| {
+    let limits = Limits {
+        max_pages: 20,
+        deadline: None,
+        timeout_ms: 0,
+    };
+    match read(data, &limits) {
+        Ok(read) => assert!(read.page_count > 0),
+        Err(error) => {
+            assert_eq!(error.code, ErrorCode::ExtractionFailed, "{}", error.message);
+            let reason = error.details_json()["reason"].as_str().unwrap_or("").to_owned();
+            assert!(reason.starts_with("pdf_"), "{reason}");
+        }
+    }
+});
