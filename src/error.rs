@@ -208,12 +208,7 @@ pub struct FetchError {
     /// Whether a retry may succeed.
     pub retryable: bool,
     /// Code-specific context, written as the registry's field names.
-    #[serde(serialize_with = "serialize_details")]
     pub details: ErrorDetails,
-}
-
-fn serialize_details<S: serde::Serializer>(details: &ErrorDetails, s: S) -> Result<S::Ok, S::Error> {
-    details.to_map().serialize(s)
 }
 
 impl FetchError {
@@ -234,7 +229,11 @@ impl FetchError {
 
     /// The `details` object as it goes on the wire.
     pub fn details_json(&self) -> Map<String, Value> {
-        self.details.to_map()
+        // Every variant is written as an object, so the fallback is never taken.
+        match serde_json::to_value(&self.details) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
     }
 
     /// `bad_args` for a request field (FR-WF-02a, 02b, ERR-BADARGS-01).

@@ -1,29 +1,35 @@
 //! [`ErrorDetails`]: the `details` object of each error code (SRD 3.7.2), typed.
 //!
 //! The pipeline builds and reads these values; they become JSON only at the edge,
-//! in [`ErrorDetails::to_map`], whose field names and values are the wire format
-//! of FR-WF-18.
+//! through the serde derive below, whose field names and values are the wire
+//! format of FR-WF-18. Each variant declares its fields in alphabetical order:
+//! that is the order the wire has always had (the object was once a sorted map),
+//! and the byte-exact test at the end holds it.
 
+use std::fmt::Display;
 use std::net::IpAddr;
 
-use serde_json::{Map, Value, json};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 
 use super::TimeoutPhase;
 
 /// The code-specific context of a [`FetchError`](super::FetchError), one variant per
 /// shape of the registry. Field names are the wire names; an `Option` field is
 /// written only when set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
 #[non_exhaustive]
 pub enum ErrorDetails {
     /// `bad_args` for one request field (FR-WF-02a, 02b, ERR-BADARGS-01).
     BadArgs {
+        /// Extension (`start_chunk` past the end): how many chunks there are.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chunk_count: Option<usize>,
         /// The argument.
         field: String,
         /// Why it was refused.
         reason: String,
-        /// Extension (`start_chunk` past the end): how many chunks there are.
-        chunk_count: Option<usize>,
     },
     /// `bad_args` from schema validation (FR-ERR-JSON-02).
     Validation {
@@ -47,10 +53,10 @@ pub enum ErrorDetails {
     },
     /// `port_blocked` (FR-WF-05e).
     PortBlocked {
-        /// The refused port.
-        port: u16,
         /// The configured allowlist.
         allowed_ports: Vec<u16>,
+        /// The refused port.
+        port: u16,
     },
     /// `ssrf_blocked` (SRD-READINGS 6).
     SsrfBlocked {
@@ -63,25 +69,26 @@ pub enum ErrorDetails {
     },
     /// `dns_failed` (FR-WF-06c).
     DnsFailed {
-        /// The name that did not resolve.
-        host: String,
         /// What the resolver said.
         error: String,
+        /// The name that did not resolve.
+        host: String,
     },
     /// `robots_disallowed`.
     RobotsDisallowed {
-        /// The refused path.
-        path: String,
         /// The origin whose robots.txt refused it.
         origin: String,
+        /// The refused path.
+        path: String,
     },
     /// `robots_unavailable` (FR-WF-09a, ROBOTS-REDIR-02).
     RobotsUnavailable {
-        /// The origin.
-        origin: String,
         /// Why: a stable token (`http_5xx`, `unexpected_status`, a `network` error's).
         error: String,
+        /// The origin.
+        origin: String,
         /// The status of the robots.txt response, when one came.
+        #[serde(skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
     },
     /// `redirect_limit` (FR-WF-07f1).
@@ -93,29 +100,33 @@ pub enum ErrorDetails {
     },
     /// `timeout` (FR-WF-ERR-TIMEOUT-PHASE; SRD-READINGS 10).
     Timeout {
+        /// Where it ran out.
+        #[serde(serialize_with = "as_display")]
+        phase: TimeoutPhase,
         /// The budget that ran out, in milliseconds.
         timeout_ms: u64,
-        /// Where it ran out.
-        phase: TimeoutPhase,
     },
     /// `network`.
     Network {
+        /// The addresses a failed connection tried, in order.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        attempted_ips: Option<Vec<IpAddr>>,
+        /// The unsupported `Content-Encoding`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content_encoding: Option<String>,
         /// A stable token, possibly followed by `: ` and the cause
         /// (`tls_validation_failed`, `unexpected_status`, `body_read_failed: ...`).
         error: String,
         /// The unexpected status (FR-WF-07a1, 07a2).
+        #[serde(skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
-        /// The unsupported `Content-Encoding`.
-        content_encoding: Option<String>,
-        /// The addresses a failed connection tried, in order.
-        attempted_ips: Option<Vec<IpAddr>>,
     },
     /// `response_too_large` (FR-WF-10e; SRD-READINGS 10).
     ResponseTooLarge {
-        /// The size seen (declared or read so far).
-        size: u64,
         /// The limit.
         max_bytes: u64,
+        /// The size seen (declared or read so far).
+        size: u64,
     },
     /// `unsupported_content_type` (FR-WF-ERR-CT-01).
     UnsupportedContentType {
@@ -124,15 +135,17 @@ pub enum ErrorDetails {
     },
     /// `http_4xx` / `http_5xx` (FR-WF-ERR-HTTP-01, 02).
     HttpStatus {
+        /// Extension (issue 32): a 429 the politeness limit answered without
+        /// contacting the origin carries why (`origin_held`, `origin_busy`) and
+        /// when to retry. `None` for every response an origin sent, so their
+        /// details stay the SRD's two fields. Its fields come first, as
+        /// `reason` and `retry_after_seconds` sort before `status`.
+        #[serde(flatten)]
+        polite: Option<PoliteRefusal>,
         /// The status code.
         status: u16,
         /// The reason phrase; empty when the protocol has none.
         status_text: String,
-        /// Extension (issue 32): a 429 the politeness limit answered without
-        /// contacting the origin carries why (`origin_held`, `origin_busy`) and
-        /// when to retry. `None` for every response an origin sent, so their
-        /// details stay the SRD's two fields.
-        polite: Option<PoliteRefusal>,
     },
     /// `browser_unavailable` (FR-WF-11a).
     BrowserUnavailable {
@@ -142,8 +155,14 @@ pub enum ErrorDetails {
         error: String,
         /// Chromium could not get a sandbox and running without one is not
         /// allowed: written as `"sandbox": "unavailable"`.
+        #[serde(
+            rename = "sandbox",
+            skip_serializing_if = "is_false",
+            serialize_with = "as_unavailable"
+        )]
         sandbox_unavailable: bool,
         /// The product string of a Chromium too old to use.
+        #[serde(skip_serializing_if = "Option::is_none")]
         version: Option<String>,
     },
     /// `browser_crashed`.
@@ -152,11 +171,13 @@ pub enum ErrorDetails {
         error: String,
     },
     /// `extraction_failed` / `no_extractable_content` (FR-WF-EXT-EMPTY-02).
+    #[serde(serialize_with = "no_extractable_content")]
     NoExtractableContent,
     /// Extension (issue 31): `extraction_failed` for a document of an extension
     /// format that can not be read: `details.error` names the format
     /// (`unreadable_pdf`, `unreadable_json`, `unreadable_feed`), `details.reason`
     /// what is wrong with it.
+    #[serde(serialize_with = "unreadable")]
     Unreadable {
         /// Why.
         reason: UnreadableReason,
@@ -167,6 +188,7 @@ pub enum ErrorDetails {
         error: String,
     },
     /// `internal` / `tool_output_limit` (FR-WF-OUT-02, 02a).
+    #[serde(serialize_with = "tool_output_limit")]
     ToolOutputLimit {
         /// The budget not even an empty chunk fits.
         effective_max_bytes: u64,
@@ -174,7 +196,7 @@ pub enum ErrorDetails {
 }
 
 /// Why the politeness limit refused a request itself (extension, issue 32).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PoliteRefusal {
     /// `details.reason`: `origin_held` (a 429 or 503 with `Retry-After` holds the
     /// origin past this call's budget) or `origin_busy` (`per_origin_in_flight`
@@ -277,139 +299,206 @@ impl ErrorDetails {
             _ => None,
         }
     }
+}
 
-    /// The FR-WF-18 `details` object.
-    pub fn to_map(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        let mut put = |key: &str, value: Value| {
-            map.insert(key.to_owned(), value);
-        };
-        match self {
+// The variants whose wire form has a token the type does not hold: the tokens
+// are the registry's, written in the wire's key order.
+
+fn no_extractable_content<S: Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(1))?;
+    map.serialize_entry("error", "no_extractable_content")?;
+    map.end()
+}
+
+fn unreadable<S: Serializer>(reason: &UnreadableReason, s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(2))?;
+    map.serialize_entry("error", reason.error())?;
+    map.serialize_entry("reason", reason.as_str())?;
+    map.end()
+}
+
+fn tool_output_limit<S: Serializer>(effective_max_bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(2))?;
+    map.serialize_entry("effective_max_bytes", effective_max_bytes)?;
+    map.serialize_entry("error", "tool_output_limit")?;
+    map.end()
+}
+
+fn as_display<S: Serializer>(value: &impl Display, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
+fn as_unavailable<S: Serializer>(_: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("unavailable")
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One value of every variant, every optional field both set and unset.
+    fn samples() -> Vec<ErrorDetails> {
+        let ip: IpAddr = "169.254.169.254".parse().unwrap();
+        let v6: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        let mut all = vec![
             ErrorDetails::BadArgs {
-                field,
-                reason,
-                chunk_count,
-            } => {
-                put("field", json!(field));
-                put("reason", json!(reason));
-                if let Some(count) = chunk_count {
-                    put("chunk_count", json!(count));
-                }
-            }
-            ErrorDetails::Validation { validation } => put("validation", json!(validation)),
-            ErrorDetails::InvalidUrl { url } => put("url", json!(url)),
-            ErrorDetails::InvalidScheme { scheme } => put("scheme", json!(scheme)),
-            ErrorDetails::InvalidHost { host } => put("host", json!(host)),
+                field: "url".into(),
+                reason: "missing".into(),
+                chunk_count: None,
+            },
+            ErrorDetails::BadArgs {
+                field: "start_chunk".into(),
+                reason: "past the end".into(),
+                chunk_count: Some(3),
+            },
+            ErrorDetails::Validation {
+                validation: "\"x\" is not an integer".into(),
+            },
+            ErrorDetails::InvalidUrl { url: "ht tp://".into() },
+            ErrorDetails::InvalidScheme { scheme: "ftp".into() },
+            ErrorDetails::InvalidHost {
+                host: "1.2.3.256".into(),
+            },
             ErrorDetails::PortBlocked {
-                port,
-                allowed_ports,
-            } => {
-                put("port", json!(port));
-                put("allowed_ports", json!(allowed_ports));
-            }
+                port: 22,
+                allowed_ports: vec![80, 443],
+            },
             ErrorDetails::SsrfBlocked {
-                blocked_ip,
-                cidr,
-                toggle,
-            } => {
-                put("blocked_ip", json!(blocked_ip.to_string()));
-                put("cidr", json!(cidr));
-                put("toggle", json!(toggle));
-            }
-            ErrorDetails::DnsFailed { host, error } => {
-                put("host", json!(host));
-                put("error", json!(error));
-            }
-            ErrorDetails::RobotsDisallowed { path, origin } => {
-                put("path", json!(path));
-                put("origin", json!(origin));
-            }
+                blocked_ip: ip,
+                cidr: "169.254.0.0/16".into(),
+                toggle: "block_link_local".into(),
+            },
+            ErrorDetails::DnsFailed {
+                host: "nowhere.test".into(),
+                error: "NXDOMAIN".into(),
+            },
+            ErrorDetails::RobotsDisallowed {
+                path: "/private".into(),
+                origin: "https://a.test".into(),
+            },
             ErrorDetails::RobotsUnavailable {
-                origin,
-                error,
-                status,
-            } => {
-                put("origin", json!(origin));
-                put("error", json!(error));
-                if let Some(status) = status {
-                    put("status", json!(status));
-                }
-            }
-            ErrorDetails::RedirectLimit { count, max } => {
-                put("count", json!(count));
-                put("max", json!(max));
-            }
-            ErrorDetails::Timeout { timeout_ms, phase } => {
-                put("timeout_ms", json!(timeout_ms));
-                put("phase", json!(phase.as_str()));
-            }
+                origin: "https://a.test".into(),
+                error: "http_5xx".into(),
+                status: Some(503),
+            },
+            ErrorDetails::RobotsUnavailable {
+                origin: "https://a.test".into(),
+                error: "network".into(),
+                status: None,
+            },
+            ErrorDetails::RedirectLimit { count: 6, max: 5 },
+            ErrorDetails::Timeout {
+                timeout_ms: 20_000,
+                phase: TimeoutPhase::Connect,
+            },
             ErrorDetails::Network {
-                error,
-                status,
-                content_encoding,
-                attempted_ips,
-            } => {
-                put("error", json!(error));
-                if let Some(status) = status {
-                    put("status", json!(status));
-                }
-                if let Some(coding) = content_encoding {
-                    put("content_encoding", json!(coding));
-                }
-                if let Some(ips) = attempted_ips {
-                    let ips: Vec<String> = ips.iter().map(IpAddr::to_string).collect();
-                    put("attempted_ips", json!(ips));
-                }
-            }
-            ErrorDetails::ResponseTooLarge { size, max_bytes } => {
-                put("size", json!(size));
-                put("max_bytes", json!(max_bytes));
-            }
-            ErrorDetails::UnsupportedContentType { content_type } => {
-                put("content_type", json!(content_type));
-            }
+                error: "connect_failed".into(),
+                status: None,
+                content_encoding: None,
+                attempted_ips: Some(vec![ip, v6]),
+            },
+            ErrorDetails::Network {
+                error: "unsupported_content_encoding".into(),
+                status: Some(200),
+                content_encoding: Some("zstd".into()),
+                attempted_ips: None,
+            },
+            ErrorDetails::ResponseTooLarge {
+                size: 10_000_001,
+                max_bytes: 10_000_000,
+            },
+            ErrorDetails::UnsupportedContentType {
+                content_type: "image/png".into(),
+            },
             ErrorDetails::HttpStatus {
-                status,
-                status_text,
-                polite,
-            } => {
-                put("status", json!(status));
-                put("status_text", json!(status_text));
-                if let Some(polite) = polite {
-                    put("reason", json!(polite.reason));
-                    put("retry_after_seconds", json!(polite.retry_after_seconds));
-                }
-            }
+                status: 404,
+                status_text: "Not Found".into(),
+                polite: None,
+            },
+            ErrorDetails::HttpStatus {
+                status: 429,
+                status_text: "Too Many Requests".into(),
+                polite: Some(PoliteRefusal {
+                    reason: "origin_held",
+                    retry_after_seconds: 7,
+                }),
+            },
             ErrorDetails::BrowserUnavailable {
-                chromium_path,
-                error,
-                sandbox_unavailable,
-                version,
-            } => {
-                put("chromium_path", json!(chromium_path));
-                put("error", json!(error));
-                if *sandbox_unavailable {
-                    put("sandbox", json!("unavailable"));
-                }
-                if let Some(version) = version {
-                    put("version", json!(version));
-                }
-            }
-            ErrorDetails::BrowserCrashed { error } | ErrorDetails::Internal { error } => {
-                put("error", json!(error));
-            }
-            ErrorDetails::NoExtractableContent => put("error", json!("no_extractable_content")),
-            ErrorDetails::Unreadable { reason } => {
-                put("error", json!(reason.error()));
-                put("reason", json!(reason.as_str()));
-            }
+                chromium_path: "/usr/bin/chromium".into(),
+                error: "not found".into(),
+                sandbox_unavailable: false,
+                version: None,
+            },
+            ErrorDetails::BrowserUnavailable {
+                chromium_path: "/usr/bin/chromium".into(),
+                error: "too old".into(),
+                sandbox_unavailable: true,
+                version: Some("HeadlessChrome/90.0".into()),
+            },
+            ErrorDetails::BrowserCrashed {
+                error: "renderer crashed".into(),
+            },
+            ErrorDetails::NoExtractableContent,
+            ErrorDetails::Internal {
+                error: "oops".into(),
+            },
             ErrorDetails::ToolOutputLimit {
-                effective_max_bytes,
-            } => {
-                put("error", json!("tool_output_limit"));
-                put("effective_max_bytes", json!(effective_max_bytes));
-            }
-        }
-        map
+                effective_max_bytes: 512,
+            },
+        ];
+        all.extend(
+            UnreadableReason::ALL
+                .into_iter()
+                .map(|reason| ErrorDetails::Unreadable { reason }),
+        );
+        all
+    }
+
+    /// FR-WF-18: the wire bytes of every variant, keys in the order they have
+    /// always been written (sorted), optional fields only when set.
+    #[test]
+    fn fr_wf_18_details_wire_bytes() {
+        let wire: Vec<String> = samples()
+            .iter()
+            .map(|details| serde_json::to_string(details).unwrap())
+            .collect();
+        let expected = [
+            r#"{"field":"url","reason":"missing"}"#,
+            r#"{"chunk_count":3,"field":"start_chunk","reason":"past the end"}"#,
+            r#"{"validation":"\"x\" is not an integer"}"#,
+            r#"{"url":"ht tp://"}"#,
+            r#"{"scheme":"ftp"}"#,
+            r#"{"host":"1.2.3.256"}"#,
+            r#"{"allowed_ports":[80,443],"port":22}"#,
+            r#"{"blocked_ip":"169.254.169.254","cidr":"169.254.0.0/16","toggle":"block_link_local"}"#,
+            r#"{"error":"NXDOMAIN","host":"nowhere.test"}"#,
+            r#"{"origin":"https://a.test","path":"/private"}"#,
+            r#"{"error":"http_5xx","origin":"https://a.test","status":503}"#,
+            r#"{"error":"network","origin":"https://a.test"}"#,
+            r#"{"count":6,"max":5}"#,
+            r#"{"phase":"connect","timeout_ms":20000}"#,
+            r#"{"attempted_ips":["169.254.169.254","::ffff:10.0.0.1"],"error":"connect_failed"}"#,
+            r#"{"content_encoding":"zstd","error":"unsupported_content_encoding","status":200}"#,
+            r#"{"max_bytes":10000000,"size":10000001}"#,
+            r#"{"content_type":"image/png"}"#,
+            r#"{"status":404,"status_text":"Not Found"}"#,
+            r#"{"reason":"origin_held","retry_after_seconds":7,"status":429,"status_text":"Too Many Requests"}"#,
+            r#"{"chromium_path":"/usr/bin/chromium","error":"not found"}"#,
+            r#"{"chromium_path":"/usr/bin/chromium","error":"too old","sandbox":"unavailable","version":"HeadlessChrome/90.0"}"#,
+            r#"{"error":"renderer crashed"}"#,
+            r#"{"error":"no_extractable_content"}"#,
+            r#"{"error":"oops"}"#,
+            r#"{"effective_max_bytes":512,"error":"tool_output_limit"}"#,
+            r#"{"error":"unreadable_pdf","reason":"pdf_encrypted"}"#,
+            r#"{"error":"unreadable_pdf","reason":"pdf_no_text_layer"}"#,
+            r#"{"error":"unreadable_pdf","reason":"pdf_malformed"}"#,
+            r#"{"error":"unreadable_json","reason":"json_malformed"}"#,
+            r#"{"error":"unreadable_feed","reason":"feed_malformed"}"#,
+        ];
+        assert_eq!(wire, expected);
     }
 }
