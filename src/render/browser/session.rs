@@ -173,117 +173,42 @@ pub(crate) async fn run(
     // Dropped after the handlers, on every way out (errors, cancellation too).
     let _summary = SummaryOnDrop(&interceptor);
     let mut handlers = FuturesUnordered::new();
-    let mut network = NetworkIdle::new(Instant::now());
-    let mut phase = Phase::Navigating;
+    let mut wait = Wait::new(nav_deadline, timeout_ms, settings.browser.network_idle_ms);
     let mut navigate = Box::pin(page.execute(NavigateParams::new(ctx.url.as_str())));
     let mut navigated = false;
+    let dom_limit = settings.browser.max_rendered_dom_bytes;
 
     let settled = loop {
-        let now = Instant::now();
-        let wake = match &phase {
-            Phase::Navigating => nav_deadline,
-            Phase::Settling {
-                dom_content_loaded,
-                idle_end,
-                next_dom_check,
-            } => {
-                let idle_at = match network.state(now, *dom_content_loaded) {
-                    IdleState::WaitUntil(at) => at,
-                    IdleState::Idle => now,
-                    IdleState::Busy => *idle_end,
-                };
-                idle_at.min(*idle_end).min(*next_dom_check)
-            }
-        };
+        let wake = wait.wake_at(Instant::now());
         tokio::select! {
             biased;
             _ = closed.changed() => {
                 return Err(FetchError::browser_crashed("the browser process went away"));
             }
-            Some(crash) = crashes.next() => {
-                if crash.target_id == *page.target_id() {
-                    return Err(FetchError::browser_crashed(format!(
-                        "the page's renderer crashed ({}, code {})",
-                        crash.status, crash.error_code
-                    )));
-                }
-            }
+            Some(crash) = crashes.next() => check_crash(&crash, &page)?,
             Some(outcome) = handlers.next(), if !handlers.is_empty() => {
-                let now = Instant::now();
-                network.finished(now);
-                match outcome {
-                    Outcome::Fatal(error) => return Err(error),
-                    // Issue 31: a PDF (or JSON, a feed, publisher Markdown) is never
-                    // rendered; the document the client fetched is the answer.
-                    Outcome::NotRendered(document) => {
-                        return Ok(BrowserPage {
-                            final_url: document.final_url.clone(),
-                            html: String::new(),
-                            dom_truncated: false,
-                            blocked_non_get: false,
-                            charset_fallback: false,
-                            not_rendered: Some(document),
-                        });
-                    }
-                    // A form POST while the page was loading: the page as it is
-                    // now is the answer, settled like after DOMContentLoaded
-                    // (SRD-READINGS 23), not a wait for an event the cancelled
-                    // navigation took away.
-                    Outcome::NavigationCancelled if matches!(phase, Phase::Navigating) => {
-                        phase = Phase::settling(now, settings.browser.network_idle_ms);
-                    }
-                    Outcome::NavigationCancelled | Outcome::Answered => {}
+                if let Some(answer) = wait.on_handled(outcome)? {
+                    return Ok(answer);
                 }
             }
             Some(event) = paused.next() => {
-                network.started();
-                let budget = phase_budget(&phase, nav_deadline, timeout_ms, settings.browser.network_idle_ms);
+                wait.network.started();
                 let request = Paused::from_event(&event, main_frame.as_ref());
-                handlers.push(interceptor.handle(request, event.request_id.clone(), budget));
+                handlers.push(interceptor.handle(request, event.request_id.clone(), wait.budget()));
             }
             Some(network_id) = ended.next() => {
                 // A request that ended follows no `302` of ours any more.
                 interceptor.request_ended(&network_id);
             }
-            Some(_) = loaded.next(), if matches!(phase, Phase::Navigating) => {
-                phase = Phase::settling(Instant::now(), settings.browser.network_idle_ms);
-            }
+            Some(_) = loaded.next(), if wait.is_navigating() => wait.settle(Instant::now()),
             result = &mut navigate, if !navigated => {
                 navigated = true;
-                if let Ok(response) = result
-                    && let Some(text) = response.result.error_text.filter(|t| !t.is_empty()) {
-                        return Err(interceptor
-                            .take_fatal()
-                            .unwrap_or_else(|| FetchError::network(text)));
-                    }
+                let error_text = result.ok().and_then(|response| response.result.error_text.clone());
+                check_navigation(error_text, &interceptor)?;
             }
             _ = tokio::time::sleep_until(wake) => {
-                let now = Instant::now();
-                match &mut phase {
-                    Phase::Navigating => {
-                        if now >= nav_deadline {
-                            return Err(nav_timeout());
-                        }
-                    }
-                    Phase::Settling { dom_content_loaded, idle_end, next_dom_check } => {
-                        if network.state(now, *dom_content_loaded) == IdleState::Idle {
-                            break Settled::Idle;
-                        }
-                        if now >= *idle_end {
-                            // FR-WF-11f: no partial DOM.
-                            return Err(FetchError::timeout(
-                                u64::from(settings.browser.network_idle_ms),
-                                TimeoutPhase::BrowserNetworkIdle,
-                            ));
-                        }
-                        if now >= *next_dom_check {
-                            *next_dom_check = now + DOM_CHECK_EVERY;
-                            let limit = settings.browser.max_rendered_dom_bytes;
-                            if dom_size(&page, &main_frame, limit).await.is_some_and(|size| size > limit) {
-                                break Settled::DomFull;
-                            }
-                        }
-                    }
+                if let Some(settled) = wait.on_timer(&page, &main_frame, dom_limit).await? {
+                    break settled;
                 }
             }
         }
@@ -303,7 +228,7 @@ pub(crate) async fn run(
     };
     if let Phase::Settling {
         dom_content_loaded, ..
-    } = phase
+    } = wait.phase
     {
         tracing::debug!(
             target: "webfetch::browser",
@@ -354,22 +279,161 @@ fn cdp_failure(error: CdpError, connection_closed: &bool) -> FetchError {
     }
 }
 
-/// The time a request paused now may use, and how a main-chain timeout reads.
-fn phase_budget(
-    phase: &Phase,
+/// The loop's clock: where the wait stands (FR-WF-11e, 11f) and what the network
+/// is doing. Each method is one arm of the loop in [`run`].
+struct Wait {
+    phase: Phase,
+    network: NetworkIdle,
     nav_deadline: Instant,
     timeout_ms: u64,
-    idle_ms: u32,
-) -> PhaseBudget {
-    match phase {
-        Phase::Navigating => PhaseBudget {
-            budget: Budget::new(nav_deadline, timeout_ms),
-            phase: TimeoutPhase::BrowserNavigation,
-        },
-        Phase::Settling { idle_end, .. } => PhaseBudget {
-            budget: Budget::new(*idle_end, u64::from(idle_ms)),
-            phase: TimeoutPhase::BrowserNetworkIdle,
-        },
+    network_idle_ms: u32,
+}
+
+impl Wait {
+    fn new(nav_deadline: Instant, timeout_ms: u64, network_idle_ms: u32) -> Wait {
+        Wait {
+            phase: Phase::Navigating,
+            network: NetworkIdle::new(Instant::now()),
+            nav_deadline,
+            timeout_ms,
+            network_idle_ms,
+        }
+    }
+
+    fn is_navigating(&self) -> bool {
+        matches!(self.phase, Phase::Navigating)
+    }
+
+    /// DOMContentLoaded (or what stands for it): the network-idle wait begins.
+    fn settle(&mut self, now: Instant) {
+        self.phase = Phase::settling(now, self.network_idle_ms);
+    }
+
+    /// When the loop must next look at its timers.
+    fn wake_at(&self, now: Instant) -> Instant {
+        match &self.phase {
+            Phase::Navigating => self.nav_deadline,
+            Phase::Settling {
+                dom_content_loaded,
+                idle_end,
+                next_dom_check,
+            } => {
+                let idle_at = match self.network.state(now, *dom_content_loaded) {
+                    IdleState::WaitUntil(at) => at,
+                    IdleState::Idle => now,
+                    IdleState::Busy => *idle_end,
+                };
+                idle_at.min(*idle_end).min(*next_dom_check)
+            }
+        }
+    }
+
+    /// The budget a paused request is answered within: the phase's deadline.
+    fn budget(&self) -> PhaseBudget {
+        match &self.phase {
+            Phase::Navigating => PhaseBudget {
+                budget: Budget::new(self.nav_deadline, self.timeout_ms),
+                phase: TimeoutPhase::BrowserNavigation,
+            },
+            Phase::Settling { idle_end, .. } => PhaseBudget {
+                budget: Budget::new(*idle_end, u64::from(self.network_idle_ms)),
+                phase: TimeoutPhase::BrowserNetworkIdle,
+            },
+        }
+    }
+
+    /// A paused request was answered: the render's answer when the request ended
+    /// it (a document not to render), its error when it failed it.
+    fn on_handled(&mut self, outcome: Outcome) -> Result<Option<BrowserPage>, FetchError> {
+        let now = Instant::now();
+        self.network.finished(now);
+        match outcome {
+            Outcome::Fatal(error) => Err(error),
+            // Issue 31: a PDF (or JSON, a feed, publisher Markdown) is never
+            // rendered; the document the client fetched is the answer.
+            Outcome::NotRendered(document) => Ok(Some(BrowserPage {
+                final_url: document.final_url.clone(),
+                html: String::new(),
+                dom_truncated: false,
+                blocked_non_get: false,
+                charset_fallback: false,
+                not_rendered: Some(document),
+            })),
+            // A form POST while the page was loading: the page as it is now is the
+            // answer, settled like after DOMContentLoaded (SRD-READINGS 23), not a
+            // wait for an event the cancelled navigation took away.
+            Outcome::NavigationCancelled if self.is_navigating() => {
+                self.settle(now);
+                Ok(None)
+            }
+            Outcome::NavigationCancelled | Outcome::Answered => Ok(None),
+        }
+    }
+
+    /// A timer fired: settled (network idle, or a DOM over `dom_limit`), a timeout
+    /// (FR-WF-11f: no partial DOM), or nothing yet.
+    async fn on_timer(
+        &mut self,
+        page: &Page,
+        main_frame: &FrameId,
+        dom_limit: u64,
+    ) -> Result<Option<Settled>, FetchError> {
+        let now = Instant::now();
+        match &mut self.phase {
+            Phase::Navigating if now >= self.nav_deadline => Err(FetchError::timeout(
+                self.timeout_ms,
+                TimeoutPhase::BrowserNavigation,
+            )),
+            Phase::Navigating => Ok(None),
+            Phase::Settling {
+                dom_content_loaded,
+                idle_end,
+                next_dom_check,
+            } => {
+                if self.network.state(now, *dom_content_loaded) == IdleState::Idle {
+                    return Ok(Some(Settled::Idle));
+                }
+                if now >= *idle_end {
+                    return Err(FetchError::timeout(
+                        u64::from(self.network_idle_ms),
+                        TimeoutPhase::BrowserNetworkIdle,
+                    ));
+                }
+                if now >= *next_dom_check {
+                    *next_dom_check = now + DOM_CHECK_EVERY;
+                    let size = dom_size(page, main_frame, dom_limit).await;
+                    if size.is_some_and(|size| size > dom_limit) {
+                        return Ok(Some(Settled::DomFull));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// A renderer crashed: the render's end when it was this page's.
+fn check_crash(crash: &EventTargetCrashed, page: &Page) -> Result<(), FetchError> {
+    if crash.target_id == *page.target_id() {
+        return Err(FetchError::browser_crashed(format!(
+            "the page's renderer crashed ({}, code {})",
+            crash.status, crash.error_code
+        )));
+    }
+    Ok(())
+}
+
+/// `Page.navigate` answered: an error text means the navigation failed, with the
+/// interceptor's own error for it when it has one.
+fn check_navigation(
+    error_text: Option<String>,
+    interceptor: &Interceptor<'_>,
+) -> Result<(), FetchError> {
+    match error_text.filter(|text| !text.is_empty()) {
+        Some(text) => Err(interceptor
+            .take_fatal()
+            .unwrap_or_else(|| FetchError::network(text))),
+        None => Ok(()),
     }
 }
 
