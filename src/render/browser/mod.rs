@@ -102,7 +102,9 @@
 mod idle;
 mod intercept;
 mod launch;
+mod policy;
 mod profile;
+mod replay;
 mod session;
 mod standby;
 
@@ -121,7 +123,7 @@ use crate::url::CanonicalUrl;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
-pub use self::intercept::CONTENT_SECURITY_POLICY;
+pub use self::policy::CONTENT_SECURITY_POLICY;
 pub use self::profile::PROFILE_PREFIX;
 pub use self::standby::Standby;
 

@@ -30,7 +30,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::idle::{self, IdleState, NetworkIdle, truncate_utf8};
-use super::intercept::{Interceptor, Outcome, Paused, PhaseBudget};
+use super::intercept::{Interceptor, Outcome, PhaseBudget};
+use super::policy::Paused;
 use super::launch::Chromium;
 use super::{BrowserPage, RenderContext};
 use crate::budget::{Budget, millis};
