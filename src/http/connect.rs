@@ -20,7 +20,7 @@
 //!
 //! - An attempt whose share runs out while the budget has not failed like any
 //!   other address: `network` with `connect_timed_out` (the token
-//!   [`io_error_token`] gives `TimedOut`), and the next address is tried.
+//!   [`io_error_token`](super::io_error::io_error_token) gives `TimedOut`), and the next address is tried.
 //! - When the budget itself runs out (the deadline passes, or the last attempt's
 //!   share, which is the rest of the budget, runs out) the fetch fails with
 //!   `timeout`, phase `connect`, as soon as it happens; earlier attempts' errors
@@ -43,6 +43,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use super::io_error::io_error_token;
 use super::proxy::{self, ProxyEndpoint};
 use super::tls::{self, HandshakeFailure};
 use crate::budget::Budget;
@@ -201,35 +202,9 @@ fn connect_share(remaining: Duration, attempts_left: usize) -> Duration {
     remaining / attempts_left
 }
 
-/// A stable `details.error` text for a socket error: a snake_case token for the
-/// common kinds, the OS message otherwise.
-pub(crate) fn io_error_token(error: &io::Error) -> String {
-    let token = match error.kind() {
-        io::ErrorKind::ConnectionRefused => "connection_refused",
-        io::ErrorKind::ConnectionReset => "connection_reset",
-        io::ErrorKind::ConnectionAborted => "connection_aborted",
-        io::ErrorKind::HostUnreachable => "host_unreachable",
-        io::ErrorKind::NetworkUnreachable => "network_unreachable",
-        io::ErrorKind::AddrNotAvailable => "address_not_available",
-        io::ErrorKind::TimedOut => "connect_timed_out",
-        io::ErrorKind::UnexpectedEof => "connection_closed",
-        io::ErrorKind::BrokenPipe => "broken_pipe",
-        _ => return error.to_string(),
-    };
-    token.to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn io_tokens_are_stable() {
-        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
-        assert_eq!(io_error_token(&refused), "connection_refused");
-        let other = io::Error::other("weird");
-        assert_eq!(io_error_token(&other), "weird");
-    }
 
     #[test]
     fn connect_share_splits_what_is_left_among_the_attempts_left() {
@@ -252,12 +227,6 @@ mod tests {
                 "{remaining:?} among {attempts_left}"
             );
         }
-    }
-
-    #[test]
-    fn timed_out_share_reads_like_a_timed_out_connect() {
-        let timed_out = io::Error::from(io::ErrorKind::TimedOut);
-        assert_eq!(io_error_token(&timed_out), "connect_timed_out");
     }
 
     #[test]

@@ -35,6 +35,7 @@
 
 mod body;
 mod connect;
+mod io_error;
 mod proxy;
 mod redirect;
 pub mod request;

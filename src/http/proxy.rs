@@ -168,7 +168,7 @@ pub(crate) async fn tunnel(
         .map_err(|e| {
             format!(
                 "proxy_connect_failed: {}",
-                super::connect::io_error_token(&e)
+                super::io_error::io_error_token(&e)
             )
         })?;
     let mut request = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
@@ -179,7 +179,7 @@ pub(crate) async fn tunnel(
     let io_failed = |e: std::io::Error| {
         format!(
             "proxy_connect_failed: {}",
-            super::connect::io_error_token(&e)
+            super::io_error::io_error_token(&e)
         )
     };
     stream

@@ -70,7 +70,7 @@ pub(crate) fn classify(error: &io::Error) -> HandshakeFailure {
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
     {
         Some(tls_error) => HandshakeFailure::Rejected(tls_error.to_string()),
-        None => HandshakeFailure::Io(super::connect::io_error_token(error)),
+        None => HandshakeFailure::Io(super::io_error::io_error_token(error)),
     }
 }
 
