@@ -35,8 +35,9 @@
 use ego_tree::NodeRef;
 use url::Url;
 
-use super::clean::Tag;
-use super::dom::{Attr, Element, Node};
+use super::element::Tag;
+use super::dom::Node;
+use super::element::{Attr, Element};
 use super::table::TableBuilder;
 use super::walk::{Step, Visitor, walk};
 use super::writer::{WrapperKind, Writer, code_span, is_html_space, longest_backtick_run};

@@ -22,7 +22,7 @@
 //! ```
 
 pub mod article;
-pub mod clean;
+pub mod element;
 pub mod dom;
 pub mod markdown;
 pub mod root;

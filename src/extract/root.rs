@@ -5,8 +5,9 @@
 use ego_tree::{NodeId, NodeRef};
 use url::Url;
 
-use super::clean::{self, Tag, has_class_token};
-use super::dom::{Attr, Document, Node};
+use super::element::{self, Tag, has_class_token};
+use super::dom::{Document, Node};
+use super::element::Attr;
 use super::walk::{Step, Visitor, walk};
 use super::writer::is_html_space;
 
@@ -183,7 +184,7 @@ pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
                         out.push_str(word);
                     }
                 }
-                Node::Element(e) if e.tag == Tag::Skip || clean::is_script_or_style(&e.name.local) => {
+                Node::Element(e) if e.tag == Tag::Skip || element::is_script_or_style(&e.name.local) => {
                     skip_until = Some(node.id());
                 }
                 _ => {}

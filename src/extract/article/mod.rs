@@ -27,7 +27,7 @@
 use ego_tree::NodeId;
 use url::Url;
 
-use super::clean::{self, Tag};
+use super::element::{self, Tag};
 use super::dom::{self, Document, Node};
 use super::{markdown, normalize_whitespace, root};
 use crate::document::ExtractedDocument;
@@ -182,7 +182,7 @@ fn reveal_noscript(doc: &mut Document, body: NodeId) {
             // `<noscript>` is kept as raw text, which must never read as prose.
             node.value().element().is_some_and(|e| {
                 e.name.local == html5ever::local_name!("noscript")
-                    && !clean::is_hidden_or_boilerplate_named(e)
+                    && !element::is_hidden_or_boilerplate_named(e)
             }) && node
                 .children()
                 .any(|child| child.value().element().is_some())

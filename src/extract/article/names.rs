@@ -8,8 +8,9 @@ use aho_corasick::AhoCorasick;
 use ego_tree::NodeId;
 
 use super::Pass;
-use crate::extract::clean::Tag;
-use crate::extract::dom::{Attr, Document, Element};
+use crate::extract::element::Tag;
+use crate::extract::dom::Document;
+use crate::extract::element::{Attr, Element};
 
 /// Readability's class and id weight: -25 for each of class and id that names
 /// furniture, +25 for each that names content.

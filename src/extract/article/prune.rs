@@ -7,7 +7,7 @@ use super::Pass;
 use super::measure::{Measure, Measured};
 use super::names::{FURNITURE_MAX_CHARS, class_weight, is_label, names_furniture};
 use super::score::{element, is_ancestor};
-use crate::extract::clean::Tag;
+use crate::extract::element::Tag;
 use crate::extract::dom::Document;
 use crate::extract::root;
 

@@ -7,8 +7,9 @@ use ego_tree::NodeId;
 use super::Pass;
 use super::measure::{Measure, Measured};
 use super::names::class_weight;
-use crate::extract::clean::Tag;
-use crate::extract::dom::{Attr, Document, Element};
+use crate::extract::element::Tag;
+use crate::extract::dom::Document;
+use crate::extract::element::{Attr, Element};
 
 /// The chosen content: the element converted, and which of its children (when it
 /// is the parent of merged siblings) are left out.

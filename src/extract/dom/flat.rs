@@ -36,8 +36,9 @@ use html5ever::interface::{ElementFlags, NodeOrText, TreeSink};
 use html5ever::tokenizer::{self, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::{LocalName, local_name};
 
-use super::{Limiter, MAX_OPEN, MAX_OPEN_FORMATTING, Node, Sink, clean, raw_switch, tag_name};
-use crate::extract::clean::Tag;
+use super::{Limiter, MAX_OPEN, MAX_OPEN_FORMATTING, Node, Sink, raw_switch};
+use crate::extract::element::{self, tag_name};
+use crate::extract::element::Tag;
 
 /// Ancestors an end tag looks through for its element: more than the tree
 /// builder's stack can hold when it is retired ([`MAX_OPEN`] handles, plus the
@@ -102,7 +103,7 @@ impl Limiter {
             return TokenSinkResult::Continue;
         }
         let raw = raw_switch(&tag.name);
-        let void = clean::is_void(&tag.name);
+        let void = element::is_void(&tag.name);
         if !void && raw.is_none() && flat.depth >= MAX_OPEN {
             return self.drop_start_tag(&tag);
         }

@@ -35,7 +35,8 @@ use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkRes
 use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 use html5gum::{Emitter, Error, State, Tokenizer};
 
-use super::{MAX_ATTRIBUTES, READ_ATTRIBUTES, TREE_BUILDER_ATTRIBUTES, clean};
+use super::MAX_ATTRIBUTES;
+use crate::extract::element::{self, READ_ATTRIBUTES, TREE_BUILDER_ATTRIBUTES};
 
 /// html5ever's tree builder wants a line number per token for its error
 /// messages, which nothing here reads.
@@ -222,7 +223,7 @@ impl<'a, S: TokenSink> Feed<'a, S> {
             named(&READ_ATTRIBUTES)
         } else {
             let atom = tag.atom.get_or_insert_with(|| local_name(&tag.name));
-            clean::is_formatting(atom) || named(&READ_ATTRIBUTES) || named(&TREE_BUILDER_ATTRIBUTES)
+            element::is_formatting(atom) || named(&READ_ATTRIBUTES) || named(&TREE_BUILDER_ATTRIBUTES)
         };
         if !kept {
             return;
@@ -389,7 +390,7 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
             .atom
             .take()
             .unwrap_or_else(|| local_name(&self.tag.name));
-        let script_or_style = kind == TagKind::StartTag && clean::is_script_or_style(&name);
+        let script_or_style = kind == TagKind::StartTag && element::is_script_or_style(&name);
         if kind == TagKind::StartTag {
             self.last_start_tag.clear();
             self.last_start_tag.extend_from_slice(&self.tag.name);

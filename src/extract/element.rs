@@ -1,13 +1,17 @@
-//! Boilerplate removal (FR-WF-13 steps 1-3, FR-WF-EXT-CLASS-01) and the element
+//! An element as extraction sees it (its name, the attributes it reads), with
+//! boilerplate removal (FR-WF-13 steps 1-3, FR-WF-EXT-CLASS-01) and the element
 //! classification the Markdown converter uses.
 //!
-//! Both are decided once per element, when the parser creates it. Removal is a
+//! The parser ([`dom`](super::dom)) makes elements; this module is below it, so
+//! the rules never depend on the tree. Both are decided once per element, when the
+//! parser creates it. Removal is a
 //! flag, not a tree edit: a removed element's whole subtree is skipped by every
 //! later pass, which is the same as removing it and costs nothing.
 
-use html5ever::{LocalName, local_name, ns};
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer;
+use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 
-use super::dom::{Attr, Element, Name};
 
 /// The FR-WF-EXT-CLASS-01 boilerplate tokens, lowercase.
 pub const BOILERPLATE_TOKENS: [&str; 10] = [
@@ -346,6 +350,203 @@ pub fn is_formatting(name: &LocalName) -> bool {
             | local_name!("tt")
             | local_name!("u")
     )
+}
+
+/// The attributes extraction reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attr {
+    /// `href` (links, `<base>`).
+    Href,
+    /// `src` (images).
+    Src,
+    /// `alt` (images).
+    Alt,
+    /// `class` (boilerplate tokens, `content` root, `language-xxx`).
+    Class,
+    /// `id` (boilerplate tokens, `content` root).
+    Id,
+    /// `role` (`main` root).
+    Role,
+    /// `lang` (`<html lang>`).
+    Lang,
+    /// `start` (`<ol start>`).
+    Start,
+    /// `hidden` (boilerplate).
+    Hidden,
+    /// `aria-hidden` (boilerplate).
+    AriaHidden,
+    /// `style` (article mode only: `display: none` and `visibility: hidden`).
+    Style,
+}
+
+/// The names of the attributes extraction reads, as [`Attr::from_name`] knows them:
+/// the attribute cap keeps these past [`MAX_ATTRIBUTES`] (`tokenize.rs`).
+pub(crate) const READ_ATTRIBUTES: [&str; 11] = [
+    "href",
+    "src",
+    "alt",
+    "class",
+    "id",
+    "role",
+    "lang",
+    "start",
+    "hidden",
+    "aria-hidden",
+    "style",
+];
+
+/// The attributes html5ever's tree builder reads on elements other than
+/// formatting ones: `type` (`<input type=hidden>` in tables and the frameset
+/// flag), `form` (form association), `shadowrootmode` (declarative shadow roots),
+/// `encoding` (MathML `<annotation-xml>` as an HTML integration point). With
+/// [`READ_ATTRIBUTES`], all that the bridge keeps on such elements
+/// (`tokenize.rs`): the rest are never read, so they are never interned or copied.
+/// (`<meta charset>` and `http-equiv` only make the encoding answer the bridge
+/// ignores; `<font color>` is a formatting element's.) Read off html5ever 0.40
+/// and markup5ever's `create_element_with_flags`: re-check on an upgrade. The
+/// test `attributes_nobody_reads_change_no_tree`, the tokenizer proptests and the
+/// `tokenizers` fuzz target compare with html5ever's own tokenizer, which keeps all.
+pub(crate) const TREE_BUILDER_ATTRIBUTES: [&str; 4] = ["type", "form", "shadowrootmode", "encoding"];
+
+impl Attr {
+    pub(crate) fn from_name(name: &QualName) -> Option<Attr> {
+        if name.ns != ns!() {
+            return None;
+        }
+        Some(match name.local {
+            local_name!("href") => Attr::Href,
+            local_name!("src") => Attr::Src,
+            local_name!("alt") => Attr::Alt,
+            local_name!("class") => Attr::Class,
+            local_name!("id") => Attr::Id,
+            local_name!("role") => Attr::Role,
+            local_name!("lang") => Attr::Lang,
+            local_name!("start") => Attr::Start,
+            local_name!("hidden") => Attr::Hidden,
+            local_name!("aria-hidden") => Attr::AriaHidden,
+            local_name!("style") => Attr::Style,
+            _ => return None,
+        })
+    }
+}
+
+/// An element's namespace and local name: what the tree builder asks for and
+/// extraction reads (a prefix never matters in HTML, and leaving it out keeps the
+/// tree small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    /// The namespace (HTML, SVG, MathML).
+    pub ns: Namespace,
+    /// The local name (`div`).
+    pub local: LocalName,
+}
+
+/// An element: its name (the tree builder asks for it), its classification and the
+/// attributes extraction reads.
+#[derive(Debug)]
+pub struct Element {
+    /// The name, as parsed.
+    pub name: Name,
+    /// How extraction treats it.
+    pub tag: Tag,
+    /// Removed as boilerplate (FR-WF-13 steps 1-3, EXT-CLASS-01).
+    pub removed: bool,
+    /// What its `class` tokens say.
+    pub classes: ClassTokens,
+    /// Boxed, not a `Vec`: most elements keep none, and every byte of an element
+    /// is paid for every node of the tree.
+    pub(crate) attrs: Box<[(Attr, StrTendril)]>,
+}
+
+impl Element {
+    pub(crate) fn new(name: QualName, attrs: Vec<Attribute>) -> Element {
+        let name = Name {
+            ns: name.ns,
+            local: name.local,
+        };
+        // Sized exactly up front: collecting in place and shrinking would
+        // reallocate once per element with attributes.
+        let kept = attrs
+            .iter()
+            .filter(|a| Attr::from_name(&a.name).is_some())
+            .count();
+        let attrs: Box<[(Attr, StrTendril)]> = if kept == 0 {
+            Box::default()
+        } else {
+            let mut out = Vec::with_capacity(kept);
+            out.extend(
+                attrs
+                    .into_iter()
+                    .filter_map(|a| Some((Attr::from_name(&a.name)?, a.value))),
+            );
+            out.into_boxed_slice()
+        };
+        let mut element = Element {
+            tag: classify(&name),
+            name,
+            removed: false,
+            classes: ClassTokens::default(),
+            attrs,
+        };
+        element.classify_attributes();
+        element
+    }
+
+    /// The element a start tag would make, for judging a tag that never reaches the
+    /// tree: HTML, except `<svg>` and `<math>` (which open their namespaces).
+    pub(crate) fn from_tag(tag: &tokenizer::Tag) -> Element {
+        let attrs = tag
+            .attrs
+            .iter()
+            .filter(|a| Attr::from_name(&a.name).is_some())
+            .cloned()
+            .collect();
+        Element::new(tag_name(&tag.name), attrs)
+    }
+
+    /// Reads the class tokens, then judges boilerplate (which reads them), from the
+    /// attributes as they now are.
+    pub(crate) fn classify_attributes(&mut self) {
+        self.classes = self.attr(Attr::Class).map(ClassTokens::of).unwrap_or_default();
+        self.removed = is_boilerplate(self);
+    }
+
+    /// Whether extraction never shows this element's subtree: removed as
+    /// boilerplate, or never rendered ([`Tag::Skip`]).
+    pub(crate) fn hides_subtree(&self) -> bool {
+        self.removed || self.tag == Tag::Skip
+    }
+
+    /// The value of `attr`, if present.
+    pub fn attr(&self, attr: Attr) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(a, _)| *a == attr)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Whether the converter renders this element: not removed as boilerplate and
+    /// not an element whose content is never page text (`<head>`, `<title>`,
+    /// skipped ones). Every pass over the cleaned tree asks this.
+    pub fn is_rendered(&self) -> bool {
+        !(self.removed || matches!(self.tag, Tag::Skip | Tag::Head | Tag::Title))
+    }
+
+    /// Whether `attr` is present (any value).
+    pub fn has_attr(&self, attr: Attr) -> bool {
+        self.attrs.iter().any(|(a, _)| *a == attr)
+    }
+}
+
+/// The element name for a start tag outside foreign content: HTML, except `<svg>`
+/// and `<math>`, which open their namespaces.
+pub(crate) fn tag_name(name: &LocalName) -> QualName {
+    let ns = match *name {
+        local_name!("svg") => ns!(svg),
+        local_name!("math") => ns!(mathml),
+        _ => ns!(html),
+    };
+    QualName::new(None, ns, name.clone())
 }
 
 #[cfg(test)]
