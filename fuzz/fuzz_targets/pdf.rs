@@ -1,7 +1,7 @@
 //! Issue 31: any bytes as a PDF. Reading never panics, never hangs (pages,
 //! glyphs and operations are capped), and gives either Markdown or an
-//! `extraction_failed` whose `details.reason` is a PDF reason. Seeded with the
-//! corpus PDFs (`fuzz/seeds/pdf/`) so mutations reach fonts and content streams.
+//! `extraction_failed` whose `details.reason` is a PDF reason. Seeded with real
+//! PDFs (`fuzz/README.md`) so mutations reach fonts and content streams.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use webfetch::content::pdf::{Limits, read};

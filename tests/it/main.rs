@@ -29,6 +29,7 @@ mod http_tls;
 mod logs;
 mod mcp;
 mod output;
+mod pdf_hostile;
 mod pipeline;
 mod render;
 mod robots;
