@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::time::Instant;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::load_str;
-use webfetch::http::HttpClient;
 use webfetch::render::browser::{RenderContext, render};
 use webfetch::ssrf::StubValidator;
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::HttpClient;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -25,9 +25,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use webfetch::cache::DiskCache;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::CacheSettings;
 use webfetch::document::{ExtractedDocument, RenderingMethod};
-use webfetch::url::CanonicalUrl;
 
 const SIZES: [usize; 3] = [10, 1_000, 10_000];
 const T0: OffsetDateTime = datetime!(2026-01-10 12:00:00 UTC);

@@ -10,13 +10,13 @@ use async_compression::tokio::bufread::GzipEncoder;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::load_str;
 use webfetch::content::formats::Formats;
 use webfetch::content::media_type;
-use webfetch::http::HttpClient;
 use webfetch::render::fetch_document;
 use webfetch::ssrf::StubValidator;
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::HttpClient;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

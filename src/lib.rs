@@ -49,7 +49,7 @@
 //! ## Layout
 //!
 //! The pipeline follows SRD Appendix B, one module per stage. Parsers, extraction,
-//! chunking and fitting are pure functions over bytes and strings; only `http`,
+//! chunking and fitting are pure functions over bytes and strings; only `transport`,
 //! the browser renderer and `cache` touch the outside world. Those modules are
 //! private: the items above are the API.
 #![forbid(unsafe_code)]
@@ -74,8 +74,28 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    args, budget, cache, chunk, config, content, document, error, executor, extract, http, notes,
-    offline, output, page, pass, render, robots, ssrf, tokens, tool, url,
+    args,
+    budget,
+    cache,
+    canonical_url,
+    chunk,
+    config,
+    content,
+    document,
+    error,
+    executor,
+    extract,
+    notes,
+    offline,
+    output,
+    page,
+    pass,
+    render,
+    robots,
+    ssrf,
+    tokens,
+    tool,
+    transport,
 );
 
 // Extension (issue 32): the fleet's shared state on Redis, and the per-origin
@@ -88,6 +108,7 @@ pub mod mcp;
 pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
+pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
     Contract, ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
@@ -109,4 +130,3 @@ pub use self::output::{Built, FetchChunk, FetchResponse, Timestamp, TruncationRe
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
-pub use self::url::CanonicalUrl;

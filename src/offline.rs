@@ -34,7 +34,7 @@ use crate::error::FetchError;
 use crate::output::{self, ResponseMeta, Timestamp};
 use crate::page::{Page, Reading};
 use crate::tokens::Cl100k;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// A page saved from the web.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

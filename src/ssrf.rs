@@ -13,7 +13,7 @@ use ipnet::IpNet;
 
 use crate::config::{BlockToggles, SecuritySettings};
 use crate::error::FetchError;
-use crate::url::{CanonicalUrl, TargetHost};
+use crate::canonical_url::{CanonicalUrl, TargetHost};
 
 /// Why an address was refused or a name could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

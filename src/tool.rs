@@ -35,7 +35,7 @@ use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::error::{ErrorCode, ErrorDetails, FetchError};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self, ExtractionMode};
-use crate::http::HttpClient;
+use crate::transport::HttpClient;
 use crate::notes::{Note, Notes};
 use crate::output::{self, Built, ResponseMeta, Timestamp};
 use crate::page::{Page, Reading};
@@ -46,7 +46,7 @@ use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
 use crate::ssrf::SsrfValidator;
 use crate::tokens::TokenCounter;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 mod builder;
 mod store;

@@ -13,12 +13,12 @@ use async_compression::tokio::bufread::{BrotliEncoder, GzipEncoder};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::load_str;
 use webfetch::error::ErrorCode;
-use webfetch::http::HttpClient;
 use webfetch::render::fetch_document;
 use webfetch::ssrf::StubValidator;
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::HttpClient;
 
 const LIMIT: u64 = 32 << 20;
 const BOMB: u64 = 1 << 30;

@@ -25,7 +25,7 @@ use crate::content::formats::{Format, Formats};
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::output::Timestamp;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).

@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use crate::content::formats::Formats;
 use crate::document::RenderingMethod;
 use crate::extract::ExtractionMode;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// Extension: what besides the URL and the rendering method decides a document's
 /// content, and so its key. The default is the SRD's document, under the SRD key.

@@ -18,8 +18,8 @@ use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
 use super::flight::new_token;
+use crate::canonical_url::Origin;
 use crate::politeness::Seen;
-use crate::url::Origin;
 
 /// KEYS: inflight set, hold key. ARGV: now (unix ms), lease end (unix ms),
 /// limit, token. Returns `{1, 0}` admitted, `{2, ms}` held for ms, `{0, 0}`

@@ -19,8 +19,8 @@ use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
 use super::flight::{self, Claim, Lease, Wait};
+use crate::canonical_url::Origin;
 use crate::robots::FetchOutcome;
-use crate::url::Origin;
 
 /// The first bytes of a shared robots.txt outcome, format version 1.
 const MAGIC: &[u8; 4] = b"WFR1";

@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::rules::Seen;
-use crate::url::Origin;
+use crate::canonical_url::Origin;
 
 /// Origins held before stale holds are swept.
 const SWEEP_AT: usize = 1024;
@@ -116,7 +116,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::url::CanonicalUrl;
+    use crate::canonical_url::CanonicalUrl;
 
     fn origin(text: &str) -> Origin {
         CanonicalUrl::parse(text).unwrap().origin()

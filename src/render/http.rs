@@ -1,5 +1,5 @@
 //! The HTTP renderer's fetch stage: GET, status, media type (Appendix B: Fetch ->
-//! CheckStatus -> ContentType). The transport underneath is [`crate::http`].
+//! CheckStatus -> ContentType). The transport underneath is [`crate::transport`].
 
 use bytes::Bytes;
 use tokio::time::Instant;
@@ -8,10 +8,10 @@ use crate::budget::Budget;
 use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
-use crate::http::request::ACCEPT_MARKDOWN;
-use crate::http::{GetOptions, HopHook, HttpClient, check_status};
+use crate::transport::request::ACCEPT_MARKDOWN;
+use crate::transport::{GetOptions, HopHook, HttpClient, check_status};
 use crate::pass::Pass;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// A fetched document ready for charset decoding and extraction.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 use crate::config::{RenderingSettings, Settings};
 use crate::document::RenderingMethod;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// How a fetch is rendered (FR-WF-12, Appendix B.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

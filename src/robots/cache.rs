@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::matcher::Rules;
 use crate::config::RobotsSettings;
-use crate::url::Origin;
+use crate::canonical_url::Origin;
 
 /// A source of "now", so TTL behaviour can be tested without sleeping.
 pub trait Clock: Send + Sync + fmt::Debug {
@@ -204,7 +204,7 @@ impl Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::url::CanonicalUrl;
+    use crate::canonical_url::CanonicalUrl;
 
     fn origin(url: &str) -> Origin {
         CanonicalUrl::parse(url).unwrap().origin()

@@ -14,7 +14,7 @@ use super::policy::{FetchOutcome, PolicyParams, Resolution, resolve};
 use crate::config::Settings;
 use crate::error::FetchError;
 use crate::notes::{Note, Notes};
-use crate::url::{CanonicalUrl, Origin};
+use crate::canonical_url::{CanonicalUrl, Origin};
 
 /// One robots.txt retrieval to perform.
 #[derive(Debug, Clone, PartialEq, Eq)]

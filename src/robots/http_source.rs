@@ -20,10 +20,10 @@ use super::checker::{RobotsChecker, RobotsRequest, RobotsSource};
 use super::policy::{FetchOutcome, check_scope};
 use crate::budget::Budget;
 use crate::error::{ErrorCode, FetchError};
-use crate::http::{GetOptions, HopHook, HttpClient, OverLimit};
+use crate::transport::{GetOptions, HopHook, HttpClient, OverLimit};
 use crate::notes::Notes;
 use crate::pass::Pass;
-use crate::url::{CanonicalUrl, Origin};
+use crate::canonical_url::{CanonicalUrl, Origin};
 
 /// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
 /// leaves it stops the retrieval with `robots_unavailable` /

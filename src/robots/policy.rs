@@ -11,7 +11,7 @@ use bytes::Bytes;
 use super::matcher::Rules;
 use super::parse::RobotsTxt;
 use crate::error::{ErrorCode, FetchError, TimeoutPhase};
-use crate::url::{CanonicalUrl, Origin};
+use crate::canonical_url::{CanonicalUrl, Origin};
 
 /// `details.error` of a robots.txt redirect that leaves the robots origin scope
 /// (FR-WF-ROBOTS-REDIR-02).

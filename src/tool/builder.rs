@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::args::ArgsSchema;
 use crate::config::{ConfigError, Settings};
-use crate::http::HttpClient;
+use crate::transport::HttpClient;
 use crate::ssrf::{SsrfValidator, SystemValidator};
 use crate::tokens::{Cl100k, TokenCounter};
 

@@ -22,7 +22,7 @@ use crate::config::Settings;
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::extract::ExtractionMode;
 use crate::render;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// Where the documents of this tool are kept.
 #[derive(Debug, Clone)]

@@ -18,12 +18,12 @@ use std::sync::{Arc, Mutex};
 
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::http::{HopHook, HttpClient};
 use webfetch::render::browser::{BrowserPage, RenderContext, render};
 use webfetch::ssrf::StubValidator;
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::{HopHook, HttpClient};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -18,12 +18,12 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::http::HttpClient;
 use webfetch::render::browser::{BrowserPage, RenderContext, render};
 use webfetch::ssrf::StubValidator;
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::HttpClient;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{

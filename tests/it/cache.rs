@@ -12,9 +12,9 @@ use tempfile::TempDir;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use webfetch::cache::{CacheKey, CacheWriteError, DiskCache};
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::CacheSettings;
 use webfetch::document::{ExtractedDocument, RenderingMethod};
-use webfetch::url::CanonicalUrl;
 
 use crate::support::Config;
 

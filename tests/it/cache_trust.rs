@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use webfetch::cache::{CacheKey, DiskCache};
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::document::{ExtractedDocument, RenderingMethod};
-use webfetch::url::CanonicalUrl;
 use wiremock::MockServer;
 
 use crate::support::{Config, LogBuffer, html, robots, serve, site};

@@ -338,7 +338,7 @@ pub(crate) fn assert_whole_entries(dir: &Path) -> (usize, u64) {
         let page = entry["canonical_url"].as_str().unwrap();
         let method = entry["rendering_method"].as_str().unwrap();
         let key = webfetch::cache::CacheKey::new(
-            &webfetch::url::CanonicalUrl::parse(page).unwrap(),
+            &webfetch::canonical_url::CanonicalUrl::parse(page).unwrap(),
             if method == "http" {
                 webfetch::document::RenderingMethod::Http
             } else {

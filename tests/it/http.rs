@@ -15,13 +15,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use webfetch::budget::Budget;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::content::media_type::MediaKind;
 use webfetch::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
-use webfetch::http::{GetOptions, HopHook, HttpClient, OverLimit};
 use webfetch::render::{FetchedDocument, fetch_document};
 use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::{GetOptions, HopHook, HttpClient, OverLimit};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

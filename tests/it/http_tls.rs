@@ -15,11 +15,11 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::http::HttpClient;
 use webfetch::render::{FetchedDocument, fetch_document};
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::HttpClient;
 
 use crate::support::{Config, stub};
 

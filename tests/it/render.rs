@@ -8,13 +8,13 @@ use tokio::time::Instant;
 use webfetch::config::Settings;
 
 use crate::support::load as settings;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::ErrorCode;
 use webfetch::extract::extract_html;
-use webfetch::http::HttpClient;
 use webfetch::render::browser::{RenderContext, render};
 use webfetch::render::select::{RenderPlan, extracted_chars, plan, should_fall_back};
 use webfetch::ssrf::{SsrfValidator, StubValidator};
-use webfetch::url::CanonicalUrl;
+use webfetch::transport::HttpClient;
 
 fn url(text: &str) -> CanonicalUrl {
     CanonicalUrl::parse(text).unwrap()

@@ -2,9 +2,9 @@
 //! directly; the fetch ones run the real HTTP client against wiremock on loopback.
 
 use proptest::prelude::*;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config;
 use webfetch::robots::{MAX_RULES_PER_FILE, RobotsTxt, Rules};
-use webfetch::url::CanonicalUrl;
 
 const TOKEN: &str = "forge-webfetch";
 
@@ -482,14 +482,14 @@ mod fetch {
     use tokio::time::Instant;
     use webfetch::ErrorCode;
     use webfetch::FetchError;
+    use webfetch::canonical_url::CanonicalUrl;
     use webfetch::config::Settings;
-    use webfetch::http::HttpClient;
     use webfetch::notes::{Note, Notes};
     use webfetch::pass::Pass;
     use webfetch::render::{FetchedDocument, fetch_document};
     use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
     use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
-    use webfetch::url::CanonicalUrl;
+    use webfetch::transport::HttpClient;
     use wiremock::matchers::{header, method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 

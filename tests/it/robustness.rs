@@ -4,9 +4,9 @@
 
 use proptest::prelude::*;
 
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::{self, SecuritySettings};
 use webfetch::ssrf::{self, StubValidator};
-use webfetch::url::CanonicalUrl;
 
 fn url_like() -> impl Strategy<Value = String> {
     let scheme = prop_oneof!["http", "https", "HTTP", "ftp", "javascript", "", "h\tttp"];

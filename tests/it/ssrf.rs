@@ -6,9 +6,9 @@ use std::net::IpAddr;
 use webfetch::config::{self, SecuritySettings};
 
 use crate::support::load as settings;
+use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::ssrf::{self, StubValidator};
-use webfetch::url::CanonicalUrl;
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()

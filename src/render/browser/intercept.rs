@@ -6,7 +6,7 @@
 //! (BSSR-SCHEME-01, BSSR-WS-01 Option A), method (BROWSER-METHOD-01, before SSRF
 //! as SRD-READINGS 23 says), `block_resources` (11g, BLOCKRES-01), the subresource
 //! budget (BROWSER-BUDGET-01..03, SRD-READINGS 25); port, SSRF and DNS pinning are
-//! the client's (the same [`HttpClient::get`](crate::http::HttpClient::get) every other fetch uses).
+//! the client's (the same [`HttpClient::get`](crate::transport::HttpClient::get) every other fetch uses).
 //!
 //! The top frame's documents form the main chain (FR-WF-11c, BREDIR-01,
 //! SRD-READINGS 22): each one after the first is a redirect hop, counted toward
@@ -49,9 +49,9 @@ use crate::budget::Budget;
 use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
-use crate::http::{GetOptions, HopHook, HttpResponse, check_status};
+use crate::transport::{GetOptions, HopHook, HttpResponse, check_status};
 use crate::render::FetchedDocument;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 
 /// The phase a paused request belongs to: when a main-chain fetch must be done
@@ -464,7 +464,7 @@ impl<'a> Interceptor<'a> {
     }
 
     fn log_refusal(&self, paused: &Paused, refusal: &Refusal) {
-        let url = crate::url::redact_raw(&paused.url);
+        let url = crate::canonical_url::redact_raw(&paused.url);
         match refusal {
             Refusal::Budget => tracing::debug!(
                 target: "webfetch::browser",

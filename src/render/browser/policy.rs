@@ -13,7 +13,7 @@ use http::header::{CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue};
 
 use crate::config::BrowserSettings;
 use crate::error::FetchError;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// Added to every fulfilled response. `*` matches network schemes only, so
 /// `data:`, `blob:` and `filesystem:` loads of any kind (fetch, images, frames,

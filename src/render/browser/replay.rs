@@ -15,8 +15,8 @@ use chromiumoxide::cdp::browser_protocol::fetch::{FulfillRequestParams, HeaderEn
 use super::policy::{CONTENT_SECURITY_POLICY, FETCH_SLOTS, Paused, fulfil_headers};
 use crate::content::charset;
 use crate::content::media_type::{self, MediaKind};
-use crate::http::HttpResponse;
-use crate::url::CanonicalUrl;
+use crate::transport::HttpResponse;
+use crate::canonical_url::CanonicalUrl;
 
 /// Subrequest responses waiting for Chromium to follow our `302` at most; the
 /// oldest is dropped first (its follow-up, if it ever comes, is fetched again).

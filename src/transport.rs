@@ -60,7 +60,7 @@ use crate::error::{FetchError, TimeoutPhase};
 use crate::pass::Pass;
 use crate::politeness::{Politeness, Slot};
 use crate::ssrf::{self, SsrfValidator};
-use crate::url::{CanonicalUrl, TargetHost};
+use crate::canonical_url::{CanonicalUrl, TargetHost};
 
 pub use self::proxy::ProxyConfig;
 pub use self::status::{check_status, is_followed_redirect};

@@ -14,7 +14,7 @@ use ipnet::IpNet;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::url::{CanonicalUrl, TargetHost};
+use crate::canonical_url::{CanonicalUrl, TargetHost};
 
 /// Upper bound on a proxy's reply to `CONNECT`; a proxy that says more is broken.
 const MAX_CONNECT_REPLY: usize = 8 * 1024;

@@ -97,7 +97,7 @@
 //! and is killed as a group on success, error, timeout, cancellation and panic; a
 //! watchdog kills the group if this process dies without unwinding.
 //!
-//! [`HttpClient`]: crate::http::HttpClient
+//! [`HttpClient`]: crate::transport::HttpClient
 
 mod idle;
 mod intercept;
@@ -117,9 +117,9 @@ use tokio::time::Instant;
 use crate::budget::{Budget, millis};
 use crate::config::Settings;
 use crate::error::{FetchError, TimeoutPhase};
-use crate::http::{GetOptions, HopHook, HttpClient};
+use crate::transport::{GetOptions, HopHook, HttpClient};
 use crate::pass::Pass;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 

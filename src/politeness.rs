@@ -33,8 +33,8 @@ use tokio::time::Instant;
 use self::local::Local;
 pub(crate) use self::rules::Seen;
 use self::rules::{Admit, decide};
+use crate::canonical_url::Origin;
 use crate::error::FetchError;
-use crate::url::Origin;
 
 /// The politeness state of one tool (all its clones, so all of `serve`).
 #[derive(Debug)]
@@ -179,8 +179,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::canonical_url::CanonicalUrl;
     use crate::error::ErrorCode;
-    use crate::url::CanonicalUrl;
 
     fn origin() -> Origin {
         CanonicalUrl::parse("https://e.example/").unwrap().origin()

@@ -8,7 +8,7 @@
 use http::HeaderValue;
 
 use crate::error::FetchError;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// Appendix B.2: count the hop, refuse it past `max_redirects`
 /// (`redirect_limit {count, max}` where `count` includes the refused hop, so

@@ -72,7 +72,7 @@ use time::OffsetDateTime;
 use crate::config::CacheSettings;
 use crate::document::{ExtractedDocument, RenderingMethod};
 use crate::output::Timestamp;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 use dir::{Dir, Root};
 pub(crate) use entry::{Entry, Fresh};

@@ -48,7 +48,7 @@ use super::proxy::{self, ProxyEndpoint};
 use super::tls::{self, HandshakeFailure};
 use crate::budget::Budget;
 use crate::error::{FetchError, TimeoutPhase};
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// A byte stream hyper can speak HTTP over: plain TCP, a proxy tunnel or TLS.
 pub(crate) trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::connect::Connected;
 use crate::error::FetchError;
-use crate::url::CanonicalUrl;
+use crate::canonical_url::CanonicalUrl;
 
 /// FR-WF-10b's `Accept`, exactly.
 pub const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1";
