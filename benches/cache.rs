@@ -27,7 +27,7 @@ use time::{Duration, OffsetDateTime};
 use webfetch::cache::DiskCache;
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::CacheSettings;
-use webfetch::document::{ExtractedDocument, RenderingMethod};
+use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 
 const SIZES: [usize; 3] = [10, 1_000, 10_000];
 const T0: OffsetDateTime = datetime!(2026-01-10 12:00:00 UTC);

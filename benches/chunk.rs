@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use webfetch::chunk::chunk_markdown;
-use webfetch::document::{ExtractedDocument, RenderingMethod};
-use webfetch::output::{ResponseMeta, Timestamp, build};
+use webfetch::output::{ResponseMeta, build};
 use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::vocabulary::Timestamp;
+use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 
 const MIB: usize = 1 << 20;
 

@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::{ExtractionMode, extract_html_with};
+use webfetch::extract::extract_html_with;
 use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::vocabulary::ExtractionMode;
 
 use quality::{Totals, score, text_view};
 

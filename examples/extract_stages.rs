@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 use url::Url;
 use webfetch::content::charset::decode;
 use webfetch::extract::{
-    ExtractionMode, dom, extract_html, extract_html_with, markdown, normalize_whitespace, root,
+    dom, extract_html, extract_html_with, markdown, normalize_whitespace, root,
 };
+use webfetch::vocabulary::ExtractionMode;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Settings;
 use crate::error::FetchError;
-use crate::extract::ExtractionMode;
+use crate::vocabulary::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
 pub const MIN_CHUNK_TOKENS: u32 = 128;

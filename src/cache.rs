@@ -70,8 +70,8 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 
 use crate::config::CacheSettings;
-use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::output::Timestamp;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::Timestamp;
 use crate::canonical_url::CanonicalUrl;
 
 use dir::{Dir, Root};

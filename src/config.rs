@@ -49,7 +49,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 use serde::Deserialize;
 
-use crate::extract::ExtractionMode;
+use crate::vocabulary::ExtractionMode;
 use crate::serve::WebOrigin;
 
 pub use self::fleet::{

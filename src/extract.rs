@@ -31,64 +31,12 @@ mod walk;
 mod whitespace;
 pub mod writer;
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::document::ExtractedDocument;
+use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 use crate::error::FetchError;
 
 pub use whitespace::normalize_whitespace;
-
-/// Which algorithm chooses the content of an HTML page. An extension of ours:
-/// [`ExtractionMode::Srd`] is FR-WF-13 exactly and the default, so every SRD
-/// response is unchanged; [`ExtractionMode::Article`] scores the page for its main
-/// content (the article scorer) and hands that subtree to the same Markdown converter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExtractionMode {
-    /// FR-WF-13: boilerplate removal, then the first non-empty root candidate.
-    #[default]
-    Srd,
-    /// The main content by scoring (text and link density, class weights,
-    /// sibling merging), falling back to [`ExtractionMode::Srd`] when it finds none.
-    Article,
-}
-
-impl ExtractionMode {
-    /// The config and wire spelling: `"srd"` or `"article"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExtractionMode::Srd => "srd",
-            ExtractionMode::Article => "article",
-        }
-    }
-}
-
-impl fmt::Display for ExtractionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A mode name that is neither `srd` nor `article`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown extraction mode `{0}` (expected `srd` or `article`)")]
-pub struct UnknownMode(pub String);
-
-impl FromStr for ExtractionMode {
-    type Err = UnknownMode;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "srd" => Ok(ExtractionMode::Srd),
-            "article" => Ok(ExtractionMode::Article),
-            other => Err(UnknownMode(other.to_owned())),
-        }
-    }
-}
 
 /// What [`extract_html_with`] produced, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]

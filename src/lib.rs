@@ -81,7 +81,6 @@ internal_modules!(
     chunk,
     config,
     content,
-    document,
     error,
     executor,
     extract,
@@ -96,6 +95,7 @@ internal_modules!(
     tokens,
     tool,
     transport,
+    vocabulary,
 );
 
 // Extension (issue 32): the fleet's shared state on Redis, and the per-origin
@@ -116,17 +116,18 @@ pub use self::config::{
     load_file, load_file_for, load_str, load_str_for,
 };
 pub use self::content::formats::{Format, Formats};
-pub use self::document::RenderingMethod;
 pub use self::error::{
     ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
 };
 pub use self::executor::{
     ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
 };
-pub use self::extract::ExtractionMode;
 pub use self::notes::{Note, Notes};
 pub use self::offline::{SavedPage, body_cap as offline_body_cap, respond as respond_offline};
-pub use self::output::{Built, FetchChunk, FetchResponse, Timestamp, TruncationReason};
+pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
+pub use self::vocabulary::ExtractionMode;
+pub use self::vocabulary::RenderingMethod;
+pub use self::vocabulary::Timestamp;

@@ -21,7 +21,6 @@
 //!   `next_start_chunk`, is written only for a caller that asked for a window, so
 //!   every SRD response stays byte-identical.
 
-mod timestamp;
 
 use std::io;
 
@@ -29,11 +28,10 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::chunk::FetchChunk;
 use crate::chunk::chunk_markdown;
-use crate::document::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::{ExtractedDocument, RenderingMethod, Timestamp};
 use crate::error::FetchError;
 use crate::notes::{Note, Notes};
 use crate::tokens::TokenCounter;
-pub use timestamp::{Timestamp, TimestampError};
 
 /// Why a response is incomplete (FR-WF-TRUNC-REASON-01), highest precedence first
 /// (FR-WF-TRUNC-REASON-02).

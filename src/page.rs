@@ -13,9 +13,10 @@ use url::Url;
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
 use crate::content::{charset, feed, json, pdf};
-use crate::document::ExtractedDocument;
+use crate::vocabulary::ExtractedDocument;
 use crate::error::FetchError;
-use crate::extract::{self, ExtractionMode};
+use crate::extract::{self};
+use crate::vocabulary::{ExtractionMode};
 use crate::notes::{Note, Notes};
 use crate::render;
 

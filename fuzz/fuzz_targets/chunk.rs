@@ -5,8 +5,9 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use webfetch::chunk::chunk_with_sources;
-use webfetch::document::ExtractedDocument;
-use webfetch::output::{self, ResponseMeta, Timestamp};
+use webfetch::vocabulary::ExtractedDocument;
+use webfetch::output::{self, ResponseMeta};
+use webfetch::vocabulary::{Timestamp};
 use webfetch::tokens::{Cl100k, TokenCounter};
 
 fuzz_target!(|data: &[u8]| {
@@ -37,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
             requested_url: "https://example.com/".into(),
             final_url: "https://example.com/".into(),
             fetched_at: Timestamp::from_unix_seconds(0).expect("epoch"),
-            rendering_method: webfetch::document::RenderingMethod::Http,
+            rendering_method: webfetch::vocabulary::RenderingMethod::Http,
             notes: Default::default(),
         };
         match output::build(&doc, meta, max_tokens, budget, &Cl100k) {

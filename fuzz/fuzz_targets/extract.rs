@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = webfetch::extract::extract_html_with(
         &decoded.text,
         &base,
-        webfetch::extract::ExtractionMode::Article,
+        webfetch::vocabulary::ExtractionMode::Article,
     );
     let _ = webfetch::extract::extract_plain(&decoded.text);
 });

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use webfetch::config::ContentSettings;
 use webfetch::content::json;
 use webfetch::content::media_type::MediaKind;
-use webfetch::extract::ExtractionMode;
+use webfetch::vocabulary::ExtractionMode;
 use webfetch::page::{Page, Reading};
 
 fuzz_target!(|data: &[u8]| {

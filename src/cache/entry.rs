@@ -22,9 +22,9 @@ use time::OffsetDateTime;
 
 use super::key::{CacheKey, Variant};
 use crate::content::formats::{Format, Formats};
-use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::extract::ExtractionMode;
-use crate::output::Timestamp;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::Timestamp;
 use crate::canonical_url::CanonicalUrl;
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::content::formats::Formats;
-use crate::document::RenderingMethod;
-use crate::extract::ExtractionMode;
+use crate::vocabulary::RenderingMethod;
+use crate::vocabulary::ExtractionMode;
 use crate::canonical_url::CanonicalUrl;
 
 /// Extension: what besides the URL and the rendering method decides a document's

@@ -19,7 +19,7 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use super::dir::Dir;
 use super::key::CacheKey;
 use super::store::Seen;
-use crate::output::Timestamp;
+use crate::vocabulary::Timestamp;
 
 /// The snapshot's file name in the cache directory.
 pub(crate) const SNAPSHOT_NAME: &str = ".webfetch-lru";
@@ -139,7 +139,7 @@ pub(crate) fn remove_stray_temps(root: &Dir) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::RenderingMethod;
+    use crate::vocabulary::RenderingMethod;
 
     fn seen(n: u32, at: i64, size: u64) -> Seen {
         Seen {

@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dir::{Dir, FileId, Refused, Status};
 use super::key::CacheKey;
-use crate::output::Timestamp;
+use crate::vocabulary::Timestamp;
 
 /// Marks temp files: `{keyhex}.tmp.{random}` (FR-WF-16g item 1).
 const TEMP_INFIX: &str = ".tmp.";
@@ -378,7 +378,7 @@ fn system_time_of(seconds: i64) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::RenderingMethod;
+    use crate::vocabulary::RenderingMethod;
     use std::fs;
     use std::path::Path;
 

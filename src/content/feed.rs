@@ -13,7 +13,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 use url::Url;
 
-use crate::document::ExtractedDocument;
+use crate::vocabulary::ExtractedDocument;
 use crate::error::{FetchError, UnreadableReason};
 use crate::extract;
 

@@ -11,7 +11,7 @@
 //! cuts only between values. Indentation stops growing past [`MAX_INDENT_LEVELS`], so
 //! a hostile nesting cannot make the output quadratic.
 
-use crate::document::ExtractedDocument;
+use crate::vocabulary::ExtractedDocument;
 use crate::error::{FetchError, UnreadableReason};
 
 /// Nesting levels that indent; deeper values line up with the last level.

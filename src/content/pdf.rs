@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use lopdf::{Document, LoadOptions, Object};
 
-use crate::document::ExtractedDocument;
+use crate::vocabulary::ExtractedDocument;
 use crate::error::{FetchError, TimeoutPhase, UnreadableReason};
 
 /// Bytes one stream may decompress to while the file is loaded (object and

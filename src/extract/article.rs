@@ -30,7 +30,7 @@ use url::Url;
 use super::element::{self, Tag};
 use super::dom::{self, Document, Node};
 use super::{markdown, normalize_whitespace, root};
-use crate::document::ExtractedDocument;
+use crate::vocabulary::ExtractedDocument;
 
 mod measure;
 mod names;
@@ -236,7 +236,8 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
 mod tests {
     use super::names::{is_label, names_furniture, style_hides};
     use super::*;
-    use crate::extract::{ExtractionMode, extract_html, extract_html_with};
+    use crate::extract::{extract_html, extract_html_with};
+use crate::vocabulary::{ExtractionMode};
 
     fn url() -> Url {
         Url::parse("https://example.com/news/story").unwrap()

@@ -25,7 +25,7 @@ use super::conn::{Redis, Unavailable};
 use super::flight::{self, Claim, Lease, Wait};
 use crate::cache::{CacheKey, Entry, Fresh};
 use crate::config::CacheSettings;
-use crate::output::Timestamp;
+use crate::vocabulary::Timestamp;
 
 /// The document cache of the fleet. Cheap to clone.
 #[derive(Debug, Clone)]

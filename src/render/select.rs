@@ -5,7 +5,7 @@
 //! HTML; the pipeline (`tool.rs`) carries the decisions out.
 
 use crate::config::{RenderingSettings, Settings};
-use crate::document::RenderingMethod;
+use crate::vocabulary::RenderingMethod;
 use crate::canonical_url::CanonicalUrl;
 
 /// How a fetch is rendered (FR-WF-12, Appendix B.3).

@@ -19,8 +19,8 @@ use tokio::time::Instant;
 
 use crate::cache::{CacheKey, CachedDocument, DiskCache, Variant};
 use crate::config::Settings;
-use crate::document::{ExtractedDocument, RenderingMethod};
-use crate::extract::ExtractionMode;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::ExtractionMode;
 use crate::render;
 use crate::canonical_url::CanonicalUrl;
 
@@ -177,7 +177,7 @@ fn usable(stand_in: bool, settings: &Settings) -> bool {
 async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_>) -> Looked {
     use crate::cache::Entry;
     use crate::fleet::Found;
-    use crate::output::Timestamp;
+    use crate::vocabulary::Timestamp;
 
     let keys: Vec<CacheKey> = lookup
         .methods

@@ -1751,8 +1751,8 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
 #[tokio::test]
 async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     use webfetch::cache::DiskCache;
-    use webfetch::document::RenderingMethod;
     use webfetch::tool::WebFetchTool;
+    use webfetch::vocabulary::RenderingMethod;
 
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;

@@ -14,7 +14,7 @@ use time::{Duration, OffsetDateTime};
 use webfetch::cache::{CacheKey, CacheWriteError, DiskCache};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::CacheSettings;
-use webfetch::document::{ExtractedDocument, RenderingMethod};
+use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 
 use crate::support::Config;
 

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use webfetch::cache::{CacheKey, DiskCache};
 use webfetch::canonical_url::CanonicalUrl;
-use webfetch::document::{ExtractedDocument, RenderingMethod};
+use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 use wiremock::MockServer;
 
 use crate::support::{Config, LogBuffer, html, robots, serve, site};

@@ -7,8 +7,8 @@ use webfetch::config::{
     self, ApprovalSettings, ConfigError, Loaded, Registration, Settings, ToolsMode,
 };
 use webfetch::executor::ToolExecutor;
-use webfetch::extract::ExtractionMode;
 use webfetch::tool::WebFetchTool;
+use webfetch::vocabulary::ExtractionMode;
 
 fn load(toml: &str) -> Loaded {
     config::load_str_with_env(

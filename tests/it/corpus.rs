@@ -22,8 +22,9 @@ use std::path::PathBuf;
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::{ExtractionMode, extract_html_with};
+use webfetch::extract::extract_html_with;
 use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::vocabulary::ExtractionMode;
 
 use quality::{Totals, score, text_view};
 

@@ -13,9 +13,8 @@ use proptest::prelude::*;
 use url::Url;
 use webfetch::ErrorCode;
 use webfetch::content::charset::{Charset, decode};
-use webfetch::extract::{
-    ExtractionMode, extract_html, extract_html_with, extract_plain, normalize_whitespace,
-};
+use webfetch::extract::{extract_html, extract_html_with, extract_plain, normalize_whitespace};
+use webfetch::vocabulary::ExtractionMode;
 
 fn url(s: &str) -> Url {
     Url::parse(s).expect("test URL")

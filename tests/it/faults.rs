@@ -340,9 +340,9 @@ pub(crate) fn assert_whole_entries(dir: &Path) -> (usize, u64) {
         let key = webfetch::cache::CacheKey::new(
             &webfetch::canonical_url::CanonicalUrl::parse(page).unwrap(),
             if method == "http" {
-                webfetch::document::RenderingMethod::Http
+                webfetch::vocabulary::RenderingMethod::Http
             } else {
-                webfetch::document::RenderingMethod::Browser
+                webfetch::vocabulary::RenderingMethod::Browser
             },
         );
         assert!(

@@ -4,13 +4,14 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use webfetch::chunk::chunk_markdown;
-use webfetch::document::{ExtractedDocument, RenderingMethod};
 use webfetch::error::ErrorCode;
 use webfetch::notes::{Note, Notes};
 use webfetch::output::{
-    FetchChunk, FetchResponse, ResponseMeta, Timestamp, TruncationReason, build, build_window, fit,
+    FetchChunk, FetchResponse, ResponseMeta, TruncationReason, build, build_window, fit,
 };
 use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::vocabulary::Timestamp;
+use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 
 fn meta(notes: &[Note]) -> ResponseMeta {
     ResponseMeta {

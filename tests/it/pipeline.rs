@@ -17,12 +17,12 @@ use time::OffsetDateTime;
 use webfetch::args::ArgsSchema;
 use webfetch::cache::{CacheKey, DiskCache};
 use webfetch::canonical_url::CanonicalUrl;
-use webfetch::document::{ExtractedDocument, RenderingMethod};
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult, run_tool};
-use webfetch::extract::ExtractionMode;
-use webfetch::output::Timestamp;
 use webfetch::tool::WebFetchTool;
+use webfetch::vocabulary::ExtractionMode;
+use webfetch::vocabulary::Timestamp;
+use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{Config, Ordered, hits, html, json_files, robots, serve, site};
