@@ -24,7 +24,7 @@ use std::path::Path;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
-use webfetch::cache::DiskCache;
+use webfetch::cache::{DiskCache, Fresh, Variant};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::CacheSettings;
 use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
@@ -78,11 +78,19 @@ fn filled(n: usize, last: &ExtractedDocument) -> (tempfile::TempDir, DiskCache) 
     for i in 1..n {
         let at = T0 + Duration::seconds(i64::try_from(i).unwrap());
         cache
-            .put(&url(&format!("filler/{i}")), HTTP, &filler, at, at)
+            .put(Fresh::new(
+                &url(&format!("filler/{i}")),
+                HTTP,
+                &filler,
+                at,
+                at,
+            ))
             .unwrap();
     }
     let at = T0 + Duration::seconds(i64::try_from(n).unwrap());
-    cache.put(&url("target"), HTTP, last, at, at).unwrap();
+    cache
+        .put(Fresh::new(&url("target"), HTTP, last, at, at))
+        .unwrap();
     // Let the kernel write the fill back first, or the first group measures the
     // writeback of thousands of fresh files instead of the cache.
     let _ = std::process::Command::new("sync").status();
@@ -114,14 +122,14 @@ fn bench(c: &mut Criterion) {
 
         let mut now = ticking(start);
         group.bench_with_input(BenchmarkId::new("hit_100k", n), &n, |b, _| {
-            b.iter(|| black_box(cache.get(&target, HTTP, now())).unwrap())
+            b.iter(|| black_box(cache.get(&target, HTTP, Variant::default(), now())).unwrap())
         });
 
         let mut now = ticking(start + Duration::days(1));
         group.bench_with_input(BenchmarkId::new("overwrite_100k", n), &n, |b, _| {
             b.iter(|| {
                 let at = now();
-                cache.put(&target, HTTP, &big, at, at).unwrap()
+                cache.put(Fresh::new(&target, HTTP, &big, at, at)).unwrap()
             })
         });
 
@@ -135,7 +143,9 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("write_evict_1k", n), &n, |b, _| {
             b.iter(|| {
                 let at = now();
-                cache.put(&new_key(), HTTP, &small, at, at).unwrap()
+                cache
+                    .put(Fresh::new(&new_key(), HTTP, &small, at, at))
+                    .unwrap()
             })
         });
 
@@ -145,7 +155,9 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let at = now();
                 let handle = DiskCache::open(&cold).unwrap();
-                handle.put(&new_key(), HTTP, &small, at, at).unwrap()
+                handle
+                    .put(Fresh::new(&new_key(), HTTP, &small, at, at))
+                    .unwrap()
             })
         });
 
@@ -158,7 +170,9 @@ fn bench(c: &mut Criterion) {
                 |()| {
                     let at = now();
                     let handle = DiskCache::open(&cold).unwrap();
-                    handle.put(&new_key(), HTTP, &small, at, at).unwrap()
+                    handle
+                        .put(Fresh::new(&new_key(), HTTP, &small, at, at))
+                        .unwrap()
                 },
                 criterion::BatchSize::PerIteration,
             )

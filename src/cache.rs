@@ -5,11 +5,11 @@
 //! entry holds the extracted document, never chunks (FR-WF-CCH-CONTENT-01): the
 //! caller re-chunks and re-fits every hit with the current request's parameters.
 //!
-//! Extension: documents extracted in article mode, and browser documents rendered
-//! with `robots_for_frames` (issue 28), live under keys of their own ([`Variant`],
-//! [`CacheKey::with_variant`], [`DiskCache::get_with`], [`DiskCache::put_with`]), so
-//! no variant serves another's documents. [`DiskCache::get`] and
-//! [`DiskCache::put`] are the SRD's, unchanged.
+//! Extension: documents extracted in article mode, browser documents rendered
+//! with `robots_for_frames` (issue 28) and documents read by extension formats
+//! (issue 31) live under keys of their own ([`Variant`], [`CacheKey::with_variant`]):
+//! [`DiskCache::get`] and [`DiskCache::put`] take the variant, and no variant serves
+//! another's documents; [`Variant::default`] is the SRD's key, unchanged.
 //!
 //! # Whose directory
 //!
@@ -75,7 +75,8 @@ use crate::vocabulary::Timestamp;
 use crate::canonical_url::CanonicalUrl;
 
 use dir::{Dir, Root};
-pub(crate) use entry::{Entry, Fresh};
+pub(crate) use entry::Entry;
+pub use entry::Fresh;
 pub use key::{CacheKey, Variant};
 use ledger::Ledger;
 use limits::Limits;
@@ -101,7 +102,7 @@ pub struct CachedDocument {
     /// The original `fetched_at`, second precision, UTC.
     pub fetched_at: OffsetDateTime,
     /// An HTTP result that stood in for a browser render because the browser was
-    /// unavailable ([`DiskCache::put_stand_in`]); a caller that has a browser now
+    /// unavailable ([`Fresh::stand_in`]); a caller that has a browser now
     /// should render instead of serving it.
     pub browser_unavailable: bool,
 }
@@ -202,19 +203,10 @@ impl DiskCache {
     /// under the wrong key; those last are logged as `cache_read_failed` and deleted
     /// (FR-WF-CCH-READ-01, READ-02, FR-WF-CCH-VER-01). A hit rewrites the entry
     /// atomically with `last_accessed_at = now` and nothing else changed, so
-    /// `expires_at` never slides (FR-WF-CCH-LRU-01, FR-WF-CCH-TTL-02).
+    /// `expires_at` never slides (FR-WF-CCH-LRU-01, FR-WF-CCH-TTL-02). `variant`
+    /// (an extension: extraction mode, `robots_for_frames`, formats) is part of the
+    /// key; [`Variant::default`] is the SRD's key.
     pub fn get(
-        &self,
-        url: &CanonicalUrl,
-        method: RenderingMethod,
-        now: OffsetDateTime,
-    ) -> Option<CachedDocument> {
-        self.get_with(url, method, Variant::default(), now)
-    }
-
-    /// Extension: [`get`](Self::get) for a document of `variant`;
-    /// [`Variant::default`] is exactly `get`.
-    pub fn get_with(
         &self,
         url: &CanonicalUrl,
         method: RenderingMethod,
@@ -271,7 +263,7 @@ impl DiskCache {
         })
     }
 
-    /// Stores `document` as the entry of `url` fetched with `method`, replacing any
+    /// Stores `fresh.document` as the entry of its URL, method and variant, replacing any
     /// entry under the same key (FR-WF-17, FR-WF-CCH-NOCACHE-01). `url` is the final
     /// URL after redirects and `method` the method that produced the document
     /// (FR-WF-CCH-KEY-01, KEY-03). `expires_at = fetched_at + cache_ttl_days`,
@@ -283,68 +275,8 @@ impl DiskCache {
     /// An entry larger than `max_cache_bytes` on its own is not written, and an
     /// older entry under its key is removed, since it is known to be stale
     /// (FR-WF-CCH-SIZE-01).
-    pub fn put(
-        &self,
-        url: &CanonicalUrl,
-        method: RenderingMethod,
-        document: &ExtractedDocument,
-        fetched_at: OffsetDateTime,
-        now: OffsetDateTime,
-    ) -> Result<(), CacheWriteError> {
-        self.put_with(url, method, Variant::default(), document, fetched_at, now)
-    }
-
-    /// Extension: [`put`](Self::put) for a document of `variant`, filed under its
-    /// own key; [`Variant::default`] is exactly `put`.
-    pub fn put_with(
-        &self,
-        url: &CanonicalUrl,
-        method: RenderingMethod,
-        variant: Variant,
-        document: &ExtractedDocument,
-        fetched_at: OffsetDateTime,
-        now: OffsetDateTime,
-    ) -> Result<(), CacheWriteError> {
-        let entry = Entry::fresh(
-            Fresh {
-                url,
-                method,
-                variant,
-                stand_in: false,
-                document,
-                fetched_at,
-                now,
-            },
-            self.ttl_days,
-        );
-        self.store(entry)
-    }
-
-    /// [`put_with`](Self::put_with) for an HTTP result that stood in for a browser
-    /// render because the browser was unavailable (FR-WF-12d, SRD-READINGS 19).
-    /// Filed under the HTTP key like any HTTP result, and marked, so that a reader
-    /// with a browser available can pass it over ([`CachedDocument::browser_unavailable`]).
-    pub fn put_stand_in(
-        &self,
-        url: &CanonicalUrl,
-        variant: Variant,
-        document: &ExtractedDocument,
-        fetched_at: OffsetDateTime,
-        now: OffsetDateTime,
-    ) -> Result<(), CacheWriteError> {
-        let entry = Entry::fresh(
-            Fresh {
-                url,
-                method: RenderingMethod::Http,
-                variant,
-                stand_in: true,
-                document,
-                fetched_at,
-                now,
-            },
-            self.ttl_days,
-        );
-        self.store(entry)
+    pub fn put(&self, fresh: Fresh<'_>) -> Result<(), CacheWriteError> {
+        self.store(Entry::fresh(fresh, self.ttl_days))
     }
 
     /// Writes `entry` under its key, evicting what it needs (see [`put`](Self::put)).

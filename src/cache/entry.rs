@@ -126,24 +126,49 @@ pub(crate) enum EncodeError {
 }
 
 /// What a new entry is made of: one fetch's result, whichever store keeps it
-/// (the disk cache, or the fleet's Redis, issue 32).
+/// (the disk cache, or the fleet's Redis, issue 32). The one argument of a write.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Fresh<'a> {
+pub struct Fresh<'a> {
     /// The final URL (FR-WF-CCH-KEY-01).
-    pub(crate) url: &'a CanonicalUrl,
+    pub url: &'a CanonicalUrl,
     /// The method that produced the document (CCH-KEY-03).
-    pub(crate) method: RenderingMethod,
-    /// Extension: the variant (extraction mode, `robots_for_frames`), part of
-    /// the key.
-    pub(crate) variant: Variant,
-    /// An HTTP result standing in for an unavailable browser.
-    pub(crate) stand_in: bool,
+    pub method: RenderingMethod,
+    /// Extension: the variant (extraction mode, `robots_for_frames`, formats),
+    /// part of the key; [`Variant::default`] is the SRD's key.
+    pub variant: Variant,
+    /// An HTTP result that stood in for a browser render because the browser was
+    /// unavailable (FR-WF-12d, SRD-READINGS 19): filed under the HTTP key like any
+    /// HTTP result, and marked, so that a reader with a browser available can pass
+    /// it over ([`CachedDocument::browser_unavailable`](super::CachedDocument::browser_unavailable)).
+    pub stand_in: bool,
     /// The document.
-    pub(crate) document: &'a ExtractedDocument,
+    pub document: &'a ExtractedDocument,
     /// When the fetch completed (FR-WF-CCH-TS-02).
-    pub(crate) fetched_at: OffsetDateTime,
+    pub fetched_at: OffsetDateTime,
     /// The time of the write: `last_accessed_at` (FR-WF-CCH-LRU-01).
-    pub(crate) now: OffsetDateTime,
+    pub now: OffsetDateTime,
+}
+
+impl<'a> Fresh<'a> {
+    /// The result of an ordinary fetch, under the SRD's key ([`Variant::default`],
+    /// not a stand-in); set `variant` or `stand_in` on the value for the rest.
+    pub fn new(
+        url: &'a CanonicalUrl,
+        method: RenderingMethod,
+        document: &'a ExtractedDocument,
+        fetched_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Fresh<'a> {
+        Fresh {
+            url,
+            method,
+            variant: Variant::default(),
+            stand_in: false,
+            document,
+            fetched_at,
+            now,
+        }
+    }
 }
 
 impl Entry {

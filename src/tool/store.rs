@@ -17,7 +17,7 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::cache::{CacheKey, CachedDocument, DiskCache, Variant};
+use crate::cache::{CacheKey, CachedDocument, DiskCache, Fresh, Variant};
 use crate::config::Settings;
 use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 use crate::vocabulary::ExtractionMode;
@@ -208,7 +208,7 @@ async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_
     }
 }
 
-/// `DiskCache::get_with` on a blocking thread.
+/// `DiskCache::get` on a blocking thread.
 async fn disk_get(
     cache: &Arc<DiskCache>,
     url: &CanonicalUrl,
@@ -218,14 +218,14 @@ async fn disk_get(
     let (cache, url) = (Arc::clone(cache), url.clone());
     let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
-        span.in_scope(|| cache.get_with(&url, method, variant, OffsetDateTime::now_utc()))
+        span.in_scope(|| cache.get(&url, method, variant, OffsetDateTime::now_utc()))
     })
     .await
     .ok()
     .flatten()
 }
 
-/// `DiskCache::put_with` (`put_stand_in` for a stand-in) on a blocking thread.
+/// `DiskCache::put` on a blocking thread.
 async fn disk_put(cache: &Arc<DiskCache>, put: Put<'_>) -> Result<(), String> {
     let (cache, url, document) = (
         Arc::clone(cache),
@@ -237,12 +237,17 @@ async fn disk_put(cache: &Arc<DiskCache>, put: Put<'_>) -> Result<(), String> {
     let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
         let _in_call = span.enter();
-        let written = if stand_in {
-            cache.put_stand_in(&url, variant, &document, fetched_at, fetched_at)
-        } else {
-            cache.put_with(&url, method, variant, &document, fetched_at, fetched_at)
-        };
-        written.map_err(|error| error.to_string())
+        cache
+            .put(Fresh {
+                url: &url,
+                method,
+                variant,
+                stand_in,
+                document: &document,
+                fetched_at,
+                now: fetched_at,
+            })
+            .map_err(|error| error.to_string())
     })
     .await
     .unwrap_or_else(|join| Err(format!("cache task failed: {join}")))

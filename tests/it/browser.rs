@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
+use webfetch::cache::Variant;
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
@@ -1793,11 +1794,18 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     let canonical = CanonicalUrl::parse(&url).unwrap();
     let now = time::OffsetDateTime::now_utc();
     let browser_entry = cache
-        .get(&canonical, RenderingMethod::Browser, now)
+        .get(
+            &canonical,
+            RenderingMethod::Browser,
+            Variant::default(),
+            now,
+        )
         .expect("browser result cached");
     assert!(browser_entry.document.markdown.contains("Rendered SPA"));
     assert!(
-        cache.get(&canonical, RenderingMethod::Http, now).is_none(),
+        cache
+            .get(&canonical, RenderingMethod::Http, Variant::default(), now)
+            .is_none(),
         "the intermediate HTTP extraction must not be cached"
     );
     let files: Vec<PathBuf> = walk(cache_dir.path())

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use tempfile::TempDir;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
-use webfetch::cache::{CacheKey, CacheWriteError, DiskCache};
+use webfetch::cache::{CacheKey, CacheWriteError, DiskCache, Fresh, Variant};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::CacheSettings;
 use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
@@ -64,12 +64,18 @@ fn one_entry(extra: &str) -> (TempDir, DiskCache, CanonicalUrl, PathBuf) {
 /// `seconds` later.
 fn put_http(cache: &DiskCache, page: &CanonicalUrl, markdown: &str, seconds: i64) {
     let written = T0 + Duration::seconds(seconds);
-    cache.put(page, HTTP, &doc(markdown), T0, written).unwrap();
+    cache
+        .put(Fresh::new(page, HTTP, &doc(markdown), T0, written))
+        .unwrap();
 }
 
 /// The markdown of the hit for (`page`, `method`) at [`T0`]; panics on a miss.
 fn hit_markdown(cache: &DiskCache, page: &CanonicalUrl, method: RenderingMethod) -> String {
-    cache.get(page, method, T0).unwrap().document.markdown
+    cache
+        .get(page, method, Variant::default(), T0)
+        .unwrap()
+        .document
+        .markdown
 }
 
 /// `https://example.com/a`, `/b` and `/c`.
@@ -151,19 +157,23 @@ fn t_wf_cch_01_hit_returns_prior_content_with_original_fetched_at() {
         title: Some("Page Title".into()),
         language: Some("en".into()),
     };
-    assert_eq!(cache.get(&page, HTTP, T0), None, "empty cache misses");
+    assert_eq!(
+        cache.get(&page, HTTP, Variant::default(), T0),
+        None,
+        "empty cache misses"
+    );
     let fetched_at = T0 + Duration::milliseconds(900);
     cache
-        .put(&page, HTTP, &document, fetched_at, fetched_at)
+        .put(Fresh::new(&page, HTTP, &document, fetched_at, fetched_at))
         .unwrap();
 
     let hit = cache
-        .get(&page, HTTP, T0 + Duration::hours(5))
+        .get(&page, HTTP, Variant::default(), T0 + Duration::hours(5))
         .expect("hit");
     assert_eq!(hit.document, document);
     assert_eq!(hit.fetched_at, T0, "original fetch time, second precision");
     let again = cache
-        .get(&page, HTTP, T0 + Duration::hours(6))
+        .get(&page, HTTP, Variant::default(), T0 + Duration::hours(6))
         .expect("hit");
     assert_eq!(again.fetched_at, T0, "a hit never changes fetched_at");
 }
@@ -176,9 +186,13 @@ fn t_wf_cch_02_fresh_write_overwrites_existing_entry() {
     let page = url("https://example.com/news");
     put_http(&cache, &page, "old", 0);
     let later = T0 + Duration::hours(1);
-    cache.put(&page, HTTP, &doc("new"), later, later).unwrap();
+    cache
+        .put(Fresh::new(&page, HTTP, &doc("new"), later, later))
+        .unwrap();
 
-    let hit = cache.get(&page, HTTP, later).expect("hit");
+    let hit = cache
+        .get(&page, HTTP, Variant::default(), later)
+        .expect("hit");
     assert_eq!(hit.document.markdown, "new");
     assert_eq!(hit.fetched_at, later);
     assert_eq!(files(dir.path()).len(), 1, "one entry, replaced in place");
@@ -190,21 +204,33 @@ fn t_wf_cch_03_expired_entries_are_a_miss() {
     assert_eq!(json(&path)["expires_at"], "2026-01-12T12:00:00Z");
 
     // expires_at == now is not yet "expires_at < now".
-    assert!(cache.get(&page, HTTP, T0 + Duration::days(2)).is_some());
+    assert!(
+        cache
+            .get(&page, HTTP, Variant::default(), T0 + Duration::days(2))
+            .is_some()
+    );
     let late = T0 + Duration::days(2) + Duration::seconds(1);
-    assert_eq!(cache.get(&page, HTTP, late), None);
-    assert_eq!(cache.get(&page, HTTP, late), None, "stays a miss");
+    assert_eq!(cache.get(&page, HTTP, Variant::default(), late), None);
+    assert_eq!(
+        cache.get(&page, HTTP, Variant::default(), late),
+        None,
+        "stays a miss"
+    );
 }
 
 #[test]
 fn fr_wf_cch_ttl_02_hits_do_not_slide_expiry() {
     let (_dir, cache, page, path) = one_entry("cache_ttl_days = 7");
     for day in 1..=7 {
-        assert!(cache.get(&page, HTTP, T0 + Duration::days(day)).is_some());
+        assert!(
+            cache
+                .get(&page, HTTP, Variant::default(), T0 + Duration::days(day))
+                .is_some()
+        );
     }
     assert_eq!(json(&path)["expires_at"], "2026-01-17T12:00:00Z");
     let just_after = T0 + Duration::days(7) + Duration::seconds(1);
-    assert_eq!(cache.get(&page, HTTP, just_after), None);
+    assert_eq!(cache.get(&page, HTTP, Variant::default(), just_after), None);
 }
 
 #[test]
@@ -218,11 +244,11 @@ fn t_wf_cch_04_http_and_browser_renders_have_separate_keys() {
     );
 
     cache
-        .put(&page, HTTP, &doc("static shell"), T0, T0)
+        .put(Fresh::new(&page, HTTP, &doc("static shell"), T0, T0))
         .unwrap();
-    assert_eq!(cache.get(&page, BROWSER, T0), None);
+    assert_eq!(cache.get(&page, BROWSER, Variant::default(), T0), None);
     cache
-        .put(&page, BROWSER, &doc("rendered app"), T0, T0)
+        .put(Fresh::new(&page, BROWSER, &doc("rendered app"), T0, T0))
         .unwrap();
     assert_eq!(hit_markdown(&cache, &page, HTTP), "static shell");
     assert_eq!(hit_markdown(&cache, &page, BROWSER), "rendered app");
@@ -262,17 +288,21 @@ fn t_wf_cch_06_lru_eviction_when_limit_reached() {
     put_http(&cache, &a, "a", 0);
     put_http(&cache, &b, "b", 1);
     // A hit makes `a` the most recently used.
-    assert!(cache.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
+    assert!(
+        cache
+            .get(&a, HTTP, Variant::default(), T0 + Duration::seconds(2))
+            .is_some()
+    );
     put_http(&cache, &c, "c", 3);
 
     let now = T0 + Duration::seconds(4);
     assert_eq!(
-        cache.get(&b, HTTP, now),
+        cache.get(&b, HTTP, Variant::default(), now),
         None,
         "least recently used is evicted"
     );
-    assert!(cache.get(&a, HTTP, now).is_some());
-    assert!(cache.get(&c, HTTP, now).is_some());
+    assert!(cache.get(&a, HTTP, Variant::default(), now).is_some());
+    assert!(cache.get(&c, HTTP, Variant::default(), now).is_some());
     assert_eq!(files(dir.path()).len(), 2);
 }
 
@@ -286,14 +316,18 @@ fn t_wf_cch_06_lru_order_survives_a_new_process() {
         let first = open(dir.path(), "max_cache_entries = 2");
         put_http(&first, &a, "a", 0);
         put_http(&first, &b, "b", 1);
-        assert!(first.get(&a, HTTP, T0 + Duration::seconds(2)).is_some());
+        assert!(
+            first
+                .get(&a, HTTP, Variant::default(), T0 + Duration::seconds(2))
+                .is_some()
+        );
     }
     let second = open(dir.path(), "max_cache_entries = 2");
     second.warm_index();
     put_http(&second, &c, "c", 3);
     let now = T0 + Duration::seconds(4);
-    assert_eq!(second.get(&b, HTTP, now), None);
-    assert!(second.get(&a, HTTP, now).is_some());
+    assert_eq!(second.get(&b, HTTP, Variant::default(), now), None);
+    assert!(second.get(&a, HTTP, Variant::default(), now).is_some());
 }
 
 #[test]
@@ -309,8 +343,8 @@ fn fr_wf_cch_lru_01_ties_are_broken_by_key() {
     } else {
         (&b, &a)
     };
-    assert!(cache.get(evicted, HTTP, T0).is_none());
-    assert!(cache.get(kept, HTTP, T0).is_some());
+    assert!(cache.get(evicted, HTTP, Variant::default(), T0).is_none());
+    assert!(cache.get(kept, HTTP, Variant::default(), T0).is_some());
 }
 
 #[test]
@@ -323,12 +357,14 @@ fn fr_wf_cch_evict_01_byte_budget_evicts_until_both_limits_hold() {
         .collect();
     for (i, page) in pages.iter().enumerate() {
         let at = T0 + Duration::seconds(i64::try_from(i).unwrap());
-        cache.put(page, HTTP, &doc(&big), at, at).unwrap();
+        cache
+            .put(Fresh::new(page, HTTP, &doc(&big), at, at))
+            .unwrap();
     }
     // Three 400 KiB entries exceed 1 MiB: the oldest went, by bytes not count.
-    assert!(cache.get(&pages[0], HTTP, T0).is_none());
-    assert!(cache.get(&pages[1], HTTP, T0).is_some());
-    assert!(cache.get(&pages[2], HTTP, T0).is_some());
+    assert!(cache.get(&pages[0], HTTP, Variant::default(), T0).is_none());
+    assert!(cache.get(&pages[1], HTTP, Variant::default(), T0).is_some());
+    assert!(cache.get(&pages[2], HTTP, Variant::default(), T0).is_some());
     // On-disk sizes are what counts (FR-WF-CCH-SIZE-02).
     let total = total_bytes(dir.path());
     assert!(total <= 1_048_576, "{total}");
@@ -349,12 +385,20 @@ fn t_wf_cch_07_entry_stores_the_unchunked_document() {
         title: Some("Long".into()),
         language: None,
     };
-    cache.put(&page, HTTP, &document, T0, T0).unwrap();
+    cache
+        .put(Fresh::new(&page, HTTP, &document, T0, T0))
+        .unwrap();
     let stored = json(&cache.entry_path(&page, HTTP));
     assert_eq!(stored["extracted"]["markdown"], markdown.as_str());
     let keys: Vec<_> = stored.as_object().unwrap().keys().cloned().collect();
     assert!(!keys.iter().any(|k| k.contains("chunk")), "{keys:?}");
-    assert_eq!(cache.get(&page, HTTP, T0).unwrap().document, document);
+    assert_eq!(
+        cache
+            .get(&page, HTTP, Variant::default(), T0)
+            .unwrap()
+            .document,
+        document
+    );
 }
 
 #[test]
@@ -364,7 +408,7 @@ fn t_wf_cch_08_hit_updates_last_accessed_at() {
     assert_eq!(before["last_accessed_at"], "2026-01-10T12:00:00Z");
 
     let t1 = datetime!(2026-01-11 08:30:00.250 UTC);
-    assert!(cache.get(&page, HTTP, t1).is_some());
+    assert!(cache.get(&page, HTTP, Variant::default(), t1).is_some());
     let after = json(&path);
     assert_eq!(after["last_accessed_at"], "2026-01-11T08:30:00Z");
     for field in [
@@ -402,7 +446,7 @@ fn t_wf_cch_09_version_mismatch_is_a_miss_and_deleted() {
         r#"{"version":99}"#.to_owned(),
     ] {
         fs::write(&path, &stale).unwrap();
-        let (hit, logs) = logs_of(|| cache.get(&page, HTTP, T0));
+        let (hit, logs) = logs_of(|| cache.get(&page, HTTP, Variant::default(), T0));
         assert_eq!(hit, None, "{stale}");
         assert!(!path.exists(), "unsupported version is deleted: {stale}");
         assert!(logs.contains("cache_read_failed"), "{logs}");
@@ -422,10 +466,19 @@ fn t_wf_cch_10_fallback_caches_under_browser_method_and_final_url() {
     let requested = url("https://example.com/spa");
     let browser_final = url("https://example.com/spa/home");
     cache
-        .put(&browser_final, BROWSER, &doc("rendered"), T0, T0)
+        .put(Fresh::new(
+            &browser_final,
+            BROWSER,
+            &doc("rendered"),
+            T0,
+            T0,
+        ))
         .unwrap();
-    assert_eq!(cache.get(&requested, HTTP, T0), None);
-    assert_eq!(cache.get(&browser_final, HTTP, T0), None);
+    assert_eq!(cache.get(&requested, HTTP, Variant::default(), T0), None);
+    assert_eq!(
+        cache.get(&browser_final, HTTP, Variant::default(), T0),
+        None
+    );
     assert_eq!(hit_markdown(&cache, &browser_final, BROWSER), "rendered");
     let hex = CacheKey::new(&browser_final, BROWSER).to_hex();
     assert_eq!(hex, sha256_hex("https://example.com/spa/home\nbrowser"));
@@ -441,7 +494,9 @@ fn t_wf_cch_11_oversized_entry_skips_write() {
     put_http(&cache, &page, "old", 0);
 
     let huge = doc(&"x".repeat(1_048_576));
-    let error = cache.put(&page, HTTP, &huge, T0, T0).unwrap_err();
+    let error = cache
+        .put(Fresh::new(&page, HTTP, &huge, T0, T0))
+        .unwrap_err();
     assert!(
         matches!(error, CacheWriteError::EntryTooLarge { size, max_bytes: 1_048_576 } if size > 1_048_576),
         "{error:?}"
@@ -452,8 +507,8 @@ fn t_wf_cch_11_oversized_entry_skips_write() {
         "cache_write_failed: entry exceeds max_cache_bytes"
     );
     // Nothing of the huge entry is on disk; the superseded entry is gone, others stay.
-    assert_eq!(cache.get(&page, HTTP, T0), None);
-    assert!(cache.get(&small, HTTP, T0).is_some());
+    assert_eq!(cache.get(&page, HTTP, Variant::default(), T0), None);
+    assert!(cache.get(&small, HTTP, Variant::default(), T0).is_some());
     assert_eq!(files(dir.path()).len(), 1);
 }
 
@@ -477,18 +532,18 @@ fn t_wf_cch_12_read_failure_is_a_miss_and_deleted() {
     ];
     for bytes in garbage {
         fs::write(&path, &bytes).unwrap();
-        let (hit, logs) = logs_of(|| cache.get(&page, HTTP, T0));
+        let (hit, logs) = logs_of(|| cache.get(&page, HTTP, Variant::default(), T0));
         assert_eq!(hit, None);
         assert!(!path.exists(), "unreadable entry deleted");
         assert!(logs.contains("cache_read_failed"), "{logs}");
     }
     // A directory where the entry should be is a miss too, never an error.
     fs::create_dir_all(&path).unwrap();
-    assert_eq!(cache.get(&page, HTTP, T0), None);
+    assert_eq!(cache.get(&page, HTTP, Variant::default(), T0), None);
     fs::remove_dir(&path).unwrap();
     // Deleted entries leave the size accounting: the write that follows works.
     put_http(&cache, &page, "fresh", 0);
-    assert!(cache.get(&page, HTTP, T0).is_some());
+    assert!(cache.get(&page, HTTP, Variant::default(), T0).is_some());
 }
 
 #[test]
@@ -529,7 +584,7 @@ fn fr_wf_cch_enable_02_creates_missing_dirs_with_parents() {
     fs::remove_dir_all(&nested).unwrap();
     let page = url("https://example.com/");
     put_http(&cache, &page, "x", 0);
-    assert!(cache.get(&page, HTTP, T0).is_some());
+    assert!(cache.get(&page, HTTP, Variant::default(), T0).is_some());
 }
 
 #[test]
@@ -577,7 +632,13 @@ fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
     let page = url("https://example.com/page");
     let at = datetime!(2026-01-10 12:00:00.999 UTC);
     cache
-        .put(&page, HTTP, &doc("# Page"), at, at + Duration::hours(2))
+        .put(Fresh::new(
+            &page,
+            HTTP,
+            &doc("# Page"),
+            at,
+            at + Duration::hours(2),
+        ))
         .unwrap();
     let text = fs::read_to_string(cache.entry_path(&page, HTTP)).unwrap();
     assert_eq!(
@@ -593,7 +654,7 @@ fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
         title: Some("T".into()),
         language: Some("de".into()),
     };
-    cache.put(&page, HTTP, &titled, at, at).unwrap();
+    cache.put(Fresh::new(&page, HTTP, &titled, at, at)).unwrap();
     let stored = json(&cache.entry_path(&page, HTTP));
     assert_eq!(stored["extracted"]["title"], "T");
     assert_eq!(stored["extracted"]["language"], "de");
@@ -610,7 +671,9 @@ fn fr_wf_16h_write_failure_is_reported_and_leaves_no_temp_file() {
         .unwrap()
         .to_path_buf();
     fs::write(&shard, "not a directory").unwrap();
-    let error = cache.put(&page, HTTP, &doc("x"), T0, T0).unwrap_err();
+    let error = cache
+        .put(Fresh::new(&page, HTTP, &doc("x"), T0, T0))
+        .unwrap_err();
     assert!(matches!(error, CacheWriteError::Write(_)), "{error:?}");
     assert!(
         error.to_string().starts_with("cannot write entry"),
@@ -620,7 +683,7 @@ fn fr_wf_16h_write_failure_is_reported_and_leaves_no_temp_file() {
         files(dir.path()),
         vec![PathBuf::from(shard.file_name().unwrap())]
     );
-    assert_eq!(cache.get(&page, HTTP, T0), None);
+    assert_eq!(cache.get(&page, HTTP, Variant::default(), T0), None);
 }
 
 // ---- Concurrency (FR-WF-16g): many handles, one directory -------------------------
@@ -649,10 +712,12 @@ fn storm(dir: &Path, seed: u64, rounds: u64) {
             0..=4 => {
                 let size = usize::try_from(next() % 200_000).unwrap();
                 let body = format!("{} {method}\n\n{}", page.as_str(), "y".repeat(size));
-                cache.put(page, method, &doc(&body), now, now).expect("put");
+                cache
+                    .put(Fresh::new(page, method, &doc(&body), now, now))
+                    .expect("put");
             }
             5..=8 => {
-                if let Some(hit) = cache.get(page, method, now) {
+                if let Some(hit) = cache.get(page, method, Variant::default(), now) {
                     let marker = format!("{} {method}\n\n", page.as_str());
                     assert!(
                         hit.document.markdown.starts_with(&marker),
@@ -695,7 +760,13 @@ fn assert_limits_restored(dir: &Path) {
     let cache = open(dir, STORM_LIMIT);
     let page = url("https://example.com/after");
     cache
-        .put(&page, HTTP, &doc("after"), T0, T0 + Duration::days(1))
+        .put(Fresh::new(
+            &page,
+            HTTP,
+            &doc("after"),
+            T0,
+            T0 + Duration::days(1),
+        ))
         .unwrap();
     let count = assert_only_valid_entries(dir);
     assert!(count <= 6, "{count} entries");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
-use webfetch::cache::{CacheKey, DiskCache};
+use webfetch::cache::{CacheKey, DiskCache, Fresh};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 use wiremock::MockServer;
@@ -71,7 +71,13 @@ fn plant_entries(dir: &Path, urls: &[&str]) {
     for url in urls {
         let url = CanonicalUrl::parse(url).unwrap();
         cache
-            .put(&url, RenderingMethod::Http, &document, long_ago, long_ago)
+            .put(Fresh::new(
+                &url,
+                RenderingMethod::Http,
+                &document,
+                long_ago,
+                long_ago,
+            ))
             .unwrap();
         let from = cache.entry_path(&url, RenderingMethod::Http);
         let to = CacheKey::new(&url, RenderingMethod::Http).entry_path(dir);

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use time::OffsetDateTime;
 use webfetch::args::ArgsSchema;
-use webfetch::cache::{CacheKey, DiskCache};
+use webfetch::cache::{CacheKey, DiskCache, Fresh};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult, run_tool};
@@ -463,13 +463,13 @@ async fn t_wf_cch_01_pipeline_hit_reports_the_stored_fetch_time() {
         language: None,
     };
     stored
-        .put(
+        .put(Fresh::new(
             &CanonicalUrl::parse(&url).unwrap(),
             RenderingMethod::Http,
             &document,
             two_days_ago,
             two_days_ago,
-        )
+        ))
         .unwrap();
 
     let response = fetch_ok(&config.tool(), json!({ "url": url })).await;
