@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use webfetch::chunk::chunk_markdown;
-use webfetch::output::{ResponseMeta, build};
+use webfetch::output::{BuildOptions, ResponseMeta, build};
 use webfetch::tokens::{Cl100k, TokenCounter};
 use webfetch::vocabulary::Timestamp;
 use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
@@ -130,7 +130,14 @@ fn fitting(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("1MiB_600", budget),
             &budget,
-            |b, &budget| b.iter(|| build(&doc, meta(), 600, budget, &Cl100k)),
+            |b, &budget| {
+                let options = BuildOptions {
+                    max_chunk_tokens: 600,
+                    start_chunk: None,
+                    effective_max_bytes: budget,
+                };
+                b.iter(|| build(&doc, meta(), options, &Cl100k))
+            },
         );
     }
     group.finish();

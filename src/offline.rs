@@ -31,7 +31,7 @@ use crate::content::formats::Format;
 use crate::content::media_type;
 use crate::vocabulary::RenderingMethod;
 use crate::error::FetchError;
-use crate::output::{self, ResponseMeta};
+use crate::output::{self, BuildOptions, ResponseMeta};
 use crate::vocabulary::{Timestamp};
 use crate::page::{Page, Reading};
 use crate::tokens::Cl100k;
@@ -104,13 +104,10 @@ pub fn respond(
         rendering_method: RenderingMethod::Http,
         notes: read.notes,
     };
-    output::build_window(
-        &read.document,
-        meta,
-        args.chunk_tokens(settings),
-        args.start_chunk,
+    let options = BuildOptions {
+        max_chunk_tokens: args.chunk_tokens(settings),
+        start_chunk: args.start_chunk,
         effective_max_bytes,
-        &Cl100k,
-    )
-    .map(|built| built.json)
+    };
+    output::build(&read.document, meta, options, &Cl100k).map(|built| built.json)
 }

@@ -15,7 +15,7 @@
 //!   each chunk and a single scan of the first chunk's JSON-escaped text, never a
 //!   serialisation per candidate. When not even an empty first chunk fits, the
 //!   result is the `internal` / `tool_output_limit` error (FR-WF-OUT-02a).
-//! * **Continuation** (extension, [`build_window`]): a response may start at chunk
+//! * **Continuation** (extension, [`BuildOptions::start_chunk`]): a response may start at chunk
 //!   `start_chunk` of the document's deterministic chunking, and when fitting cut
 //!   it, the caller learns the first chunk it did not get. The field that says so,
 //!   `next_start_chunk`, is written only for a caller that asked for a window, so
@@ -155,27 +155,6 @@ impl FetchResponse {
     }
 }
 
-/// Chunks the document and returns the exact JSON the tool answers with, at most
-/// `effective_max_bytes` long, or the `tool_output_limit` error (FR-WF-03a, OUT-01,
-/// OUT-02, 15e).
-pub fn build(
-    doc: &ExtractedDocument,
-    meta: ResponseMeta,
-    max_chunk_tokens: usize,
-    effective_max_bytes: usize,
-    counter: &dyn TokenCounter,
-) -> Result<String, FetchError> {
-    build_window(
-        doc,
-        meta,
-        max_chunk_tokens,
-        None,
-        effective_max_bytes,
-        counter,
-    )
-    .map(|built| built.json)
-}
-
 /// A response as the tool built it: its JSON and where reading may go on
 /// (extension, `start_chunk`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,19 +168,38 @@ pub struct Built {
     pub total_chunks: usize,
 }
 
-/// Extension: [`build`] from chunk `start_chunk` of the document's chunking on
-/// (chunk boundaries do not depend on the window, so successive windows read a
-/// document exactly once). `None` is exactly [`build`], and so is its JSON; with
-/// `Some`, the JSON also carries `next_start_chunk` when fitting cut the window.
-/// A start at or past the last chunk is `bad_args` with `details.chunk_count`.
-pub fn build_window(
+/// The request's chunking and output parameters of [`build`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// The token budget of one chunk (FR-WF-15).
+    pub max_chunk_tokens: usize,
+    /// Extension (`start_chunk`): the window's first chunk of the document's
+    /// chunking. `None` is the SRD's response, byte for byte.
+    pub start_chunk: Option<usize>,
+    /// The output budget (FR-WF-03a, OUT-01).
+    pub effective_max_bytes: usize,
+}
+
+/// Chunks the document and returns the exact JSON the tool answers with, at most
+/// `effective_max_bytes` long, or the `tool_output_limit` error (FR-WF-03a, OUT-01,
+/// OUT-02, 15e).
+///
+/// Extension: with `start_chunk`, the response holds the document's chunks from
+/// that one on (chunk boundaries do not depend on the window, so successive windows
+/// read a document exactly once), and its JSON also carries `next_start_chunk` when
+/// fitting cut the window. A start at or past the last chunk is `bad_args` with
+/// `details.chunk_count`.
+pub fn build(
     doc: &ExtractedDocument,
     meta: ResponseMeta,
-    max_chunk_tokens: usize,
-    start_chunk: Option<usize>,
-    effective_max_bytes: usize,
+    options: BuildOptions,
     counter: &dyn TokenCounter,
 ) -> Result<Built, FetchError> {
+    let BuildOptions {
+        max_chunk_tokens,
+        start_chunk,
+        effective_max_bytes,
+    } = options;
     let mut chunks = chunk_markdown(&doc.markdown, max_chunk_tokens, counter);
     let total_chunks = chunks.len();
     let start = start_chunk.unwrap_or(0);

@@ -38,7 +38,7 @@ use crate::extract::{self};
 use crate::vocabulary::{ExtractionMode};
 use crate::transport::HttpClient;
 use crate::notes::{Note, Notes};
-use crate::output::{self, Built, ResponseMeta};
+use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::vocabulary::{Timestamp};
 use crate::page::{Page, Reading};
 use crate::pass::Pass;
@@ -461,14 +461,12 @@ impl WebFetchTool {
         meta: ResponseMeta,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
-        output::build_window(
-            document,
-            meta,
-            args.chunk_tokens(&self.settings),
-            args.start_chunk,
+        let options = BuildOptions {
+            max_chunk_tokens: args.chunk_tokens(&self.settings),
+            start_chunk: args.start_chunk,
             effective_max_bytes,
-            &*self.counter,
-        )
+        };
+        output::build(document, meta, options, &*self.counter)
     }
 
     /// Appendix B.3: the plan's renderers, in its order (FR-WF-12).

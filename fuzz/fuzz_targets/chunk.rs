@@ -41,7 +41,12 @@ fuzz_target!(|data: &[u8]| {
             rendering_method: webfetch::vocabulary::RenderingMethod::Http,
             notes: Default::default(),
         };
-        match output::build(&doc, meta, max_tokens, budget, &Cl100k) {
+        let options = output::BuildOptions {
+            max_chunk_tokens: max_tokens,
+            start_chunk: None,
+            effective_max_bytes: budget,
+        };
+        match output::build(&doc, meta, options, &Cl100k).map(|built| built.json) {
             Ok(json) => {
                 assert!(json.len() <= budget);
                 serde_json::from_str::<serde_json::Value>(&json).expect("fitted output is JSON");

@@ -7,11 +7,47 @@ use webfetch::chunk::chunk_markdown;
 use webfetch::error::ErrorCode;
 use webfetch::notes::{Note, Notes};
 use webfetch::output::{
-    FetchChunk, FetchResponse, ResponseMeta, TruncationReason, build, build_window, fit,
+    BuildOptions, FetchChunk, FetchResponse, ResponseMeta, TruncationReason, build, fit,
 };
 use webfetch::tokens::{Cl100k, TokenCounter};
 use webfetch::vocabulary::Timestamp;
 use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
+
+/// [`build`] without a window: the SRD's response JSON.
+fn build_json(
+    doc: &ExtractedDocument,
+    meta: ResponseMeta,
+    max_chunk_tokens: usize,
+    effective_max_bytes: usize,
+    counter: &dyn webfetch::tokens::TokenCounter,
+) -> Result<String, webfetch::FetchError> {
+    windowed(
+        doc,
+        meta,
+        max_chunk_tokens,
+        None,
+        effective_max_bytes,
+        counter,
+    )
+    .map(|built| built.json)
+}
+
+/// [`build`] with its options as positional arguments, for the tables.
+fn windowed(
+    doc: &ExtractedDocument,
+    meta: ResponseMeta,
+    max_chunk_tokens: usize,
+    start_chunk: Option<usize>,
+    effective_max_bytes: usize,
+    counter: &dyn webfetch::tokens::TokenCounter,
+) -> Result<webfetch::output::Built, webfetch::FetchError> {
+    let options = BuildOptions {
+        max_chunk_tokens,
+        start_chunk,
+        effective_max_bytes,
+    };
+    build(doc, meta, options, counter)
+}
 
 fn meta(notes: &[Note]) -> ResponseMeta {
     ResponseMeta {
@@ -60,7 +96,7 @@ fn truncated_len(doc: &ExtractedDocument, notes: &[Note], chunks: Vec<FetchChunk
 #[test]
 fn t_wf_out_05_compact_json_in_canonical_field_order() {
     let d = doc("# Hi\n\nBody.\n");
-    let json = build(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    let json = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert_eq!(
         json,
         concat!(
@@ -79,14 +115,14 @@ fn t_wf_out_05_compact_json_in_canonical_field_order() {
         title: None,
         language: None,
     };
-    let json = build(&bare, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    let json = build_json(&bare, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!json.contains("null") && !json.contains("title") && !json.contains("language"));
     assert!(!json.contains("truncation_reason"));
 }
 
 #[test]
 fn fr_wf_resp_url_01_requested_url_is_passed_through_unchanged() {
-    let json = build(&doc("x\n"), meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    let json = build_json(&doc("x\n"), meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert_eq!(
         parse(&json)["requested_url"],
         "HTTPS://Example.com/a b?q=1#frag"
@@ -95,7 +131,7 @@ fn fr_wf_resp_url_01_requested_url_is_passed_through_unchanged() {
 
 #[test]
 fn t_wf_out_04_notes_always_present() {
-    let json = build(&doc("x\n"), meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    let json = build_json(&doc("x\n"), meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(json.ends_with(r#""notes":[]}"#));
     assert_eq!(parse(&json)["notes"], Value::Array(vec![]));
 }
@@ -112,8 +148,8 @@ fn t_wf_out_01_notes_in_pipeline_stage_order() {
         Note::CacheHit,
     ];
     let d = doc(&sections(20));
-    let full = build(&d, meta(&notes), 128, 1 << 20, &Cl100k).expect("fits");
-    let json = build(&d, meta(&notes), 128, full.len() / 2, &Cl100k).expect("fits truncated");
+    let full = build_json(&d, meta(&notes), 128, 1 << 20, &Cl100k).expect("fits");
+    let json = build_json(&d, meta(&notes), 128, full.len() / 2, &Cl100k).expect("fits truncated");
     assert_eq!(
         parse(&json)["notes"],
         serde_json::json!([
@@ -132,7 +168,7 @@ fn t_wf_out_01_notes_in_pipeline_stage_order() {
 #[test]
 fn t_wf_out_03_truncation_reason_precedence() {
     let d = doc(&sections(20));
-    let full_len = build(&d, meta(&[]), 128, 1 << 20, &Cl100k)
+    let full_len = build_json(&d, meta(&[]), 128, 1 << 20, &Cl100k)
         .expect("fits")
         .len();
     let cases: [(&[Note], usize, Option<&str>); 4] = [
@@ -150,7 +186,7 @@ fn t_wf_out_03_truncation_reason_precedence() {
         ),
     ];
     for (notes, budget, reason) in cases {
-        let v = parse(&build(&d, meta(notes), 128, budget, &Cl100k).expect("fits"));
+        let v = parse(&build_json(&d, meta(notes), 128, budget, &Cl100k).expect("fits"));
         assert_eq!(v["truncated"], reason.is_some(), "{notes:?} {budget}");
         assert_eq!(v.get("truncation_reason").and_then(Value::as_str), reason);
     }
@@ -171,7 +207,7 @@ fn t_wf_chk_05_output_fits_by_dropping_trailing_chunks() {
     for keep in 1..chunks.len() {
         let exact = truncated_len(&d, &[], chunks[..keep].to_vec());
         for budget in [exact, exact + 1] {
-            let json = build(&d, meta(&[]), 128, budget, &Cl100k).expect("fits");
+            let json = build_json(&d, meta(&[]), 128, budget, &Cl100k).expect("fits");
             assert!(json.len() <= budget);
             let v = parse(&json);
             let kept: Vec<FetchChunk> =
@@ -184,7 +220,7 @@ fn t_wf_chk_05_output_fits_by_dropping_trailing_chunks() {
             assert_eq!(v["truncation_reason"], "tool_output_limit");
         }
         // One byte less: one chunk fewer (or the first cut short).
-        let json = build(&d, meta(&[]), 128, exact - 1, &Cl100k).expect("fits");
+        let json = build_json(&d, meta(&[]), 128, exact - 1, &Cl100k).expect("fits");
         let v = parse(&json);
         let n = v["chunks"].as_array().map_or(0, Vec::len);
         assert!(
@@ -200,7 +236,7 @@ fn t_wf_chk_06_first_chunk_over_budget_is_cut_not_dropped() {
     let chunks = chunk_markdown(&d.markdown, 2048, &Cl100k);
     assert_eq!(chunks.len(), 1);
     let whole = truncated_len(&d, &[], chunks.clone());
-    let json = build(&d, meta(&[]), 2048, whole - 100, &Cl100k).expect("fits");
+    let json = build_json(&d, meta(&[]), 2048, whole - 100, &Cl100k).expect("fits");
     let v = parse(&json);
     let kept = v["chunks"].as_array().expect("chunks");
     assert_eq!(kept.len(), 1, "a cut chunk, not zero chunks");
@@ -230,7 +266,7 @@ fn t_wf_out_02_utf8_cut_recounts_tokens_and_keeps_heading() {
     assert!(floor < whole);
     let mut previous = 0;
     for budget in floor..whole {
-        let json = build(&d, meta(&[]), 2048, budget, &Cl100k).expect("fits");
+        let json = build_json(&d, meta(&[]), 2048, budget, &Cl100k).expect("fits");
         assert!(json.len() <= budget, "budget {budget}");
         let v = parse(&json);
         let cut: FetchChunk = serde_json::from_value(v["chunks"][0].clone()).expect("chunk");
@@ -274,8 +310,8 @@ fn fr_wf_out_02_tool_output_limit_error_when_nothing_fits() {
         token_count: 0,
     };
     let floor = truncated_len(&d, &[], vec![empty]);
-    assert!(build(&d, meta(&[]), 128, floor, &Cl100k).is_ok());
-    let error = build(&d, meta(&[]), 128, floor - 1, &Cl100k).expect_err("nothing fits");
+    assert!(build_json(&d, meta(&[]), 128, floor, &Cl100k).is_ok());
+    let error = build_json(&d, meta(&[]), 128, floor - 1, &Cl100k).expect_err("nothing fits");
     assert_eq!(error.code, ErrorCode::Internal);
     assert_eq!(
         parse(&error.to_json()),
@@ -286,16 +322,16 @@ fn fr_wf_out_02_tool_output_limit_error_when_nothing_fits() {
             "details": {"error": "tool_output_limit", "effective_max_bytes": floor - 1}
         })
     );
-    let zero = build(&d, meta(&[]), 128, 0, &Cl100k).expect_err("nothing fits");
+    let zero = build_json(&d, meta(&[]), 128, 0, &Cl100k).expect_err("nothing fits");
     assert_eq!(zero.details_json()["effective_max_bytes"], 0);
 }
 
 #[test]
 fn a_document_without_chunks_still_answers_or_errors_cleanly() {
     let d = doc("\n");
-    let json = build(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    let json = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(json.contains(r#""chunks":[]"#));
-    assert!(build(&d, meta(&[]), 600, json.len() - 1, &Cl100k).is_err());
+    assert!(build_json(&d, meta(&[]), 600, json.len() - 1, &Cl100k).is_err());
 }
 
 #[test]
@@ -323,7 +359,7 @@ proptest! {
     ) {
         let d = doc(&paragraphs.join("\n\n"));
         let full = chunk_markdown(&d.markdown, max, &Cl100k);
-        match build(&d, meta(&[]), max, budget, &Cl100k) {
+        match build_json(&d, meta(&[]), max, budget, &Cl100k) {
             Ok(json) => {
                 prop_assert!(json.len() <= budget);
                 let v = parse(&json);
@@ -365,13 +401,13 @@ fn continuation_windows_read_every_chunk_once_in_order() {
     let all = chunk_markdown(&d.markdown, 256, &Cl100k);
     assert!(all.len() >= 12, "{}", all.len());
     let roomy = 1 << 20;
-    let srd = build(&d, meta(&[]), 256, roomy, &Cl100k).unwrap();
-    let unwindowed = build_window(&d, meta(&[]), 256, None, roomy, &Cl100k).unwrap();
+    let srd = build_json(&d, meta(&[]), 256, roomy, &Cl100k).unwrap();
+    let unwindowed = windowed(&d, meta(&[]), 256, None, roomy, &Cl100k).unwrap();
     assert_eq!(unwindowed.json, srd);
     assert_eq!(unwindowed.next_start_chunk, None);
     assert_eq!(unwindowed.total_chunks, all.len());
     // A window from 0 that fits is the SRD response, byte for byte.
-    let whole = build_window(&d, meta(&[]), 256, Some(0), roomy, &Cl100k).unwrap();
+    let whole = windowed(&d, meta(&[]), 256, Some(0), roomy, &Cl100k).unwrap();
     assert_eq!(whole.json, srd);
 
     let one_chunk = serde_json::to_string(&all[0]).unwrap().len();
@@ -379,7 +415,7 @@ fn continuation_windows_read_every_chunk_once_in_order() {
         let mut read: Vec<FetchChunk> = Vec::new();
         let mut start = 0;
         loop {
-            let built = build_window(&d, meta(&[]), 256, Some(start), budget, &Cl100k).unwrap();
+            let built = windowed(&d, meta(&[]), 256, Some(start), budget, &Cl100k).unwrap();
             assert!(built.json.len() <= budget);
             let value: Value = serde_json::from_str(&built.json).unwrap();
             let chunks: Vec<FetchChunk> = serde_json::from_value(value["chunks"].clone()).unwrap();
@@ -405,7 +441,7 @@ fn continuation_windows_read_every_chunk_once_in_order() {
 #[test]
 fn continuation_field_is_absent_without_a_window_even_when_cut() {
     let d = doc(&sections(12));
-    let built = build_window(&d, meta(&[]), 256, None, 3000, &Cl100k).unwrap();
+    let built = windowed(&d, meta(&[]), 256, None, 3000, &Cl100k).unwrap();
     assert!(
         built.next_start_chunk.is_some(),
         "the caller still learns it"
@@ -413,7 +449,7 @@ fn continuation_field_is_absent_without_a_window_even_when_cut() {
     assert!(!built.json.contains("next_start_chunk"), "{}", built.json);
     assert_eq!(
         built.json,
-        build(&d, meta(&[]), 256, 3000, &Cl100k).unwrap()
+        build_json(&d, meta(&[]), 256, 3000, &Cl100k).unwrap()
     );
 }
 
@@ -421,10 +457,10 @@ fn continuation_field_is_absent_without_a_window_even_when_cut() {
 fn continuation_start_past_the_end_is_bad_args_with_the_chunk_count() {
     let d = doc(&sections(3));
     let total = chunk_markdown(&d.markdown, 256, &Cl100k).len();
-    let error = build_window(&d, meta(&[]), 256, Some(total), 1 << 20, &Cl100k).unwrap_err();
+    let error = windowed(&d, meta(&[]), 256, Some(total), 1 << 20, &Cl100k).unwrap_err();
     assert_eq!(error.code, ErrorCode::BadArgs);
     assert_eq!(error.details_json()["field"], "start_chunk");
     assert_eq!(error.details_json()["chunk_count"], total);
-    let last = build_window(&d, meta(&[]), 256, Some(total - 1), 1 << 20, &Cl100k).unwrap();
+    let last = windowed(&d, meta(&[]), 256, Some(total - 1), 1 << 20, &Cl100k).unwrap();
     assert_eq!(last.next_start_chunk, None);
 }
