@@ -7,7 +7,7 @@
 //!
 //! Extension: documents extracted in article mode, browser documents rendered
 //! with `robots_for_frames` (issue 28) and documents read by extension formats
-//! (issue 31) live under keys of their own ([`Variant`], [`CacheKey::with_variant`]):
+//! (issue 31) live under keys of their own ([`Variant`], [`CacheKey::new`]):
 //! [`DiskCache::get`] and [`DiskCache::put`] take the variant, and no variant serves
 //! another's documents; [`Variant::default`] is the SRD's key, unchanged.
 //!
@@ -193,7 +193,7 @@ impl DiskCache {
 
     /// Where the entry of `url` fetched with `method` lives (FR-WF-16a).
     pub fn entry_path(&self, url: &CanonicalUrl, method: RenderingMethod) -> PathBuf {
-        CacheKey::new(url, method).entry_path(self.root.path())
+        CacheKey::new(url, method, Variant::default()).entry_path(self.root.path())
     }
 
     /// Looks up `url` as fetched with `method`.
@@ -213,7 +213,7 @@ impl DiskCache {
         variant: Variant,
         now: OffsetDateTime,
     ) -> Option<CachedDocument> {
-        let key = CacheKey::with_variant(url, method, variant);
+        let key = CacheKey::new(url, method, variant);
         let now = Timestamp::from_datetime(now);
         let dir = self.root.dir();
         let (bytes, read_id) = match store::read_capped(&dir, &key, self.limits.max_bytes) {

@@ -195,7 +195,7 @@ impl Entry {
 
     /// The key this entry is filed under.
     pub(crate) fn key(&self) -> CacheKey {
-        CacheKey::from_parts_with(&self.canonical_url, self.method, self.variant)
+        CacheKey::from_parts(&self.canonical_url, self.method, self.variant)
     }
 
     /// Compact JSON, `title`/`language` omitted when absent (FR-WF-CCH-ENTRY-OPT-01).
@@ -328,7 +328,7 @@ mod tests {
     }
 
     fn key_of(entry: &Entry) -> CacheKey {
-        CacheKey::from_parts_with(&entry.canonical_url, entry.method, entry.variant)
+        CacheKey::from_parts(&entry.canonical_url, entry.method, entry.variant)
     }
 
     #[test]
@@ -361,7 +361,7 @@ mod tests {
             Entry::decode(text.as_bytes(), &key_of(&entry)),
             Ok(entry.clone())
         );
-        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method);
+        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method, Variant::default());
         assert_eq!(
             Entry::decode(text.as_bytes(), &srd_key),
             Err(DecodeError::WrongKey)
@@ -384,7 +384,7 @@ mod tests {
             "{text}"
         );
         assert_eq!(Entry::decode(text.as_bytes(), &key_of(&entry)), Ok(entry.clone()));
-        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method);
+        let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method, Variant::default());
         assert_eq!(Entry::decode(text.as_bytes(), &srd_key), Err(DecodeError::WrongKey));
         let srd = sample(None).encode().unwrap();
         assert!(!String::from_utf8(srd.clone()).unwrap().contains("formats"));
@@ -484,7 +484,7 @@ mod tests {
                 "{text}"
             );
         }
-        let other = CacheKey::from_parts(&entry.canonical_url, RenderingMethod::Browser);
+        let other = CacheKey::from_parts(&entry.canonical_url, RenderingMethod::Browser, Variant::default());
         assert_eq!(
             Entry::decode(good.as_bytes(), &other),
             Err(DecodeError::WrongKey)

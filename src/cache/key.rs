@@ -64,29 +64,17 @@ impl CacheKey {
     /// The key of the final canonical URL fetched with `method` (FR-WF-CCH-KEY-01).
     /// Request parameters (`max_chunk_tokens`, `no_cache`, `force_browser`) are
     /// deliberately not inputs.
-    pub fn new(canonical_url: &CanonicalUrl, method: RenderingMethod) -> CacheKey {
-        CacheKey::from_parts(canonical_url.as_str(), method)
+    ///
+    /// Extension: `variant`. [`Variant::default`] (the SRD's) is the SRD's key;
+    /// article mode appends `"\narticle"` to the hashed text, then
+    /// `robots_for_frames` appends `"\nrobots_for_frames"`, then the formats theirs.
+    pub fn new(canonical_url: &CanonicalUrl, method: RenderingMethod, variant: Variant) -> CacheKey {
+        CacheKey::from_parts(canonical_url.as_str(), method, variant)
     }
 
-    /// Extension: the key of a document of `variant`. [`Variant::default`] (the
-    /// SRD's) gives exactly [`CacheKey::new`]; article mode appends `"\narticle"` to
-    /// the hashed text, then `robots_for_frames` appends `"\nrobots_for_frames"`.
-    pub fn with_variant(
-        canonical_url: &CanonicalUrl,
-        method: RenderingMethod,
-        variant: Variant,
-    ) -> CacheKey {
-        CacheKey::from_parts_with(canonical_url.as_str(), method, variant)
-    }
-
-    /// The SRD key of a URL string as stored in an entry; used to check that a
-    /// file holds the entry its name promises.
-    pub(crate) fn from_parts(canonical_url: &str, method: RenderingMethod) -> CacheKey {
-        CacheKey::from_parts_with(canonical_url, method, Variant::default())
-    }
-
-    /// [`CacheKey::from_parts`] for any variant.
-    pub(crate) fn from_parts_with(
+    /// The key of a URL string as stored in an entry; used to check that a file
+    /// holds the entry its name promises.
+    pub(crate) fn from_parts(
         canonical_url: &str,
         method: RenderingMethod,
         variant: Variant,
@@ -191,7 +179,7 @@ mod tests {
     #[test]
     fn key_is_sha256_of_url_newline_method_in_lowercase_hex() {
         // sha256("https://example.com/\nhttp"), computed independently.
-        let key = CacheKey::from_parts("https://example.com/", RenderingMethod::Http);
+        let key = CacheKey::from_parts("https://example.com/", RenderingMethod::Http, Variant::default());
         let expected: String = Sha256::digest(b"https://example.com/\nhttp")
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -210,13 +198,13 @@ mod tests {
         };
         let url = CanonicalUrl::parse("https://example.com/").unwrap();
         let article =
-            CacheKey::with_variant(&url, RenderingMethod::Http, ExtractionMode::Article.into());
+            CacheKey::new(&url, RenderingMethod::Http, ExtractionMode::Article.into());
         assert_eq!(
             article.to_hex(),
             hex(b"https://example.com/\nhttp\narticle")
         );
-        let srd = CacheKey::with_variant(&url, RenderingMethod::Http, Variant::default());
-        assert_eq!(srd, CacheKey::new(&url, RenderingMethod::Http));
+        let srd = CacheKey::new(&url, RenderingMethod::Http, Variant::default());
+        assert_eq!(srd, CacheKey::new(&url, RenderingMethod::Http, Variant::default()));
         assert_eq!(srd.to_hex(), hex(b"https://example.com/\nhttp"));
         assert_ne!(article, srd);
     }
@@ -229,7 +217,7 @@ mod tests {
             robots_for_frames: true,
             formats: Formats::ALL,
         };
-        let key = CacheKey::with_variant(&url, RenderingMethod::Browser, variant);
+        let key = CacheKey::new(&url, RenderingMethod::Browser, variant);
         let expected: String = Sha256::digest(
             b"https://example.com/\nbrowser\narticle\nrobots_for_frames\nformats=pdf,markdown,json,feed",
         )
@@ -241,7 +229,7 @@ mod tests {
             formats: Formats::NONE,
             ..variant
         };
-        assert_ne!(key, CacheKey::with_variant(&url, RenderingMethod::Browser, none));
+        assert_ne!(key, CacheKey::new(&url, RenderingMethod::Browser, none));
     }
 
     #[test]
@@ -258,7 +246,7 @@ mod tests {
             extraction,
             robots_for_frames: true,
         };
-        let srd = CacheKey::with_variant(
+        let srd = CacheKey::new(
             &url,
             RenderingMethod::Browser,
             frames(ExtractionMode::Srd),
@@ -267,8 +255,8 @@ mod tests {
             srd.to_hex(),
             hex(b"https://example.com/\nbrowser\nrobots_for_frames")
         );
-        assert_ne!(srd, CacheKey::new(&url, RenderingMethod::Browser));
-        let article = CacheKey::with_variant(
+        assert_ne!(srd, CacheKey::new(&url, RenderingMethod::Browser, Variant::default()));
+        let article = CacheKey::new(
             &url,
             RenderingMethod::Browser,
             frames(ExtractionMode::Article),
@@ -281,7 +269,7 @@ mod tests {
 
     #[test]
     fn hex_round_trips_and_rejects_foreign_names() {
-        let key = CacheKey::from_parts("https://a.example/", RenderingMethod::Browser);
+        let key = CacheKey::from_parts("https://a.example/", RenderingMethod::Browser, Variant::default());
         assert_eq!(CacheKey::from_hex(&key.to_hex()), Some(key));
         for bad in [
             "",
@@ -305,7 +293,7 @@ mod tests {
 
     #[test]
     fn path_is_shard_then_hex_json() {
-        let key = CacheKey::from_parts("https://example.com/x?q=1", RenderingMethod::Http);
+        let key = CacheKey::from_parts("https://example.com/x?q=1", RenderingMethod::Http, Variant::default());
         let hex = key.to_hex();
         let path = key.entry_path(Path::new("/c"));
         assert_eq!(

@@ -139,11 +139,12 @@ pub(crate) fn remove_stray_temps(root: &Dir) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::Variant;
     use crate::vocabulary::RenderingMethod;
 
     fn seen(n: u32, at: i64, size: u64) -> Seen {
         Seen {
-            key: CacheKey::from_parts(&format!("https://example.com/{n}"), RenderingMethod::Http),
+            key: CacheKey::from_parts(&format!("https://example.com/{n}"), RenderingMethod::Http, Variant::default()),
             last_accessed: Timestamp::from_unix_seconds(at).unwrap(),
             size,
         }

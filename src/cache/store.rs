@@ -378,12 +378,13 @@ fn system_time_of(seconds: i64) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::Variant;
     use crate::vocabulary::RenderingMethod;
     use std::fs;
     use std::path::Path;
 
     fn key(n: u32) -> CacheKey {
-        CacheKey::from_parts(&format!("https://example.com/{n}"), RenderingMethod::Http)
+        CacheKey::from_parts(&format!("https://example.com/{n}"), RenderingMethod::Http, Variant::default())
     }
 
     fn root(path: &Path) -> Dir {

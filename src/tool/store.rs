@@ -184,7 +184,7 @@ async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_
         .iter()
         .map(|&method| {
             let variant = variant(lookup.settings, method, lookup.mode);
-            CacheKey::with_variant(lookup.url, method, variant)
+            CacheKey::new(lookup.url, method, variant)
         })
         .collect();
     let accept = |entry: &Entry| usable(entry.browser_unavailable, lookup.settings);

@@ -237,7 +237,10 @@ fn fr_wf_cch_ttl_02_hits_do_not_slide_expiry() {
 fn t_wf_cch_04_http_and_browser_renders_have_separate_keys() {
     let (dir, cache) = temp_cache("");
     let page = url("https://example.com/app");
-    assert_ne!(CacheKey::new(&page, HTTP), CacheKey::new(&page, BROWSER));
+    assert_ne!(
+        CacheKey::new(&page, HTTP, Variant::default()),
+        CacheKey::new(&page, BROWSER, Variant::default())
+    );
     assert_ne!(
         cache.entry_path(&page, HTTP),
         cache.entry_path(&page, BROWSER)
@@ -337,7 +340,10 @@ fn fr_wf_cch_lru_01_ties_are_broken_by_key() {
     put_http(&cache, &a, "a", 0);
     put_http(&cache, &b, "b", 0);
     put_http(&cache, &c, "c", 1);
-    let (key_a, key_b) = (CacheKey::new(&a, HTTP), CacheKey::new(&b, HTTP));
+    let (key_a, key_b) = (
+        CacheKey::new(&a, HTTP, Variant::default()),
+        CacheKey::new(&b, HTTP, Variant::default()),
+    );
     let (evicted, kept) = if key_a.to_hex() < key_b.to_hex() {
         (&a, &b)
     } else {
@@ -480,7 +486,7 @@ fn t_wf_cch_10_fallback_caches_under_browser_method_and_final_url() {
         None
     );
     assert_eq!(hit_markdown(&cache, &browser_final, BROWSER), "rendered");
-    let hex = CacheKey::new(&browser_final, BROWSER).to_hex();
+    let hex = CacheKey::new(&browser_final, BROWSER, Variant::default()).to_hex();
     assert_eq!(hex, sha256_hex("https://example.com/spa/home\nbrowser"));
     assert_eq!(files(dir.path()), vec![entry_file(&hex)]);
 }
@@ -596,12 +602,12 @@ fn t_wf_det_01_same_url_same_cache_key() {
     ];
     let keys: Vec<_> = spellings
         .iter()
-        .map(|s| CacheKey::new(&url(s), HTTP))
+        .map(|s| CacheKey::new(&url(s), HTTP, Variant::default()))
         .collect();
     assert!(keys.iter().all(|k| *k == keys[0]), "{keys:?}");
     assert_eq!(
         keys[0],
-        CacheKey::new(&url(spellings[0]), HTTP),
+        CacheKey::new(&url(spellings[0]), HTTP, Variant::default()),
         "stable across calls"
     );
     assert_eq!(
@@ -610,14 +616,22 @@ fn t_wf_det_01_same_url_same_cache_key() {
     );
     // Different query order is a different resource (FR-WF-NORM-05).
     assert_ne!(
-        CacheKey::new(&url("https://example.com/?a=1&b=2"), HTTP),
-        CacheKey::new(&url("https://example.com/?b=2&a=1"), HTTP)
+        CacheKey::new(
+            &url("https://example.com/?a=1&b=2"),
+            HTTP,
+            Variant::default()
+        ),
+        CacheKey::new(
+            &url("https://example.com/?b=2&a=1"),
+            HTTP,
+            Variant::default()
+        )
     );
 }
 
 #[test]
 fn fr_wf_cch_key_02_lowercase_hex_of_64_chars() {
-    let hex = CacheKey::new(&url("https://example.com/"), BROWSER).to_hex();
+    let hex = CacheKey::new(&url("https://example.com/"), BROWSER, Variant::default()).to_hex();
     assert_eq!(hex.len(), 64);
     assert!(
         hex.bytes()

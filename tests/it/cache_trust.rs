@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
-use webfetch::cache::{CacheKey, DiskCache, Fresh};
+use webfetch::cache::{CacheKey, DiskCache, Fresh, Variant};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
 use wiremock::MockServer;
@@ -80,7 +80,7 @@ fn plant_entries(dir: &Path, urls: &[&str]) {
             ))
             .unwrap();
         let from = cache.entry_path(&url, RenderingMethod::Http);
-        let to = CacheKey::new(&url, RenderingMethod::Http).entry_path(dir);
+        let to = CacheKey::new(&url, RenderingMethod::Http, Variant::default()).entry_path(dir);
         fs::create_dir_all(to.parent().unwrap()).unwrap();
         fs::copy(&from, &to).unwrap();
     }
@@ -277,7 +277,11 @@ fn a_shard_that_is_a_link_is_neither_read_nor_written() {
     // Elsewhere, a directory holding a planted entry under the page's name.
     let elsewhere = tmp.path().join("elsewhere");
     plant_entries(&elsewhere, &[&page]);
-    let key = CacheKey::new(&CanonicalUrl::parse(&page).unwrap(), RenderingMethod::Http);
+    let key = CacheKey::new(
+        &CanonicalUrl::parse(&page).unwrap(),
+        RenderingMethod::Http,
+        Variant::default(),
+    );
     let planted_shard = elsewhere.join(key.shard());
     fs::create_dir(&cache).unwrap();
     fs::set_permissions(&cache, fs::Permissions::from_mode(0o700)).unwrap();
@@ -337,7 +341,11 @@ fn what_the_cache_creates_only_its_owner_can_write() {
     let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&tmp.path().join("new")), 0o700);
     assert_eq!(mode(&cache), 0o700);
-    let key = CacheKey::new(&CanonicalUrl::parse(&page).unwrap(), RenderingMethod::Http);
+    let key = CacheKey::new(
+        &CanonicalUrl::parse(&page).unwrap(),
+        RenderingMethod::Http,
+        Variant::default(),
+    );
     assert_eq!(mode(&cache.join(key.shard())), 0o700);
     assert_eq!(mode(&key.entry_path(&cache)), 0o600);
     assert_eq!(mode(&cache.join(".webfetch-ledger")), 0o600);

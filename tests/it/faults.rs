@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use webfetch::cache::Variant;
 use webfetch::error::{ErrorCode, FetchError};
 use wiremock::MockServer;
 
@@ -344,6 +345,7 @@ pub(crate) fn assert_whole_entries(dir: &Path) -> (usize, u64) {
             } else {
                 webfetch::vocabulary::RenderingMethod::Browser
             },
+            Variant::default(),
         );
         assert!(
             name.ends_with(&format!("{key}.json")),

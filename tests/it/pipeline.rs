@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use time::OffsetDateTime;
 use webfetch::args::ArgsSchema;
-use webfetch::cache::{CacheKey, DiskCache, Fresh};
+use webfetch::cache::{CacheKey, DiskCache, Fresh, Variant};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult, run_tool};
@@ -554,7 +554,8 @@ async fn srd_readings_21_redirect_is_cached_under_the_final_url() {
     assert_eq!(response["requested_url"], site(&server, "/old"));
     assert_eq!(response["final_url"], site(&server, "/new"));
     let final_url = CanonicalUrl::parse(&site(&server, "/new")).unwrap();
-    let expected = CacheKey::new(&final_url, RenderingMethod::Http).entry_path(cache.path());
+    let expected = CacheKey::new(&final_url, RenderingMethod::Http, Variant::default())
+        .entry_path(cache.path());
     assert_eq!(json_files(cache.path()), [expected]);
 
     // The final URL hits; the redirecting URL misses and is fetched again.
@@ -586,7 +587,11 @@ async fn fr_wf_19a_cache_write_failure_is_a_note_not_an_error() {
     let url = site(&server, "/page");
     // Occupy the entry's shard directory name with a file: works as root too, where
     // a read-only directory would not stop the write.
-    let key = CacheKey::new(&CanonicalUrl::parse(&url).unwrap(), RenderingMethod::Http);
+    let key = CacheKey::new(
+        &CanonicalUrl::parse(&url).unwrap(),
+        RenderingMethod::Http,
+        Variant::default(),
+    );
     std::fs::write(cache.path().join(key.shard()), "not a directory").unwrap();
 
     let response = fetch_ok(&tool, json!({ "url": url })).await;
@@ -720,7 +725,11 @@ async fn it_wf_br_07_spa_shell_with_browser_unavailable_uses_http() {
     assert_eq!(notes(&response), ["browser_unavailable_used_http"]);
     assert_eq!(all_text(&response), "Loading the application");
     // FR-WF-CCH-KEY-03: the result returned (HTTP) is what is cached.
-    let key = CacheKey::new(&CanonicalUrl::parse(&url).unwrap(), RenderingMethod::Http);
+    let key = CacheKey::new(
+        &CanonicalUrl::parse(&url).unwrap(),
+        RenderingMethod::Http,
+        Variant::default(),
+    );
     assert_eq!(json_files(cache.path()), [key.entry_path(cache.path())]);
 
     // FR-WF-12e: with the fallback off, no attempt and no note.
@@ -1438,8 +1447,8 @@ async fn ext_extraction_cache_keeps_the_modes_apart() {
         // The SRD entry keeps the SRD key; the article one has its own.
         let canonical = CanonicalUrl::parse(&site(&server, path)).unwrap();
         let files = json_files(dir.path());
-        let srd_key = CacheKey::new(&canonical, RenderingMethod::Http);
-        let article_key = CacheKey::with_variant(
+        let srd_key = CacheKey::new(&canonical, RenderingMethod::Http, Variant::default());
+        let article_key = CacheKey::new(
             &canonical,
             RenderingMethod::Http,
             ExtractionMode::Article.into(),
