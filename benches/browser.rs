@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::load_str;
 use webfetch::render::browser::{RenderContext, render};
-use webfetch::ssrf::StubValidator;
+use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -15,7 +15,7 @@ use webfetch::config::load_str;
 use webfetch::content::formats::Formats;
 use webfetch::content::media_type;
 use webfetch::render::fetch_document;
-use webfetch::ssrf::StubValidator;
+use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -73,6 +73,11 @@ macro_rules! internal_modules {
     )*};
 }
 
+/// Test doubles (T-WF-INFRA-01): for this crate's tests, benches and fuzz targets.
+#[cfg(any(test, feature = "internals"))]
+#[doc(hidden)]
+pub mod testing;
+
 internal_modules!(
     args,
     budget,

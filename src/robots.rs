@@ -58,7 +58,7 @@ pub mod parse;
 pub mod path;
 pub mod policy;
 
-pub use cache::{Clock, ManualClock, RobotsCache, SystemClock};
+pub use cache::{Clock, RobotsCache, SystemClock};
 pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
 pub use http_source::{RobotsHopCheck, ScopeHook};
 pub use matcher::{MAX_RULES_PER_FILE, Pattern, Rule, RuleKind, RuleRef, Rules};

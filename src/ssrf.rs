@@ -6,7 +6,6 @@
 //! resolver for production and a static one for tests (T-WF-INFRA-01). Both apply
 //! the same [`IpPolicy`]; a stub replaces DNS, never the policy.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, ToSocketAddrs};
 
 use ipnet::IpNet;
@@ -251,44 +250,6 @@ impl SsrfValidator for SystemValidator {
             return Err(dns_error("no addresses".to_owned()));
         }
         self.policy.filter(sort_addresses(ips))
-    }
-}
-
-/// Test validator (T-WF-INFRA-01): a fixed name-to-addresses table instead of DNS,
-/// with the real policy. A name not in the table fails like an NXDOMAIN.
-#[derive(Debug, Clone)]
-pub struct StubValidator {
-    policy: IpPolicy,
-    hosts: HashMap<String, Vec<IpAddr>>,
-}
-
-impl StubValidator {
-    /// A stub with no names, applying the policy of `security`.
-    pub fn new(security: &SecuritySettings) -> StubValidator {
-        StubValidator {
-            policy: IpPolicy::new(security),
-            hosts: HashMap::new(),
-        }
-    }
-
-    /// Makes `host` resolve to `ips`, in the given (unsorted) order.
-    pub fn with_host(mut self, host: &str, ips: &[IpAddr]) -> StubValidator {
-        self.hosts.insert(host.to_ascii_lowercase(), ips.to_vec());
-        self
-    }
-}
-
-impl SsrfValidator for StubValidator {
-    fn validate_ip(&self, ip: IpAddr) -> Result<(), SsrfError> {
-        self.policy.check(ip)
-    }
-
-    fn resolve_and_validate(&self, host: &str) -> Result<Vec<IpAddr>, SsrfError> {
-        let ips = self.hosts.get(host).ok_or_else(|| SsrfError::Dns {
-            host: host.to_owned(),
-            error: "no such host (stub resolver)".to_owned(),
-        })?;
-        self.policy.filter(sort_addresses(ips.clone()))
     }
 }
 

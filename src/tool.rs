@@ -128,7 +128,7 @@ impl WebFetchTool {
         WebFetchToolBuilder::new(settings)
     }
 
-    /// A tool with an explicit validator (tests use `ssrf::StubValidator`); short
+    /// A tool with an explicit validator (tests use `testing::StubValidator`); short
     /// for `builder(settings).ssrf_validator(validator).build()`.
     pub fn with_validator(settings: Settings, validator: Arc<dyn SsrfValidator>) -> WebFetchTool {
         WebFetchTool::builder(settings)

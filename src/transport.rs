@@ -557,7 +557,7 @@ mod tests {
     #[test]
     fn get_future_is_send() {
         let settings = Arc::new(Settings::default());
-        let validator = Arc::new(ssrf::StubValidator::new(&settings.security));
+        let validator = Arc::new(crate::testing::StubValidator::new(&settings.security));
         let client = HttpClient::new(settings, validator);
         let url = CanonicalUrl::parse("http://a.example/").unwrap();
         let opts = GetOptions::new(Budget::new(Instant::now(), 1000), 10);
@@ -580,7 +580,7 @@ mod tests {
     #[tokio::test]
     async fn only_get_and_head() {
         let settings = Arc::new(Settings::default());
-        let validator = Arc::new(ssrf::StubValidator::new(&settings.security));
+        let validator = Arc::new(crate::testing::StubValidator::new(&settings.security));
         let client = HttpClient::new(settings, validator);
         let url = CanonicalUrl::parse("http://10.0.0.1/").unwrap();
         let mut opts = GetOptions::new(Budget::new(Instant::now(), 1000), 10);

@@ -17,7 +17,7 @@ use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::load_str;
 use webfetch::error::ErrorCode;
 use webfetch::render::fetch_document;
-use webfetch::ssrf::StubValidator;
+use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
 
 const LIMIT: u64 = 32 << 20;

@@ -33,42 +33,6 @@ impl Clock for SystemClock {
     }
 }
 
-/// A clock that only moves when told to (tests of FR-WF-08f).
-#[derive(Debug)]
-pub struct ManualClock {
-    start: Instant,
-    offset: Mutex<Duration>,
-}
-
-impl ManualClock {
-    /// A clock standing at the current instant.
-    pub fn new() -> ManualClock {
-        ManualClock {
-            start: Instant::now(),
-            offset: Mutex::new(Duration::ZERO),
-        }
-    }
-
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        let mut offset = self.offset.lock().unwrap_or_else(|e| e.into_inner());
-        *offset = offset.saturating_add(by);
-    }
-}
-
-impl Default for ManualClock {
-    fn default() -> Self {
-        ManualClock::new()
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        let offset = *self.offset.lock().unwrap_or_else(|e| e.into_inner());
-        self.start.checked_add(offset).unwrap_or(self.start)
-    }
-}
-
 /// The origin cache: TTL plus LRU, thread-safe (FR-WF-08f, 08g).
 #[derive(Debug)]
 pub struct RobotsCache {
@@ -204,6 +168,7 @@ impl Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::ManualClock;
     use crate::canonical_url::CanonicalUrl;
 
     fn origin(url: &str) -> Origin {

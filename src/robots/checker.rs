@@ -283,7 +283,7 @@ mod tests {
 
     use super::*;
     use crate::error::ErrorCode;
-    use crate::robots::cache::ManualClock;
+    use crate::testing::ManualClock;
 
     /// Answers every request with a fixed outcome and counts requests.
     struct Fake {

@@ -23,7 +23,7 @@ use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::render::browser::{BrowserPage, RenderContext, render};
-use webfetch::ssrf::StubValidator;
+use webfetch::testing::StubValidator;
 use webfetch::transport::{HopHook, HttpClient};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

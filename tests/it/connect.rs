@@ -20,7 +20,7 @@ use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::Settings;
 use webfetch::error::{ErrorCode, FetchError};
 use webfetch::render::{FetchedDocument, fetch_document};
-use webfetch::ssrf::StubValidator;
+use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -8,7 +8,8 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
+use webfetch::ssrf::{SsrfError, SsrfValidator};
+use webfetch::testing::StubValidator;
 use webfetch::tool::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 

@@ -13,7 +13,8 @@ use webfetch::error::ErrorCode;
 use webfetch::extract::extract_html;
 use webfetch::render::browser::{RenderContext, render};
 use webfetch::render::select::{RenderPlan, extracted_chars, plan, should_fall_back};
-use webfetch::ssrf::{SsrfValidator, StubValidator};
+use webfetch::ssrf::SsrfValidator;
+use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
 
 fn url(text: &str) -> CanonicalUrl {

@@ -488,7 +488,8 @@ mod fetch {
     use webfetch::pass::Pass;
     use webfetch::render::{FetchedDocument, fetch_document};
     use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
-    use webfetch::ssrf::{SsrfError, SsrfValidator, StubValidator};
+    use webfetch::ssrf::{SsrfError, SsrfValidator};
+    use webfetch::testing::StubValidator;
     use webfetch::transport::HttpClient;
     use wiremock::matchers::{header, method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -6,7 +6,8 @@ use proptest::prelude::*;
 
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::config::{self, SecuritySettings};
-use webfetch::ssrf::{self, StubValidator};
+use webfetch::ssrf;
+use webfetch::testing::StubValidator;
 
 fn url_like() -> impl Strategy<Value = String> {
     let scheme = prop_oneof!["http", "https", "HTTP", "ftp", "javascript", "", "h\tttp"];

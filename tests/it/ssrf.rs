@@ -8,7 +8,8 @@ use webfetch::config::{self, SecuritySettings};
 use crate::support::load as settings;
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::ssrf::{self, StubValidator};
+use webfetch::ssrf;
+use webfetch::testing::StubValidator;
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use webfetch::config::{Settings, load_str};
-use webfetch::ssrf::StubValidator;
+use webfetch::testing::StubValidator;
 use webfetch::tool::WebFetchTool;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
