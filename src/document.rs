@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::extract::PageType;
+
 /// How the returned content was produced (FR-WF-RESP-METHOD-01); also the second
 /// input of the cache key (FR-WF-16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -46,4 +48,8 @@ pub struct ExtractedDocument {
     /// `<html lang>` as-is, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// Extension (issue 29): the kind of page auto extraction found; only ever set
+    /// in auto mode, so SRD documents and cache entries are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_type: Option<PageType>,
 }

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod article;
+pub mod auto;
 pub mod clean;
 pub mod dom;
 pub mod markdown;
@@ -40,6 +41,7 @@ use url::Url;
 use crate::document::ExtractedDocument;
 use crate::error::FetchError;
 
+pub use auto::PageType;
 pub use whitespace::normalize_whitespace;
 
 /// Which algorithm chooses the content of an HTML page. An extension of ours:
@@ -55,6 +57,9 @@ pub enum ExtractionMode {
     /// The main content by scoring (text and link density, class weights,
     /// sibling merging), falling back to [`ExtractionMode::Srd`] when it finds none.
     Article,
+    /// Issue 29: decides what kind of page it reads ([`PageType`]) from the
+    /// document itself and extracts each kind accordingly.
+    Auto,
 }
 
 impl ExtractionMode {
@@ -63,6 +68,7 @@ impl ExtractionMode {
         match self {
             ExtractionMode::Srd => "srd",
             ExtractionMode::Article => "article",
+            ExtractionMode::Auto => "auto",
         }
     }
 }
@@ -73,9 +79,9 @@ impl fmt::Display for ExtractionMode {
     }
 }
 
-/// A mode name that is neither `srd` nor `article`.
+/// A mode name that is not `srd`, `article` or `auto`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown extraction mode `{0}` (expected `srd` or `article`)")]
+#[error("unknown extraction mode `{0}` (expected `srd`, `article` or `auto`)")]
 pub struct UnknownMode(pub String);
 
 impl FromStr for ExtractionMode {
@@ -85,6 +91,7 @@ impl FromStr for ExtractionMode {
         match s {
             "srd" => Ok(ExtractionMode::Srd),
             "article" => Ok(ExtractionMode::Article),
+            "auto" => Ok(ExtractionMode::Auto),
             other => Err(UnknownMode(other.to_owned())),
         }
     }
@@ -103,18 +110,29 @@ pub struct Extraction {
 /// Extracts an HTML page with the chosen algorithm. [`ExtractionMode::Srd`] is
 /// exactly [`extract_html`]. [`ExtractionMode::Article`] falls back to it when it
 /// finds no main content, and says so in [`Extraction::article_fell_back`].
+/// [`ExtractionMode::Auto`] (issue 29) says what kind of page it found in the
+/// document's `page_type`, and fails only when the page shows no text at all.
 pub fn extract_html_with(
     html: &str,
     final_url: &Url,
     mode: ExtractionMode,
 ) -> Result<Extraction, FetchError> {
-    if mode == ExtractionMode::Article
-        && let Some(document) = article::extract(html, final_url)
-    {
-        return Ok(Extraction {
-            document,
-            article_fell_back: false,
-        });
+    match mode {
+        ExtractionMode::Auto => {
+            return Ok(Extraction {
+                document: auto::extract(html, final_url)?,
+                article_fell_back: false,
+            });
+        }
+        ExtractionMode::Article => {
+            if let Some(document) = article::extract(html, final_url) {
+                return Ok(Extraction {
+                    document,
+                    article_fell_back: false,
+                });
+            }
+        }
+        ExtractionMode::Srd => {}
     }
     Ok(Extraction {
         document: extract_html(html, final_url)?,
@@ -145,7 +163,7 @@ pub fn extract_html(html: &str, final_url: &Url) -> Result<ExtractedDocument, Fe
     Ok(ExtractedDocument {
         markdown,
         title,
-        language,
+        language, page_type: None,
     })
 }
 
@@ -157,6 +175,7 @@ pub fn extract_plain(text: &str) -> ExtractedDocument {
         markdown: normalize_whitespace(text),
         title: None,
         language: None,
+        page_type: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn doc(markdown: &str) -> ExtractedDocument {
         markdown: markdown.to_owned(),
         title: Some("Title \"quoted\"".to_owned()),
         language: Some("en-GB".to_owned()),
+        page_type: None,
     }
 }
 
@@ -77,6 +78,7 @@ fn t_wf_out_05_compact_json_in_canonical_field_order() {
         markdown: "x\n".to_owned(),
         title: None,
         language: None,
+        page_type: None,
     };
     let json = build(&bare, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!json.contains("null") && !json.contains("title") && !json.contains("language"));

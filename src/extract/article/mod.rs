@@ -164,7 +164,7 @@ fn extract_pass(
     Some(ExtractedDocument {
         markdown,
         title,
-        language,
+        language, page_type: None,
     })
 }
 
