@@ -11,6 +11,11 @@
 //! `WCXB_TYPE=forum` scores one page type only;
 //! `WCXB_WORST=N` lists the N worst pages of the last mode per type;
 //! `WCXB_DUMP=DIR` writes each page's Markdown per mode there;
+//! `WCXB_ORACLE=1` reads each page in auto mode as its gold type (the readings
+//! measured apart from the classifier), `WCXB_ORACLE=service` (any page type) as
+//! that type;
+//! `WCXB_FEATURES=FILE` writes the classifier's decision and features per page
+//! there and measures nothing;
 //! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
 //! with, without, words, gold words, detected page type).
 
@@ -84,6 +89,26 @@ fn main() {
         bytes as f64 / 1e6
     );
     let fallback = Url::parse("https://example.com/").expect("url");
+    let oracle = std::env::var_os("WCXB_ORACLE").is_some();
+    let forced = std::env::var("WCXB_ORACLE")
+        .ok()
+        .filter(|t| t.parse::<webfetch::extract::PageType>().is_ok());
+    if let Some(path) = std::env::var_os("WCXB_FEATURES") {
+        // The classifier's features and decision per page, beside the gold type.
+        let mut out = String::new();
+        for (page, body) in pages.iter().zip(&html) {
+            let url = page
+                .url
+                .as_deref()
+                .and_then(|u| Url::parse(u).ok())
+                .unwrap_or_else(|| fallback.clone());
+            let decoded = decode(body, None, true);
+            let described = webfetch::extract::auto::classify::describe(&decoded.text, &url);
+            out.push_str(&format!("{}\t{}\t{described}\n", page.id, page.page_type));
+        }
+        let _ = std::fs::write(path, out);
+        return;
+    }
     let mut runs = Vec::new();
     for mode in modes {
         let mut run = Run {
@@ -101,7 +126,29 @@ fn main() {
                 .unwrap_or_else(|| fallback.clone());
             let started = Instant::now();
             let decoded = decode(body, None, true);
-            let result = extract_html_with(&decoded.text, &url, mode);
+            let result = match (mode, oracle) {
+                // The gold type's reading: each type's extraction apart from the
+                // classifier (`WCXB_ORACLE=1`).
+                (ExtractionMode::Auto, true) => {
+                    let page_type = match (forced.as_deref(), page.page_type.as_str()) {
+                        (Some(forced), _) => forced,
+                        (None, "collection") => "listing",
+                        (None, other) => other,
+                    };
+                    webfetch::extract::auto::extract_as(
+                        &decoded.text,
+                        &url,
+                        page_type
+                            .parse()
+                            .unwrap_or(webfetch::extract::PageType::Article),
+                    )
+                    .map(|document| webfetch::extract::Extraction {
+                        document,
+                        article_fell_back: false,
+                    })
+                }
+                _ => extract_html_with(&decoded.text, &url, mode),
+            };
             run.time += started.elapsed();
             let (markdown, detected) = match result {
                 Ok(extraction) => (

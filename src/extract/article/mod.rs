@@ -32,8 +32,8 @@ use super::dom::{self, Document, Node};
 use super::{markdown, normalize_whitespace, root};
 use crate::document::ExtractedDocument;
 
-mod measure;
-mod names;
+pub(crate) mod measure;
+pub(crate) mod names;
 mod prune;
 mod score;
 
@@ -99,13 +99,13 @@ fn substance(markdown: &str) -> usize {
 
 /// How strict one attempt is; later passes are looser.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Pass {
+pub(crate) struct Pass {
     /// Remove elements whose class or id looks like page furniture before scoring.
-    pub(super) strip_unlikely: bool,
+    pub(crate) strip_unlikely: bool,
     /// Let class and id names weigh on scores and pruning.
-    pub(super) weigh_classes: bool,
+    pub(crate) weigh_classes: bool,
     /// Drop link lists, galleries and widgets inside the chosen content.
-    pub(super) prune: bool,
+    pub(crate) prune: bool,
 }
 
 impl Pass {

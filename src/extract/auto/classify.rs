@@ -1,0 +1,119 @@
+//! The page type (issue 29), decided from the document itself: what it declares
+//! (schema.org types, `og:type`), its structure (code blocks, posts, cards,
+//! prices, sections) and the shape of its URL. Rules name structures, never
+//! sites; each was checked on WCXB's dev split (`cargo bench --bench wcxb`).
+
+use url::Url;
+
+use super::PageType;
+use super::features::{self, Features};
+use super::super::dom::{self, Document};
+
+/// The page type of `html` (parsed as `doc`), fetched from `final_url`.
+pub(crate) fn classify(html: &str, doc: &Document, final_url: &Url) -> PageType {
+    decide(&features::read(html, doc, final_url))
+}
+
+/// The classifier's features of `html` as text, then its decision: for the
+/// bench's error analysis.
+pub fn describe(html: &str, final_url: &Url) -> String {
+    let doc = dom::parse(html);
+    let features = features::read(html, &doc, final_url);
+    format!("{}\t{}", decide(&features), features.describe())
+}
+
+const FORUM_TYPES: &[&str] = &[
+    "discussionforumposting",
+    "qapage",
+    "question",
+    "answer",
+    "socialmediaposting",
+];
+const PRODUCT_TYPES: &[&str] = &["product", "productgroup", "individualproduct", "vehicle"];
+const LISTING_TYPES: &[&str] = &[
+    "collectionpage",
+    "itemlist",
+    "searchresultspage",
+    "offercatalog",
+];
+const ARTICLE_TYPES: &[&str] = &[
+    "article",
+    "newsarticle",
+    "blogposting",
+    "reportagenewsarticle",
+    "analysisnewsarticle",
+    "opinionnewsarticle",
+    "scholarlyarticle",
+    "recipe",
+    "review",
+];
+const DOCS_TYPES: &[&str] = &["techarticle", "apireference", "softwaresourcecode"];
+
+/// Path segments of forum threads.
+const FORUM_PATHS: &[&str] = &[
+    "/forum", "/thread", "/topic", "/t/", "/questions/", "/discussion", "/community/", "/r/",
+    "/comments/", "/viewtopic", "/showthread",
+];
+/// Host prefixes of forums.
+const FORUM_HOSTS: &[&str] = &["forum.", "forums.", "community.", "discuss.", "discourse."];
+/// Path segments of documentation.
+const DOCS_PATHS: &[&str] = &[
+    "/docs/", "/doc/", "/documentation/", "/api/", "/reference/", "/manual/", "/guide/",
+    "/guides/", "/wiki/", "/man/", "/learn/", "/tutorial",
+];
+/// Host prefixes of documentation.
+const DOCS_HOSTS: &[&str] = &["docs.", "doc.", "developer.", "developers.", "wiki.", "learn."];
+/// Path segments of single products.
+const PRODUCT_PATHS: &[&str] = &["/product/", "/products/", "/p/", "/dp/", "/item/", "/app/"];
+/// Path segments of listings and collections.
+const LISTING_PATHS: &[&str] = &[
+    "/collections/", "/collection/", "/category/", "/categories/", "/c/", "/shop/", "/search",
+    "/tag/", "/tags/", "/archive", "/catalog", "/browse",
+];
+/// Path segments of articles.
+const ARTICLE_PATHS: &[&str] = &["/blog/", "/news/", "/article", "/story/", "/posts/", "/post/"];
+
+fn any(haystack: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| haystack.contains(n))
+}
+
+fn starts(host: &str, prefixes: &[&str]) -> bool {
+    let host = host.strip_prefix("www.").unwrap_or(host);
+    prefixes.iter().any(|p| host.starts_with(p))
+}
+
+/// The decision over the features.
+pub(crate) fn decide(f: &Features) -> PageType {
+    let s = &f.signals;
+    let og = s.og_type.as_deref().unwrap_or("");
+    let path = f.path.as_str();
+    let host = f.host.as_str();
+    let forum_declared = s.count(FORUM_TYPES) > 0;
+    let products = s.count(PRODUCT_TYPES);
+    let listing_declared = s.count(LISTING_TYPES) > 0 || og == "product.group";
+    let article_declared = s.count(ARTICLE_TYPES) > 0 || og == "article";
+    let docs_declared = s.count(DOCS_TYPES) > 0;
+    let year_path = path
+        .split('/')
+        .any(|seg| seg.len() == 4 && seg.starts_with("20") && seg.bytes().all(|b| b.is_ascii_digit()));
+
+    if forum_declared || starts(host, FORUM_HOSTS) || any(path, FORUM_PATHS) {
+        return PageType::Forum;
+    }
+    if docs_declared || starts(host, DOCS_HOSTS) || any(path, DOCS_PATHS) || f.pre >= 4 {
+        return PageType::Documentation;
+    }
+    if products >= 3 || listing_declared || any(path, LISTING_PATHS) {
+        return PageType::Listing;
+    }
+    if products > 0 || og.starts_with("product") || any(path, PRODUCT_PATHS) {
+        return PageType::Product;
+    }
+    if article_declared || year_path || any(path, ARTICLE_PATHS) {
+        return PageType::Article;
+    }
+    // A page that declares no type and has no article's URL: read whole (a
+    // service or landing page, or a list without markup) rather than as one
+    // scored container; on WCXB's dev split this loses nothing on articles.
+    PageType::Service
+}
