@@ -33,3 +33,4 @@ mod robots;
 mod robustness;
 mod serve;
 mod ssrf;
+mod wcxb;

@@ -58,6 +58,31 @@ fn truncated_len(doc: &ExtractedDocument, notes: &[Note], chunks: Vec<FetchChunk
 }
 
 #[test]
+fn issue_29_page_type_follows_the_notes_and_only_in_auto_mode() {
+    let mut d = doc("# Hi\n\nBody.\n");
+    let srd = build(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    assert!(!srd.contains("page_type"), "{srd}");
+    d.page_type = Some(webfetch::extract::PageType::Product);
+    let auto = build(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    assert!(
+        auto.ends_with(r#""truncated":false,"notes":[],"page_type":"product"}"#),
+        "{auto}"
+    );
+    let back: FetchResponse = serde_json::from_str(&auto).expect("reads back");
+    assert_eq!(back.page_type, Some(webfetch::extract::PageType::Product));
+    // Fitting counts it: a budget cut still fits, with the field kept.
+    let long = ExtractedDocument {
+        markdown: sections(40),
+        ..d.clone()
+    };
+    let cut = build(&long, meta(&[]), 128, 4_000, &Cl100k).expect("fits");
+    assert!(
+        cut.len() <= 4_000 && cut.contains(r#""page_type":"product""#),
+        "{cut}"
+    );
+}
+
+#[test]
 fn t_wf_out_05_compact_json_in_canonical_field_order() {
     let d = doc("# Hi\n\nBody.\n");
     let json = build(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");

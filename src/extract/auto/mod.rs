@@ -137,3 +137,6 @@ impl std::str::FromStr for PageType {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! Auto mode (issue 29): the classifier on declared types and URL shapes, each
+//! reading on pages of its kind, and the rule that a page with text always gets
+//! an answer.
+
+use url::Url;
+
+use super::{PageType, classify, extract, extract_as};
+use crate::extract::{ExtractionMode, dom, extract_html, extract_html_with};
+
+fn url(path: &str) -> Url {
+    Url::parse(&format!("https://example.com{path}")).unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/article/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn kind(html: &str, path: &str) -> PageType {
+    classify::classify(html, &dom::parse(html), &url(path))
+}
+
+const PROSE: &str = "<p>Residents of three river towns began clearing mud from their homes \
+    on Thursday, a week after the highest water in four decades forced thousands to leave.</p>";
+
+#[test]
+fn declared_types_decide_first() {
+    let ld = |t: &str| {
+        format!(
+            "<script type=\"application/ld+json\">{{\"@type\": \"{t}\"}}</script><main>{PROSE}</main>"
+        )
+    };
+    for (html, expected) in [
+        (ld("Product"), PageType::Product),
+        (ld("DiscussionForumPosting"), PageType::Forum),
+        (ld("QAPage"), PageType::Forum),
+        (ld("CollectionPage"), PageType::Listing),
+        (ld("TechArticle"), PageType::Documentation),
+        (ld("NewsArticle"), PageType::Article),
+        (
+            format!("<meta property=\"og:type\" content=\"article\"><main>{PROSE}</main>"),
+            PageType::Article,
+        ),
+        (
+            format!("<div itemscope itemtype=\"https://schema.org/Product\">{PROSE}</div>"),
+            PageType::Product,
+        ),
+    ] {
+        assert_eq!(kind(&html, "/page"), expected, "{html}");
+    }
+}
+
+#[test]
+fn url_shapes_and_structure_decide_what_declares_nothing() {
+    let plain = format!("<main>{PROSE}</main>");
+    for (path, expected) in [
+        ("/docs/retry-policy", PageType::Documentation),
+        ("/forum/thread-12", PageType::Forum),
+        ("/questions/12/why", PageType::Forum),
+        ("/collections/shoes", PageType::Listing),
+        ("/products/pack-40", PageType::Product),
+        ("/blog/river-towns", PageType::Article),
+        ("/2025/11/river-towns", PageType::Article),
+        ("/", PageType::Service),
+        ("/monitoring", PageType::Service),
+    ] {
+        assert_eq!(kind(&plain, path), expected, "{path}");
+    }
+    let code = "<main><pre>a</pre><pre>b</pre><pre>c</pre><pre>d</pre></main>";
+    assert_eq!(kind(code, "/x"), PageType::Documentation);
+}
+
+#[test]
+fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
+    let html = fixture("service.html").replace(
+        "<section class=\"hero\">",
+        "<div class=\"cookie-banner\">We use cookies <button>Accept</button></div>\
+         <ul><li><a href=\"/a\">Home</a></li><li><a href=\"/b\">Blog</a></li><li><a href=\"/c\">Docs</a></li></ul>\
+         <section class=\"hero\">",
+    );
+    let document = extract_as(&html, &url("/"), PageType::Service).unwrap();
+    let markdown = &document.markdown;
+    for wanted in [
+        "# Know your site is down",
+        "PingWell checks your websites",
+        "### Checks from six regions",
+        "### Alert routing",
+        "| Team | 100 | $49 per month |",
+    ] {
+        assert!(markdown.contains(wanted), "missing {wanted:?} in:\n{markdown}");
+    }
+    for unwanted in ["cookies", "Accept", "Blog", "Start free trial", "Privacy"] {
+        assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
+    }
+    assert_eq!(document.page_type, Some(PageType::Service));
+}
+
+#[test]
+fn a_listing_keeps_every_item() {
+    let document = extract_as(&fixture("listing.html"), &url("/search"), PageType::Listing).unwrap();
+    for name in ["reqwest", "ureq", "hyper", "isahc"] {
+        assert!(document.markdown.contains(name), "{name}:\n{}", document.markdown);
+    }
+}
+
+#[test]
+fn a_thread_keeps_every_post() {
+    let html = fixture("forum-discourse.html");
+    let document = extract_as(&html, &url("/t/cache-grows/12"), PageType::Forum).unwrap();
+    for post in [
+        "Since upgrading to 2.4 the cache directory grows",
+        "Eviction runs in each process",
+        "Upgrading to 2.5 fixed it",
+    ] {
+        assert!(document.markdown.contains(post), "{post}:\n{}", document.markdown);
+    }
+}
+
+#[test]
+fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text() {
+    let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\
+                <nav><a href=\"/\">Home</a></nav><div hidden>INJECTED one</div>\
+                <footer><span aria-hidden=\"true\">INJECTED two</span>Call 555 0100</footer></body>";
+    let srd = extract_html(html, &url("/")).unwrap_err();
+    assert_eq!(srd.details_json()["error"], "no_extractable_content");
+    let document = extract(html, &url("/")).unwrap();
+    for wanted in ["Opening hours", "Mon to Fri, 9 to 5", "Call 555 0100"] {
+        assert!(document.markdown.contains(wanted), "{wanted}:\n{}", document.markdown);
+    }
+    assert!(!document.markdown.contains("INJECTED"), "{}", document.markdown);
+    assert!(document.page_type.is_some());
+    for blank in ["", "<body><div hidden>INJECTED</div><script>x()</script></body>"] {
+        let error = extract(blank, &url("/")).unwrap_err();
+        assert_eq!(error.details_json()["error"], "no_extractable_content");
+    }
+}
+
+#[test]
+fn only_auto_mode_says_what_it_found_and_srd_mode_is_unchanged() {
+    let html = fixture("service.html");
+    let auto = extract_html_with(&html, &url("/"), ExtractionMode::Auto).unwrap();
+    assert_eq!(auto.document.page_type, Some(PageType::Service));
+    for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+        let other = extract_html_with(&html, &url("/"), mode).unwrap();
+        assert_eq!(other.document.page_type, None, "{mode}");
+    }
+    let srd = extract_html_with(&html, &url("/"), ExtractionMode::Srd).unwrap();
+    assert_eq!(srd.document, extract_html(&html, &url("/")).unwrap());
+}
+
+#[test]
+fn page_types_have_one_spelling() {
+    for t in [
+        PageType::Article,
+        PageType::Forum,
+        PageType::Product,
+        PageType::Listing,
+        PageType::Documentation,
+        PageType::Service,
+    ] {
+        assert_eq!(t.as_str().parse::<PageType>(), Ok(t));
+        assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+    }
+    assert!("collection".parse::<PageType>().is_err());
+}
