@@ -20,7 +20,6 @@
 //! with, without, words, gold words, detected page type).
 
 #[path = "support/quality.rs"]
-#[allow(dead_code)]
 mod quality;
 #[path = "support/wcxb.rs"]
 mod wcxb;

@@ -5,10 +5,11 @@
 //! The metric is the benchmark's own (`evaluate.py`): for each page, the lowercased
 //! `\w+` tokens of the prediction and of the gold text as bags of words; overlap is
 //! the sum of the smaller counts; precision, recall and F1 per page, each averaged
-//! over pages. An empty prediction scores 0, an empty gold with an empty prediction
-//! 1. The snippet rates are the share of `with` (or `without`) snippets found as
-//! case-insensitive substrings of the prediction, averaged over pages (a page with
-//! no snippets of a kind counts 1 for that kind, as the benchmark counts it).
+//! over pages. An empty prediction scores 0, and an empty gold with an empty
+//! prediction scores 1. The snippet rates are the share of `with` (or `without`)
+//! snippets found as case-insensitive substrings of the prediction, averaged over
+//! pages (a page with no snippets of a kind counts 1 for that kind, as the
+//! benchmark counts it).
 
 #![allow(dead_code)]
 

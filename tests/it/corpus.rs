@@ -16,7 +16,7 @@
 //! Skips with a message when the corpus is absent.
 
 #[path = "../../benches/support/quality.rs"]
-mod quality;
+pub(crate) mod quality;
 
 use std::io::Read as _;
 use std::path::PathBuf;

@@ -10,18 +10,15 @@
 //! says `extraction_failed` for a page that shows text). Nothing is timed:
 //! `cargo bench --bench wcxb` measures speed and prints every mode's table.
 
-#[path = "../../benches/support/quality.rs"]
-#[allow(dead_code)]
-mod quality;
 #[path = "../../benches/support/wcxb.rs"]
-mod wcxb;
+mod split;
 
 use url::Url;
 use webfetch::content::charset::decode;
 use webfetch::extract::{ExtractionMode, extract_html_with};
 
-use quality::text_view;
-use wcxb::{Sums, TYPES};
+use super::corpus::quality::text_view;
+use split::{Sums, TYPES};
 
 /// Word F1 floors of auto mode per type (measured 2026-11-27 on issue 29's
 /// branch: article 0.920, forum 0.613, product 0.544, collection 0.599, listing
@@ -39,8 +36,8 @@ const FLOORS: [(&str, f64); 8] = [
 
 #[test]
 fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text() {
-    let dir = wcxb::dir();
-    let Some(pages) = wcxb::pages(&dir) else {
+    let dir = split::dir();
+    let Some(pages) = split::pages(&dir) else {
         println!(
             "WCXB dev split not found at {}: skipping (set WEBFETCH_WCXB_DIR)",
             dir.display()
@@ -52,7 +49,7 @@ fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text
     let mut all = Sums::default();
     let mut unanswered = Vec::new();
     for page in &pages {
-        let Some(body) = wcxb::html(&dir, &page.id) else {
+        let Some(body) = split::html(&dir, &page.id) else {
             unanswered.push(format!("{}: html missing", page.id));
             continue;
         };
@@ -77,7 +74,7 @@ fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text
                 String::new()
             }
         };
-        let score = wcxb::score_page(page, &text_view(&markdown), 0);
+        let score = split::score_page(page, &text_view(&markdown), 0);
         if let Some(t) = TYPES.iter().position(|t| *t == page.page_type) {
             by_type[t].add(&score);
         }
@@ -112,13 +109,13 @@ fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text
 fn the_word_metric_is_the_benchmarks() {
     // Bags of lowercased `\w+` words: 3 of 4 predicted words are in the gold text,
     // 3 of 5 gold words were found.
-    let (p, r, f1) = wcxb::word_f1("The cat, the HAT!", "the cat sat on the");
+    let (p, r, f1) = split::word_f1("The cat, the HAT!", "the cat sat on the");
     assert!((p - 0.75).abs() < 1e-9 && (r - 0.6).abs() < 1e-9);
     assert!((f1 - 2.0 * 0.75 * 0.6 / 1.35).abs() < 1e-9);
-    assert_eq!(wcxb::word_f1("", ""), (1.0, 1.0, 1.0));
-    assert_eq!(wcxb::word_f1("x", ""), (0.0, 0.0, 0.0));
-    assert_eq!(wcxb::word_f1("", "x"), (0.0, 0.0, 0.0));
+    assert_eq!(split::word_f1("", ""), (1.0, 1.0, 1.0));
+    assert_eq!(split::word_f1("x", ""), (0.0, 0.0, 0.0));
+    assert_eq!(split::word_f1("", "x"), (0.0, 0.0, 0.0));
     let snippets = ["Add To Cart".to_owned(), "free shipping".to_owned()];
-    assert_eq!(wcxb::snippet_rate("... add to cart ...", &snippets), 0.5);
-    assert_eq!(wcxb::snippet_rate("anything", &[]), 1.0);
+    assert_eq!(split::snippet_rate("... add to cart ...", &snippets), 0.5);
+    assert_eq!(split::snippet_rate("anything", &[]), 1.0);
 }

@@ -1,25 +1,62 @@
 //! The page type (issue 29), decided from the document itself: what it declares
-//! (schema.org types, `og:type`), its structure (code blocks, posts, cards,
-//! prices, sections) and the shape of its URL. Rules name structures, never
-//! sites; each was checked on WCXB's dev split (`cargo bench --bench wcxb`).
+//! (schema.org types in JSON-LD and microdata, `og:type`), its structure (code
+//! blocks) and the shape of its URL. Rules name structures, never sites; each was
+//! checked on WCXB's dev split (`cargo bench --bench wcxb`).
+//!
+//! Everything it reads comes from one scan of the raw HTML and the URL, so a page
+//! read by article scoring is parsed once, as in article mode.
 
 use url::Url;
 
 use super::PageType;
-use super::features::{self, Features};
-use super::super::dom::{self, Document};
+use super::features;
+use super::signals::{self, Signals};
+use super::super::dom;
 
-/// The page type of `html` (parsed as `doc`), fetched from `final_url`.
-pub(crate) fn classify(html: &str, doc: &Document, final_url: &Url) -> PageType {
-    decide(&features::read(html, doc, final_url))
+/// What the decision reads.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Clues {
+    /// The types the page declares.
+    pub(crate) signals: Signals,
+    /// `<pre>` start tags.
+    pub(crate) pre: usize,
+    /// The URL's host and path, lowercased.
+    pub(crate) host: String,
+    pub(crate) path: String,
 }
 
-/// The classifier's features of `html` as text, then its decision: for the
-/// bench's error analysis.
+impl Clues {
+    /// The clues of `html`, fetched from `final_url`.
+    pub(crate) fn read(html: &str, final_url: &Url) -> Clues {
+        Clues {
+            signals: signals::read(html),
+            pre: signals::count_pre(html),
+            host: final_url.host_str().unwrap_or("").to_ascii_lowercase(),
+            path: final_url.path().to_ascii_lowercase(),
+        }
+    }
+}
+
+/// The page type of `html`, fetched from `final_url`.
+pub(crate) fn classify(html: &str, final_url: &Url) -> PageType {
+    decide(&Clues::read(html, final_url))
+}
+
+/// The decision, then the page's clues and structure as `name=value` text: for the
+/// bench's error analysis (`WCXB_FEATURES`).
 pub fn describe(html: &str, final_url: &Url) -> String {
+    let clues = Clues::read(html, final_url);
     let doc = dom::parse(html);
-    let features = features::read(html, &doc, final_url);
-    format!("{}\t{}", decide(&features), features.describe())
+    let counts = features::read(&doc);
+    format!(
+        "{}\t{} og={} types={} host={} path={}",
+        decide(&clues),
+        counts.describe(),
+        clues.signals.og_type.as_deref().unwrap_or("-"),
+        clues.signals.types.join(","),
+        clues.host,
+        clues.path
+    )
 }
 
 const FORUM_TYPES: &[&str] = &[
@@ -83,7 +120,7 @@ fn starts(host: &str, prefixes: &[&str]) -> bool {
 }
 
 /// The decision over the features.
-pub(crate) fn decide(f: &Features) -> PageType {
+pub(crate) fn decide(f: &Clues) -> PageType {
     let s = &f.signals;
     let og = s.og_type.as_deref().unwrap_or("");
     let path = f.path.as_str();

@@ -1,14 +1,13 @@
-//! What the classifier reads of a page (issue 29): its declared types
-//! ([`signals`](super::signals)), counts over the parsed document (code blocks,
-//! `<article>`s, sections, forms, prices, class names of posts, products and
-//! cards) and the shape of its URL. Pure: one walk of the tree.
+//! Counts over a parsed page for the classifier's error analysis (issue 29):
+//! code blocks, `<article>`s, sections, forms, prices, class names of posts,
+//! products and cards. Pure: one walk of the tree. The decision itself reads only
+//! the raw HTML and the URL (`classify.rs`); these counts are what a richer
+//! classifier would be trained on (`cargo bench --bench wcxb` with
+//! `WCXB_FEATURES` writes them per page).
 
 use ego_tree::iter::Edge;
-use url::Url;
-
 use super::super::clean::Tag;
 use super::super::dom::{Attr, Document, Node};
-use super::signals::{self, Signals};
 
 /// Words of class and id names counted as markers, matched as substrings of the
 /// lowercased name. Each names a structure, not a site.
@@ -17,10 +16,9 @@ pub(crate) const NAME_MARKERS: [&str; 14] = [
     "sidebar", "toc", "hero", "pricing", "thread",
 ];
 
-/// What the classifier reads.
+/// The counts.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Features {
-    pub(crate) signals: Signals,
     /// `<pre>` elements.
     pub(crate) pre: u32,
     /// Inline `<code>` elements.
@@ -49,9 +47,6 @@ pub(crate) struct Features {
     pub(crate) link_text: u32,
     /// Prices in the text: a currency sign next to a digit.
     pub(crate) prices: u32,
-    /// The URL's host and path, lowercased.
-    pub(crate) host: String,
-    pub(crate) path: String,
 }
 
 impl Features {
@@ -77,25 +72,13 @@ impl Features {
         for (marker, count) in NAME_MARKERS.iter().zip(self.names) {
             out.push_str(&format!(" n_{marker}={count}"));
         }
-        out.push_str(&format!(
-            " og={} types={} host={} path={}",
-            self.signals.og_type.as_deref().unwrap_or("-"),
-            self.signals.types.join(","),
-            self.host,
-            self.path
-        ));
         out
     }
 }
 
-/// Reads the features of a page.
-pub(crate) fn read(html: &str, doc: &Document, final_url: &Url) -> Features {
-    let mut features = Features {
-        signals: signals::read(html),
-        host: final_url.host_str().unwrap_or("").to_ascii_lowercase(),
-        path: final_url.path().to_ascii_lowercase(),
-        ..Features::default()
-    };
+/// Counts the elements and text of a parsed page.
+pub(crate) fn read(doc: &Document) -> Features {
+    let mut features = Features::default();
     let mut skip_until = None;
     let mut links = 0u32;
     for edge in doc.root().traverse() {

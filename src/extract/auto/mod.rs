@@ -72,9 +72,7 @@ impl fmt::Display for PageType {
 /// Fails (`extraction_failed` / `no_extractable_content`) only when the page shows
 /// no text at all.
 pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
-    let doc = dom::parse(html);
-    let page_type = classify::classify(html, &doc, final_url);
-    read(html, final_url, page_type, doc)
+    read(html, final_url, classify::classify(html, final_url))
 }
 
 /// Auto mode's reading of `html` as a page of type `page_type`, whatever the page
@@ -85,17 +83,12 @@ pub fn extract_as(
     final_url: &Url,
     page_type: PageType,
 ) -> Result<ExtractedDocument, FetchError> {
-    read(html, final_url, page_type, dom::parse(html))
+    read(html, final_url, page_type)
 }
 
 /// Reads a parsed page as `page_type`, falling back to the whole page, then to its
 /// visible text.
-fn read(
-    html: &str,
-    final_url: &Url,
-    page_type: PageType,
-    mut doc: dom::Document,
-) -> Result<ExtractedDocument, FetchError> {
+fn read(html: &str, final_url: &Url, page_type: PageType) -> Result<ExtractedDocument, FetchError> {
     let scored = match page_type {
         PageType::Article | PageType::Forum => article::extract(html, final_url),
         _ => None,
@@ -103,7 +96,7 @@ fn read(
     let mut document = match scored {
         Some(document) => document,
         None => match whole::extract(
-            &mut doc,
+            &mut dom::parse(html),
             final_url,
             whole::Furniture {
                 link_lists: page_type != PageType::Documentation,

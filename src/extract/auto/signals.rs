@@ -95,6 +95,21 @@ pub(crate) fn read(html: &str) -> Signals {
     signals
 }
 
+/// `<pre>` start tags in `html` (any case): code blocks, read without a parse.
+pub(crate) fn count_pre(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let mut count = 0;
+    let mut at = 0;
+    while let Some(i) = find_ci(&bytes[at..], b"<pre") {
+        let end = at + i + 4;
+        if matches!(bytes.get(end), Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0C' | b'/')) {
+            count += 1;
+        }
+        at = end;
+    }
+    count
+}
+
 /// `html[from..to]`, both ends moved back to character boundaries.
 fn slice(html: &str, from: usize, to: usize) -> &str {
     let floor = |mut i: usize| {
@@ -204,6 +219,7 @@ mod tests {
             ["product", "offer", "breadcrumblist", "thing", "webpage", "itemlist", "offer"]
         );
         assert_eq!(signals.count(&["offer"]), 2);
+        assert_eq!(count_pre("<PRE>a</pre><pre class=x>b</pre><preface><pre"), 2);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use url::Url;
 
 use super::{PageType, classify, extract, extract_as};
-use crate::extract::{ExtractionMode, dom, extract_html, extract_html_with};
+use crate::extract::{ExtractionMode, extract_html, extract_html_with};
 
 fn url(path: &str) -> Url {
     Url::parse(&format!("https://example.com{path}")).unwrap()
@@ -20,7 +20,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn kind(html: &str, path: &str) -> PageType {
-    classify::classify(html, &dom::parse(html), &url(path))
+    classify::classify(html, &url(path))
 }
 
 const PROSE: &str = "<p>Residents of three river towns began clearing mud from their homes \
