@@ -35,7 +35,7 @@ use crate::document::ExtractedDocument;
 pub(crate) mod measure;
 pub(crate) mod names;
 mod prune;
-mod score;
+pub(crate) mod score;
 
 use measure::measure;
 use names::unseen_elements;
@@ -171,7 +171,7 @@ fn extract_pass(
 /// `<noscript>` content is what a reader without JavaScript sees, and some sites
 /// put their whole crawler view there (Discourse). The SRD removes it by name;
 /// article mode keeps it unless its attributes hide it, and scoring decides.
-fn reveal_noscript(doc: &mut Document, body: NodeId) {
+pub(crate) fn reveal_noscript(doc: &mut Document, body: NodeId) {
     let Some(body) = doc.tree.get(body) else {
         return;
     };

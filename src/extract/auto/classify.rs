@@ -59,13 +59,10 @@ pub fn describe(html: &str, final_url: &Url) -> String {
     )
 }
 
-const FORUM_TYPES: &[&str] = &[
-    "discussionforumposting",
-    "qapage",
-    "question",
-    "answer",
-    "socialmediaposting",
-];
+const FORUM_TYPES: &[&str] = &["discussionforumposting", "qapage", "socialmediaposting"];
+/// Questions and answers: a thread's, unless the page declares an FAQ (an
+/// article's or a service page's questions, answered by the page itself).
+const QA_TYPES: &[&str] = &["question", "answer"];
 const PRODUCT_TYPES: &[&str] = &["product", "productgroup", "individualproduct", "vehicle"];
 const LISTING_TYPES: &[&str] = &[
     "collectionpage",
@@ -86,11 +83,23 @@ const ARTICLE_TYPES: &[&str] = &[
 ];
 const DOCS_TYPES: &[&str] = &["techarticle", "apireference", "softwaresourcecode"];
 
-/// Path segments of forum threads.
-const FORUM_PATHS: &[&str] = &[
-    "/forum", "/thread", "/topic", "/t/", "/questions/", "/discussion", "/community/", "/r/",
-    "/comments/", "/viewtopic", "/showthread",
+/// Path segments of forum threads (whole segments: `/topics/` is a subject
+/// index, not a thread).
+const FORUM_SEGMENTS: &[&str] = &[
+    "thread", "threads", "topic", "t", "questions", "discussion", "discussions", "community",
+    "r", "comments",
 ];
+
+/// Whether a path segment names a forum thread: one of [`FORUM_SEGMENTS`], a
+/// segment with `forum` in it, or a forum script (`viewtopic.php`).
+fn forum_path(path: &str) -> bool {
+    path.split('/').any(|seg| {
+        FORUM_SEGMENTS.contains(&seg)
+            || seg.contains("forum")
+            || seg.starts_with("viewtopic")
+            || seg.starts_with("showthread")
+    })
+}
 /// Host prefixes of forums.
 const FORUM_HOSTS: &[&str] = &["forum.", "forums.", "community.", "discuss.", "discourse."];
 /// Path segments of documentation.
@@ -125,7 +134,8 @@ pub(crate) fn decide(f: &Clues) -> PageType {
     let og = s.og_type.as_deref().unwrap_or("");
     let path = f.path.as_str();
     let host = f.host.as_str();
-    let forum_declared = s.count(FORUM_TYPES) > 0;
+    let forum_declared =
+        s.count(FORUM_TYPES) > 0 || s.count(QA_TYPES) > 0 && s.count(&["faqpage"]) == 0;
     let products = s.count(PRODUCT_TYPES);
     let listing_declared = s.count(LISTING_TYPES) > 0 || og == "product.group";
     let article_declared = s.count(ARTICLE_TYPES) > 0 || og == "article";
@@ -134,7 +144,7 @@ pub(crate) fn decide(f: &Clues) -> PageType {
         .split('/')
         .any(|seg| seg.len() == 4 && seg.starts_with("20") && seg.bytes().all(|b| b.is_ascii_digit()));
 
-    if forum_declared || starts(host, FORUM_HOSTS) || any(path, FORUM_PATHS) {
+    if forum_declared || starts(host, FORUM_HOSTS) || forum_path(path) {
         return PageType::Forum;
     }
     if docs_declared || starts(host, DOCS_HOSTS) || any(path, DOCS_PATHS) || f.pre >= 4 {

@@ -25,7 +25,9 @@ use crate::error::FetchError;
 
 pub mod classify;
 mod features;
+mod repeat;
 mod signals;
+mod thread;
 mod visible;
 mod whole;
 
@@ -90,7 +92,10 @@ pub fn extract_as(
 /// visible text.
 fn read(html: &str, final_url: &Url, page_type: PageType) -> Result<ExtractedDocument, FetchError> {
     let scored = match page_type {
-        PageType::Article | PageType::Forum => article::extract(html, final_url),
+        PageType::Article => article::extract(html, final_url),
+        PageType::Forum => {
+            thread::extract(html, final_url).or_else(|| article::extract(html, final_url))
+        }
         _ => None,
     };
     let mut document = match scored {

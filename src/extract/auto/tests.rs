@@ -119,6 +119,93 @@ fn a_thread_keeps_every_post() {
     }
 }
 
+/// A thread of repeated posts, the longest in the middle: article scoring would
+/// pick that one post.
+const THREAD: &str = r#"<html><head><title>Cache grows without bound</title></head><body>
+    <div class="layout"><div class="main-col"><h1>Cache grows without bound</h1>
+    <div class="posts">
+      <article class="message post-1"><div class="user">ana_r</div><time>Oct 29, 2025</time>
+        <div class="message-body"><p>Since upgrading to 2.4 the cache directory grows past the limit we set, a few gigabytes a day.</p></div>
+        <ul class="actions"><li><a href="/r/1">Reply</a></li><li><a href="/q/1">Quote</a></li><li><a href="/l/1">Like</a></li></ul></article>
+      <article class="message post-2"><div class="user">jberg</div><time>Oct 29, 2025</time>
+        <div class="message-body"><p>Eviction runs in each process, so with many processes the limit is checked by each of them against its own view of the directory, and none of them sees the total.</p>
+        <p>Set one cache directory per process, or run the eviction from one place, and the total stays under the limit as it did before.</p></div></article>
+      <article class="message post-3"><div class="user">ana_r</div><time>Oct 30, 2025</time>
+        <div class="message-body"><p>Upgrading to 2.5 fixed it for us, thanks for the pointer.</p></div></article>
+    </div></div>
+    <div class="side-col"><h3>Similar threads</h3><ul><li><a href="/t/1">Cache misses after restart</a></li><li><a href="/t/2">Disk full</a></li><li><a href="/t/3">Eviction order</a></li></ul></div>
+    </div></body></html>"#;
+
+#[test]
+fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
+    let document = extract_as(THREAD, &url("/threads/cache-grows.12"), PageType::Forum).unwrap();
+    let markdown = &document.markdown;
+    let at = |text: &str| {
+        markdown
+            .find(text)
+            .unwrap_or_else(|| panic!("missing {text:?} in:\n{markdown}"))
+    };
+    let order = [
+        at("ana_r"),
+        at("Oct 29, 2025"),
+        at("Since upgrading to 2.4"),
+        at("jberg"),
+        at("Eviction runs in each process"),
+        at("Set one cache directory"),
+        at("Oct 30, 2025"),
+        at("Upgrading to 2.5 fixed it"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{markdown}");
+    for unwanted in ["Similar threads", "Disk full", "Quote"] {
+        assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
+    }
+}
+
+#[test]
+fn an_article_with_comments_read_as_a_thread_keeps_the_article() {
+    let comments: String = (1..=3)
+        .map(|i| format!("<div class=\"comment\"><b>reader{i}</b><p>Comment number {i} says the article was a fine read indeed.</p></div>"))
+        .collect();
+    let story = PROSE.repeat(6);
+    let html = format!(
+        "<body><div class=\"story\"><h1>River towns</h1>{story}</div><div class=\"comments\">{comments}</div></body>"
+    );
+    let thread = extract_as(&html, &url("/threads/1"), PageType::Forum).unwrap();
+    let article = extract_as(&html, &url("/threads/1"), PageType::Article).unwrap();
+    assert_eq!(thread.markdown, article.markdown);
+    assert!(thread.markdown.contains("Residents of three river towns"));
+}
+
+#[test]
+fn an_faq_in_an_article_is_not_a_thread_and_a_topic_index_is_not_a_forum() {
+    let faq = format!(
+        "<script type=\"application/ld+json\">{{\"@graph\": [{{\"@type\": \"BlogPosting\"}}, \
+         {{\"@type\": \"FAQPage\", \"mainEntity\": [{{\"@type\": \"Question\", \
+         \"acceptedAnswer\": {{\"@type\": \"Answer\"}}}}]}}]}}</script><main>{PROSE}</main>"
+    );
+    assert_eq!(kind(&faq, "/page"), PageType::Article);
+    let question = "<script type=\"application/ld+json\">{\"@type\": \"Question\"}</script>";
+    assert_eq!(kind(question, "/page"), PageType::Forum);
+    let plain = format!("<main>{PROSE}</main>");
+    assert_eq!(kind(&plain, "/topics/camping/best-stoves"), PageType::Service);
+    assert_eq!(kind(&plain, "/topic/1103020-payment-issues"), PageType::Forum);
+    assert_eq!(kind(&plain, "/travel-forum/japan"), PageType::Forum);
+}
+
+#[test]
+fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
+    // The SRD takes the first `<article>`: here one review of a product page.
+    let html = format!(
+        "<body><div class=\"product\"><h1>Pack 40</h1><p>A forty litre pack for long days in the hills.</p>\
+         <table><tr><th>Weight</th><td>1.2 kg</td></tr><tr><th>Volume</th><td>40 l</td></tr></table>{PROSE}</div>\
+         <article class=\"review\"><p>Carried it for a week, no complaints.</p></article></body>"
+    );
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
+    for wanted in ["A forty litre pack", "| Weight | 1.2 kg |", "Residents", "Carried it for a week"] {
+        assert!(document.markdown.contains(wanted), "missing {wanted:?} in:\n{}", document.markdown);
+    }
+}
+
 #[test]
 fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text() {
     let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\

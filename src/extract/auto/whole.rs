@@ -4,7 +4,9 @@
 //! of it.
 //!
 //! It starts from the SRD's reading (the same parse, boilerplate removal and root
-//! selection, FR-WF-13), then also removes, anywhere in the body:
+//! selection, FR-WF-13; a root holding less than half of the body's text widens
+//! to its lowest ancestor that holds half), then also removes, anywhere in the
+//! body:
 //!
 //! * what article mode never reads: images and their captions, elements an inline
 //!   style hides, and elements whose class, id or role names page furniture
@@ -92,7 +94,8 @@ pub(crate) fn extract(
     let controls = form_controls(doc, body);
     remove_all(doc, &controls);
     remove_all(doc, &menus);
-    let root = root::select_root(doc, &survey)?;
+    let root = widen(doc, body, root::select_root(doc, &survey)?.id());
+    let root = doc.tree.get(root)?;
     let base = root::base_url(doc, &survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(root, &base));
     if markdown.is_empty() {
@@ -104,6 +107,27 @@ pub(crate) fn extract(
         language: survey.language.clone(),
         page_type: None,
     })
+}
+
+/// The SRD's root, or its lowest ancestor holding half the body's text or more
+/// when the root holds less: the SRD takes the first `<article>` or `<main>`,
+/// which on a product or landing page is often one block of many (a review, a
+/// spec sheet).
+fn widen(doc: &Document, body: NodeId, root: NodeId) -> NodeId {
+    let measured = measure(doc, body);
+    let Some(body_text) = measured.nodes.first().map(|m| m.text) else {
+        return root;
+    };
+    let Some(mut at) = measured.nodes.iter().position(|m| m.id == root) else {
+        return root;
+    };
+    while u64::from(measured.nodes[at].text) * 2 < u64::from(body_text) {
+        match measured.nodes[at].parent {
+            Some(parent) => at = parent,
+            None => break,
+        }
+    }
+    measured.nodes[at].id
 }
 
 /// Marks `ids` removed.
@@ -118,7 +142,7 @@ pub(crate) fn remove_all(doc: &mut Document, ids: &[NodeId]) {
 }
 
 /// `<button>`, `<label>` and `<option>` elements of the body.
-fn form_controls(doc: &Document, body: NodeId) -> Vec<NodeId> {
+pub(crate) fn form_controls(doc: &Document, body: NodeId) -> Vec<NodeId> {
     let Some(body) = doc.tree.get(body) else {
         return Vec::new();
     };
@@ -138,7 +162,7 @@ fn form_controls(doc: &Document, body: NodeId) -> Vec<NodeId> {
 /// Lists (and link bars) whose every entry is one short link: menus, facets, tag
 /// clouds. A list of three or more items where at least 90% of the text is link
 /// text and the mean item is under 40 characters.
-fn link_lists(measured: &Measured) -> Vec<NodeId> {
+pub(crate) fn link_lists(measured: &Measured) -> Vec<NodeId> {
     let mut out = Vec::new();
     for m in &measured.nodes {
         let is_list = matches!(m.tag, Tag::UnorderedList | Tag::OrderedList);
