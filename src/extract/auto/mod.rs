@@ -105,6 +105,7 @@ fn read(html: &str, final_url: &Url, page_type: PageType) -> Result<ExtractedDoc
             final_url,
             whole::Furniture {
                 link_lists: page_type != PageType::Documentation,
+                link_cards: page_type == PageType::Product,
             },
         ) {
             Some(document) => document,

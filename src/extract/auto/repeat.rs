@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use super::super::article::measure::{Measure, Measured};
 use super::super::clean::Tag;
 use super::super::dom::{Attr, Document};
+use super::super::root::normalized_text;
 
 /// Sibling blocks of one kind under one parent.
 #[derive(Debug, Clone)]
@@ -112,6 +113,67 @@ pub(crate) fn groups(doc: &Document, measured: &Measured, min_text: u32) -> Vec<
     out
 }
 
+/// Members of repeated groups of cards that each link elsewhere and show a price:
+/// three or more siblings of one kind, nearly all holding a link, most a price,
+/// each short (under 400 characters on average), together under 40% of the
+/// page's text. On a product page these are other products
+/// (recommendations, "also viewed", variations), not the product.
+pub(crate) fn link_cards(doc: &Document, measured: &Measured) -> Vec<usize> {
+    let nodes = &measured.nodes;
+    let mut by_kind: HashMap<(usize, (String, String)), Vec<usize>> = HashMap::new();
+    for (i, m) in nodes.iter().enumerate() {
+        let Some(parent) = m.parent else { continue };
+        if m.text == 0 || !may_repeat(m, doc) {
+            continue;
+        }
+        if let Some(kind) = kind(m, doc) {
+            by_kind.entry((parent, kind)).or_default().push(i);
+        }
+    }
+    let body_text = nodes.first().map_or(0, |m| u64::from(m.text));
+    let mut out: Vec<usize> = by_kind
+        .into_values()
+        .filter(|members| {
+            let linked = members.iter().filter(|&&i| nodes[i].link > 0).count();
+            let text: u64 = members.iter().map(|&i| u64::from(nodes[i].text)).sum();
+            // Cards holding much of the page are its list (a category page
+            // read as a product), not recommendations beside a product.
+            if members.len() < 3
+                || linked * 10 < members.len() * 9
+                || text >= 400 * members.len() as u64
+                || text * 5 >= body_text * 2
+            {
+                return false;
+            }
+            let priced = members
+                .iter()
+                .filter(|&&i| {
+                    doc.tree
+                        .get(nodes[i].id)
+                        .is_some_and(|node| has_price(&normalized_text(node)))
+                })
+                .count();
+            priced * 5 >= members.len() * 3
+        })
+        .flatten()
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Whether `text` shows a price: a currency sign or code next to a digit
+/// (`$12`, `£ 675`, `12,99 €`, `EUR 163.12`).
+pub(crate) fn has_price(text: &str) -> bool {
+    const SIGNS: &[&str] = &["$", "£", "€", "¥", "₹", "USD", "EUR", "GBP", "CHF", "AUD", "CAD"];
+    SIGNS.iter().any(|sign| {
+        text.match_indices(sign).any(|(at, _)| {
+            let before = text[..at].trim_end_matches(' ').chars().next_back();
+            let after = text[at + sign.len()..].trim_start_matches(' ').chars().next();
+            before.is_some_and(|c| c.is_ascii_digit()) || after.is_some_and(|c| c.is_ascii_digit())
+        })
+    })
+}
+
 /// Whether `a` is a proper ancestor of `i` (indexes into `nodes`).
 pub(crate) fn is_ancestor(nodes: &[Measure], a: usize, i: usize) -> bool {
     let mut p = nodes[i].parent;
@@ -137,6 +199,21 @@ pub(crate) fn common_ancestor(nodes: &[Measure], a: usize, b: usize) -> usize {
         match nodes[x].parent {
             Some(p) => x = p,
             None => return x,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_price;
+
+    #[test]
+    fn prices_are_a_currency_next_to_a_digit() {
+        for priced in ["$12", "£ 675", "12,99 €", "EUR 163.12", "from $1.99/mo"] {
+            assert!(has_price(priced), "{priced}");
+        }
+        for plain in ["US$", "Save €", "12 items", "EURO", ""] {
+            assert!(!has_price(plain), "{plain}");
         }
     }
 }

@@ -207,6 +207,27 @@ fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
 }
 
 #[test]
+fn a_product_leaves_out_other_products_but_a_list_of_products_stays() {
+    let cards = |n: usize| -> String {
+        (1..=n)
+            .map(|i| format!("<div class=\"card\"><a href=\"/p/{i}\">Pack {i}0</a><span>${i}9.00</span></div>"))
+            .collect()
+    };
+    let product = format!(
+        "<body><div class=\"product\"><h1>Pack 40</h1><p>$129.00, in stock.</p>{}</div>\
+         <div class=\"recs\"><h2>Also viewed</h2>{}</div></body>",
+        PROSE.repeat(3),
+        cards(4)
+    );
+    let document = extract_as(&product, &url("/p/pack-40"), PageType::Product).unwrap();
+    assert!(document.markdown.contains("$129.00, in stock."), "{}", document.markdown);
+    assert!(!document.markdown.contains("Pack 20"), "{}", document.markdown);
+    let category = format!("<body><h1>Packs</h1>{}</body>", cards(6));
+    let document = extract_as(&category, &url("/p/packs"), PageType::Product).unwrap();
+    assert!(document.markdown.contains("Pack 20"), "{}", document.markdown);
+}
+
+#[test]
 fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text() {
     let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\
                 <nav><a href=\"/\">Home</a></nav><div hidden>INJECTED one</div>\

@@ -14,6 +14,8 @@
 //!   share bars, cookie and newsletter pop-ups);
 //! * form controls (`<button>`, `<label>`, `<option>`): calls to action and
 //!   filters, not content;
+//! * on product pages, repeated cards that each link elsewhere (other
+//!   products: recommendations, "also viewed", variations);
 //! * navigation-like link lists: lists and link bars whose every entry is one short
 //!   link (menus, facets, tag clouds, footers without a `<footer>`).
 
@@ -23,6 +25,7 @@ use ego_tree::NodeId;
 use html5ever::local_name;
 use url::Url;
 
+use super::repeat;
 use super::super::article::Pass;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
@@ -44,6 +47,8 @@ pub(crate) struct Furniture {
     /// Navigation-like link lists (not on documentation pages, whose lists of
     /// links are often the reference itself).
     pub(crate) link_lists: bool,
+    /// Repeated cards that link elsewhere (on a product page: other products).
+    pub(crate) link_cards: bool,
 }
 
 /// The page's content as Markdown, or `None` when nothing is left.
@@ -90,7 +95,17 @@ pub(crate) fn extract(
     } else {
         Vec::new()
     };
+    let cards: Vec<NodeId> = if furniture.link_cards {
+        repeat::link_cards(doc, &measured)
+            .into_iter()
+            .map(|i| measured.nodes[i].id)
+            .filter(|&id| !holds_root(id))
+            .collect()
+    } else {
+        Vec::new()
+    };
     remove_all(doc, &unseen);
+    remove_all(doc, &cards);
     let controls = form_controls(doc, body);
     remove_all(doc, &controls);
     remove_all(doc, &menus);
