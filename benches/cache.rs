@@ -67,6 +67,7 @@ fn markdown(bytes: usize) -> ExtractedDocument {
         markdown: text,
         title: Some("Benchmark page".into()),
         language: Some("en".into()),
+        page_type: None,
     }
 }
 

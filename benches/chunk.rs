@@ -115,6 +115,7 @@ fn fitting(c: &mut Criterion) {
         markdown: document(MIB),
         title: Some("Bench".to_owned()),
         language: None,
+        page_type: None,
     };
     let meta = || ResponseMeta {
         requested_url: "https://example.com/".to_owned(),

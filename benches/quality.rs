@@ -1,5 +1,5 @@
 //! Extraction quality over the article-extraction corpus (181 real news pages with
-//! gold article text), both modes side by side in one run: the benchmark's metric
+//! gold article text), every mode (srd, article, auto) side by side in one run: the benchmark's metric
 //! with link targets dropped and as printed, mean cl100k tokens per page (gold text:
 //! 1,093), and extraction time (decode included) on one core.
 //!
@@ -68,7 +68,11 @@ fn main() {
         gold_tokens as f64 / truth.len().max(1) as f64
     );
     let mut runs = Vec::new();
-    for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+    for mode in [
+        ExtractionMode::Srd,
+        ExtractionMode::Article,
+        ExtractionMode::Auto,
+    ] {
         let mut run = Run {
             text: Totals::default(),
             raw: Totals::default(),
@@ -127,7 +131,11 @@ fn main() {
         );
     }
     if let Some(binary) = std::env::var_os("QUALITY_CLI") {
-        for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+        for mode in [
+            ExtractionMode::Srd,
+            ExtractionMode::Article,
+            ExtractionMode::Auto,
+        ] {
             let (totals, tokens) = through_cli(&binary, &corpus, &truth, mode);
             println!(
                 "| {mode}, through `webfetch extract` | {:.3} | {:.3} | {:.3} | | {:.0} (chunk token counts) | | | |",
@@ -138,7 +146,11 @@ fn main() {
             );
         }
     }
-    if let [(_, srd), (_, article)] = &runs[..] {
+    if let [(_, srd), (_, article), (_, auto)] = &runs[..] {
+        println!(
+            "auto / srd time: {:.2}x",
+            auto.time.as_secs_f64() / srd.time.as_secs_f64()
+        );
         println!(
             "article / srd time: {:.2}x",
             article.time.as_secs_f64() / srd.time.as_secs_f64()

@@ -29,17 +29,23 @@ const SRD_PROPERTIES: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force
 const EXTENSION_PROPERTIES: [&str; 2] = ["extraction", "start_chunk"];
 
 /// The accepted values of `extraction`, in the order the schema lists them.
-const EXTRACTION_MODES: [ExtractionMode; 2] = [ExtractionMode::Srd, ExtractionMode::Article];
+const EXTRACTION_MODES: [ExtractionMode; 3] = [
+    ExtractionMode::Auto,
+    ExtractionMode::Srd,
+    ExtractionMode::Article,
+];
 
-/// What `extraction` is for, told to a model choosing whether to set it.
+/// What `extraction` is for, told to a model choosing whether to set it (issue 29:
+/// what auto does, that `srd` gives the whole page, that `page_type` says what was
+/// found).
 const EXTRACTION_DESCRIPTION: &str = "Extension: how the content of an HTML page is chosen. \
-\"article\": only the main article or post (its text, headings, lists, tables, code and \
-links; no images or captions), without navigation, sidebars, bylines, share bars or related \
-links; about 40% fewer tokens. Use it for news, blog posts, essays, forum threads and product \
-pages. \"srd\": the whole readable page after boilerplate \
-removal; use it for documentation, reference and listing pages, or when article mode misses \
-something. Default from config (\"srd\" unless configured). Falls back to \"srd\" with the \
-note article_fallback_srd when no main content is found; text/plain is the same either way.";
+\"auto\": works out what kind of page it is (article, forum, product, listing, \
+documentation or service page) and keeps that kind's content: an article's text, every post \
+of a thread with its author, a product's facts, every item of a list, every section of a \
+landing page, without navigation, sidebars, cookie banners or footers; the response's \
+page_type says what it found. \"srd\": the whole readable page after boilerplate removal; use \
+it when auto left out something you need. \"article\": only the single main article or post. \
+Default from config. text/plain is the same in every mode.";
 
 /// What `start_chunk` is for, told to a model that got a truncated page.
 const START_CHUNK_DESCRIPTION: &str = "Extension: read a long page from this chunk on \
@@ -443,7 +449,7 @@ mod tests {
         assert_eq!(extended["required"], json!(["url"]));
         assert_eq!(
             extended["properties"]["extraction"]["enum"],
-            json!(["srd", "article"])
+            json!(["auto", "srd", "article"])
         );
         assert_eq!(extended["properties"]["start_chunk"]["minimum"], 0);
         let mut without = extended.clone();
@@ -460,6 +466,7 @@ mod tests {
         for (value, expected) in [
             (json!("srd"), Some(ExtractionMode::Srd)),
             (json!("article"), Some(ExtractionMode::Article)),
+            (json!("auto"), Some(ExtractionMode::Auto)),
         ] {
             let args = parse(json!({"url": "https://a.example/", "extraction": value})).unwrap();
             assert_eq!(args.extraction, expected, "{value}");

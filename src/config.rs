@@ -11,8 +11,8 @@
 //! host agent and are ignored, so one file serves a host and the CLI alike.
 //!
 //! Two sub-tables are extensions of ours, not the SRD's:
-//! `[tools.webfetch.extraction] mode = "srd" | "article"` ([`ExtractionSettings`]),
-//! whose default, `srd`, leaves every response as the SRD specifies it, and
+//! `[tools.webfetch.extraction] mode = "srd" | "article" | "auto"`
+//! ([`ExtractionSettings`]), whose SRD-contract default, `srd`, leaves every response as the SRD specifies it, and
 //! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
 //! origins `webfetch serve` admits besides its own; no tool response changes). Three
 //! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
@@ -35,6 +35,7 @@
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
 //! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
+//! | `[tools.webfetch.extraction] mode` (issue 29) | `"srd"` | `"auto"` |
 //! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
 //!
 //! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
@@ -449,8 +450,9 @@ impl Default for RenderingSettings {
 /// `[tools.webfetch.extraction]`, resolved (extension).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExtractionSettings {
-    /// The extraction of HTML pages when a call names none: `srd` (the default,
-    /// FR-WF-13) or `article`.
+    /// The extraction of HTML pages when a call names none: `srd` (FR-WF-13, the
+    /// SRD contract's default), `article`, or `auto` (issue 29, the agent
+    /// contract's default).
     pub mode: ExtractionMode,
 }
 
@@ -701,7 +703,7 @@ impl Settings {
         let security = resolve_security(raw.security.clone().unwrap_or_default(), w)?;
         let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
-        let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default())?;
+        let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default(), contract)?;
         let content =
             content::resolve_content(raw.content.clone().unwrap_or_default(), contract, w)?;
         let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
@@ -989,16 +991,22 @@ fn resolve_rendering(
     })
 }
 
-/// `[tools.webfetch.extraction]`: a `mode` other than `srd` or `article` stops
-/// start-up with a message naming the value and the accepted ones.
-fn resolve_extraction(raw: RawExtraction) -> Result<ExtractionSettings, ConfigError> {
-    let mode = match raw.mode {
-        None => ExtractionMode::default(),
-        Some(text) => text.parse().map_err(|error| {
+/// `[tools.webfetch.extraction]`: a `mode` other than `srd`, `article` or `auto`
+/// stops start-up with a message naming the value and the accepted ones. Unset, it
+/// is `srd` under the SRD contract and `auto` under the agent contract (issue 29).
+fn resolve_extraction(
+    raw: RawExtraction,
+    contract: Contract,
+) -> Result<ExtractionSettings, ConfigError> {
+    let set = match raw.mode {
+        None => None,
+        Some(text) => Some(text.parse().map_err(|error| {
             ConfigError::new(format!("tools.webfetch.extraction.mode: {error}"))
-        })?,
+        })?),
     };
-    Ok(ExtractionSettings { mode })
+    Ok(ExtractionSettings {
+        mode: contract.pick(set, ExtractionMode::Srd, ExtractionMode::Auto),
+    })
 }
 
 /// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
@@ -1179,6 +1187,34 @@ mod tests {
     }
 
     #[test]
+    fn issue_29_extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
+        let mode = |toml: &str, contract| {
+            load_str_with_env(toml, &|_| None, contract)
+                .unwrap()
+                .settings
+                .extraction
+                .mode
+        };
+        let unset = "[tools.webfetch]\n";
+        let table_without = "[tools.webfetch.extraction]\n";
+        for (toml, contract, expected) in [
+            (unset, Contract::Srd, ExtractionMode::Srd),
+            (table_without, Contract::Srd, ExtractionMode::Srd),
+            (unset, Contract::Agent, ExtractionMode::Auto),
+            (table_without, Contract::Agent, ExtractionMode::Auto),
+        ] {
+            assert_eq!(mode(toml, contract), expected, "{contract:?}: {toml}");
+        }
+        for set in ["srd", "article", "auto"] {
+            let toml = format!("[tools.webfetch.extraction]\nmode = \"{set}\"\n");
+            for contract in [Contract::Srd, Contract::Agent] {
+                assert_eq!(mode(&toml, contract).as_str(), set, "{contract:?}");
+            }
+        }
+        assert_eq!(Settings::default().extraction.mode, ExtractionMode::Srd);
+    }
+
+    #[test]
     fn issue_28_the_library_defaults_are_the_srd_contract() {
         assert_eq!(Contract::default(), Contract::Srd);
         assert!(!Settings::default().browser.robots_for_frames);
@@ -1196,7 +1232,7 @@ mod tests {
     #[test]
     fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
         let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
-                    [tools.webfetch.content]\nformats = []\n";
+                    [tools.webfetch.content]\nformats = []\n[tools.webfetch.extraction]\nmode = \"srd\"\n";
         let srd = load_str_with_env(toml, &|_| None, Contract::Srd).unwrap();
         let agent = load_str_with_env(toml, &|_| None, Contract::Agent).unwrap();
         assert_eq!(srd.settings, agent.settings);

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod article;
+pub mod auto;
 pub mod element;
 pub mod dom;
 pub mod markdown;
@@ -51,18 +52,29 @@ pub struct Extraction {
 /// Extracts an HTML page with the chosen algorithm. [`ExtractionMode::Srd`] is
 /// exactly [`extract_html`]. [`ExtractionMode::Article`] falls back to it when it
 /// finds no main content, and says so in [`Extraction::article_fell_back`].
+/// [`ExtractionMode::Auto`] (issue 29) says what kind of page it found in the
+/// document's `page_type`, and fails only when the page shows no text at all.
 pub fn extract_html_with(
     html: &str,
     final_url: &Url,
     mode: ExtractionMode,
 ) -> Result<Extraction, FetchError> {
-    if mode == ExtractionMode::Article
-        && let Some(document) = article::extract(html, final_url)
-    {
-        return Ok(Extraction {
-            document,
-            article_fell_back: false,
-        });
+    match mode {
+        ExtractionMode::Auto => {
+            return Ok(Extraction {
+                document: auto::extract(html, final_url)?,
+                article_fell_back: false,
+            });
+        }
+        ExtractionMode::Article => {
+            if let Some(document) = article::extract(html, final_url) {
+                return Ok(Extraction {
+                    document,
+                    article_fell_back: false,
+                });
+            }
+        }
+        ExtractionMode::Srd => {}
     }
     Ok(Extraction {
         document: extract_html(html, final_url)?,
@@ -93,7 +105,7 @@ pub fn extract_html(html: &str, final_url: &Url) -> Result<ExtractedDocument, Fe
     Ok(ExtractedDocument {
         markdown,
         title,
-        language,
+        language, page_type: None,
     })
 }
 
@@ -105,6 +117,7 @@ pub fn extract_plain(text: &str) -> ExtractedDocument {
         markdown: normalize_whitespace(text),
         title: None,
         language: None,
+        page_type: None,
     }
 }
 

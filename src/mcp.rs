@@ -63,10 +63,11 @@ impl WebFetchServer {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
-        // Issue 31: the formats this server reads, their limits and errors.
+        // Issue 29: a paragraph a model can act on; issue 31: the formats this
+        // server reads, their limits and errors.
         let description = format!(
-            "{}.{}",
-            self.tool.description(),
+            "{}{}",
+            tool_description(self.max_output_bytes),
             formats_description(&self.tool.settings().content)
         );
         Tool::new(self.tool.name(), description, schema)
@@ -94,7 +95,8 @@ impl ServerHandler for WebFetchServer {
             .with_instructions(
                 "web_fetch fetches an http(s) URL and returns its readable content as token-bounded \
                  Markdown chunks in JSON. Private networks and robots.txt-disallowed pages are refused. \
-                 Pass extraction: \"article\" for just the main text of an article or post. \
+                 By default it keeps what the kind of page calls for (page_type says which); \
+                 pass extraction: \"srd\" for the whole page. \
                  A long page cut to fit the output limit says which start_chunk reads on.",
             )
     }
@@ -135,6 +137,27 @@ impl ServerHandler for WebFetchServer {
         };
         Ok(result.into())
     }
+}
+
+/// The MCP tool's description (issue 29): what comes back, the limits, what the
+/// error codes mean for a retry and how to read past a cut page, in words a model
+/// can act on. (The executor seam keeps the SRD's one line, Appendix E.)
+fn tool_description(max_output_bytes: usize) -> String {
+    format!(
+        "Fetch an http(s) web page (HTML or plain text) and read it as JSON: title, \
+         final_url, page_type (with extraction \"auto\", the default here: article, forum, \
+         product, listing, documentation or service, the kind of page found), chunks of \
+         Markdown with the heading each falls under and its token_count, and notes on how \
+         it was read. Private and internal addresses and pages robots.txt disallows are \
+         refused. A result holds at most {max_output_bytes} bytes: a longer page comes back \
+         with truncated: true and a second message naming the start_chunk that reads on; \
+         call again with the response's final_url and that start_chunk. A failure is an \
+         error envelope {{code, message, retryable, details}}: retry the same call only when \
+         retryable is true (timeout, network, http_5xx, 408 and 429); ssrf_blocked, \
+         port_blocked, robots_disallowed, invalid_url and most http_4xx will fail again; \
+         extraction_failed on a page that needs JavaScript may work with force_browser: \
+         true."
+    )
 }
 
 /// The response JSON; when the output budget cut the page, also the words and the

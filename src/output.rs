@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::chunk::FetchChunk;
 use crate::chunk::chunk_markdown;
-use crate::vocabulary::{ExtractedDocument, RenderingMethod, Timestamp};
+use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp};
 use crate::error::FetchError;
 use crate::notes::{Note, Notes};
 use crate::tokens::TokenCounter;
@@ -111,6 +111,11 @@ pub struct FetchResponse {
     pub truncation_reason: Option<TruncationReason>,
     /// Condition tokens in canonical order; always present (FR-WF-03d).
     pub notes: Notes,
+    /// Extension (issue 29): the kind of page auto extraction found (`article`,
+    /// `forum`, `product`, `listing`, `documentation`, `service`); written only
+    /// for a document extracted in auto mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_type: Option<PageType>,
     /// Extension: the first chunk this response left out because of the output
     /// budget, for a caller that asked for a window (`start_chunk`); never
     /// written otherwise.
@@ -132,6 +137,7 @@ impl FetchResponse {
             truncated: false,
             truncation_reason: None,
             notes: meta.notes,
+            page_type: doc.page_type,
             next_start_chunk: None,
         };
         response.sync_truncation();

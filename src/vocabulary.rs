@@ -54,6 +54,10 @@ pub struct ExtractedDocument {
     /// `<html lang>` as-is, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// Extension (issue 29): the kind of page auto extraction found; only ever set
+    /// in auto mode, so SRD documents and cache entries are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_type: Option<PageType>,
 }
 
 /// Which algorithm chooses the content of an HTML page. An extension of ours:
@@ -69,14 +73,18 @@ pub enum ExtractionMode {
     /// The main content by scoring (text and link density, class weights,
     /// sibling merging), falling back to [`ExtractionMode::Srd`] when it finds none.
     Article,
+    /// Issue 29: decides what kind of page it reads ([`PageType`]) from the
+    /// document itself and extracts each kind accordingly.
+    Auto,
 }
 
 impl ExtractionMode {
-    /// The config and wire spelling: `"srd"` or `"article"`.
+    /// The config and wire spelling: `"srd"`, `"article"` or `"auto"`.
     pub fn as_str(self) -> &'static str {
         match self {
             ExtractionMode::Srd => "srd",
             ExtractionMode::Article => "article",
+            ExtractionMode::Auto => "auto",
         }
     }
 }
@@ -87,9 +95,9 @@ impl fmt::Display for ExtractionMode {
     }
 }
 
-/// A mode name that is neither `srd` nor `article`.
+/// A mode name that is not `srd`, `article` or `auto`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown extraction mode `{0}` (expected `srd` or `article`)")]
+#[error("unknown extraction mode `{0}` (expected `srd`, `article` or `auto`)")]
 pub struct UnknownMode(pub String);
 
 impl FromStr for ExtractionMode {
@@ -99,7 +107,46 @@ impl FromStr for ExtractionMode {
         match s {
             "srd" => Ok(ExtractionMode::Srd),
             "article" => Ok(ExtractionMode::Article),
+            "auto" => Ok(ExtractionMode::Auto),
             other => Err(UnknownMode(other.to_owned())),
         }
+    }
+}
+
+/// What kind of page auto mode found (issue 29): the response's `page_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PageType {
+    /// A news story, blog post or essay: one main text.
+    Article,
+    /// A forum thread, Q&A page or comment thread: many posts in sequence.
+    Forum,
+    /// One product: name, price, description, specifications, reviews.
+    Product,
+    /// A listing or collection: repeated cards (results, a category's products).
+    Listing,
+    /// Documentation: reference or guide text with code, beside a sidebar.
+    Documentation,
+    /// A service or landing page: hero, features, pricing, FAQ sections.
+    Service,
+}
+
+impl PageType {
+    /// The wire spelling (`"article"`, `"forum"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PageType::Article => "article",
+            PageType::Forum => "forum",
+            PageType::Product => "product",
+            PageType::Listing => "listing",
+            PageType::Documentation => "documentation",
+            PageType::Service => "service",
+        }
+    }
+}
+
+impl fmt::Display for PageType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }

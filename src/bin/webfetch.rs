@@ -156,6 +156,8 @@ enum Extraction {
     Srd,
     /// Only the main article or post.
     Article,
+    /// What the kind of page calls for (issue 29).
+    Auto,
 }
 
 impl From<Extraction> for ExtractionMode {
@@ -163,6 +165,7 @@ impl From<Extraction> for ExtractionMode {
         match extraction {
             Extraction::Srd => ExtractionMode::Srd,
             Extraction::Article => ExtractionMode::Article,
+            Extraction::Auto => ExtractionMode::Auto,
         }
     }
 }

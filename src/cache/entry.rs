@@ -323,6 +323,7 @@ mod tests {
                 markdown: "# Page Title\n\nContent here...".into(),
                 title: title.map(str::to_owned),
                 language: None,
+                page_type: None,
             },
         }
     }

@@ -299,6 +299,7 @@ fn render(feed: &Feed, base: &Url) -> Result<ExtractedDocument, FetchError> {
         markdown,
         title: (!title.is_empty()).then_some(title),
         language: None,
+        page_type: None,
     })
 }
 

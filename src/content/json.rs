@@ -41,6 +41,7 @@ pub fn to_markdown(text: &str) -> Result<ExtractedDocument, FetchError> {
         markdown: format!("{fence}json\n{pretty}\n{fence}\n"),
         title: None,
         language: None,
+        page_type: None,
     })
 }
 

@@ -131,6 +131,7 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
             markdown,
             title,
             language: None,
+            page_type: None,
         },
         pages_left_out: pages.len() > max_pages,
         page_count: pages.len(),

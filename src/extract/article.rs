@@ -32,10 +32,10 @@ use super::dom::{self, Document, Node};
 use super::{markdown, normalize_whitespace, root};
 use crate::vocabulary::ExtractedDocument;
 
-mod measure;
-mod names;
+pub(crate) mod measure;
+pub(crate) mod names;
 mod prune;
-mod score;
+pub(crate) mod score;
 
 use measure::measure;
 use names::unseen_elements;
@@ -99,13 +99,13 @@ fn substance(markdown: &str) -> usize {
 
 /// How strict one attempt is; later passes are looser.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Pass {
+pub(crate) struct Pass {
     /// Remove elements whose class or id looks like page furniture before scoring.
-    pub(super) strip_unlikely: bool,
+    pub(crate) strip_unlikely: bool,
     /// Let class and id names weigh on scores and pruning.
-    pub(super) weigh_classes: bool,
+    pub(crate) weigh_classes: bool,
     /// Drop link lists, galleries and widgets inside the chosen content.
-    pub(super) prune: bool,
+    pub(crate) prune: bool,
 }
 
 impl Pass {
@@ -164,14 +164,14 @@ fn extract_pass(
     Some(ExtractedDocument {
         markdown,
         title,
-        language,
+        language, page_type: None,
     })
 }
 
 /// `<noscript>` content is what a reader without JavaScript sees, and some sites
 /// put their whole crawler view there (Discourse). The SRD removes it by name;
 /// article mode keeps it unless its attributes hide it, and scoring decides.
-fn reveal_noscript(doc: &mut Document, body: NodeId) {
+pub(crate) fn reveal_noscript(doc: &mut Document, body: NodeId) {
     let Some(body) = doc.tree.get(body) else {
         return;
     };

@@ -40,6 +40,7 @@ fn doc(markdown: &str) -> ExtractedDocument {
         markdown: markdown.to_owned(),
         title: None,
         language: None,
+        page_type: None,
     }
 }
 
@@ -156,6 +157,7 @@ fn t_wf_cch_01_hit_returns_prior_content_with_original_fetched_at() {
         markdown: "# Page Title\n\nContent here...".into(),
         title: Some("Page Title".into()),
         language: Some("en".into()),
+        page_type: None,
     };
     assert_eq!(
         cache.get(&page, HTTP, Variant::default(), T0),
@@ -390,6 +392,7 @@ fn t_wf_cch_07_entry_stores_the_unchunked_document() {
         markdown: markdown.clone(),
         title: Some("Long".into()),
         language: None,
+        page_type: None,
     };
     cache
         .put(Fresh::new(&page, HTTP, &document, T0, T0))
@@ -667,6 +670,7 @@ fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
         markdown: "m".into(),
         title: Some("T".into()),
         language: Some("de".into()),
+        page_type: None,
     };
     cache.put(Fresh::new(&page, HTTP, &titled, at, at)).unwrap();
     let stored = json(&cache.entry_path(&page, HTTP));

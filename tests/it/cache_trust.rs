@@ -66,6 +66,7 @@ fn plant_entries(dir: &Path, urls: &[&str]) {
         markdown: format!("# Planted\n\n{PAYLOAD}\n"),
         title: Some("Planted".to_owned()),
         language: None,
+        page_type: None,
     };
     let long_ago = OffsetDateTime::now_utc() - time::Duration::days(1);
     for url in urls {

@@ -36,3 +36,4 @@ mod robots;
 mod robustness;
 mod serve;
 mod ssrf;
+mod wcxb;

@@ -64,6 +64,7 @@ fn doc(markdown: &str) -> ExtractedDocument {
         markdown: markdown.to_owned(),
         title: Some("Title \"quoted\"".to_owned()),
         language: Some("en-GB".to_owned()),
+        page_type: None,
     }
 }
 
@@ -94,6 +95,34 @@ fn truncated_len(doc: &ExtractedDocument, notes: &[Note], chunks: Vec<FetchChunk
 }
 
 #[test]
+fn issue_29_page_type_follows_the_notes_and_only_in_auto_mode() {
+    let mut d = doc("# Hi\n\nBody.\n");
+    let srd = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    assert!(!srd.contains("page_type"), "{srd}");
+    d.page_type = Some(webfetch::vocabulary::PageType::Product);
+    let auto = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
+    assert!(
+        auto.ends_with(r#""truncated":false,"notes":[],"page_type":"product"}"#),
+        "{auto}"
+    );
+    let back: FetchResponse = serde_json::from_str(&auto).expect("reads back");
+    assert_eq!(
+        back.page_type,
+        Some(webfetch::vocabulary::PageType::Product)
+    );
+    // Fitting counts it: a budget cut still fits, with the field kept.
+    let long = ExtractedDocument {
+        markdown: sections(40),
+        ..d.clone()
+    };
+    let cut = build_json(&long, meta(&[]), 128, 4_000, &Cl100k).expect("fits");
+    assert!(
+        cut.len() <= 4_000 && cut.contains(r#""page_type":"product""#),
+        "{cut}"
+    );
+}
+
+#[test]
 fn t_wf_out_05_compact_json_in_canonical_field_order() {
     let d = doc("# Hi\n\nBody.\n");
     let json = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
@@ -114,6 +143,7 @@ fn t_wf_out_05_compact_json_in_canonical_field_order() {
         markdown: "x\n".to_owned(),
         title: None,
         language: None,
+        page_type: None,
     };
     let json = build_json(&bare, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!json.contains("null") && !json.contains("title") && !json.contains("language"));

@@ -461,6 +461,7 @@ async fn t_wf_cch_01_pipeline_hit_reports_the_stored_fetch_time() {
         markdown: "# Stored\n\nFrom the cache.\n".to_owned(),
         title: Some("Stored".to_owned()),
         language: None,
+        page_type: None,
     };
     stored
         .put(Fresh::new(

@@ -155,7 +155,7 @@ class WebFetch:
         """Fetches ``url`` and returns the response; raises :class:`FetchError`.
 
         ``max_chunk_tokens`` (128..=2048), ``no_cache`` and ``force_browser`` are
-        the SRD's arguments; ``extraction`` (``"srd"`` or ``"article"``) and
+        the SRD's arguments; ``extraction`` (``"srd"``, ``"article"`` or ``"auto"``) and
         ``start_chunk`` (0-based; the response then carries ``next_start_chunk``
         when the output budget cut it) are this implementation's extensions.
         ``None`` leaves an argument to the configuration's default.

@@ -6,8 +6,13 @@ from __future__ import annotations
 from typing import Any, Dict, List, Literal, TypedDict
 
 #: The HTML extraction of the ``extraction`` argument (extension): the whole
-#: readable page (``"srd"``, FR-WF-13) or only the main article (``"article"``).
-Extraction = Literal["srd", "article"]
+#: readable page (``"srd"``, FR-WF-13), only the main article (``"article"``), or
+#: what the kind of page calls for (``"auto"``, issue 29; the response then says
+#: ``page_type``).
+Extraction = Literal["srd", "article", "auto"]
+
+#: What ``"auto"`` extraction found (issue 29).
+PageType = Literal["article", "forum", "product", "listing", "documentation", "service"]
 
 
 class Chunk(TypedDict):
@@ -34,11 +39,13 @@ class _FetchResponseRequired(TypedDict):
 class FetchResponse(_FetchResponseRequired, total=False):
     """A successful answer (FR-WF-03): fields in the SRD's order; ``title``,
     ``language`` and ``truncation_reason`` are present only when known, and
-    ``next_start_chunk`` only for a ``start_chunk`` call the output budget cut."""
+    ``next_start_chunk`` only for a ``start_chunk`` call the output budget cut,
+    ``page_type`` only for a page extracted in ``"auto"`` mode."""
 
     title: str
     language: str
     truncation_reason: str
+    page_type: PageType
     next_start_chunk: int
 
 

@@ -10,41 +10,41 @@ use crate::extract::walk::{Step, Visitor, walk};
 
 /// Per-element measurements of the cleaned body, in document order (a parent
 /// before its descendants).
-pub(super) struct Measured {
-    pub(super) nodes: Vec<Measure>,
+pub(crate) struct Measured {
+    pub(crate) nodes: Vec<Measure>,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Measure {
-    pub(super) id: NodeId,
+pub(crate) struct Measure {
+    pub(crate) id: NodeId,
     /// Index of the parent element in [`Measured::nodes`], `None` for the body.
-    pub(super) parent: Option<usize>,
-    pub(super) tag: Tag,
-    pub(super) is_p: bool,
-    pub(super) is_input: bool,
+    pub(crate) parent: Option<usize>,
+    pub(crate) tag: Tag,
+    pub(crate) is_p: bool,
+    pub(crate) is_input: bool,
     /// Has a block-level child element: its own text is loose text beside blocks.
-    pub(super) has_block_child: bool,
+    pub(crate) has_block_child: bool,
     /// Visible characters of the subtree (whitespace runs count as one).
-    pub(super) text: u32,
+    pub(crate) text: u32,
     /// Of which inside links.
-    pub(super) link: u32,
+    pub(crate) link: u32,
     /// Commas of the subtree.
-    pub(super) commas: u32,
+    pub(crate) commas: u32,
     /// Characters and commas of the text this element holds itself, or through
     /// inline descendants (not through nested blocks): a paragraph's own words.
-    pub(super) own_text: u32,
-    pub(super) own_commas: u32,
+    pub(crate) own_text: u32,
+    pub(crate) own_commas: u32,
     /// Descendant counts the pruning rules read.
-    pub(super) paragraphs: u32,
-    pub(super) images: u32,
-    pub(super) items: u32,
-    pub(super) inputs: u32,
-    pub(super) embeds: u32,
-    pub(super) heading_text: u32,
+    pub(crate) paragraphs: u32,
+    pub(crate) images: u32,
+    pub(crate) items: u32,
+    pub(crate) inputs: u32,
+    pub(crate) embeds: u32,
+    pub(crate) heading_text: u32,
 }
 
 impl Measure {
-    pub(super) fn link_density(&self) -> f32 {
+    pub(crate) fn link_density(&self) -> f32 {
         if self.text == 0 {
             0.0
         } else {
@@ -53,7 +53,7 @@ impl Measure {
     }
 }
 
-pub(super) fn measure(doc: &Document, body: NodeId) -> Measured {
+pub(crate) fn measure(doc: &Document, body: NodeId) -> Measured {
     let mut measurer = Measurer::default();
     if let Some(body) = doc.tree.get(body) {
         walk(body, &mut measurer);

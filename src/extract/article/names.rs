@@ -14,7 +14,7 @@ use crate::extract::element::{Attr, Element};
 
 /// Readability's class and id weight: -25 for each of class and id that names
 /// furniture, +25 for each that names content.
-pub(super) fn class_weight(element: &Element) -> i32 {
+pub(crate) fn class_weight(element: &Element) -> i32 {
     let mut weight = 0;
     for value in [element.attr(Attr::Class), element.attr(Attr::Id)]
         .into_iter()
@@ -153,7 +153,7 @@ static MAYBE_NAMES: Fragments = Fragments::new(|| matcher(MAYBE_CANDIDATE));
 /// article's), elements an inline style hides, and, in the strict pass, those whose
 /// class or id (substring, unlike the SRD's whole tokens) or role names page
 /// furniture.
-pub(super) fn unseen_elements(doc: &Document, body: NodeId, pass: Pass) -> Vec<NodeId> {
+pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Pass) -> Vec<NodeId> {
     let Some(body) = doc.tree.get(body) else {
         return Vec::new();
     };
@@ -191,7 +191,7 @@ pub(super) fn unseen_elements(doc: &Document, body: NodeId, pass: Pass) -> Vec<N
 
 /// Whether an inline style hides the element (`display: none`,
 /// `visibility: hidden`).
-pub(super) fn style_hides(style: &str) -> bool {
+pub(crate) fn style_hides(style: &str) -> bool {
     style.split(';').any(|declaration| {
         let Some((property, value)) = declaration.split_once(':') else {
             return false;
@@ -261,9 +261,9 @@ const FURNITURE_WORDS: &[&str] = &[
 
 /// Furniture is short: a name match on a longer element is more likely a wrapper
 /// of the article itself (`article-tags-and-body`).
-pub(super) const FURNITURE_MAX_CHARS: u32 = 400;
+pub(crate) const FURNITURE_MAX_CHARS: u32 = 400;
 
-pub(super) fn names_furniture(element: &Element) -> bool {
+pub(crate) fn names_furniture(element: &Element) -> bool {
     [element.attr(Attr::Class), element.attr(Attr::Id)]
         .into_iter()
         .flatten()
@@ -272,7 +272,7 @@ pub(super) fn names_furniture(element: &Element) -> bool {
 }
 
 /// Short blocks whose whole text is a label of the page, not of the article.
-pub(super) fn is_label(text: &str) -> bool {
+pub(crate) fn is_label(text: &str) -> bool {
     const LABELS: &[&str] = &[
         "advertisement",
         "advertising",

@@ -13,8 +13,8 @@ use crate::extract::element::{Attr, Element};
 
 /// The chosen content: the element converted, and which of its children (when it
 /// is the parent of merged siblings) are left out.
-pub(super) struct Chosen {
-    pub(super) root: NodeId,
+pub(crate) struct Chosen {
+    pub(crate) root: NodeId,
     /// Indexes (into [`Measured::nodes`]) of the elements whose subtrees are the
     /// content.
     pub(super) included: Vec<usize>,
@@ -29,7 +29,7 @@ fn is_paragraph_like(m: &Measure) -> bool {
     )
 }
 
-pub(super) fn score(doc: &Document, measured: &Measured, pass: Pass) -> Option<Chosen> {
+pub(crate) fn score(doc: &Document, measured: &Measured, pass: Pass) -> Option<Chosen> {
     let nodes = &measured.nodes;
     let mut scores: Vec<Option<f32>> = vec![None; nodes.len()];
     let initial = |i: usize| -> f32 {

@@ -1,0 +1,299 @@
+//! Extraction quality per page type over WCXB's dev split (issue 29): every
+//! extraction mode in one run, with the benchmark's metric (word F1, precision and
+//! recall per page, macro-averaged; snippet rates), on what the model reads (the
+//! Markdown with link and image targets dropped), beside mean words per page over
+//! the gold text's, mean cl100k tokens per page, pages with no text where the gold
+//! has some, and extraction time (decode included) on one core.
+//!
+//! `cargo bench --bench wcxb`. The split is read from `WEBFETCH_WCXB_DIR`, else
+//! `wcxb-dev` beside `WEBFETCH_CORPUS_DIR`. Environment:
+//! `WCXB_MODES=srd,article,auto` (the default: all three);
+//! `WCXB_TYPE=forum` scores one page type only;
+//! `WCXB_WORST=N` lists the N worst pages of the last mode per type;
+//! `WCXB_DUMP=DIR` writes each page's Markdown per mode there;
+//! `WCXB_ORACLE=1` reads each page in auto mode as its gold type (the readings
+//! measured apart from the classifier), `WCXB_ORACLE=service` (any page type) as
+//! that type;
+//! `WCXB_FEATURES=FILE` writes the classifier's decision and features per page
+//! there and measures nothing;
+//! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
+//! with, without, words, gold words, detected page type).
+
+#[path = "support/quality.rs"]
+mod quality;
+#[path = "support/wcxb.rs"]
+mod wcxb;
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use url::Url;
+use webfetch::content::charset::decode;
+use webfetch::extract::extract_html_with;
+use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::vocabulary::ExtractionMode;
+
+use quality::text_view;
+use wcxb::{PageScore, Sums, TYPES};
+
+/// The best figure the benchmark publishes per type (its README; `listing` is
+/// MinerU-HTML's, the rest rs-trafilatura 0.2.2's), and overall.
+const BEST_PUBLISHED: [(&str, f64); 8] = [
+    ("article", 0.932),
+    ("forum", 0.808),
+    ("product", 0.641),
+    ("collection", 0.716),
+    ("listing", 0.710),
+    ("documentation", 0.932),
+    ("service", 0.844),
+    ("all", 0.859),
+];
+
+struct Run {
+    mode: ExtractionMode,
+    by_type: Vec<Sums>,
+    all: Sums,
+    time: Duration,
+    per_page: Vec<(f64, usize)>,
+}
+
+fn main() {
+    let dir = wcxb::dir();
+    let Some(mut pages) = wcxb::pages(&dir) else {
+        eprintln!(
+            "WCXB dev split not found at {}: nothing to measure",
+            dir.display()
+        );
+        return;
+    };
+    if let Ok(only) = std::env::var("WCXB_TYPE") {
+        pages.retain(|p| p.page_type == only);
+    }
+    let modes: Vec<ExtractionMode> = std::env::var("WCXB_MODES")
+        .unwrap_or_else(|_| "srd,article,auto".to_owned())
+        .split(',')
+        .filter_map(|m| m.trim().parse().ok())
+        .collect();
+    let html: Vec<Vec<u8>> = pages
+        .iter()
+        .map(|p| wcxb::html(&dir, &p.id).unwrap_or_default())
+        .collect();
+    let bytes: usize = html.iter().map(Vec::len).sum();
+    let dump = std::env::var_os("WCXB_DUMP").map(std::path::PathBuf::from);
+    let mut tsv = std::env::var_os("WCXB_TSV")
+        .and_then(|path| std::fs::File::create(path).ok())
+        .map(std::io::BufWriter::new);
+    println!(
+        "WCXB dev split: {} pages, {:.1} MB of HTML",
+        pages.len(),
+        bytes as f64 / 1e6
+    );
+    let fallback = Url::parse("https://example.com/").expect("url");
+    let oracle = std::env::var_os("WCXB_ORACLE").is_some();
+    let forced = std::env::var("WCXB_ORACLE")
+        .ok()
+        .filter(|t| t.parse::<webfetch::vocabulary::PageType>().is_ok());
+    if let Some(path) = std::env::var_os("WCXB_FEATURES") {
+        // The classifier's features and decision per page, beside the gold type.
+        let mut out = String::new();
+        for (page, body) in pages.iter().zip(&html) {
+            let url = page
+                .url
+                .as_deref()
+                .and_then(|u| Url::parse(u).ok())
+                .unwrap_or_else(|| fallback.clone());
+            let decoded = decode(body, None, true);
+            let described = webfetch::extract::auto::classify::describe(&decoded.text, &url);
+            out.push_str(&format!("{}\t{}\t{described}\n", page.id, page.page_type));
+        }
+        let _ = std::fs::write(path, out);
+        return;
+    }
+    let mut runs = Vec::new();
+    for mode in modes {
+        let mut run = Run {
+            mode,
+            by_type: vec![Sums::default(); TYPES.len()],
+            all: Sums::default(),
+            time: Duration::ZERO,
+            per_page: Vec::new(),
+        };
+        for (index, (page, body)) in pages.iter().zip(&html).enumerate() {
+            let url = page
+                .url
+                .as_deref()
+                .and_then(|u| Url::parse(u).ok())
+                .unwrap_or_else(|| fallback.clone());
+            let started = Instant::now();
+            let decoded = decode(body, None, true);
+            let result = match (mode, oracle) {
+                // The gold type's reading: each type's extraction apart from the
+                // classifier (`WCXB_ORACLE=1`).
+                (ExtractionMode::Auto, true) => {
+                    let page_type = match (forced.as_deref(), page.page_type.as_str()) {
+                        (Some(forced), _) => forced,
+                        (None, "collection") => "listing",
+                        (None, other) => other,
+                    };
+                    webfetch::extract::auto::extract_as(
+                        &decoded.text,
+                        &url,
+                        page_type
+                            .parse()
+                            .unwrap_or(webfetch::vocabulary::PageType::Article),
+                    )
+                    .map(|document| webfetch::extract::Extraction {
+                        document,
+                        article_fell_back: false,
+                    })
+                }
+                _ => extract_html_with(&decoded.text, &url, mode),
+            };
+            run.time += started.elapsed();
+            let (markdown, detected) = match result {
+                Ok(extraction) => (
+                    extraction.document.markdown,
+                    extraction.document.page_type.map_or("", |t| t.as_str()),
+                ),
+                Err(_) => (String::new(), ""),
+            };
+            let text = text_view(&markdown);
+            let score: PageScore = wcxb::score_page(page, &text, Cl100k.count_str(&markdown));
+            if let Some(t) = TYPES.iter().position(|t| *t == page.page_type) {
+                run.by_type[t].add(&score);
+            }
+            run.all.add(&score);
+            run.per_page.push((score.f1, index));
+            if let Some(dump) = &dump {
+                let _ = std::fs::create_dir_all(dump);
+                let _ = std::fs::write(dump.join(format!("{}.{mode}.md", page.id)), &markdown);
+            }
+            if let Some(tsv) = &mut tsv {
+                let _ = writeln!(
+                    tsv,
+                    "{}\t{}\t{mode}\t{:.4}\t{:.4}\t{:.4}\t{:.3}\t{:.3}\t{}\t{}\t{detected}",
+                    page.id,
+                    page.page_type,
+                    score.precision,
+                    score.recall,
+                    score.f1,
+                    score.with,
+                    score.without,
+                    score.words,
+                    score.gold_words,
+                );
+            }
+        }
+        runs.push(run);
+    }
+    print_tables(&runs, bytes);
+    let worst: usize = std::env::var("WCXB_WORST")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    if let Some(last) = runs.last()
+        && worst > 0
+    {
+        for t in TYPES {
+            let mut ranked: Vec<&(f64, usize)> = last
+                .per_page
+                .iter()
+                .filter(|(_, i)| pages[*i].page_type == t)
+                .collect();
+            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let list: Vec<String> = ranked
+                .iter()
+                .take(worst)
+                .map(|(f1, i)| format!("{} {f1:.2}", pages[*i].id))
+                .collect();
+            if !list.is_empty() {
+                println!("worst {t} ({}): {}", last.mode, list.join(", "));
+            }
+        }
+    }
+}
+
+fn print_tables(runs: &[Run], bytes: usize) {
+    println!();
+    print!("| page type | pages |");
+    for run in runs {
+        print!(" {} F1 (P / R) |", run.mode);
+    }
+    println!(" best published |");
+    println!("|{}", " --- |".repeat(runs.len() + 3));
+    let rows = TYPES.iter().enumerate().map(|(t, name)| (*name, t));
+    for (name, t) in rows.map(|(n, t)| (n, Some(t))).chain([("all", None)]) {
+        let pages = runs.first().map_or(0, |r| sums(r, t).pages);
+        if pages == 0 {
+            continue;
+        }
+        print!("| {name} | {pages} |");
+        for run in runs {
+            let s = sums(run, t);
+            print!(
+                " {:.3} ({:.3} / {:.3}) |",
+                s.f1(),
+                s.precision(),
+                s.recall()
+            );
+        }
+        let best = BEST_PUBLISHED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |(_, f)| *f);
+        println!(" {best:.3} |");
+    }
+    println!();
+    println!(
+        "| mode | with | without | words / gold | mean tokens | no text (gold has some) | time | MB/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for run in runs {
+        let s = &run.all;
+        println!(
+            "| {} | {:.1}% | {:.1}% | {:.2}x | {:.0} | {} | {:.0} ms | {:.1} |",
+            run.mode,
+            s.with() * 100.0,
+            s.without() * 100.0,
+            s.length_ratio(),
+            s.mean_tokens(),
+            s.failures,
+            run.time.as_secs_f64() * 1e3,
+            bytes as f64 / 1e6 / run.time.as_secs_f64().max(1e-9),
+        );
+    }
+    println!();
+    print!("| page type |");
+    for run in runs {
+        print!(" {} tokens / page | {} words / gold |", run.mode, run.mode);
+    }
+    println!();
+    println!("|{}", " --- |".repeat(runs.len() * 2 + 1));
+    for (t, name) in TYPES.iter().enumerate() {
+        if runs.first().is_none_or(|r| r.by_type[t].pages == 0) {
+            continue;
+        }
+        print!("| {name} |");
+        for run in runs {
+            let s = &run.by_type[t];
+            print!(" {:.0} | {:.2}x |", s.mean_tokens(), s.length_ratio());
+        }
+        println!();
+    }
+    if let Some(srd) = runs.iter().find(|r| r.mode == ExtractionMode::Srd) {
+        for run in runs.iter().filter(|r| r.mode != ExtractionMode::Srd) {
+            println!(
+                "{} / srd time: {:.2}x",
+                run.mode,
+                run.time.as_secs_f64() / srd.time.as_secs_f64().max(1e-9)
+            );
+        }
+    }
+}
+
+fn sums(run: &Run, t: Option<usize>) -> Sums {
+    match t {
+        Some(t) => run.by_type[t],
+        None => run.all,
+    }
+}

@@ -1,0 +1,242 @@
+//! What a page says about itself (issue 29): the schema.org types it declares in
+//! JSON-LD (`"@type"`) and microdata (`itemtype`), and its Open Graph `og:type`.
+//!
+//! Read from the raw HTML, not the tree: the parse keeps no script text and no
+//! attribute extraction does not read. One case-insensitive pass finds the three
+//! markers; each is read a bounded distance past its marker, so the scan is linear
+//! in the page however it is written. JSON-LD is not parsed as JSON: its `"@type"`
+//! values are read where they stand, so a block with a syntax error (common) still
+//! counts.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
+/// Bytes read past a marker for its value.
+const VALUE_WINDOW: usize = 512;
+/// Bytes of one JSON-LD block searched for `"@type"` (a block past this is read
+/// up to here).
+const BLOCK_WINDOW: usize = 256 * 1024;
+/// Types kept per page.
+const MAX_TYPES: usize = 256;
+
+/// The schema.org and Open Graph types a page declares, lowercased.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Signals {
+    /// `"@type"` values of JSON-LD blocks and `itemtype` names (the last path
+    /// segment of `http://schema.org/Product`), in page order.
+    pub(crate) types: Vec<String>,
+    /// `og:type` (`article`, `product`, `website`, ...).
+    pub(crate) og_type: Option<String>,
+}
+
+impl Signals {
+    /// How many declared types are one of `names` (lowercase).
+    pub(crate) fn count(&self, names: &[&str]) -> usize {
+        self.types
+            .iter()
+            .filter(|t| names.contains(&t.as_str()))
+            .count()
+    }
+}
+
+const MARKERS: [&str; 3] = ["application/ld+json", "og:type", "itemtype"];
+
+static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(MARKERS)
+        .expect("fixed markers build")
+});
+
+/// Reads the signals of `html`.
+pub(crate) fn read(html: &str) -> Signals {
+    let mut signals = Signals::default();
+    let bytes = html.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() && signals.types.len() < MAX_TYPES {
+        let Some(found) = FINDER.find(&html[at..]) else {
+            break;
+        };
+        let start = at + found.start();
+        let end = at + found.end();
+        at = end;
+        match found.pattern().as_usize() {
+            0 => {
+                // The block runs from the end of the `<script ...>` tag to `</script`.
+                let Some(open) = memchr::memchr(b'>', &bytes[end..]) else {
+                    break;
+                };
+                let from = end + open + 1;
+                let to = find_ci(&bytes[from..], b"</script")
+                    .map_or(bytes.len(), |i| from + i)
+                    .min(from + BLOCK_WINDOW);
+                json_ld_types(slice(html, from, to), &mut signals.types);
+                at = to.max(end);
+            }
+            1 => {
+                if signals.og_type.is_none() {
+                    signals.og_type = meta_content(html, start, end);
+                }
+            }
+            _ => {
+                if let Some(value) = attribute_value(slice(html, end, end + VALUE_WINDOW)) {
+                    for url in value.split_ascii_whitespace() {
+                        let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                        if !name.is_empty() {
+                            signals.types.push(name.to_ascii_lowercase());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    signals.types.truncate(MAX_TYPES);
+    signals
+}
+
+/// `<pre>` start tags in `html` (any case): code blocks, read without a parse.
+pub(crate) fn count_pre(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let mut count = 0;
+    let mut at = 0;
+    while let Some(i) = find_ci(&bytes[at..], b"<pre") {
+        let end = at + i + 4;
+        if matches!(bytes.get(end), Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0C' | b'/')) {
+            count += 1;
+        }
+        at = end;
+    }
+    count
+}
+
+/// `html[from..to]`, both ends moved back to character boundaries.
+fn slice(html: &str, from: usize, to: usize) -> &str {
+    let floor = |mut i: usize| {
+        i = i.min(html.len());
+        while !html.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let (from, to) = (floor(from), floor(to));
+    &html[from..to.max(from)]
+}
+
+/// The first position of `needle` (ASCII, lowercase) in `haystack`, ignoring case.
+fn find_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = needle.first()?;
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(*first, first.to_ascii_uppercase(), &haystack[at..]) {
+        let start = at + i;
+        if haystack.len() - start >= needle.len()
+            && haystack[start..start + needle.len()].eq_ignore_ascii_case(needle)
+        {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
+}
+
+/// The `"@type"` values of a JSON-LD block: a string or an array of strings.
+fn json_ld_types(block: &str, out: &mut Vec<String>) {
+    let mut rest = block;
+    while let Some(i) = rest.find("\"@type\"") {
+        rest = &rest[i + 7..];
+        let value = rest.trim_start();
+        let Some(value) = value.strip_prefix(':') else {
+            continue;
+        };
+        let value = value.trim_start();
+        let list = match value.strip_prefix('[') {
+            Some(list) => list.split(']').next().unwrap_or(""),
+            None => value,
+        };
+        for item in list.split(',') {
+            let item = item.trim_start();
+            let Some(item) = item.strip_prefix('"') else {
+                break;
+            };
+            let Some(name) = item.split('"').next() else {
+                break;
+            };
+            let name = name.rsplit('/').next().unwrap_or(name);
+            if !name.is_empty() && name.len() <= 64 && out.len() < MAX_TYPES {
+                out.push(name.to_ascii_lowercase());
+            }
+            if value.starts_with('"') {
+                break;
+            }
+        }
+    }
+}
+
+/// The `content` of the `<meta>` tag around a marker at `start..end`.
+fn meta_content(html: &str, start: usize, end: usize) -> Option<String> {
+    let bytes = html.as_bytes();
+    let from = bytes[..start].iter().rposition(|&b| b == b'<')?;
+    if start - from > VALUE_WINDOW {
+        return None;
+    }
+    let to = end + memchr::memchr(b'>', &bytes[end..])?;
+    let tag = slice(html, from, to.min(from + 2 * VALUE_WINDOW));
+    let lower = tag.to_ascii_lowercase();
+    let at = lower.find("content")?;
+    attribute_value(&tag[at + 7..])
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty())
+}
+
+/// The value after `=` of an attribute: quoted or bare.
+fn attribute_value(text: &str) -> Option<&str> {
+    let text = text.trim_start().strip_prefix('=')?.trim_start();
+    let mut chars = text.chars();
+    match chars.next()? {
+        quote @ ('"' | '\'') => text[1..].split(quote).next(),
+        _ => text
+            .split(|c: char| c.is_ascii_whitespace() || c == '>')
+            .next(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_json_ld_microdata_and_open_graph_types() {
+        let html = r#"<head><meta property="og:type" content="Product">
+            <script type="application/ld+json">{"@context":"https://schema.org","@type":"Product",
+              "offers":{"@type" : "Offer"},"x":{"@type":["BreadcrumbList", "Thing"]}}</script>
+            <SCRIPT TYPE='application/LD+JSON'>{"@type": "https://schema.org/WebPage"</SCRIPT>
+            </head><body><div itemscope itemtype="http://schema.org/ItemList"></div>
+            <div itemtype=https://schema.org/Offer/>x</div></body>"#;
+        let signals = read(html);
+        assert_eq!(signals.og_type.as_deref(), Some("product"));
+        assert_eq!(
+            signals.types,
+            ["product", "offer", "breadcrumblist", "thing", "webpage", "itemlist", "offer"]
+        );
+        assert_eq!(signals.count(&["offer"]), 2);
+        assert_eq!(count_pre("<PRE>a</pre><pre class=x>b</pre><preface><pre"), 2);
+    }
+
+    #[test]
+    fn broken_markup_reads_what_it_can_and_never_panics() {
+        for html in [
+            "application/ld+json",
+            "<script type=application/ld+json>{\"@type\":",
+            "<script type=application/ld+json>{\"@type\": [\"A\", ",
+            "og:type",
+            "<meta og:type content=",
+            "itemtype",
+            "itemtype=\"",
+            "<meta property=\"og:type\" content=\"é\u{301}\">",
+            "itemtype='http://schema.org/' og:type",
+        ] {
+            let _ = read(html);
+        }
+        assert_eq!(read("<script type=application/ld+json>{\"@type\": [\"A\", ").types, ["a"]);
+    }
+}

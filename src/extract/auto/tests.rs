@@ -1,0 +1,278 @@
+//! Auto mode (issue 29): the classifier on declared types and URL shapes, each
+//! reading on pages of its kind, and the rule that a page with text always gets
+//! an answer.
+
+use url::Url;
+
+use super::{classify, extract, extract_as};
+use crate::vocabulary::PageType;
+use crate::extract::{extract_html, extract_html_with};
+use crate::vocabulary::ExtractionMode;
+
+fn url(path: &str) -> Url {
+    Url::parse(&format!("https://example.com{path}")).unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/article/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn kind(html: &str, path: &str) -> PageType {
+    classify::classify(html, &url(path))
+}
+
+const PROSE: &str = "<p>Residents of three river towns began clearing mud from their homes \
+    on Thursday, a week after the highest water in four decades forced thousands to leave.</p>";
+
+#[test]
+fn declared_types_decide_first() {
+    let ld = |t: &str| {
+        format!(
+            "<script type=\"application/ld+json\">{{\"@type\": \"{t}\"}}</script><main>{PROSE}</main>"
+        )
+    };
+    for (html, expected) in [
+        (ld("Product"), PageType::Product),
+        (ld("DiscussionForumPosting"), PageType::Forum),
+        (ld("QAPage"), PageType::Forum),
+        (ld("CollectionPage"), PageType::Listing),
+        (ld("TechArticle"), PageType::Documentation),
+        (ld("NewsArticle"), PageType::Article),
+        (
+            format!("<meta property=\"og:type\" content=\"article\"><main>{PROSE}</main>"),
+            PageType::Article,
+        ),
+        (
+            format!("<div itemscope itemtype=\"https://schema.org/Product\">{PROSE}</div>"),
+            PageType::Product,
+        ),
+    ] {
+        assert_eq!(kind(&html, "/page"), expected, "{html}");
+    }
+}
+
+#[test]
+fn url_shapes_and_structure_decide_what_declares_nothing() {
+    let plain = format!("<main>{PROSE}</main>");
+    for (path, expected) in [
+        ("/docs/retry-policy", PageType::Documentation),
+        ("/forum/thread-12", PageType::Forum),
+        ("/questions/12/why", PageType::Forum),
+        ("/collections/shoes", PageType::Listing),
+        ("/products/pack-40", PageType::Product),
+        ("/blog/river-towns", PageType::Article),
+        ("/2025/11/river-towns", PageType::Article),
+        ("/", PageType::Service),
+        ("/monitoring", PageType::Service),
+    ] {
+        assert_eq!(kind(&plain, path), expected, "{path}");
+    }
+    let code = "<main><pre>a</pre><pre>b</pre><pre>c</pre><pre>d</pre></main>";
+    assert_eq!(kind(code, "/x"), PageType::Documentation);
+}
+
+#[test]
+fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
+    let html = fixture("service.html").replace(
+        "<section class=\"hero\">",
+        "<div class=\"cookie-banner\">We use cookies <button>Accept</button></div>\
+         <ul><li><a href=\"/a\">Home</a></li><li><a href=\"/b\">Blog</a></li><li><a href=\"/c\">Docs</a></li></ul>\
+         <section class=\"hero\">",
+    );
+    let document = extract_as(&html, &url("/"), PageType::Service).unwrap();
+    let markdown = &document.markdown;
+    for wanted in [
+        "# Know your site is down",
+        "PingWell checks your websites",
+        "### Checks from six regions",
+        "### Alert routing",
+        "| Team | 100 | $49 per month |",
+    ] {
+        assert!(markdown.contains(wanted), "missing {wanted:?} in:\n{markdown}");
+    }
+    for unwanted in ["cookies", "Accept", "Blog", "Start free trial", "Privacy"] {
+        assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
+    }
+    assert_eq!(document.page_type, Some(PageType::Service));
+}
+
+#[test]
+fn a_listing_keeps_every_item() {
+    let document = extract_as(&fixture("listing.html"), &url("/search"), PageType::Listing).unwrap();
+    for name in ["reqwest", "ureq", "hyper", "isahc"] {
+        assert!(document.markdown.contains(name), "{name}:\n{}", document.markdown);
+    }
+}
+
+#[test]
+fn a_thread_keeps_every_post() {
+    let html = fixture("forum-discourse.html");
+    let document = extract_as(&html, &url("/t/cache-grows/12"), PageType::Forum).unwrap();
+    for post in [
+        "Since upgrading to 2.4 the cache directory grows",
+        "Eviction runs in each process",
+        "Upgrading to 2.5 fixed it",
+    ] {
+        assert!(document.markdown.contains(post), "{post}:\n{}", document.markdown);
+    }
+}
+
+/// A thread of repeated posts, the longest in the middle: article scoring would
+/// pick that one post.
+const THREAD: &str = r#"<html><head><title>Cache grows without bound</title></head><body>
+    <div class="layout"><div class="main-col"><h1>Cache grows without bound</h1>
+    <div class="posts">
+      <article class="message post-1"><div class="user">ana_r</div><time>Oct 29, 2025</time>
+        <div class="message-body"><p>Since upgrading to 2.4 the cache directory grows past the limit we set, a few gigabytes a day.</p></div>
+        <ul class="actions"><li><a href="/r/1">Reply</a></li><li><a href="/q/1">Quote</a></li><li><a href="/l/1">Like</a></li></ul></article>
+      <article class="message post-2"><div class="user">jberg</div><time>Oct 29, 2025</time>
+        <div class="message-body"><p>Eviction runs in each process, so with many processes the limit is checked by each of them against its own view of the directory, and none of them sees the total.</p>
+        <p>Set one cache directory per process, or run the eviction from one place, and the total stays under the limit as it did before.</p></div></article>
+      <article class="message post-3"><div class="user">ana_r</div><time>Oct 30, 2025</time>
+        <div class="message-body"><p>Upgrading to 2.5 fixed it for us, thanks for the pointer.</p></div></article>
+    </div></div>
+    <div class="side-col"><h3>Similar threads</h3><ul><li><a href="/t/1">Cache misses after restart</a></li><li><a href="/t/2">Disk full</a></li><li><a href="/t/3">Eviction order</a></li></ul></div>
+    </div></body></html>"#;
+
+#[test]
+fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
+    let document = extract_as(THREAD, &url("/threads/cache-grows.12"), PageType::Forum).unwrap();
+    let markdown = &document.markdown;
+    let at = |text: &str| {
+        markdown
+            .find(text)
+            .unwrap_or_else(|| panic!("missing {text:?} in:\n{markdown}"))
+    };
+    let order = [
+        at("ana_r"),
+        at("Oct 29, 2025"),
+        at("Since upgrading to 2.4"),
+        at("jberg"),
+        at("Eviction runs in each process"),
+        at("Set one cache directory"),
+        at("Oct 30, 2025"),
+        at("Upgrading to 2.5 fixed it"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{markdown}");
+    for unwanted in ["Similar threads", "Disk full", "Quote"] {
+        assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
+    }
+}
+
+#[test]
+fn an_article_with_comments_read_as_a_thread_keeps_the_article() {
+    let comments: String = (1..=3)
+        .map(|i| format!("<div class=\"comment\"><b>reader{i}</b><p>Comment number {i} says the article was a fine read indeed.</p></div>"))
+        .collect();
+    let story = PROSE.repeat(6);
+    let html = format!(
+        "<body><div class=\"story\"><h1>River towns</h1>{story}</div><div class=\"comments\">{comments}</div></body>"
+    );
+    let thread = extract_as(&html, &url("/threads/1"), PageType::Forum).unwrap();
+    let article = extract_as(&html, &url("/threads/1"), PageType::Article).unwrap();
+    assert_eq!(thread.markdown, article.markdown);
+    assert!(thread.markdown.contains("Residents of three river towns"));
+}
+
+#[test]
+fn an_faq_in_an_article_is_not_a_thread_and_a_topic_index_is_not_a_forum() {
+    let faq = format!(
+        "<script type=\"application/ld+json\">{{\"@graph\": [{{\"@type\": \"BlogPosting\"}}, \
+         {{\"@type\": \"FAQPage\", \"mainEntity\": [{{\"@type\": \"Question\", \
+         \"acceptedAnswer\": {{\"@type\": \"Answer\"}}}}]}}]}}</script><main>{PROSE}</main>"
+    );
+    assert_eq!(kind(&faq, "/page"), PageType::Article);
+    let question = "<script type=\"application/ld+json\">{\"@type\": \"Question\"}</script>";
+    assert_eq!(kind(question, "/page"), PageType::Forum);
+    let plain = format!("<main>{PROSE}</main>");
+    assert_eq!(kind(&plain, "/topics/camping/best-stoves"), PageType::Service);
+    assert_eq!(kind(&plain, "/topic/1103020-payment-issues"), PageType::Forum);
+    assert_eq!(kind(&plain, "/travel-forum/japan"), PageType::Forum);
+}
+
+#[test]
+fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
+    // The SRD takes the first `<article>`: here one review of a product page.
+    let html = format!(
+        "<body><div class=\"product\"><h1>Pack 40</h1><p>A forty litre pack for long days in the hills.</p>\
+         <table><tr><th>Weight</th><td>1.2 kg</td></tr><tr><th>Volume</th><td>40 l</td></tr></table>{PROSE}</div>\
+         <article class=\"review\"><p>Carried it for a week, no complaints.</p></article></body>"
+    );
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
+    for wanted in ["A forty litre pack", "| Weight | 1.2 kg |", "Residents", "Carried it for a week"] {
+        assert!(document.markdown.contains(wanted), "missing {wanted:?} in:\n{}", document.markdown);
+    }
+}
+
+#[test]
+fn a_product_leaves_out_other_products_but_a_list_of_products_stays() {
+    let cards = |n: usize| -> String {
+        (1..=n)
+            .map(|i| format!("<div class=\"card\"><a href=\"/p/{i}\">Pack {i}0</a><span>${i}9.00</span></div>"))
+            .collect()
+    };
+    let product = format!(
+        "<body><div class=\"product\"><h1>Pack 40</h1><p>$129.00, in stock.</p>{}</div>\
+         <div class=\"recs\"><h2>Also viewed</h2>{}</div></body>",
+        PROSE.repeat(3),
+        cards(4)
+    );
+    let document = extract_as(&product, &url("/p/pack-40"), PageType::Product).unwrap();
+    assert!(document.markdown.contains("$129.00, in stock."), "{}", document.markdown);
+    assert!(!document.markdown.contains("Pack 20"), "{}", document.markdown);
+    let category = format!("<body><h1>Packs</h1>{}</body>", cards(6));
+    let document = extract_as(&category, &url("/p/packs"), PageType::Product).unwrap();
+    assert!(document.markdown.contains("Pack 20"), "{}", document.markdown);
+}
+
+#[test]
+fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text() {
+    let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\
+                <nav><a href=\"/\">Home</a></nav><div hidden>INJECTED one</div>\
+                <footer><span aria-hidden=\"true\">INJECTED two</span>Call 555 0100</footer></body>";
+    let srd = extract_html(html, &url("/")).unwrap_err();
+    assert_eq!(srd.details_json()["error"], "no_extractable_content");
+    let document = extract(html, &url("/")).unwrap();
+    for wanted in ["Opening hours", "Mon to Fri, 9 to 5", "Call 555 0100"] {
+        assert!(document.markdown.contains(wanted), "{wanted}:\n{}", document.markdown);
+    }
+    assert!(!document.markdown.contains("INJECTED"), "{}", document.markdown);
+    assert!(document.page_type.is_some());
+    for blank in ["", "<body><div hidden>INJECTED</div><script>x()</script></body>"] {
+        let error = extract(blank, &url("/")).unwrap_err();
+        assert_eq!(error.details_json()["error"], "no_extractable_content");
+    }
+}
+
+#[test]
+fn only_auto_mode_says_what_it_found_and_srd_mode_is_unchanged() {
+    let html = fixture("service.html");
+    let auto = extract_html_with(&html, &url("/"), ExtractionMode::Auto).unwrap();
+    assert_eq!(auto.document.page_type, Some(PageType::Service));
+    for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
+        let other = extract_html_with(&html, &url("/"), mode).unwrap();
+        assert_eq!(other.document.page_type, None, "{mode}");
+    }
+    let srd = extract_html_with(&html, &url("/"), ExtractionMode::Srd).unwrap();
+    assert_eq!(srd.document, extract_html(&html, &url("/")).unwrap());
+}
+
+#[test]
+fn page_types_have_one_spelling() {
+    for t in [
+        PageType::Article,
+        PageType::Forum,
+        PageType::Product,
+        PageType::Listing,
+        PageType::Documentation,
+        PageType::Service,
+    ] {
+        assert_eq!(t.as_str().parse::<PageType>(), Ok(t));
+        assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+    }
+    assert!("collection".parse::<PageType>().is_err());
+}

@@ -1,0 +1,161 @@
+//! Threads (issue 29): forum threads, Q&A pages and comment threads, where the
+//! posts are the content. Article scoring picks one container, which on a thread
+//! is one post; this reading keeps every post, in order, with what each shows of
+//! its author and date.
+//!
+//! 1. The posts: the largest group of repeated sibling blocks (`repeat`) that is
+//!    mostly prose, not links. A group nested in one member of a larger group
+//!    wins when it holds half of that group's prose or more (the page's layout
+//!    columns repeat too, around the thread).
+//! 2. The thread: the posts' parent, widened to take in the container article
+//!    scoring chose when both sit in a parent that holds little else (a question
+//!    above its list of answers).
+//! 3. Inside the thread, what names furniture outside the posts (menus, share
+//!    bars, related threads), form controls and link lists go; inside a post
+//!    everything visible stays, comment-named classes included.
+//!
+//! A page whose scored container lies apart from the posts and holds more
+//! text than all of them is an article with comments: `None`.
+//!
+//! A page whose visible thread is empty but whose `<noscript>` holds one (a
+//! crawler view) is read from the `<noscript>` content. A page without repeated
+//! posts gets `None`: the caller reads it as an article.
+
+use std::collections::{HashMap, HashSet};
+
+use ego_tree::NodeId;
+use url::Url;
+
+use super::super::article::measure::measure;
+use super::super::article::names::unseen_elements;
+use super::super::article::score::score;
+use super::super::article::{Pass, reveal_noscript};
+use super::super::dom::{self, Document};
+use super::super::{markdown, normalize_whitespace, root, title};
+use super::repeat::{self, Group, common_ancestor, is_ancestor};
+use super::whole::{form_controls, link_lists, remove_all};
+use crate::vocabulary::ExtractedDocument;
+
+/// Posts have this many characters outside links, or more.
+const MIN_POST_CHARS: u32 = 40;
+/// A thread reading shorter than this is retried on the `<noscript>` view.
+const MIN_THREAD_CHARS: usize = 500;
+
+/// Images and hidden elements only: names are read after the posts are found.
+const LOOSE: Pass = Pass {
+    strip_unlikely: false,
+    weigh_classes: true,
+    prune: false,
+};
+const STRICT: Pass = Pass {
+    strip_unlikely: true,
+    weigh_classes: true,
+    prune: true,
+};
+
+/// The thread of `html` as Markdown, or `None` when it has no repeated posts.
+pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
+    let visible = read(dom::parse(html), final_url, false);
+    if visible
+        .as_ref()
+        .is_some_and(|d| d.markdown.chars().count() >= MIN_THREAD_CHARS)
+    {
+        return visible;
+    }
+    let crawler_view = read(dom::parse_without_scripting(html), final_url, true);
+    match (visible, crawler_view) {
+        (Some(v), Some(c)) if c.markdown.len() > v.markdown.len() * 2 => Some(c),
+        (Some(v), _) => Some(v),
+        (None, c) => c,
+    }
+}
+
+fn read(mut doc: Document, final_url: &Url, noscript: bool) -> Option<ExtractedDocument> {
+    let survey = root::survey(&doc);
+    let body = survey.candidates[5]?;
+    if noscript {
+        reveal_noscript(&mut doc, body);
+    }
+    let unseen = unseen_elements(&doc, body, LOOSE);
+    remove_all(&mut doc, &unseen);
+    let measured = measure(&doc, body);
+    let nodes = &measured.nodes;
+    let posts = posts(repeat::groups(&doc, &measured, MIN_POST_CHARS), nodes)?;
+    let parent = posts.parent;
+    let mut thread = parent;
+    let index: HashMap<NodeId, usize> = nodes.iter().enumerate().map(|(i, m)| (m.id, i)).collect();
+    let index_of = |id: NodeId| index.get(&id).copied();
+    if let Some(chosen) = score(&doc, &measured, LOOSE).and_then(|c| index_of(c.root)) {
+        let common = common_ancestor(nodes, chosen, parent);
+        let disjoint = common != chosen && common != parent;
+        let held = nodes[parent].text + if disjoint { nodes[chosen].text } else { 0 };
+        if common != parent && u64::from(nodes[common].text) * 4 <= u64::from(held) * 5 {
+            thread = common;
+        } else if disjoint && repeat::prose(&nodes[chosen]) >= posts.prose
+            || common == chosen && repeat::prose(&nodes[chosen]) >= posts.prose * 2
+        {
+            // More text apart from the posts than in them: an article with
+            // comments below it, or with a list in it, read as an article.
+            return None;
+        }
+    }
+    // Furniture by name, outside the posts.
+    let members: HashSet<NodeId> = posts.members.iter().map(|&i| nodes[i].id).collect();
+    let in_or_around_post = |id: NodeId| {
+        let Some(i) = index_of(id) else { return true };
+        members.contains(&id)
+            || posts
+                .members
+                .iter()
+                .any(|&m| is_ancestor(nodes, m, i) || is_ancestor(nodes, i, m))
+    };
+    let furniture: Vec<NodeId> = unseen_elements(&doc, body, STRICT)
+        .into_iter()
+        .filter(|&id| !in_or_around_post(id))
+        .collect();
+    let menus = link_lists(&measured);
+    let thread_id = nodes[thread].id;
+    remove_all(&mut doc, &furniture);
+    remove_all(&mut doc, &menus);
+    let controls = form_controls(&doc, thread_id);
+    remove_all(&mut doc, &controls);
+    let base = root::base_url(&doc, &survey, final_url);
+    let markdown = normalize_whitespace(&markdown::convert(doc.tree.get(thread_id)?, &base));
+    if markdown.is_empty() {
+        return None;
+    }
+    Some(ExtractedDocument {
+        markdown,
+        title: title(&doc, &survey),
+        language: survey.language.clone(),
+        page_type: None,
+    })
+}
+
+/// The group of posts: the most prose among groups that are not link lists,
+/// then, while one holds half of it or more, the largest group nested in one of
+/// its members.
+fn posts(groups: Vec<Group>, nodes: &[super::super::article::measure::Measure]) -> Option<Group> {
+    let candidates: Vec<Group> = groups
+        .into_iter()
+        .filter(|g| g.link_density() <= 0.5)
+        .collect();
+    let mut best = candidates.iter().max_by_key(|g| (g.prose, std::cmp::Reverse(g.parent)))?;
+    loop {
+        let nested = candidates
+            .iter()
+            .filter(|g| {
+                g.substantial >= 3
+                    && u64::from(g.prose) * 2 >= u64::from(best.prose)
+                    && best
+                        .members
+                        .iter()
+                        .any(|&m| m == g.parent || is_ancestor(nodes, m, g.parent))
+            })
+            .max_by_key(|g| (g.prose, std::cmp::Reverse(g.parent)));
+        match nested {
+            Some(g) => best = g,
+            None => return Some(best.clone()),
+        }
+    }
+}

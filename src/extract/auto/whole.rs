@@ -1,0 +1,193 @@
+//! The whole readable page minus its furniture (issue 29): what auto mode reads on
+//! pages whose content is spread over many blocks (service and landing pages,
+//! documentation, listings, products), where one scored container would lose most
+//! of it.
+//!
+//! It starts from the SRD's reading (the same parse, boilerplate removal and root
+//! selection, FR-WF-13; a root holding less than half of the body's text widens
+//! to its lowest ancestor that holds half), then also removes, anywhere in the
+//! body:
+//!
+//! * what article mode never reads: images and their captions, elements an inline
+//!   style hides, and elements whose class, id or role names page furniture
+//!   (Readability's unlikely candidates: menus, breadcrumbs, banners, pagination,
+//!   share bars, cookie and newsletter pop-ups);
+//! * form controls (`<button>`, `<label>`, `<option>`): calls to action and
+//!   filters, not content;
+//! * on product pages, repeated cards that each link elsewhere (other
+//!   products: recommendations, "also viewed", variations);
+//! * navigation-like link lists: lists and link bars whose every entry is one short
+//!   link (menus, facets, tag clouds, footers without a `<footer>`).
+
+use std::collections::HashMap;
+
+use ego_tree::NodeId;
+use html5ever::local_name;
+use url::Url;
+
+use super::repeat;
+use super::super::article::Pass;
+use super::super::article::measure::{Measured, measure};
+use super::super::article::names::unseen_elements;
+use super::super::element::Tag;
+use super::super::dom::{Document, Node};
+use super::super::{markdown, normalize_whitespace, root, title};
+use crate::vocabulary::ExtractedDocument;
+
+/// The strict pass's reading of names: unlikely candidates removed.
+const STRICT: Pass = Pass {
+    strip_unlikely: true,
+    weigh_classes: true,
+    prune: true,
+};
+
+/// What the whole-page reading removes besides the SRD's boilerplate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Furniture {
+    /// Navigation-like link lists (not on documentation pages, whose lists of
+    /// links are often the reference itself).
+    pub(crate) link_lists: bool,
+    /// Repeated cards that link elsewhere (on a product page: other products).
+    pub(crate) link_cards: bool,
+}
+
+/// The page's content as Markdown, or `None` when nothing is left.
+///
+/// An element named like furniture is kept when it holds the SRD's root (a
+/// `<div class="page with-sidebar">` around `<main>`) or 40% or more of the body's
+/// text: a wrapper, not furniture.
+pub(crate) fn extract(
+    doc: &mut Document,
+    final_url: &Url,
+    furniture: Furniture,
+) -> Option<ExtractedDocument> {
+    let survey = root::survey(doc);
+    let body = survey.candidates[5]?;
+    let measured = measure(doc, body);
+    let index: HashMap<NodeId, usize> = measured
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id, i))
+        .collect();
+    let body_text = measured.nodes.first().map_or(0, |m| m.text);
+    let content_root = root::select_root(doc, &survey).map(|node| node.id());
+    let holds_root = |id: NodeId| {
+        content_root.is_some_and(|root| {
+            root == id
+                || doc
+                    .tree
+                    .get(root)
+                    .is_some_and(|node| node.ancestors().any(|a| a.id() == id))
+        })
+    };
+    let unseen: Vec<NodeId> = unseen_elements(doc, body, STRICT)
+        .into_iter()
+        .filter(|&id| {
+            let large = index
+                .get(&id)
+                .is_some_and(|&i| measured.nodes[i].text as u64 * 5 >= body_text as u64 * 2);
+            !large && !holds_root(id)
+        })
+        .collect();
+    let menus = if furniture.link_lists {
+        link_lists(&measured)
+    } else {
+        Vec::new()
+    };
+    let cards: Vec<NodeId> = if furniture.link_cards {
+        repeat::link_cards(doc, &measured)
+            .into_iter()
+            .map(|i| measured.nodes[i].id)
+            .filter(|&id| !holds_root(id))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    remove_all(doc, &unseen);
+    remove_all(doc, &cards);
+    let controls = form_controls(doc, body);
+    remove_all(doc, &controls);
+    remove_all(doc, &menus);
+    let root = widen(doc, body, root::select_root(doc, &survey)?.id());
+    let root = doc.tree.get(root)?;
+    let base = root::base_url(doc, &survey, final_url);
+    let markdown = normalize_whitespace(&markdown::convert(root, &base));
+    if markdown.is_empty() {
+        return None;
+    }
+    Some(ExtractedDocument {
+        markdown,
+        title: title(doc, &survey),
+        language: survey.language.clone(),
+        page_type: None,
+    })
+}
+
+/// The SRD's root, or its lowest ancestor holding half the body's text or more
+/// when the root holds less: the SRD takes the first `<article>` or `<main>`,
+/// which on a product or landing page is often one block of many (a review, a
+/// spec sheet).
+fn widen(doc: &Document, body: NodeId, root: NodeId) -> NodeId {
+    let measured = measure(doc, body);
+    let Some(body_text) = measured.nodes.first().map(|m| m.text) else {
+        return root;
+    };
+    let Some(mut at) = measured.nodes.iter().position(|m| m.id == root) else {
+        return root;
+    };
+    while u64::from(measured.nodes[at].text) * 2 < u64::from(body_text) {
+        match measured.nodes[at].parent {
+            Some(parent) => at = parent,
+            None => break,
+        }
+    }
+    measured.nodes[at].id
+}
+
+/// Marks `ids` removed.
+pub(crate) fn remove_all(doc: &mut Document, ids: &[NodeId]) {
+    for &id in ids {
+        if let Some(mut node) = doc.tree.get_mut(id)
+            && let Node::Element(element) = node.value()
+        {
+            element.removed = true;
+        }
+    }
+}
+
+/// `<button>`, `<label>` and `<option>` elements of the body.
+pub(crate) fn form_controls(doc: &Document, body: NodeId) -> Vec<NodeId> {
+    let Some(body) = doc.tree.get(body) else {
+        return Vec::new();
+    };
+    body.descendants()
+        .filter(|node| {
+            node.value().element().is_some_and(|e| {
+                matches!(
+                    e.name.local,
+                    local_name!("button") | local_name!("label") | local_name!("option")
+                )
+            })
+        })
+        .map(|node| node.id())
+        .collect()
+}
+
+/// Lists (and link bars) whose every entry is one short link: menus, facets, tag
+/// clouds. A list of three or more items where at least 90% of the text is link
+/// text and the mean item is under 40 characters.
+pub(crate) fn link_lists(measured: &Measured) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    for m in &measured.nodes {
+        let is_list = matches!(m.tag, Tag::UnorderedList | Tag::OrderedList);
+        if !is_list || m.items < 3 || m.text == 0 {
+            continue;
+        }
+        let per_item = m.text / m.items.max(1);
+        if m.link_density() >= 0.9 && per_item < 40 {
+            out.push(m.id);
+        }
+    }
+    out
+}
