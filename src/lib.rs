@@ -133,6 +133,4 @@ pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
-pub use self::vocabulary::{ExtractionMode, PageType};
-pub use self::vocabulary::RenderingMethod;
-pub use self::vocabulary::Timestamp;
+pub use self::vocabulary::{ExtractionMode, PageType, RenderingMethod, Timestamp};
