@@ -107,12 +107,11 @@ async fn mcp_advertises_the_extraction_extension() {
     let schema = Value::Object((*tools[0].input_schema).clone());
     let extraction = &schema["properties"]["extraction"];
     assert_eq!(extraction["type"], "string");
-    assert_eq!(extraction["enum"], json!(["srd", "article"]));
+    assert_eq!(extraction["enum"], json!(["auto", "srd", "article"]));
     let description = extraction["description"].as_str().unwrap();
-    assert!(
-        description.contains("\"article\"") && description.contains("\"srd\""),
-        "{description}"
-    );
+    for mode in ["\"auto\"", "\"article\"", "\"srd\"", "page_type"] {
+        assert!(description.contains(mode), "{mode}: {description}");
+    }
     // Still closed, still only `url` required.
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["required"], json!(["url"]));
@@ -143,10 +142,13 @@ async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_
     std::fs::write(&config, "[tools.webfetch.content]\nformats = []\n").unwrap();
     let client = start_server(&["--config", config.to_str().unwrap()]).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(
-        tools[0].description.as_deref(),
-        Some("Fetch a URL and extract its content as markdown.")
-    );
+    let without = tools[0].description.as_deref().unwrap_or_default();
+    // The tool's own paragraph (issue 29) and nothing about the formats.
+    assert!(without.starts_with("Fetch an http(s) web page"), "{without}");
+    assert!(description.starts_with(without), "{without}");
+    for needle in ["PDFs", "pdf_encrypted", "RSS and Atom"] {
+        assert!(!without.contains(needle), "{needle}: {without}");
+    }
     client.cancel().await.unwrap();
 }
 

@@ -274,11 +274,13 @@ async fn serve_get_fetch_answers_the_cli_json_and_a_status_per_error() {
     .await;
     assert_eq!(ok.status, 200, "{}", ok.body);
     assert_eq!(ok.header("content-type"), Some("application/json"));
-    // The CLI's JSON for the same call (fetched_at aside: another second).
+    // The CLI's JSON for the same call (fetched_at aside: another second), in
+    // the extraction mode `serve` defaults to (the agent contract's `auto`).
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(config.toml().as_bytes()).unwrap();
     let cli = Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(["fetch", &format!("http://127.0.0.1:{port}/page")])
+        .args(["--extraction", "auto"])
         .args(["--max-chunk-tokens", "256", "--config"])
         .arg(file.path())
         .output()
