@@ -144,7 +144,10 @@ async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_
     let tools = client.list_all_tools().await.unwrap();
     let without = tools[0].description.as_deref().unwrap_or_default();
     // The tool's own paragraph (issue 29) and nothing about the formats.
-    assert!(without.starts_with("Fetch an http(s) web page"), "{without}");
+    assert!(
+        without.starts_with("Fetch an http(s) web page"),
+        "{without}"
+    );
     assert!(description.starts_with(without), "{without}");
     for needle in ["PDFs", "pdf_encrypted", "RSS and Atom"] {
         assert!(!without.contains(needle), "{needle}: {without}");

@@ -161,6 +161,11 @@ fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
     for unwanted in ["Similar threads", "Disk full", "Quote"] {
         assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
     }
+    // Posts in a container the SRD drops by name (`id="comments"`) are read.
+    let named = THREAD.replace("<div class=\"posts\">", "<div id=\"comments\">");
+    assert!(!extract_html(&named, &url("/t/1")).unwrap().markdown.contains("jberg"));
+    let document = extract_as(&named, &url("/threads/cache-grows.12"), PageType::Forum).unwrap();
+    assert_eq!(&document.markdown, markdown);
 }
 
 #[test]

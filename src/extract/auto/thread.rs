@@ -14,6 +14,9 @@
 //!    bars, related threads), form controls and link lists go; inside a post
 //!    everything visible stays, comment-named classes included.
 //!
+//! Containers the SRD drops for the name `comments` are read: on a thread they
+//! hold the posts.
+//!
 //! A page whose scored container lies apart from the posts and holds more
 //! text than all of them is an article with comments: `None`.
 //!
@@ -30,7 +33,10 @@ use super::super::article::measure::measure;
 use super::super::article::names::unseen_elements;
 use super::super::article::score::score;
 use super::super::article::{Pass, reveal_noscript};
-use super::super::dom::{self, Document};
+use super::super::article::names::style_hides;
+use super::super::dom::{self, Document, Node};
+use crate::extract::element::Attr;
+use super::visible::is_hidden;
 use super::super::{markdown, normalize_whitespace, root, title};
 use super::repeat::{self, Group, common_ancestor, is_ancestor};
 use super::whole::{form_controls, link_lists, remove_all};
@@ -76,6 +82,7 @@ fn read(mut doc: Document, final_url: &Url, noscript: bool) -> Option<ExtractedD
     if noscript {
         reveal_noscript(&mut doc, body);
     }
+    reveal_comments(&mut doc, body);
     let unseen = unseen_elements(&doc, body, LOOSE);
     remove_all(&mut doc, &unseen);
     let measured = measure(&doc, body);
@@ -89,14 +96,15 @@ fn read(mut doc: Document, final_url: &Url, noscript: bool) -> Option<ExtractedD
         let common = common_ancestor(nodes, chosen, parent);
         let disjoint = common != chosen && common != parent;
         let held = nodes[parent].text + if disjoint { nodes[chosen].text } else { 0 };
-        if common != parent && u64::from(nodes[common].text) * 4 <= u64::from(held) * 5 {
-            thread = common;
-        } else if disjoint && repeat::prose(&nodes[chosen]) >= posts.prose
+        if disjoint && repeat::prose(&nodes[chosen]) >= posts.prose
             || common == chosen && repeat::prose(&nodes[chosen]) >= posts.prose * 2
         {
             // More text apart from the posts than in them: an article with
             // comments below it, or with a list in it, read as an article.
             return None;
+        }
+        if common != parent && u64::from(nodes[common].text) * 4 <= u64::from(held) * 5 {
+            thread = common;
         }
     }
     // Furniture by name, outside the posts.
@@ -130,6 +138,44 @@ fn read(mut doc: Document, final_url: &Url, noscript: bool) -> Option<ExtractedD
         language: survey.language.clone(),
         page_type: None,
     })
+}
+
+/// On a thread the comments are the content: containers the SRD removes only for
+/// the boilerplate name `comments` (`<div id="comments">`, FR-WF-13) are read
+/// again, unless they hide their content.
+fn reveal_comments(doc: &mut Document, body: NodeId) {
+    let Some(body) = doc.tree.get(body) else {
+        return;
+    };
+    let named = |value: Option<&str>| {
+        value.is_some_and(|v| {
+            v.split_ascii_whitespace()
+                .any(|t| t.eq_ignore_ascii_case("comments"))
+        })
+    };
+    let ids: Vec<NodeId> = body
+        .descendants()
+        .filter(|node| {
+            node.value().element().is_some_and(|e| {
+                e.removed
+                    && matches!(
+                        &*e.name.local,
+                        "div" | "section" | "ol" | "ul" | "article" | "main"
+                    )
+                    && (named(e.attr(Attr::Id)) || named(e.attr(Attr::Class)))
+                    && !is_hidden(e)
+                    && !e.attr(Attr::Style).is_some_and(style_hides)
+            })
+        })
+        .map(|node| node.id())
+        .collect();
+    for id in ids {
+        if let Some(mut node) = doc.tree.get_mut(id)
+            && let Node::Element(element) = node.value()
+        {
+            element.removed = false;
+        }
+    }
 }
 
 /// The group of posts: the most prose among groups that are not link lists,

@@ -56,7 +56,7 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, 
 
 /// Whether an element hides its subtree from a reader (not merely boilerplate by
 /// name): `hidden`, `aria-hidden="true"`, a script or style, `<noscript>`.
-fn is_hidden(element: &Element) -> bool {
+pub(crate) fn is_hidden(element: &Element) -> bool {
     element.has_attr(Attr::Hidden)
         || element
             .attr(Attr::AriaHidden)
