@@ -105,7 +105,8 @@ pub fn extract_html(html: &str, final_url: &Url) -> Result<ExtractedDocument, Fe
     Ok(ExtractedDocument {
         markdown,
         title,
-        language, page_type: None,
+        language,
+        page_type: None,
     })
 }
 

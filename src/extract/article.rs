@@ -164,7 +164,8 @@ fn extract_pass(
     Some(ExtractedDocument {
         markdown,
         title,
-        language, page_type: None,
+        language,
+        page_type: None,
     })
 }
 
