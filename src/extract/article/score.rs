@@ -197,7 +197,7 @@ fn children(nodes: &[Measure], parent: usize) -> impl Iterator<Item = usize> + '
 }
 
 /// Whether `a` is a proper ancestor of `i`.
-pub(super) fn is_ancestor(nodes: &[Measure], a: usize, i: usize) -> bool {
+pub(crate) fn is_ancestor(nodes: &[Measure], a: usize, i: usize) -> bool {
     let mut p = nodes[i].parent;
     while let Some(x) = p {
         if x == a {

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::super::article::measure::{Measure, Measured};
+pub(crate) use super::super::article::score::is_ancestor;
 use super::super::element::Tag;
 use super::super::dom::Document;
 use crate::extract::element::Attr;
@@ -77,10 +78,12 @@ fn kind(m: &Measure, doc: &Document) -> Option<(String, String)> {
     Some((element.name.local.to_string(), class))
 }
 
-/// Every group of two or more repeated siblings with at least two members of
-/// `min_text` characters or more outside links.
-pub(crate) fn groups(doc: &Document, measured: &Measured, min_text: u32) -> Vec<Group> {
-    let nodes = &measured.nodes;
+/// The elements with text that may repeat, by parent and kind (tag and first
+/// class name): the candidate groups of [`groups`] and [`link_cards`].
+fn siblings_by_kind(
+    doc: &Document,
+    nodes: &[Measure],
+) -> HashMap<(usize, (String, String)), Vec<usize>> {
     let mut by_kind: HashMap<(usize, (String, String)), Vec<usize>> = HashMap::new();
     for (i, m) in nodes.iter().enumerate() {
         let Some(parent) = m.parent else { continue };
@@ -91,6 +94,14 @@ pub(crate) fn groups(doc: &Document, measured: &Measured, min_text: u32) -> Vec<
             by_kind.entry((parent, kind)).or_default().push(i);
         }
     }
+    by_kind
+}
+
+/// Every group of two or more repeated siblings with at least two members of
+/// `min_text` characters or more outside links.
+pub(crate) fn groups(doc: &Document, measured: &Measured, min_text: u32) -> Vec<Group> {
+    let nodes = &measured.nodes;
+    let by_kind = siblings_by_kind(doc, nodes);
     let mut out: Vec<Group> = by_kind
         .into_iter()
         .filter(|(_, members)| members.len() >= 2)
@@ -121,16 +132,7 @@ pub(crate) fn groups(doc: &Document, measured: &Measured, min_text: u32) -> Vec<
 /// (recommendations, "also viewed", variations), not the product.
 pub(crate) fn link_cards(doc: &Document, measured: &Measured) -> Vec<usize> {
     let nodes = &measured.nodes;
-    let mut by_kind: HashMap<(usize, (String, String)), Vec<usize>> = HashMap::new();
-    for (i, m) in nodes.iter().enumerate() {
-        let Some(parent) = m.parent else { continue };
-        if m.text == 0 || !may_repeat(m, doc) {
-            continue;
-        }
-        if let Some(kind) = kind(m, doc) {
-            by_kind.entry((parent, kind)).or_default().push(i);
-        }
-    }
+    let by_kind = siblings_by_kind(doc, nodes);
     let body_text = nodes.first().map_or(0, |m| u64::from(m.text));
     let mut out: Vec<usize> = by_kind
         .into_values()
@@ -175,20 +177,6 @@ pub(crate) fn has_price(text: &str) -> bool {
     })
 }
 
-/// Whether `a` is a proper ancestor of `i` (indexes into `nodes`).
-pub(crate) fn is_ancestor(nodes: &[Measure], a: usize, i: usize) -> bool {
-    let mut p = nodes[i].parent;
-    while let Some(x) = p {
-        if x == a {
-            return true;
-        }
-        if x < a {
-            return false;
-        }
-        p = nodes[x].parent;
-    }
-    false
-}
 
 /// The lowest common ancestor of `a` and `b` (either may be the other's).
 pub(crate) fn common_ancestor(nodes: &[Measure], a: usize, b: usize) -> usize {

@@ -34,9 +34,9 @@ use super::super::article::names::unseen_elements;
 use super::super::article::score::score;
 use super::super::article::{Pass, reveal_noscript};
 use super::super::article::names::style_hides;
-use super::super::dom::{self, Document, Node};
+use super::super::dom::{self, Document};
 use crate::extract::element::Attr;
-use super::visible::is_hidden;
+use super::visible::{is_hidden, restore};
 use super::super::{markdown, normalize_whitespace, root, title};
 use super::repeat::{self, Group, common_ancestor, is_ancestor};
 use super::whole::{form_controls, link_lists, remove_all};
@@ -169,13 +169,7 @@ fn reveal_comments(doc: &mut Document, body: NodeId) {
         })
         .map(|node| node.id())
         .collect();
-    for id in ids {
-        if let Some(mut node) = doc.tree.get_mut(id)
-            && let Node::Element(element) = node.value()
-        {
-            element.removed = false;
-        }
-    }
+    restore(doc, ids);
 }
 
 /// The group of posts: the most prose among groups that are not link lists,
