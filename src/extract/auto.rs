@@ -21,7 +21,9 @@ use crate::vocabulary::{ExtractedDocument, PageType};
 use crate::error::FetchError;
 
 pub mod classify;
+mod cards;
 mod features;
+mod product;
 mod repeat;
 mod signals;
 mod thread;
@@ -65,14 +67,38 @@ fn read(html: &str, final_url: &Url, page_type: PageType) -> Result<ExtractedDoc
             whole::Furniture {
                 link_lists: page_type != PageType::Documentation,
                 link_cards: page_type == PageType::Product,
+                cards_as_items: page_type == PageType::Listing,
             },
         ) {
             Some(document) => document,
             None => visible::extract(html, final_url)?,
         },
     };
+    if page_type == PageType::Product {
+        add_product_facts(html, &mut document.markdown);
+    }
     document.page_type = Some(page_type);
     Ok(document)
+}
+
+/// Adds the product facts the page's JSON-LD declares and its Markdown does not
+/// show, after the leading heading when there is one (a model reads the price
+/// and availability first).
+fn add_product_facts(html: &str, markdown: &mut String) {
+    let Some(facts) = product::facts(html) else {
+        return;
+    };
+    let Some(supplement) = product::supplement(markdown, &facts) else {
+        return;
+    };
+    let at = if markdown.starts_with('#') {
+        markdown.find("\n\n").map_or(markdown.len(), |i| i + 2)
+    } else {
+        0
+    };
+    let tail = if at < markdown.len() { "\n\n" } else { "" };
+    let lead = if at > 0 && !markdown[..at].ends_with("\n\n") { "\n\n" } else { "" };
+    markdown.insert_str(at, &format!("{lead}{supplement}{tail}"));
 }
 
 /// A page type name that is not one of [`PageType`]'s.

@@ -97,6 +97,16 @@ fn siblings_by_kind(
     by_kind
 }
 
+/// The repeated siblings of the page: for each parent and kind with two or more
+/// members, the parent and the members (indexes into `nodes`).
+pub(crate) fn sibling_groups(doc: &Document, nodes: &[Measure]) -> Vec<(usize, Vec<usize>)> {
+    siblings_by_kind(doc, nodes)
+        .into_iter()
+        .filter(|(_, members)| members.len() >= 2)
+        .map(|((parent, _), members)| (parent, members))
+        .collect()
+}
+
 /// Every group of two or more repeated siblings with at least two members of
 /// `min_text` characters or more outside links.
 pub(crate) fn groups(doc: &Document, measured: &Measured, min_text: u32) -> Vec<Group> {

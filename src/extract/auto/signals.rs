@@ -63,14 +63,9 @@ pub(crate) fn read(html: &str) -> Signals {
         at = end;
         match found.pattern().as_usize() {
             0 => {
-                // The block runs from the end of the `<script ...>` tag to `</script`.
-                let Some(open) = memchr::memchr(b'>', &bytes[end..]) else {
+                let Some((from, to)) = block_after(html, end) else {
                     break;
                 };
-                let from = end + open + 1;
-                let to = find_ci(&bytes[from..], b"</script")
-                    .map_or(bytes.len(), |i| from + i)
-                    .min(from + BLOCK_WINDOW);
                 json_ld_types(slice(html, from, to), &mut signals.types);
                 at = to.max(end);
             }
@@ -93,6 +88,31 @@ pub(crate) fn read(html: &str) -> Signals {
     }
     signals.types.truncate(MAX_TYPES);
     signals
+}
+
+/// The JSON-LD blocks of `html`, in page order, each read up to
+/// `BLOCK_WINDOW` bytes.
+pub(crate) fn json_ld_blocks(html: &str) -> impl Iterator<Item = &str> {
+    let bytes = html.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let marker = at + find_ci(&bytes[at.min(bytes.len())..], MARKERS[0].as_bytes())?;
+        let (from, to) = block_after(html, marker + MARKERS[0].len())?;
+        at = to.max(marker + 1);
+        Some(slice(html, from, to))
+    })
+}
+
+/// Where the JSON-LD block of a marker ending at `end` runs: from the end of its
+/// `<script ...>` tag to `</script`, at most `BLOCK_WINDOW` bytes.
+fn block_after(html: &str, end: usize) -> Option<(usize, usize)> {
+    let bytes = html.as_bytes();
+    let open = memchr::memchr(b'>', bytes.get(end..)?)?;
+    let from = end + open + 1;
+    let to = find_ci(&bytes[from..], b"</script")
+        .map_or(bytes.len(), |i| from + i)
+        .min(from + BLOCK_WINDOW);
+    Some((from, to))
 }
 
 /// `<pre>` start tags in `html` (any case): code blocks, read without a parse.

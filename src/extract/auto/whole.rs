@@ -25,7 +25,7 @@ use ego_tree::NodeId;
 use html5ever::local_name;
 use url::Url;
 
-use super::repeat;
+use super::{cards, repeat};
 use super::super::article::Pass;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
@@ -49,6 +49,8 @@ pub(crate) struct Furniture {
     pub(crate) link_lists: bool,
     /// Repeated cards that link elsewhere (on a product page: other products).
     pub(crate) link_cards: bool,
+    /// Card grids read as lists, one item per card (listings and collections).
+    pub(crate) cards_as_items: bool,
 }
 
 /// The page's content as Markdown, or `None` when nothing is left.
@@ -109,6 +111,9 @@ pub(crate) fn extract(
     let controls = form_controls(doc, body);
     remove_all(doc, &controls);
     remove_all(doc, &menus);
+    if furniture.cards_as_items {
+        cards::as_list_items(doc, &measure(doc, body));
+    }
     let root = widen(doc, body, root::select_root(doc, &survey)?.id());
     let root = doc.tree.get(root)?;
     let base = root::base_url(doc, &survey, final_url);
