@@ -41,7 +41,8 @@ const EXTRACTION_MODES: [ExtractionMode; 3] = [
 const EXTRACTION_DESCRIPTION: &str = "Extension: how the content of an HTML page is chosen. \
 \"auto\": works out what kind of page it is (article, forum, product, listing, \
 documentation or service page) and keeps that kind's content: an article's text, every post \
-of a thread with its author, a product's facts, every item of a list, every section of a \
+of a thread with its author, a product's facts (those only its structured data holds are \
+added under a line saying so), every item of a list as a list item, every section of a \
 landing page, without navigation, sidebars, cookie banners or footers; the response's \
 page_type says what it found. \"srd\": the whole readable page after boilerplate removal; use \
 it when auto left out something you need. \"article\": only the single main article or post. \

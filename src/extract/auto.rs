@@ -68,6 +68,7 @@ fn read(html: &str, final_url: &Url, page_type: PageType) -> Result<ExtractedDoc
                 link_lists: page_type != PageType::Documentation,
                 link_cards: page_type == PageType::Product,
                 cards_as_items: page_type == PageType::Listing,
+                recommendations: page_type == PageType::Product,
             },
         ) {
             Some(document) => document,
@@ -91,7 +92,7 @@ fn add_product_facts(html: &str, markdown: &mut String) {
     let Some(supplement) = product::supplement(markdown, &facts) else {
         return;
     };
-    let at = if markdown.starts_with('#') {
+    let at = if markdown.starts_with("# ") {
         markdown.find("\n\n").map_or(markdown.len(), |i| i + 2)
     } else {
         0

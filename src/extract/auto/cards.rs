@@ -116,6 +116,7 @@ mod tests {
                 link_lists: true,
                 link_cards: false,
                 cards_as_items: cards,
+                recommendations: false,
             },
         )
         .expect("content")

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::signals;
+use super::super::{dom, root};
 
 /// schema.org types read as a product.
 const PRODUCT_TYPES: [&str; 4] = ["Product", "ProductGroup", "IndividualProduct", "ProductModel"];
@@ -203,19 +204,19 @@ fn read_facts(product: &Map<String, Value>) -> Facts {
     let offer = product.get("offers").and_then(first_object);
     let (price, currency) = offer.map(price_of).unwrap_or_default();
     Facts {
-        name: product.get("name").and_then(text),
+        name: product.get("name").and_then(fact),
         brand: product.get("brand").and_then(named_text),
         price,
         currency,
         availability: offer
             .and_then(|offer| offer.get("availability"))
-            .and_then(text)
+            .and_then(fact)
             .map(|url| availability(&url)),
         rating: product
             .get("aggregateRating")
             .and_then(Value::as_object)
             .and_then(rating),
-        sku: product.get("sku").and_then(text),
+        sku: product.get("sku").and_then(fact),
         specs: product
             .get("additionalProperty")
             .map(specs)
@@ -223,7 +224,7 @@ fn read_facts(product: &Map<String, Value>) -> Facts {
         description: product
             .get("description")
             .and_then(text)
-            .map(|d| clip(&strip_tags(&d), MAX_DESCRIPTION))
+            .map(|d| clip(&d, MAX_DESCRIPTION))
             .filter(|d| !d.is_empty()),
     }
 }
@@ -244,7 +245,7 @@ fn price_of(offer: &Map<String, Value>) -> (Option<String>, Option<String>) {
         offer
             .get(name)
             .or_else(|| spec.and_then(|spec| spec.get(name)))
-            .and_then(text)
+            .and_then(fact)
     };
     let price = field("price").or_else(|| match (field("lowPrice"), field("highPrice")) {
         (Some(low), Some(high)) if low != high => Some(format!("{low} to {high}")),
@@ -269,15 +270,15 @@ fn availability(url: &str) -> String {
 
 /// `4.6 out of 5 (120 reviews)`.
 fn rating(rating: &Map<String, Value>) -> Option<String> {
-    let value = rating.get("ratingValue").and_then(text)?;
+    let value = rating.get("ratingValue").and_then(fact)?;
     let mut out = value;
-    if let Some(best) = rating.get("bestRating").and_then(text) {
+    if let Some(best) = rating.get("bestRating").and_then(fact) {
         out.push_str(&format!(" out of {best}"));
     }
     let count = rating
         .get("reviewCount")
         .or_else(|| rating.get("ratingCount"))
-        .and_then(text);
+        .and_then(fact);
     if let Some(count) = count {
         out.push_str(&format!(" ({count} reviews)"));
     }
@@ -293,49 +294,46 @@ fn specs(value: &Value) -> Vec<(String, String)> {
         .into_iter()
         .filter_map(Value::as_object)
         .filter_map(|property| {
-            let name = property.get("name").and_then(text)?;
-            let value = property.get("value").and_then(text)?;
+            let name = property.get("name").and_then(fact)?;
+            let value = property.get("value").and_then(fact)?;
             Some((name, value))
         })
         .take(MAX_SPECS)
         .collect()
 }
 
-/// A string or number as text, trimmed and clipped; `None` when empty.
+/// A string or number as plain text; `None` when empty.
 fn text(value: &Value) -> Option<String> {
     let text = match value {
-        Value::String(text) => text.split_whitespace().collect::<Vec<_>>().join(" "),
+        Value::String(text) => plain_text(text).split_whitespace().collect::<Vec<_>>().join(" "),
         Value::Number(number) => number.to_string(),
         _ => return None,
     };
-    Some(clip(&text, MAX_VALUE)).filter(|text| !text.is_empty())
+    Some(text).filter(|text| !text.is_empty())
+}
+
+/// [`text`], clipped to a fact's length.
+fn fact(value: &Value) -> Option<String> {
+    text(value).map(|text| clip(&text, MAX_VALUE))
 }
 
 /// A string, or the `name` of an object (`"brand": {"@type": "Brand", "name": ..}`).
 fn named_text(value: &Value) -> Option<String> {
     match value {
-        Value::Object(object) => object.get("name").and_then(text),
+        Value::Object(object) => object.get("name").and_then(fact),
         Value::Array(items) => items.first().and_then(named_text),
-        other => text(other),
+        other => fact(other),
     }
 }
 
-/// `text` without `<...>` tags (descriptions are often HTML), whitespace collapsed.
-fn strip_tags(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_tag = false;
-    for c in text.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => {
-                in_tag = false;
-                out.push(' ');
-            }
-            c if !in_tag => out.push(c),
-            _ => {}
-        }
+/// The text a browser shows for `html`: tags dropped, character references
+/// decoded (`&amp;`), whitespace collapsed. JSON-LD strings are often HTML.
+fn plain_text(html: &str) -> String {
+    if !html.contains(['<', '&']) {
+        return html.to_owned();
     }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    let doc = dom::parse(html);
+    root::normalized_text(doc.tree.root())
 }
 
 /// At most `max` characters of `text`, cut at a word boundary with `…`.
@@ -355,7 +353,7 @@ mod tests {
     const PAGE: &str = r#"<html><head>
         <script type="application/ld+json">{"@context":"https://schema.org","@type":"BreadcrumbList"}</script>
         <script type="application/ld+json">{"@graph":[{"@type":"WebPage"},
-          {"@type":["Product"],"name":"Trail Shoe  X","brand":{"@type":"Brand","name":"Acme"},
+          {"@type":["Product"],"name":"Trail Shoe  X &amp; Co","brand":{"@type":"Brand","name":"Acme"},
            "sku":"TS-9","description":"<p>Light <b>and</b> grippy.</p>",
            "offers":[{"@type":"Offer","price":"89.00","priceCurrency":"EUR",
                       "availability":"https://schema.org/InStock"}],
@@ -366,7 +364,7 @@ mod tests {
     #[test]
     fn reads_a_product_anywhere_in_any_block() {
         let facts = facts(PAGE).expect("a product");
-        assert_eq!(facts.name.as_deref(), Some("Trail Shoe X"));
+        assert_eq!(facts.name.as_deref(), Some("Trail Shoe X & Co"));
         assert_eq!(facts.brand.as_deref(), Some("Acme"));
         assert_eq!(facts.price.as_deref(), Some("89.00"));
         assert_eq!(facts.currency.as_deref(), Some("EUR"));
@@ -379,7 +377,7 @@ mod tests {
     #[test]
     fn only_what_the_page_does_not_show_is_added_under_its_source() {
         let facts = facts(PAGE).expect("a product");
-        let shown = "# Trail Shoe X\n\nBy **Acme**. €89 — In stock. SKU TS-9\n\nWeight 280 g";
+        let shown = "# Trail Shoe X & Co\n\nBy **Acme**. €89 — In stock. SKU TS-9\n\nWeight 280 g";
         assert_eq!(
             supplement(shown, &facts).as_deref(),
             Some(
@@ -390,7 +388,7 @@ mod tests {
         let all = format!("{shown}\n\nRated 4.6 out of 5. Light and grippy.");
         assert_eq!(supplement(&all, &facts), None);
         // 189.00 is not 89.00.
-        let other_price = "Trail Shoe X by Acme, €189, in stock, TS-9, 280 g, rated 4.6. Light and grippy.";
+        let other_price = "Trail Shoe X & Co by Acme, €189, in stock, TS-9, 280 g, rated 4.6. Light and grippy.";
         assert_eq!(
             supplement(other_price, &facts).as_deref(),
             Some(

@@ -235,6 +235,49 @@ fn a_product_leaves_out_other_products_but_a_list_of_products_stays() {
 }
 
 #[test]
+fn a_product_leaves_out_sections_its_headings_name_as_recommendations() {
+    // Two suggested products: too few to be a grid of cards; the heading says what
+    // they are.
+    let html = format!(
+        "<body><div class=\"product\"><h1>Pack 40</h1><p>$129.00, in stock.</p>{PROSE}</div>\
+         <div class=\"carousel\"><h2>Customers who viewed this item also viewed</h2>\
+         <ol><li><a href=\"/p/2\">Pack 20, a lighter pack for day hikes and short trips</a></li>\
+         <li><a href=\"/p/3\">Pack 30, the middle size for weekends away</a></li></ol></div>\
+         <div class=\"specs\"><h2>Specifications</h2><p>Volume 40 litres, weight 1.2 kg, made of recycled nylon.</p></div></body>"
+    );
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
+    assert!(!document.markdown.contains("Pack 20"), "{}", document.markdown);
+    assert!(document.markdown.contains("Volume 40 litres"), "{}", document.markdown);
+    // Read as a listing, the same section stays.
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Listing).unwrap();
+    assert!(document.markdown.contains("Pack 20"), "{}", document.markdown);
+}
+
+#[test]
+fn a_product_adds_the_facts_only_its_json_ld_shows_and_names_the_source() {
+    let html = format!(
+        "<head><script type=\"application/ld+json\">{{\"@type\":\"Product\",\"name\":\"Pack 40\",\
+         \"offers\":{{\"price\":\"129.00\",\"priceCurrency\":\"USD\",\
+         \"availability\":\"https://schema.org/InStock\"}},\
+         \"description\":\"A forty litre pack with a hip belt that carries the load.\"}}</script></head>\
+         <body><main><h1>Pack 40</h1><p>Only $129, while stocks last.</p>{PROSE}</main></body>"
+    );
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
+    assert!(
+        document.markdown.starts_with(
+            "# Pack 40\n\nProduct facts from the page's structured data (JSON-LD):\n\n\
+             - Availability: in stock\n\nA forty litre pack with a hip belt that carries the load.\n\n\
+             Only $129"
+        ),
+        "{}",
+        document.markdown
+    );
+    // Article mode and other page types never add them.
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Article).unwrap();
+    assert!(!document.markdown.contains("JSON-LD"), "{}", document.markdown);
+}
+
+#[test]
 fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text() {
     let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\
                 <nav><a href=\"/\">Home</a></nav><div hidden>INJECTED one</div>\

@@ -31,6 +31,7 @@ use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
 use super::super::element::Tag;
 use super::super::dom::{Document, Node};
+use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
 use crate::vocabulary::ExtractedDocument;
 
@@ -51,6 +52,9 @@ pub(crate) struct Furniture {
     pub(crate) link_cards: bool,
     /// Card grids read as lists, one item per card (listings and collections).
     pub(crate) cards_as_items: bool,
+    /// Sections under a heading that names recommendations ("Customers also
+    /// viewed", "Similar items"): other products, beside a product.
+    pub(crate) recommendations: bool,
 }
 
 /// The page's content as Markdown, or `None` when nothing is left.
@@ -106,8 +110,17 @@ pub(crate) fn extract(
     } else {
         Vec::new()
     };
+    let recommended = if furniture.recommendations {
+        recommendations(doc, &measured)
+            .into_iter()
+            .filter(|&id| !holds_root(id))
+            .collect()
+    } else {
+        Vec::new()
+    };
     remove_all(doc, &unseen);
     remove_all(doc, &cards);
+    remove_all(doc, &recommended);
     let controls = form_controls(doc, body);
     remove_all(doc, &controls);
     remove_all(doc, &menus);
@@ -148,6 +161,72 @@ fn widen(doc: &Document, body: NodeId, root: NodeId) -> NodeId {
         }
     }
     measured.nodes[at].id
+}
+
+/// What headings of recommendation sections say (lowercase, matched inside the
+/// heading's text).
+const RECOMMENDATION_HEADINGS: &[&str] = &[
+    "also viewed",
+    "also bought",
+    "also like",
+    "also love",
+    "also purchased",
+    "you may like",
+    "you might like",
+    "similar items",
+    "similar products",
+    "related products",
+    "related items",
+    "recently viewed",
+    "recommended for you",
+    "recommendations",
+    "frequently bought together",
+    "bought together",
+    "sponsored",
+    "more from this seller",
+    "consider these",
+    "complete the look",
+    "shop similar",
+];
+
+/// Sections under a heading that names recommendations: for each such heading,
+/// its lowest ancestor that holds more than the heading (the carousel with its
+/// title), unless that holds the page's `<h1>` or 40% or more of its text.
+fn recommendations(doc: &Document, measured: &Measured) -> Vec<NodeId> {
+    let nodes = &measured.nodes;
+    let body_text = nodes.first().map_or(0, |m| u64::from(m.text));
+    let mut out = Vec::new();
+    for (i, m) in nodes.iter().enumerate() {
+        if !matches!(m.tag, Tag::Heading(2..)) {
+            continue;
+        }
+        let Some(heading) = doc.tree.get(m.id) else {
+            continue;
+        };
+        let text = normalized_text(heading).to_lowercase();
+        if text.len() > 80 || !RECOMMENDATION_HEADINGS.iter().any(|p| text.contains(p)) {
+            continue;
+        }
+        let mut at = i;
+        while let Some(parent) = nodes[at].parent {
+            at = parent;
+            if nodes[at].text > m.text + 60 {
+                break;
+            }
+        }
+        let section = &nodes[at];
+        let holds_title = doc.tree.get(section.id).is_some_and(|node| {
+            node.descendants().any(|d| {
+                d.value()
+                    .element()
+                    .is_some_and(|e| e.tag == Tag::Heading(1))
+            })
+        });
+        if at != 0 && !holds_title && u64::from(section.text) * 5 < body_text * 2 {
+            out.push(section.id);
+        }
+    }
+    out
 }
 
 /// Marks `ids` removed.
