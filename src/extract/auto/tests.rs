@@ -254,6 +254,23 @@ fn a_product_leaves_out_sections_its_headings_name_as_recommendations() {
 }
 
 #[test]
+fn a_whole_page_reading_leaves_out_what_framework_classes_hide() {
+    let html = format!(
+        "<body><main><h1>Packs</h1>{PROSE}<div class=\"price\">\
+         <span class=\"visually-hidden visually-hidden--inline\">Regular price</span> $129\
+         <small class=\"unit-price caption hidden\"><span>Unit price</span></small>\
+         <span class=\"sr-only\">Sale price</span><span class=\"hiddén hidden-xs\">Kept</span></div>\
+         </main></body>"
+    );
+    let document = extract_as(&html, &url("/c/packs"), PageType::Listing).unwrap();
+    assert!(document.markdown.contains("$129"), "{}", document.markdown);
+    assert!(document.markdown.contains("Kept"), "{}", document.markdown);
+    for hidden in ["Regular price", "Unit price", "Sale price"] {
+        assert!(!document.markdown.contains(hidden), "{hidden} in:\n{}", document.markdown);
+    }
+}
+
+#[test]
 fn a_product_adds_the_facts_only_its_json_ld_shows_and_names_the_source() {
     let html = format!(
         "<head><script type=\"application/ld+json\">{{\"@type\":\"Product\",\"name\":\"Pack 40\",\

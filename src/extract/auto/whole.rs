@@ -29,7 +29,7 @@ use super::{cards, repeat};
 use super::super::article::Pass;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
-use super::super::element::Tag;
+use super::super::element::{Attr, Tag};
 use super::super::dom::{Document, Node};
 use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
@@ -89,6 +89,7 @@ pub(crate) fn extract(
     };
     let unseen: Vec<NodeId> = unseen_elements(doc, body, STRICT)
         .into_iter()
+        .chain(hidden_by_class(doc, body))
         .filter(|&id| {
             let large = index
                 .get(&id)
@@ -227,6 +228,48 @@ fn recommendations(doc: &Document, measured: &Measured) -> Vec<NodeId> {
         }
     }
     out
+}
+
+/// Class names that hide an element from sight in the CSS frameworks most pages
+/// use (Bootstrap, Tailwind, WordPress and Shopify themes): screen-reader-only
+/// labels ("Regular price", "Unit price") and content shown later by script.
+const HIDING_CLASSES: &[&str] = &[
+    "hidden",
+    "d-none",
+    "is-hidden",
+    "sr-only",
+    "screen-reader-text",
+    "screen-reader-only",
+    "visually-hidden",
+    "visuallyhidden",
+];
+
+/// Elements of the body whose class hides them: one of [`HIDING_CLASSES`], or a
+/// BEM modifier of one (`visually-hidden--inline`).
+fn hidden_by_class(doc: &Document, body: NodeId) -> Vec<NodeId> {
+    let Some(body) = doc.tree.get(body) else {
+        return Vec::new();
+    };
+    let hides = |token: &str| {
+        HIDING_CLASSES.iter().any(|class| {
+            // `get`, not indexing: a token may have a multi-byte character there.
+            token
+                .get(..class.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(class))
+                && token
+                    .get(class.len()..)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("--"))
+        })
+    };
+    body.descendants()
+        .filter(|node| {
+            node.value().element().is_some_and(|e| {
+                e.attr(Attr::Class)
+                    .is_some_and(|c| c.split_ascii_whitespace().any(hides))
+            })
+        })
+        .map(|node| node.id())
+        .collect()
 }
 
 /// Marks `ids` removed.
