@@ -254,17 +254,19 @@ fn a_product_leaves_out_sections_its_headings_name_as_recommendations() {
 }
 
 #[test]
-fn a_whole_page_reading_leaves_out_what_framework_classes_hide() {
+fn a_whole_page_reading_leaves_out_screen_reader_only_labels_but_not_collapsed_content() {
     let html = format!(
         "<body><main><h1>Packs</h1>{PROSE}<div class=\"price\">\
          <span class=\"visually-hidden visually-hidden--inline\">Regular price</span> $129\
-         <small class=\"unit-price caption hidden\"><span>Unit price</span></small>\
+         <small class=\"unit-price caption\"><span class=\"screen-reader-text\">Unit price</span></small>\
+         <div class=\"faq-answer hidden\">Collapsed answer</div>\
          <span class=\"sr-only\">Sale price</span><span class=\"hiddén hidden-xs\">Kept</span></div>\
          </main></body>"
     );
     let document = extract_as(&html, &url("/c/packs"), PageType::Listing).unwrap();
     assert!(document.markdown.contains("$129"), "{}", document.markdown);
     assert!(document.markdown.contains("Kept"), "{}", document.markdown);
+    assert!(document.markdown.contains("Collapsed answer"), "{}", document.markdown);
     for hidden in ["Regular price", "Unit price", "Sale price"] {
         assert!(!document.markdown.contains(hidden), "{hidden} in:\n{}", document.markdown);
     }
