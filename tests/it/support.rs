@@ -6,6 +6,8 @@
 #![allow(dead_code)]
 
 pub mod gate;
+pub mod origin;
+pub mod race;
 pub mod redis_server;
 
 use std::fmt::Write as _;
