@@ -33,9 +33,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::{
-    dom, extract_html, extract_html_with, markdown, normalize_whitespace, root,
-};
+use webfetch::extract::{dom, extract_html, markdown, normalize_whitespace, root};
 use webfetch::vocabulary::ExtractionMode;
 
 fn main() {
@@ -94,8 +92,8 @@ fn main() {
 
 /// The Markdown, or the error, of one page.
 fn extract(bytes: &[u8], url: &Url) -> String {
-    match extract_html(&decode(bytes, None, true).text, url) {
-        Ok(doc) => doc.markdown,
+    match extract_html(&decode(bytes, None, true).text, url, ExtractionMode::Srd) {
+        Ok(extraction) => extraction.document.markdown,
         Err(e) => format!("ERROR {e:?}"),
     }
 }
@@ -137,7 +135,7 @@ fn rate(paths: &[String], url: &Url) {
                 let start = now();
                 for file in &files {
                     let text = decode(black_box(file), None, true).text;
-                    let markdown = extract_html_with(&text, url, mode).map(|e| e.document.markdown);
+                    let markdown = extract_html(&text, url, mode).map(|e| e.document.markdown);
                     black_box(markdown.ok());
                 }
                 now() - start

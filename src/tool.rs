@@ -616,7 +616,7 @@ impl WebFetchTool {
         };
         falls_back(&page.document)
             && (page.is_srd_reading
-                || extract::extract_html(&page.text, final_url).is_ok_and(|d| falls_back(&d)))
+                || extract::extract_html(&page.text, final_url, ExtractionMode::Srd).is_ok_and(|e| falls_back(&e.document)))
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through

@@ -237,7 +237,7 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
 mod tests {
     use super::names::{is_label, names_furniture, style_hides};
     use super::*;
-    use crate::extract::{extract_html, extract_html_with};
+    use crate::extract::extract_html;
 use crate::vocabulary::{ExtractionMode};
 
     fn url() -> Url {
@@ -320,14 +320,13 @@ use crate::vocabulary::{ExtractionMode};
 
     #[test]
     fn srd_mode_is_unchanged_and_a_page_without_content_falls_back() {
-        let srd = extract_html_with(STORY, &url(), ExtractionMode::Srd).unwrap();
-        assert_eq!(srd.document, extract_html(STORY, &url()).unwrap());
+        let srd = extract_html(STORY, &url(), ExtractionMode::Srd).unwrap();
         assert!(!srd.article_fell_back);
         let tiny = "<html><body><p>Hi there</p></body></html>";
         assert_eq!(extract(tiny, &url()), None);
-        let fell_back = extract_html_with(tiny, &url(), ExtractionMode::Article).unwrap();
+        let fell_back = extract_html(tiny, &url(), ExtractionMode::Article).unwrap();
         assert!(fell_back.article_fell_back);
-        assert_eq!(fell_back.document, extract_html(tiny, &url()).unwrap());
+        assert_eq!(fell_back.document, extract_html(tiny, &url(), ExtractionMode::Srd).map(|e| e.document).unwrap());
     }
 
     #[test]
@@ -347,7 +346,7 @@ use crate::vocabulary::{ExtractionMode};
     #[test]
     fn a_forum_thread_in_noscript_is_read_where_srd_mode_finds_nothing() {
         let html = fixture("forum-discourse.html");
-        let srd = extract_html(&html, &url()).unwrap_err();
+        let srd = extract_html(&html, &url(), ExtractionMode::Srd).map(|e| e.document).unwrap_err();
         assert_eq!(srd.details_json()["error"], "no_extractable_content");
         let markdown = article(&html);
         assert_has(

@@ -1675,6 +1675,7 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
     use webfetch::content::charset;
     use webfetch::extract;
     use webfetch::render::select::{extracted_chars, should_fall_back};
+    use webfetch::vocabulary::ExtractionMode;
 
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
@@ -1709,8 +1710,13 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
             .await
             .unwrap();
             let decoded = charset::decode(&fetched.body, fetched.header_charset.as_deref(), true);
-            let document =
-                extract::extract_html(&decoded.text, fetched.final_url.as_url()).unwrap();
+            let document = extract::extract_html(
+                &decoded.text,
+                fetched.final_url.as_url(),
+                ExtractionMode::Srd,
+            )
+            .unwrap()
+            .document;
             (decoded.text, document.markdown)
         }
     };
@@ -1732,7 +1738,9 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
     // The fallback renders the shell and the same extraction finds the content.
     let run = rig.render(settings.clone(), "/").await;
     let page = run.page();
-    let document = extract::extract_html(&page.html, page.final_url.as_url()).unwrap();
+    let document = extract::extract_html(&page.html, page.final_url.as_url(), ExtractionMode::Srd)
+        .unwrap()
+        .document;
     assert!(
         document.markdown.contains("# Rendered SPA"),
         "{}",
