@@ -193,18 +193,10 @@ impl FetchArgs {
         self.extraction.unwrap_or(settings.extraction.mode)
     }
 
-    /// Validates raw tool arguments against FR-WF-02's schema, then the tool rules:
-    /// the executor seam, where an extension property is an unknown property.
-    pub fn from_json(args: &Value) -> Result<FetchArgs, ArgsError> {
-        FetchArgs::parse(args, ArgsSchema::Srd)
-    }
-
-    /// Validates raw tool arguments against the extended schema (MCP, the CLI).
-    pub fn from_json_with_extensions(args: &Value) -> Result<FetchArgs, ArgsError> {
-        FetchArgs::parse(args, ArgsSchema::Extended)
-    }
-
-    /// Validates raw tool arguments against `dialect`, then the tool rules.
+    /// Validates raw tool arguments against `dialect`, then the tool rules: one
+    /// function for both schemas (issue 30). [`ArgsSchema::Srd`] is the executor
+    /// seam's, where an extension property is an unknown property;
+    /// [`ArgsSchema::Extended`] is MCP's and the CLI's.
     pub fn parse(args: &Value, dialect: ArgsSchema) -> Result<FetchArgs, ArgsError> {
         let object = args
             .as_object()
@@ -336,15 +328,23 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
+    fn srd(args: &Value) -> Result<FetchArgs, ArgsError> {
+        FetchArgs::parse(args, ArgsSchema::Srd)
+    }
+
+    fn extended(args: &Value) -> Result<FetchArgs, ArgsError> {
+        FetchArgs::parse(args, ArgsSchema::Extended)
+    }
+
     fn rule(args: Value) -> FetchError {
-        match FetchArgs::from_json(&args) {
+        match srd(&args) {
             Err(ArgsError::Rule(error)) => error,
             other => panic!("expected a rule error, got {other:?}"),
         }
     }
 
     fn schema_error(args: Value) -> FetchError {
-        match FetchArgs::from_json(&args) {
+        match srd(&args) {
             Err(ArgsError::Schema(error)) => error,
             other => panic!("expected a schema error, got {other:?}"),
         }
@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn valid_arguments() {
-        let args = FetchArgs::from_json(
+        let args = srd(
             &json!({"url": " https://a.example/ ", "max_chunk_tokens": 128, "no_cache": true}),
         )
         .unwrap();
@@ -381,7 +381,7 @@ mod tests {
         rule(json!({"url": "https://a.example/", "max_chunk_tokens": u64::MAX}));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": 600.5}));
         let args =
-            FetchArgs::from_json(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0}))
+            srd(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0}))
                 .unwrap();
         assert_eq!(args.max_chunk_tokens, Some(600));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": "600"}));
@@ -409,14 +409,14 @@ mod tests {
             assert_eq!(error.code, ErrorCode::BadArgs, "{key}");
             assert!(error.message.contains(key), "{}", error.message);
             assert!(matches!(
-                FetchArgs::from_json_with_extensions(
+                extended(
                     &json!({"url": "https://a.example/", key: null})
                 ),
                 Err(ArgsError::Schema(_))
             ));
         }
         schema_error(json!({ "url": null }));
-        match FetchArgs::from_json_with_extensions(
+        match extended(
             &json!({"url": "https://a.example/", "extraction": null}),
         ) {
             Err(ArgsError::Schema(error)) => assert_eq!(error.code, ErrorCode::BadArgs),
@@ -435,7 +435,7 @@ mod tests {
         assert!(schema["properties"].get("extraction").is_none());
         assert_eq!(schema, ArgsSchema::Srd.input_schema());
         assert_eq!(
-            FetchArgs::from_json(&json!({"url": "https://a.example/"}))
+            srd(&json!({"url": "https://a.example/"}))
                 .unwrap()
                 .extraction,
             None
@@ -462,7 +462,7 @@ mod tests {
 
     #[test]
     fn extended_arguments_parse_extraction() {
-        let parse = |args: Value| FetchArgs::from_json_with_extensions(&args);
+        let parse = |args: Value| extended(&args);
         for (value, expected) in [
             (json!("srd"), Some(ExtractionMode::Srd)),
             (json!("article"), Some(ExtractionMode::Article)),
@@ -474,7 +474,7 @@ mod tests {
         let plain = parse(json!({"url": "https://a.example/", "no_cache": true})).unwrap();
         assert_eq!(
             plain,
-            FetchArgs::from_json(&json!({"url": "https://a.example/", "no_cache": true})).unwrap()
+            srd(&json!({"url": "https://a.example/", "no_cache": true})).unwrap()
         );
         for bad in [
             json!("Article"),
@@ -510,22 +510,20 @@ mod tests {
     #[test]
     fn start_chunk_is_an_extension_integer_at_least_zero() {
         let url = "https://a.example/";
-        let extended = |value: Value| {
-            FetchArgs::from_json_with_extensions(&json!({ "url": url, "start_chunk": value }))
-        };
-        assert_eq!(extended(json!(12)).unwrap().start_chunk, Some(12));
-        assert_eq!(extended(json!(3.0)).unwrap().start_chunk, Some(3));
+        let with_start = |value: Value| extended(&json!({ "url": url, "start_chunk": value }));
+        assert_eq!(with_start(json!(12)).unwrap().start_chunk, Some(12));
+        assert_eq!(with_start(json!(3.0)).unwrap().start_chunk, Some(3));
         for bad in [json!(-1), json!(1.5), json!("2"), json!(null)] {
             assert!(
-                matches!(extended(bad.clone()), Err(ArgsError::Schema(_))),
+                matches!(with_start(bad.clone()), Err(ArgsError::Schema(_))),
                 "{bad}"
             );
         }
         // The executor seam speaks FR-WF-02 exactly.
-        let srd = FetchArgs::from_json(&json!({ "url": url, "start_chunk": 1 }));
-        assert!(matches!(srd, Err(ArgsError::Schema(_))));
+        let refused = srd(&json!({ "url": url, "start_chunk": 1 }));
+        assert!(matches!(refused, Err(ArgsError::Schema(_))));
         assert_eq!(
-            FetchArgs::from_json(&json!({ "url": url }))
+            srd(&json!({ "url": url }))
                 .unwrap()
                 .start_chunk,
             None

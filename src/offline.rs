@@ -9,12 +9,13 @@
 //! of that URL would, `fetched_at` aside.
 //!
 //! ```
-//! use webfetch::args::FetchArgs;
+//! use webfetch::args::{ArgsSchema, FetchArgs};
 //! use webfetch::config::Settings;
 //! use webfetch::offline::{self, SavedPage};
 //!
-//! let args = FetchArgs::from_json_with_extensions(
+//! let args = FetchArgs::parse(
 //!     &serde_json::json!({ "url": "https://example.com/post" }),
+//!     ArgsSchema::Extended,
 //! ).unwrap();
 //! let page = SavedPage {
 //!     body: b"<title>Post</title><main><p>Hello.</p></main>",

@@ -382,7 +382,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
     };
     let mut args = json!({ "url": cli.base_url });
     cli.options.add_to(&mut args);
-    let result = FetchArgs::from_json_with_extensions(&args)
+    let result = FetchArgs::parse(&args, ArgsSchema::Extended)
         .map_err(ArgsError::into_fetch_error)
         .and_then(|args| {
             let page = SavedPage {
