@@ -6,10 +6,10 @@
 //! host adapter is a few lines.
 //!
 //! ```no_run
-//! use webfetch::{Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
+//! use webfetch::{LoadOptions, Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
 //!
 //! # async fn host() -> Result<(), Box<dyn std::error::Error>> {
-//! let loaded = load_str("[tools.webfetch]\nenabled = true\n")?;
+//! let loaded = load_str("[tools.webfetch]\nenabled = true\n", LoadOptions::default())?;
 //! // Register only when the 5.2 rules say so.
 //! if loaded.registration() == Registration::Registered {
 //!     let tool = WebFetchTool::new(loaded.settings);

@@ -18,11 +18,11 @@
 //! use std::collections::HashMap;
 //! use std::sync::Arc;
 //!
-//! use webfetch::{Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
+//! use webfetch::{LoadOptions, Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let loaded = load_str("[tools.webfetch]\nenabled = true\ntimeout_seconds = 20\n")?;
+//! let loaded = load_str("[tools.webfetch]\nenabled = true\ntimeout_seconds = 20\n", LoadOptions::default())?;
 //! let mut tools: HashMap<&str, Arc<dyn ToolExecutor>> = HashMap::new();
 //! // Register only when the configuration says so (SRD 5.2).
 //! if loaded.registration() == Registration::Registered {
@@ -116,9 +116,9 @@ pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
-    Contract, ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
-    RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings, ToolsMode,
-    load_file, load_file_for, load_str, load_str_for,
+    Contract, ExtractionSettings, FleetSettings, LoadOptions, Loaded, RedisSettings, RedisUrl,
+    Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings,
+    ToolsMode, load_file, load_str,
 };
 pub use self::content::formats::{Format, Formats};
 pub use self::error::{

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
-    ArgsError, ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, Loaded,
-    SavedPage, WebFetchTool,
+    ArgsError, ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError,
+    LoadOptions, Loaded, SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -458,9 +458,13 @@ fn load_config(path: Option<&std::path::Path>, contract: Contract) -> Option<Loa
 }
 
 fn checked_config(path: Option<&std::path::Path>, contract: Contract) -> Result<Loaded, String> {
+    let options = LoadOptions {
+        contract,
+        ..LoadOptions::default()
+    };
     let loaded = match path {
-        Some(path) => webfetch::load_file_for(path, contract),
-        None => webfetch::load_str_for("", contract),
+        Some(path) => webfetch::load_file(path, options),
+        None => webfetch::load_str("", options),
     }
     .map_err(|error| error.to_string())?;
     for warning in &loaded.warnings {

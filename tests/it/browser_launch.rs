@@ -337,7 +337,10 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
         .section("[tools.webfetch.browser]\nallow_no_sandbox = true")
         .settings();
     assert!(on.browser.allow_no_sandbox);
-    let bad = webfetch::config::load_str("[tools.webfetch.browser]\nallow_no_sandbox = \"yes\"");
+    let bad = webfetch::config::load_str(
+        "[tools.webfetch.browser]\nallow_no_sandbox = \"yes\"",
+        webfetch::config::LoadOptions::default(),
+    );
     assert!(bad.is_err());
 }
 

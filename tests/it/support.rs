@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use webfetch::config::{Settings, load_str};
+use webfetch::config::{LoadOptions, Settings, load_str};
 use webfetch::testing::StubValidator;
 use webfetch::tool::WebFetchTool;
 use wiremock::matchers::{method, path};
@@ -295,7 +295,9 @@ impl LogBuffer {
 
 /// Settings from a whole TOML text, through the real loader.
 pub fn load(toml: &str) -> Settings {
-    load_str(toml).expect("test config loads").settings
+    load_str(toml, LoadOptions::default())
+        .expect("test config loads")
+        .settings
 }
 
 /// A TOML basic string.
