@@ -18,7 +18,10 @@
 //! use std::collections::HashMap;
 //! use std::sync::Arc;
 //!
-//! use webfetch::{LoadOptions, Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
+//! use webfetch::{
+//!     LoadOptions, Registration, ToolCtx, ToolExecutor, ToolResult, WebFetchTool, format_error,
+//!     load_str,
+//! };
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,7 +37,12 @@
 //! let tool = &tools["web_fetch"];
 //! let mut ctx = ToolCtx::new(64 * 1024, 48 * 1024);
 //! let args = serde_json::json!({ "url": "http://169.254.169.254/latest/meta-data/" });
-//! let result = run_tool(tool.as_ref(), args, &mut ctx).await;
+//! // The executor's part (Appendix E): `execute` (under `tool.timeout()`, left out
+//! // here), and a failure formatted for the model.
+//! let result = match tool.execute(args, &mut ctx).await {
+//!     Ok(content) => ToolResult::success(content),
+//!     Err(error) => format_error(tool.name(), error),
+//! };
 //! assert!(result.is_error);
 //! let envelope: serde_json::Value = serde_json::from_str(&result.content)?;
 //! assert_eq!(envelope["code"], "ssrf_blocked");
@@ -124,9 +132,7 @@ pub use self::content::formats::{Format, Formats};
 pub use self::error::{
     ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
 };
-pub use self::executor::{
-    ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
-};
+pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
 pub use self::notes::{Note, Notes};
 pub use self::offline::{SavedPage, body_cap as offline_body_cap, respond as respond_offline};
 pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};

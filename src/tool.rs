@@ -229,40 +229,26 @@ impl WebFetchTool {
         slot.clone().map(DocumentStore::Disk)
     }
 
-    /// Runs one call on raw JSON arguments and returns the response JSON, at most
-    /// `effective_max_bytes` long (FR-WF-03a), or the error envelope.
-    pub async fn call(
-        &self,
-        args: &Value,
-        effective_max_bytes: usize,
-    ) -> Result<String, FetchError> {
+    /// Runs one call on raw JSON arguments, validated against this tool's schema
+    /// ([`with_schema`](Self::with_schema)), then as [`fetch`](Self::fetch).
+    pub async fn call(&self, args: &Value, effective_max_bytes: usize) -> Result<Built, FetchError> {
         let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
         self.fetch(&args, effective_max_bytes).await
     }
 
-    /// Runs the pipeline on validated arguments, logging its start and end with
-    /// the query redacted (FR-WF-19b, 19c).
+    /// Runs the pipeline on validated arguments: the response, its JSON at most
+    /// `effective_max_bytes` long (FR-WF-03a), also saying where a response cut
+    /// by the output budget may be continued (extension, `start_chunk`) for a
+    /// front door that tells its caller how to read on; or the error envelope.
+    /// One typed entry point (issue 30): the request carries its extensions.
     ///
+    /// Its start and end are logged with the query redacted (FR-WF-19b, 19c).
     /// Every event of the call, whichever module emits it (robots.txt, the
     /// client, the cache, the browser), is inside the `web_fetch` span, which
     /// carries the FR-WF-19c fields: `requested_host`, `rendering_method` (the
     /// planned method, then the one used) and `cache_hit`. The span is at ERROR
     /// level so that any filter that lets an event through keeps its context.
     pub async fn fetch(
-        &self,
-        args: &FetchArgs,
-        effective_max_bytes: usize,
-    ) -> Result<String, FetchError> {
-        self.fetch_with_continuation(args, effective_max_bytes)
-            .await
-            .map(|built| built.json)
-    }
-
-    /// [`fetch`](Self::fetch), also saying where a response cut by the output
-    /// budget may be continued (extension, `start_chunk`): a front door that wants
-    /// to tell its caller how to read on (the MCP server) uses this, whether or
-    /// not the call itself asked for a window.
-    pub async fn fetch_with_continuation(
         &self,
         args: &FetchArgs,
         effective_max_bytes: usize,
@@ -731,7 +717,7 @@ impl ToolExecutor for WebFetchTool {
     fn execute<'a>(&'a self, args: Value, ctx: &'a mut ToolCtx) -> ToolFut<'a> {
         Box::pin(async move {
             ctx.allow_truncation = false;
-            let built = self.execute_built(args, ctx.effective_max_bytes()).await?;
+            let built = self.answer(args, ctx.effective_max_bytes()).await?;
             Ok(built.json)
         })
     }
@@ -739,11 +725,11 @@ impl ToolExecutor for WebFetchTool {
 
 impl WebFetchTool {
     /// [`ToolExecutor::execute`]'s argument handling and error mapping around
-    /// [`fetch_with_continuation`](Self::fetch_with_continuation): schema
-    /// violations are `BadArgs`, every other error the envelope as
-    /// `ExecutionFailed` (Appendix E). For a front door that also wants the
-    /// continuation (the MCP server), under the tool's own timeout.
-    pub async fn execute_built(
+    /// [`fetch`](Self::fetch): schema violations are `BadArgs`, every other
+    /// error the envelope as `ExecutionFailed` (Appendix E). The front doors
+    /// that also want the continuation (the MCP server, `serve`) run this under
+    /// the tool's own timeout.
+    pub(crate) async fn answer(
         &self,
         args: Value,
         effective_max_bytes: usize,
@@ -761,7 +747,7 @@ impl WebFetchTool {
             }
             Err(ArgsError::Rule(error)) => return Err(failed(error)),
         };
-        self.fetch_with_continuation(&args, effective_max_bytes)
+        self.fetch(&args, effective_max_bytes)
             .await
             .map_err(failed)
     }

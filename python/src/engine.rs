@@ -82,6 +82,7 @@ impl Engine {
     pub fn call(&self, args: &Value, max_output_bytes: usize) -> Result<String, String> {
         self.runtime
             .block_on(self.tool.call(args, max_output_bytes))
+            .map(|built| built.json)
             .map_err(|error| error.to_json())
     }
 

@@ -222,7 +222,9 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let result = runtime.block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)));
+            let result = runtime
+                .block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)))
+                .map(|built| built.json);
             print_result(result, pretty)
         }
         Command::Extract(args) => extract(args),

@@ -1776,6 +1776,7 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     let json = tool
         .call(&serde_json::json!({ "url": url }), usize::MAX)
         .await
+        .map(|built| built.json)
         .unwrap();
     let response: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(response["rendering_method"], "browser", "{json}");
@@ -1785,6 +1786,7 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     let again = tool
         .call(&serde_json::json!({ "url": url }), usize::MAX)
         .await
+        .map(|built| built.json)
         .unwrap();
     let again: serde_json::Value = serde_json::from_str(&again).unwrap();
     assert_eq!(again["notes"], serde_json::json!(["cache_hit"]), "{again}");
@@ -1844,6 +1846,7 @@ async fn srd_readings_30_a_failing_browser_during_the_fallback_is_the_answer() {
             usize::MAX,
         )
         .await
+        .map(|built| built.json)
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::SsrfBlocked, "{}", error.to_json());
     assert_never_contacted(&internal).await;

@@ -383,6 +383,7 @@ async fn a_warm_standby_serves_the_next_render() {
             let json = tool
                 .call(&args, usize::MAX)
                 .await
+                .map(|built| built.json)
                 .unwrap_or_else(|e| panic!("{}", e.to_json()));
             texts.push(json.contains("Rendered by a parked browser."));
         }

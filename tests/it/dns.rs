@@ -50,7 +50,11 @@ fn counting_tool(config: &Config) -> (WebFetchTool, Arc<Counting>) {
 }
 
 async fn call_ok(tool: &WebFetchTool, args: Value) -> Value {
-    let json = tool.call(&args, usize::MAX).await.expect("fetch succeeds");
+    let json = tool
+        .call(&args, usize::MAX)
+        .await
+        .map(|built| built.json)
+        .expect("fetch succeeds");
     serde_json::from_str(&json).expect("response is JSON")
 }
 
@@ -128,6 +132,7 @@ async fn fr_wf_dns_01_3_a_refused_host_is_not_resolved_again_within_the_call() {
             usize::MAX,
         )
         .await
+        .map(|built| built.json)
         .unwrap_err();
     assert_eq!(error.code, webfetch::ErrorCode::SsrfBlocked);
     assert_eq!(counting.lookups(), ["internal.test"]);

@@ -18,7 +18,8 @@ use webfetch::args::ArgsSchema;
 use webfetch::cache::{CacheKey, DiskCache, Fresh, Variant};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult, run_tool};
+use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult};
+use webfetch::testing::run_tool;
 use webfetch::tool::WebFetchTool;
 use webfetch::vocabulary::ExtractionMode;
 use webfetch::vocabulary::Timestamp;
@@ -112,7 +113,7 @@ fn typed(body: &[u8], content_type: &str) -> ResponseTemplate {
 }
 
 async fn call(tool: &WebFetchTool, args: Value) -> Result<Value, FetchError> {
-    let text = tool.call(&args, UNLIMITED).await?;
+    let text = tool.call(&args, UNLIMITED).await.map(|built| built.json)?;
     Ok(serde_json::from_str(&text).expect("the response is JSON"))
 }
 
@@ -168,6 +169,7 @@ async fn it_wf_http_01_fetch_and_extract_markdown() {
     let text = tool
         .call(&json!({ "url": requested }), UNLIMITED)
         .await
+        .map(|built| built.json)
         .unwrap_or_else(|e| panic!("{}", e.to_json()));
     let after = OffsetDateTime::now_utc().unix_timestamp();
 
@@ -1567,7 +1569,11 @@ async fn embed_fetch_response_reads_the_json_back_byte_for_byte() {
     let tool = config(&server).section(FAIL_OPEN).tool();
     let args = json!({ "url": site(&server, "/page"), "max_chunk_tokens": 128 });
     // A response with notes, a title and a truncation reason.
-    let json = tool.call(&args, 4_000).await.unwrap();
+    let json = tool
+        .call(&args, 4_000)
+        .await
+        .map(|built| built.json)
+        .unwrap();
     let response: webfetch::FetchResponse = serde_json::from_str(&json).unwrap();
     assert!(response.truncated);
     assert_eq!(
