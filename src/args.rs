@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Settings;
 use crate::error::FetchError;
+use crate::offline::SavedPage;
 use crate::vocabulary::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
@@ -72,6 +73,11 @@ pub struct FetchArgs {
     /// SRD's response from the first chunk, with no continuation field. Always
     /// `None` from [`ArgsSchema::Srd`].
     pub start_chunk: Option<usize>,
+    /// Extension for typed callers (the `webfetch extract` command): the page as
+    /// saved from `url`, read instead of fetched (no SSRF check, robots.txt,
+    /// fetch or cache; see [`crate::offline`]). No JSON property sets it: `None`
+    /// from [`FetchArgs::parse`].
+    pub page: Option<SavedPage>,
 }
 
 /// Which request schema a front door accepts.
@@ -234,6 +240,7 @@ impl FetchArgs {
             force_browser,
             extraction,
             start_chunk,
+            page: None,
         })
     }
 }

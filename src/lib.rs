@@ -134,7 +134,7 @@ pub use self::error::{
 };
 pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
 pub use self::notes::{Note, Notes};
-pub use self::offline::{SavedPage, body_cap as offline_body_cap, respond as respond_offline};
+pub use self::offline::{SavedPage, body_cap as offline_body_cap};
 pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};

@@ -38,6 +38,7 @@ use crate::extract::{self};
 use crate::vocabulary::{ExtractionMode};
 use crate::transport::HttpClient;
 use crate::notes::{Note, Notes};
+use crate::offline;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::vocabulary::{Timestamp};
 use crate::page::{Page, Reading};
@@ -253,6 +254,11 @@ impl WebFetchTool {
         args: &FetchArgs,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
+        if let Some(page) = &args.page {
+            // Extension: a saved page, read offline (`webfetch extract`).
+            let counter = &*self.counter;
+            return offline::respond(&self.settings, args, page, effective_max_bytes, counter);
+        }
         let url = CanonicalUrl::parse(&args.url);
         let host = url
             .as_ref()

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
-    ArgsError, ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError,
-    LoadOptions, Loaded, SavedPage, WebFetchTool,
+    ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, LoadOptions, Loaded,
+    SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -210,17 +210,8 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             };
             let tool = tool.with_schema(ArgsSchema::Extended);
-            // One call: a current-thread runtime starts no worker threads (blocking
-            // file I/O still goes to tokio's blocking pool).
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("cannot start the async runtime: {error}");
-                    return ExitCode::from(1);
-                }
+            let Some(runtime) = one_call_runtime() else {
+                return ExitCode::from(1);
             };
             let result = runtime
                 .block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)))
@@ -384,21 +375,41 @@ fn extract(cli: ExtractArgs) -> ExitCode {
     };
     let mut args = json!({ "url": cli.base_url });
     cli.options.add_to(&mut args);
-    let result = FetchArgs::parse(&args, ArgsSchema::Extended)
-        .map_err(ArgsError::into_fetch_error)
-        .and_then(|args| {
-            let page = SavedPage {
-                body: &body,
-                content_type: Some(&cli.content_type),
-            };
-            webfetch::respond_offline(
-                &settings,
-                &args,
-                &page,
-                cli.max_output_bytes.unwrap_or(usize::MAX),
-            )
-        });
+    let mut args = match FetchArgs::parse(&args, ArgsSchema::Extended) {
+        Ok(args) => args,
+        Err(error) => return print_result(Err(error.into_fetch_error()), cli.pretty),
+    };
+    args.page = Some(SavedPage {
+        body,
+        content_type: Some(cli.content_type),
+    });
+    let Some(tool) = build_tool(settings) else {
+        return ExitCode::from(1);
+    };
+    let Some(runtime) = one_call_runtime() else {
+        return ExitCode::from(1);
+    };
+    let max_output_bytes = cli.max_output_bytes.unwrap_or(usize::MAX);
+    let result = runtime
+        .block_on(tool.fetch(&args, max_output_bytes))
+        .map(|built| built.json);
     print_result(result, cli.pretty)
+}
+
+/// The runtime of one call: a current-thread runtime starts no worker threads
+/// (blocking file I/O still goes to tokio's blocking pool); `None` after saying
+/// why there is none.
+fn one_call_runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => Some(runtime),
+        Err(error) => {
+            eprintln!("cannot start the async runtime: {error}");
+            None
+        }
+    }
 }
 
 /// Reads at most `cap` bytes of `file`, or of stdin for `-` or no file.
