@@ -210,7 +210,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             };
             let tool = tool.with_schema(ArgsSchema::Extended);
-            let Some(runtime) = one_call_runtime() else {
+            let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
                 return ExitCode::from(1);
             };
             let result = runtime
@@ -241,7 +241,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             };
             let server = WebFetchServer::new(tool, max_output_bytes);
-            let Some(runtime) = runtime() else {
+            let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
                 return ExitCode::from(1);
             };
             match runtime.block_on(server.serve_stdio()) {
@@ -278,7 +278,7 @@ fn serve(
     let Some(tool) = build_tool(loaded.settings) else {
         return ExitCode::from(1);
     };
-    let Some(runtime) = runtime() else {
+    let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
         return ExitCode::from(1);
     };
     let with_token = token.is_some();
@@ -386,7 +386,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
     let Some(tool) = build_tool(settings) else {
         return ExitCode::from(1);
     };
-    let Some(runtime) = one_call_runtime() else {
+    let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
         return ExitCode::from(1);
     };
     let max_output_bytes = cli.max_output_bytes.unwrap_or(usize::MAX);
@@ -394,22 +394,6 @@ fn extract(cli: ExtractArgs) -> ExitCode {
         .block_on(tool.fetch(&args, max_output_bytes))
         .map(|built| built.json);
     print_result(result, cli.pretty)
-}
-
-/// The runtime of one call: a current-thread runtime starts no worker threads
-/// (blocking file I/O still goes to tokio's blocking pool); `None` after saying
-/// why there is none.
-fn one_call_runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => Some(runtime),
-        Err(error) => {
-            eprintln!("cannot start the async runtime: {error}");
-            None
-        }
-    }
 }
 
 /// Reads at most `cap` bytes of `file`, or of stdin for `-` or no file.
@@ -442,11 +426,12 @@ fn print_result(result: Result<String, FetchError>, pretty: bool) -> ExitCode {
     code
 }
 
-fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+/// The runtime `builder` makes, with every driver on; `None` after saying why
+/// there is none. One call (`fetch`, `extract`) takes a current-thread runtime,
+/// which starts no worker threads (blocking file I/O still goes to tokio's
+/// blocking pool); the servers a multi-thread one.
+fn runtime(mut builder: tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
+    match builder.enable_all().build() {
         Ok(runtime) => Some(runtime),
         Err(error) => {
             eprintln!("cannot start the async runtime: {error}");

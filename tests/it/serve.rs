@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::origin::Origin;
+use crate::support::origin::{Origin, request_path};
 use crate::support::race::until;
 use crate::support::{Config, browser_section, chromium, hits, html, robots, serve};
 
@@ -683,23 +683,10 @@ impl Upstream {
                 let counts = Arc::clone(&counts);
                 std::thread::spawn(move || {
                     let mut stream = stream;
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).is_err() {
+                    let Some(path) = request_path(&stream) else {
                         return;
-                    }
-                    let is_page = line
-                        .split(' ')
-                        .nth(1)
-                        .is_some_and(|p| p.starts_with("/page"));
-                    loop {
-                        let mut header = String::new();
-                        match reader.read_line(&mut header) {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) if header == "\r\n" => break,
-                            Ok(_) => {}
-                        }
-                    }
+                    };
+                    let is_page = path.starts_with("/page");
                     let reply = if is_page {
                         {
                             let mut c = counts.lock().unwrap();

@@ -83,20 +83,9 @@ fn answer(
     counts: &watch::Sender<HashMap<String, usize>>,
     gate: &(Mutex<bool>, Condvar),
 ) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
+    let Some(path) = request_path(&stream) else {
         return;
-    }
-    let path = line.split(' ').nth(1).unwrap_or("").to_owned();
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if header == "\r\n" => break,
-            Ok(_) => {}
-        }
-    }
+    };
     counts.send_modify(|c| *c.entry(path.clone()).or_default() += 1);
     let reply = if path == "/robots.txt" {
         "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
@@ -115,4 +104,21 @@ fn answer(
         )
     };
     let _ = stream.write_all(reply.as_bytes());
+}
+
+/// Reads one request's head from `stream`: the path it asks for, or `None` when
+/// the connection ends first.
+pub fn request_path(stream: &std::net::TcpStream) -> Option<String> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let path = line.split(' ').nth(1).unwrap_or("").to_owned();
+    loop {
+        let mut header = String::new();
+        match reader.read_line(&mut header) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) if header == "\r\n" => return Some(path),
+            Ok(_) => {}
+        }
+    }
 }
