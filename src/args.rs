@@ -74,9 +74,10 @@ pub struct FetchArgs {
     /// `None` from [`ArgsSchema::Srd`].
     pub start_chunk: Option<usize>,
     /// Extension for typed callers (the `webfetch extract` command): the page as
-    /// saved from `url`, read instead of fetched (no SSRF check, robots.txt,
-    /// fetch or cache; see [`crate::offline`]). No JSON property sets it: `None`
-    /// from [`FetchArgs::parse`].
+    /// saved from `url`, read instead of fetched: no SSRF check, robots.txt,
+    /// fetch or cache, and the content stages as over HTTP (FR-WF-10e .. 10h,
+    /// extraction, chunking, fitting). No JSON property sets it: `None` from
+    /// [`FetchArgs::parse`].
     pub page: Option<SavedPage>,
 }
 
