@@ -49,12 +49,12 @@ fn main() {
         Some("parse") => {
             let text = decode(&input(2), None, true).text;
             for _ in 0..count(1) {
-                black_box(dom::parse(&text));
+                black_box(dom::parse(&text, dom::Scripting::On));
             }
         }
         Some("convert") => {
             let text = decode(&input(2), None, true).text;
-            let doc = dom::parse(&text);
+            let doc = dom::parse(&text, dom::Scripting::On);
             let survey = root::survey(&doc);
             let root = root::select_root(&doc, &survey).expect("a non-empty root");
             for _ in 0..count(1) {
@@ -65,7 +65,7 @@ fn main() {
         Some("once") if args.len() == 3 => {
             let mib: usize = args[2].parse().expect("MIB: a whole number");
             let page = series_page(&args[1], mib << 20);
-            let nodes = dom::parse(&decode(&page, None, true).text)
+            let nodes = dom::parse(&decode(&page, None, true).text, dom::Scripting::On)
                 .tree
                 .nodes()
                 .count();
@@ -162,7 +162,7 @@ fn stages(bytes: &[u8], url: &Url) {
         };
         let decoded = decode(bytes, None, true);
         split("decode", &mut times);
-        let doc = dom::parse(&decoded.text);
+        let doc = dom::parse(&decoded.text, dom::Scripting::On);
         split("parse", &mut times);
         let survey = root::survey(&doc);
         let Some(root) = root::select_root(&doc, &survey) else {

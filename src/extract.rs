@@ -97,7 +97,7 @@ pub fn extract_html(
 
 /// The SRD algorithm of [`extract_html`] (FR-WF-13 .. 13f).
 fn srd(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
-    let doc = dom::parse(html);
+    let doc = dom::parse(html, dom::Scripting::On);
     let survey = root::survey(&doc);
     let title = title(&doc, &survey);
     let language = survey.language.clone();

@@ -28,7 +28,7 @@ use ego_tree::NodeId;
 use url::Url;
 
 use super::element::{self, Tag};
-use super::dom::{self, Document, Node};
+use super::dom::{self, Document, Node, Scripting};
 use super::{markdown, normalize_whitespace, root};
 use crate::vocabulary::ExtractedDocument;
 
@@ -56,14 +56,6 @@ const MIN_ARTICLE_CHARS: usize = 500;
 pub fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
     extract_parsed(html, final_url, Scripting::On)
         .or_else(|| extract_parsed(html, final_url, Scripting::Off))
-}
-
-/// How `<noscript>` is parsed: as raw text (scripting on, removed whole) or as
-/// markup (scripting off, kept unless its own attributes hide it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scripting {
-    On,
-    Off,
 }
 
 fn extract_parsed(html: &str, final_url: &Url, scripting: Scripting) -> Option<ExtractedDocument> {
@@ -134,10 +126,7 @@ fn extract_pass(
     pass: Pass,
     scripting: Scripting,
 ) -> Option<ExtractedDocument> {
-    let mut doc = match scripting {
-        Scripting::On => dom::parse(html),
-        Scripting::Off => dom::parse_without_scripting(html),
-    };
+    let mut doc = dom::parse(html, scripting);
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
     if scripting == Scripting::Off {
@@ -457,7 +446,7 @@ use crate::vocabulary::{ExtractionMode};
             ("update-box", false),
             ("story-body", false),
         ] {
-            let doc = dom::parse(&format!("<div class='{class}'>x</div>"));
+            let doc = dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
             let div = doc
                 .descendants()
                 .filter_map(|n| n.value().element())
