@@ -12,7 +12,7 @@
 //! both modes.
 //!
 //! Extensions (never used unless asked for, so every SRD response is unchanged):
-//! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
+//! a tool built with the [`schema`](WebFetchToolBuilder::schema)`(ArgsSchema::Extended)`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
 //! documents the cache keeps under their own key; `[tools.webfetch.browser]
@@ -47,7 +47,6 @@ use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
-use crate::ssrf::SsrfValidator;
 use crate::tokens::TokenCounter;
 use crate::canonical_url::CanonicalUrl;
 
@@ -129,15 +128,6 @@ impl WebFetchTool {
         WebFetchToolBuilder::new(settings)
     }
 
-    /// A tool with an explicit validator (tests use `testing::StubValidator`); short
-    /// for `builder(settings).ssrf_validator(validator).build()`.
-    pub fn with_validator(settings: Settings, validator: Arc<dyn SsrfValidator>) -> WebFetchTool {
-        WebFetchTool::builder(settings)
-            .ssrf_validator(validator)
-            .build()
-            .expect("a builder without root certificates, on checked settings, cannot fail")
-    }
-
     fn from_parts(
         settings: Arc<Settings>,
         client: HttpClient,
@@ -159,23 +149,21 @@ impl WebFetchTool {
         }
     }
 
-    /// The same tool accepting arguments of `schema`: [`ArgsSchema::Srd`] (the
-    /// default) is FR-WF-02 exactly; [`ArgsSchema::Extended`] adds our extension
-    /// properties to what [`ToolExecutor::input_schema`] advertises and what
-    /// [`call`](Self::call) and [`ToolExecutor::execute`] accept. The MCP server
-    /// and the CLI use the extended schema; a host opts in the same way.
-    pub fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
+    /// The same tool accepting arguments of `schema` (the builder's
+    /// [`schema`](WebFetchToolBuilder::schema)): for the front doors given a
+    /// built tool (the MCP server, `serve`).
+    pub(crate) fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
         self.schema = schema;
         self
     }
 
     /// The same tool keeping one Chromium launched ahead for its next browser
-    /// render (extension for long-lived hosts: the MCP server, `serve`, an
-    /// embedding agent). Each Chromium still serves exactly one
-    /// call on a fresh profile (BROWSER-ISO-01); at most one is idle. The first
-    /// browser render launches cold and parks the next. A tool that has a
-    /// standby already keeps it, so `serve`'s front doors share one.
-    pub fn with_browser_standby(mut self) -> WebFetchTool {
+    /// render (the builder's
+    /// [`browser_standby`](WebFetchToolBuilder::browser_standby)): for the
+    /// long-lived front doors given a built tool (the MCP server, `serve`). A
+    /// tool that has a standby already keeps it, so `serve`'s front doors share
+    /// one.
+    pub(crate) fn with_browser_standby(mut self) -> WebFetchTool {
         self.standby.get_or_insert_with(Standby::new);
         self
     }
@@ -231,7 +219,7 @@ impl WebFetchTool {
     }
 
     /// Runs one call on raw JSON arguments, validated against this tool's schema
-    /// ([`with_schema`](Self::with_schema)), then as [`fetch`](Self::fetch).
+    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch).
     pub async fn call(&self, args: &Value, effective_max_bytes: usize) -> Result<Built, FetchError> {
         let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
         self.fetch(&args, effective_max_bytes).await
@@ -674,7 +662,7 @@ impl ToolExecutor for WebFetchTool {
         "Fetch a URL and extract its content as markdown"
     }
 
-    /// FR-WF-02's schema, or the extended one (see [`WebFetchTool::with_schema`]).
+    /// FR-WF-02's schema, or the extended one (see [`WebFetchToolBuilder::schema`]).
     fn input_schema(&self) -> Value {
         self.schema.input_schema()
     }

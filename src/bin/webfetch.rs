@@ -209,7 +209,6 @@ fn main() -> ExitCode {
             let Some(tool) = build_tool(loaded.settings) else {
                 return ExitCode::from(1);
             };
-            let tool = tool.with_schema(ArgsSchema::Extended);
             let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
                 return ExitCode::from(1);
             };
@@ -317,10 +316,14 @@ fn serve(
     })
 }
 
-/// The tool of `settings`, or `None` after printing why it can not be built (a
-/// fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
+/// The tool of `settings` with the extended argument schema (every command takes
+/// the extension properties), or `None` after printing why it can not be built
+/// (a fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
 fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
-    match WebFetchTool::builder(settings).build() {
+    match WebFetchTool::builder(settings)
+        .schema(ArgsSchema::Extended)
+        .build()
+    {
         Ok(tool) => Some(tool),
         Err(error) => {
             eprintln!("{error}");

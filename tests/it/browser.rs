@@ -1770,7 +1770,10 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
     let cache_dir = tempfile::tempdir().unwrap();
     let settings = rig.config(&[], "").cache(cache_dir.path()).settings();
     let cache_settings = settings.cache.clone();
-    let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
+    let tool = WebFetchTool::builder(settings.clone())
+        .ssrf_validator(Arc::new(validator(&settings)))
+        .build()
+        .unwrap();
 
     let url = format!("http://page.test:{}/app", rig.port);
     let json = tool
@@ -1838,7 +1841,10 @@ async fn srd_readings_30_a_failing_browser_during_the_fallback_is_the_answer() {
     )
     .await;
     let settings = rig.config(&[iport], "").settings();
-    let tool = WebFetchTool::with_validator(settings.clone(), Arc::new(validator(&settings)));
+    let tool = WebFetchTool::builder(settings.clone())
+        .ssrf_validator(Arc::new(validator(&settings)))
+        .build()
+        .unwrap();
     let url = format!("http://page.test:{}/app", rig.port);
     let error = tool
         .call(

@@ -365,8 +365,11 @@ async fn a_warm_standby_serves_the_next_render() {
         .section(&browser_section(&chromium, ""))
         .settings();
     let validator = Arc::new(StubValidator::new(&settings.security));
-    let tool =
-        webfetch::tool::WebFetchTool::with_validator(settings, validator).with_browser_standby();
+    let tool = webfetch::tool::WebFetchTool::builder(settings)
+        .ssrf_validator(validator)
+        .browser_standby(true)
+        .build()
+        .unwrap();
     let url = format!("http://127.0.0.1:{}/page", server.address().port());
 
     let buffer = LogBuffer::default();

@@ -46,7 +46,11 @@ fn counting_tool(config: &Config) -> (WebFetchTool, Arc<Counting>) {
         lookups: Mutex::new(Vec::new()),
     });
     let validator: Arc<dyn SsrfValidator> = Arc::clone(&counting) as _;
-    (WebFetchTool::with_validator(settings, validator), counting)
+    let tool = WebFetchTool::builder(settings)
+        .ssrf_validator(validator)
+        .build()
+        .unwrap();
+    (tool, counting)
 }
 
 async fn call_ok(tool: &WebFetchTool, args: Value) -> Value {

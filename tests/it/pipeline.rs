@@ -1321,9 +1321,14 @@ fn timeless(mut response: Value) -> Value {
     response
 }
 
-/// A tool for `server` that accepts the extension properties (as MCP and the CLI do).
-fn extended(tool: WebFetchTool) -> WebFetchTool {
-    tool.with_schema(ArgsSchema::Extended)
+/// The tool of `config` that accepts the extension properties (as MCP and the
+/// CLI do).
+fn extended(config: &Config) -> WebFetchTool {
+    config
+        .builder()
+        .schema(ArgsSchema::Extended)
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -1361,7 +1366,7 @@ async fn ext_extraction_unused_changes_nothing_and_article_falls_back_with_a_not
     serve(&server, "/tiny", html(TINY)).await;
     serve(&server, "/article", html(ARTICLE)).await;
     let strict = config(&server).tool();
-    let tool = extended(config(&server).tool());
+    let tool = extended(&config(&server));
     assert_eq!(tool.input_schema(), webfetch::args::extended_input_schema());
 
     // No extension used: the extended tool answers exactly as the SRD tool.
@@ -1396,7 +1401,7 @@ async fn ext_extraction_config_default_applies_unless_a_call_names_a_mode() {
     let server = MockServer::start().await;
     serve(&server, "/tiny", html(TINY)).await;
     let configured = config(&server).section("[tools.webfetch.extraction]\nmode = \"article\"");
-    let tool = extended(configured.tool());
+    let tool = extended(&configured);
     let default = fetch_ok(&tool, url_args(&server, "/tiny")).await;
     assert_eq!(notes(&default), ["article_fallback_srd"]);
     let srd = fetch_ok(
@@ -1421,8 +1426,8 @@ async fn ext_extraction_cache_keeps_the_modes_apart() {
     let server = MockServer::start().await;
     serve(&server, "/srd-first", html(TINY)).await;
     serve(&server, "/article-first", html(TINY)).await;
-    let (dir, tool) = cached_tool(&server);
-    let tool = extended(tool);
+    let dir = tempfile::tempdir().unwrap();
+    let tool = extended(&config(&server).cache(dir.path()));
     let with = |path: &str, mode: Option<&str>| match mode {
         Some(mode) => json!({ "url": site(&server, path), "extraction": mode }),
         None => json!({ "url": site(&server, path) }),
@@ -1477,7 +1482,7 @@ async fn ext_extraction_text_plain_is_the_same_in_both_modes() {
         ),
     )
     .await;
-    let tool = extended(config(&server).tool());
+    let tool = extended(&config(&server));
     let srd = fetch_ok(&tool, url_args(&server, "/notes.txt")).await;
     let article = fetch_ok(
         &tool,

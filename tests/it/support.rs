@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use webfetch::config::{LoadOptions, Settings, load_str};
 use webfetch::testing::StubValidator;
-use webfetch::tool::WebFetchTool;
+use webfetch::tool::{WebFetchTool, WebFetchToolBuilder};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -128,11 +128,18 @@ impl Config {
         load(&self.toml())
     }
 
-    /// A tool with these settings and the stub resolver of [`stub`].
-    pub fn tool(&self) -> WebFetchTool {
+    /// A builder of a tool with these settings and the stub resolver of [`stub`].
+    pub fn builder(&self) -> WebFetchToolBuilder {
         let settings = self.settings();
         let validator = Arc::new(stub(&settings));
-        WebFetchTool::with_validator(settings, validator)
+        WebFetchTool::builder(settings).ssrf_validator(validator)
+    }
+
+    /// The tool of [`Config::builder`].
+    pub fn tool(&self) -> WebFetchTool {
+        self.builder()
+            .build()
+            .expect("the test config builds a tool")
     }
 }
 
