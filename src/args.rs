@@ -93,9 +93,11 @@ pub enum ArgsSchema {
 }
 
 impl ArgsSchema {
-    /// The JSON schema advertised for the tool in this dialect.
+    /// The JSON schema advertised for the tool in this dialect: FR-WF-02's
+    /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus [`extension_properties`]. One
+    /// function for both (issue 30).
     pub fn input_schema(self) -> Value {
-        let mut schema = input_schema();
+        let mut schema = srd_input_schema();
         if self == ArgsSchema::Extended
             && let Some(Value::Object(properties)) = schema.get_mut("properties")
         {
@@ -130,9 +132,9 @@ impl ArgsError {
     }
 }
 
-/// The JSON schema advertised for the tool (FR-WF-02): `additionalProperties: false`,
-/// so `block_resources` (config-only, FR-WF-02c) is refused like any unknown key.
-pub fn input_schema() -> Value {
+/// FR-WF-02's JSON schema: `additionalProperties: false`, so `block_resources`
+/// (config-only, FR-WF-02c) is refused like any unknown key.
+fn srd_input_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -158,11 +160,6 @@ pub fn input_schema() -> Value {
         "required": ["url"],
         "additionalProperties": false
     })
-}
-
-/// The extended schema: [`input_schema`] plus [`extension_properties`].
-pub fn extended_input_schema() -> Value {
-    ArgsSchema::Extended.input_schema()
 }
 
 /// The schemas of our extension properties, keyed by name (not in FR-WF-02).
@@ -439,9 +436,9 @@ mod tests {
             error.message,
             "unknown property `extraction` (additionalProperties is false)"
         );
-        let schema = input_schema();
+        let schema = ArgsSchema::Srd.input_schema();
         assert!(schema["properties"].get("extraction").is_none());
-        assert_eq!(schema, ArgsSchema::Srd.input_schema());
+        assert_eq!(schema, srd_input_schema());
         assert_eq!(
             srd(&json!({"url": "https://a.example/"}))
                 .unwrap()
@@ -452,7 +449,7 @@ mod tests {
 
     #[test]
     fn the_extended_schema_adds_the_extensions_and_nothing_else() {
-        let extended = extended_input_schema();
+        let extended = ArgsSchema::Extended.input_schema();
         assert_eq!(extended["additionalProperties"], false);
         assert_eq!(extended["required"], json!(["url"]));
         assert_eq!(
@@ -465,7 +462,7 @@ mod tests {
         for extension in EXTENSION_PROPERTIES {
             properties.remove(extension);
         }
-        assert_eq!(without, input_schema());
+        assert_eq!(without, ArgsSchema::Srd.input_schema());
     }
 
     #[test]

@@ -1336,7 +1336,7 @@ async fn ext_extraction_executor_seam_refuses_the_extension_property() {
     let server = article_server("/page").await;
     let tool = config(&server).tool();
     assert_eq!(tool.schema(), ArgsSchema::Srd);
-    assert_eq!(tool.input_schema(), webfetch::args::input_schema());
+    assert_eq!(tool.input_schema(), ArgsSchema::Srd.input_schema());
     assert!(
         tool.input_schema()["properties"]
             .get("extraction")
@@ -1367,7 +1367,7 @@ async fn ext_extraction_unused_changes_nothing_and_article_falls_back_with_a_not
     serve(&server, "/article", html(ARTICLE)).await;
     let strict = config(&server).tool();
     let tool = extended(&config(&server));
-    assert_eq!(tool.input_schema(), webfetch::args::extended_input_schema());
+    assert_eq!(tool.input_schema(), ArgsSchema::Extended.input_schema());
 
     // No extension used: the extended tool answers exactly as the SRD tool.
     for path in ["/tiny", "/article"] {
