@@ -94,7 +94,7 @@ pub enum ArgsSchema {
 
 impl ArgsSchema {
     /// The JSON schema advertised for the tool in this dialect: FR-WF-02's
-    /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus [`extension_properties`]. One
+    /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus our extension properties. One
     /// function for both (issue 30).
     pub fn input_schema(self) -> Value {
         let mut schema = srd_input_schema();
