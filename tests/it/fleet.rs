@@ -336,7 +336,7 @@ async fn fleet_a_429_holds_the_origin_for_every_instance() {
     serve(&server, "/other", html(PAGE)).await;
     let port = server.address().port();
     let config = fleet(Config::new(&[port]), &redis, "");
-    let (a, b) = (
+    let (a, mut b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
@@ -356,7 +356,8 @@ async fn fleet_a_429_holds_the_origin_for_every_instance() {
     assert!((1..=30).contains(&retry_after), "{retry_after}");
     assert_eq!(hits(&server, "/other").await, 0);
     assert_eq!(hits(&server, "/robots.txt").await, 1, "a's only");
-    assert!(b.logs().contains("politeness_refused"), "{}", b.logs());
+    let logs = b.stop().await;
+    assert!(logs.contains("politeness_refused"), "{logs}");
 }
 
 /// Item 4: `per_origin_in_flight = 1` is fleet-wide: while one instance's
@@ -412,7 +413,7 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
     }
     let port = server.address().port();
     let config = fleet(Config::new(&[port]), &redis, "");
-    let (a, b) = (
+    let (mut a, mut b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
@@ -432,12 +433,10 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
         2,
         "nothing shared while Redis is down"
     );
+    // Logged by the calls above, which have returned: the lines are in the
+    // pipes already, on their way to the reader threads.
     for served in [&a, &b] {
-        assert!(
-            served.logs().contains("fleet_redis_unavailable"),
-            "{}",
-            served.logs()
-        );
+        served.logs_with("fleet_redis_unavailable", 1).await;
     }
 
     redis.restart();
@@ -455,10 +454,10 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let (a_logs, b_logs) = (a.stop().await, b.stop().await);
     assert!(
-        a.logs().contains("fleet_redis_back") || b.logs().contains("fleet_redis_back"),
-        "{}",
-        a.logs()
+        a_logs.contains("fleet_redis_back") || b_logs.contains("fleet_redis_back"),
+        "{a_logs}\n{b_logs}"
     );
 }
 
@@ -473,7 +472,7 @@ async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
     let server = MockServer::start().await;
     serve(&server, "/page", html(PAGE)).await;
     let port = server.address().port();
-    let served = Served::start(&fleet(Config::new(&[port]), &redis, ""), &[], &[]);
+    let mut served = Served::start(&fleet(Config::new(&[port]), &redis, ""), &[], &[]);
     let url = format!("http://127.0.0.1:{port}/page");
     fetch(&served, &url).await;
     assert_eq!(fetch(&served, &url).await["notes"], json!(["cache_hit"]));
@@ -502,11 +501,8 @@ async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
         assert_eq!(response["notes"], json!([]), "{response}");
     }
     assert_eq!(hits(&server, "/page").await, 4);
-    assert!(
-        served.logs().contains("fleet_redis_refused"),
-        "{}",
-        served.logs()
-    );
+    let logs = served.stop().await;
+    assert!(logs.contains("fleet_redis_refused"), "{logs}");
 }
 
 /// Item 5: a Redis that accepts connections and never answers costs a call at
@@ -531,7 +527,7 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
         "[tools.webfetch.fleet]\nredis_url = \"redis://:hunter2@127.0.0.1:{redis_port}/\"\n\
          share_robots = true"
     ));
-    let served = Served::start(&config, &[], &[]);
+    let mut served = Served::start(&config, &[], &[]);
     let url = format!("http://127.0.0.1:{port}/page");
     for _ in 0..2 {
         let response = tokio::time::timeout(Duration::from_secs(5), fetch(&served, &url))
@@ -540,10 +536,9 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
         assert_eq!(response["title"], "Fleet", "{response}");
         assert_eq!(response["notes"], json!([]));
     }
-    let logs = served.logs();
+    let logs = served.stop().await;
     assert!(logs.contains("fleet_redis_unavailable"), "{logs}");
     assert!(!logs.contains("hunter2"), "{logs}");
-    drop(served);
     drop(accepted);
 }
 
@@ -577,7 +572,7 @@ async fn fleet_rediss_with_a_private_ca() {
         toml_string(&url_file.display().to_string()),
         toml_string(&ca.display().to_string())
     ));
-    let (a, b) = (
+    let (mut a, mut b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
@@ -591,8 +586,9 @@ async fn fleet_rediss_with_a_private_ca() {
         .query(&mut conn)
         .unwrap();
     assert_eq!(keys.len(), 1);
-    for served in [&a, &b] {
-        assert!(!served.logs().contains("s3cret-pw"), "{}", served.logs());
+    for served in [&mut a, &mut b] {
+        let logs = served.stop().await;
+        assert!(!logs.contains("s3cret-pw"), "{logs}");
     }
 }
 

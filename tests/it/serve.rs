@@ -111,8 +111,24 @@ impl Served {
         format!("http://{}/mcp", self.addr)
     }
 
+    /// stderr so far: what the reader thread has taken from the pipe, which may
+    /// lag behind the process. For a check of the lines its calls logged, see
+    /// [`Served::logs_with`] and [`Served::stop`].
     pub(crate) fn logs(&self) -> String {
         self.stderr.borrow().text.clone()
+    }
+
+    /// Kills the process and returns all it wrote to stderr, once the pipe is
+    /// drained: what a test checks after its calls returned (a line they logged,
+    /// or one that must not be there), with nothing still on its way.
+    pub(crate) async fn stop(&mut self) -> String {
+        let _ = self.child.kill();
+        let mut stderr = self.stderr.subscribe();
+        let stderr = stderr
+            .wait_for(|stderr| stderr.closed)
+            .await
+            .expect("the sender lives in self");
+        stderr.text.clone()
     }
 
     /// stderr once it holds `count` lines containing `needle`, woken by each line
@@ -367,7 +383,7 @@ async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
     serve(&server, "/page", html(PAGE)).await;
     let mut token_file = tempfile::NamedTempFile::new().unwrap();
     writeln!(token_file, "{TOKEN}").unwrap();
-    let served = Served::start(
+    let mut served = Served::start(
         &Config::new(&[server.address().port()]),
         &["--token-file", token_file.path().to_str().unwrap()],
         &[],
@@ -400,7 +416,8 @@ async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
     let client = mcp_client(&served, Some(TOKEN)).await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
     client.cancel().await.unwrap();
-    assert!(!served.logs().contains(TOKEN), "{}", served.logs());
+    let logs = served.stop().await;
+    assert!(!logs.contains(TOKEN), "{logs}");
 }
 
 #[test]
@@ -524,7 +541,7 @@ async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
     serve(&server, "/page", html(PAGE)).await;
     let config = Config::new(&[server.address().port()])
         .section("[tools.webfetch.serve]\nallowed_origins = [\"https://agents.example\"]");
-    let served = Served::start(&config, &[], &[]);
+    let mut served = Served::start(&config, &[], &[]);
     let port = served.addr.port();
     let loopback_ip = format!("Origin: http://127.0.0.1:{port}");
     let localhost = format!("Origin: http://localhost:{port}");
@@ -568,11 +585,8 @@ async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
         client.cancel().await.unwrap();
     }
     assert_eq!(hits(&server, "/page").await, admitted.len() + 2);
-    assert!(
-        !served.logs().contains("refused a cross-site"),
-        "{}",
-        served.logs()
-    );
+    let logs = served.stop().await;
+    assert!(!logs.contains("refused a cross-site"), "{logs}");
 }
 
 /// Issue 16: 50 agents calling at once for pages of one origin share one
@@ -633,8 +647,9 @@ async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
         .unwrap()
         .unwrap();
     let (status, mut served) = status;
-    assert!(status.success(), "{status:?}: {}", served.logs());
-    assert!(served.logs().contains("webfetch serve: stopped"));
+    // It has exited: the wait ends with the line or with the pipe's end.
+    let logs = served.logs_with("webfetch serve: stopped", 1).await;
+    assert!(status.success(), "{status:?}: {logs}");
     // stdout carries nothing: logs and the announcement go to stderr.
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut served.child.stdout.take().unwrap(), &mut stdout).unwrap();
