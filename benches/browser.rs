@@ -11,7 +11,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::time::Instant;
 use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::load_str;
+use webfetch::config::{LoadOptions, load_str};
 use webfetch::render::browser::{RenderContext, render};
 use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
@@ -50,7 +50,7 @@ fn browser(c: &mut Criterion) {
     let settings = load_str(&format!(
         "[tools.webfetch.security]\nallow_insecure_overrides = true\nblock_loopback = false\nallowed_ports = [{port}]\n\
          [tools.webfetch.browser]\nchromium_path = \"{chromium}\"\n"
-    ))
+    ), LoadOptions::default())
     .unwrap()
     .settings;
     let settings = Arc::new(settings);

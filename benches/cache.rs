@@ -38,7 +38,10 @@ fn settings(dir: &Path, max_entries: usize) -> CacheSettings {
         "[tools.webfetch]\ncache_dir = '{}'\nmax_cache_entries = {max_entries}\n",
         dir.display()
     );
-    webfetch::config::load_str(&text).unwrap().settings.cache
+    webfetch::config::load_str(&text, webfetch::config::LoadOptions::default())
+        .unwrap()
+        .settings
+        .cache
 }
 
 fn open(dir: &Path, max_entries: usize) -> DiskCache {

@@ -30,6 +30,7 @@ use criterion::{Criterion, Throughput, criterion_group};
 use url::Url;
 use webfetch::content::charset::decode;
 use webfetch::extract::extract_html;
+use webfetch::vocabulary::ExtractionMode;
 
 use clock::thread_cpu_ns;
 
@@ -38,7 +39,7 @@ const SIZES: [usize; 4] = [1, 2, 4, 8];
 
 fn run(bytes: &[u8], url: &Url) -> usize {
     let decoded = decode(bytes, None, true);
-    extract_html(&decoded.text, url).map_or(0, |d| d.markdown.len())
+    extract_html(&decoded.text, url, ExtractionMode::Srd).map_or(0, |e| e.document.markdown.len())
 }
 
 fn url() -> Url {

@@ -11,7 +11,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::load_str;
+use webfetch::config::{LoadOptions, load_str};
 use webfetch::content::formats::Formats;
 use webfetch::content::media_type;
 use webfetch::render::fetch_document;
@@ -61,7 +61,7 @@ fn fetch(c: &mut Criterion) {
              block_loopback = false\nallowed_ports = [{}]\n",
             server.address().port()
         );
-        let settings = Arc::new(load_str(&text).unwrap().settings);
+        let settings = Arc::new(load_str(&text, LoadOptions::default()).unwrap().settings);
         let validator = StubValidator::new(&settings.security)
             .with_host("bench.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]);
         (server, HttpClient::new(settings, Arc::new(validator)))

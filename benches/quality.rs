@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::extract_html_with;
+use webfetch::extract::extract_html;
 use webfetch::tokens::{Cl100k, TokenCounter};
 use webfetch::vocabulary::ExtractionMode;
 
@@ -41,7 +41,7 @@ fn main() {
         let url = Url::parse("https://example.com/page").unwrap();
         for file in files.split(',') {
             let html = std::fs::read_to_string(file).unwrap_or_default();
-            let shown = extract_html_with(&html, &url, ExtractionMode::Article);
+            let shown = extract_html(&html, &url, ExtractionMode::Article);
             match shown {
                 Ok(e) => println!(
                     "== {file} (fell back: {})\n{}",
@@ -86,7 +86,7 @@ fn main() {
                 Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
             let started = Instant::now();
             let decoded = decode(page, None, true);
-            let result = extract_html_with(&decoded.text, &url, mode);
+            let result = extract_html(&decoded.text, &url, mode);
             run.time += started.elapsed();
             let markdown = match result {
                 Ok(extraction) => {

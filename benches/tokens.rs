@@ -25,6 +25,7 @@ use url::Url;
 use webfetch::content::charset::decode;
 use webfetch::extract::extract_html;
 use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::vocabulary::ExtractionMode;
 
 /// The Markdown of every corpus page, or the golden chunk inputs without a corpus.
 fn markdown() -> Vec<String> {
@@ -33,7 +34,9 @@ fn markdown() -> Vec<String> {
         .iter()
         .filter_map(|(_, bytes)| {
             let text = decode(bytes, None, true).text;
-            extract_html(&text, &url).ok().map(|d| d.markdown)
+            extract_html(&text, &url, ExtractionMode::Srd)
+                .ok()
+                .map(|e| e.document.markdown)
         })
         .collect();
     if !pages.is_empty() {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::extract_html_with;
+use webfetch::extract::extract_html;
 use webfetch::tokens::{Cl100k, TokenCounter};
 use webfetch::vocabulary::ExtractionMode;
 
@@ -147,7 +147,7 @@ fn main() {
                         article_fell_back: false,
                     })
                 }
-                _ => extract_html_with(&decoded.text, &url, mode),
+                _ => extract_html(&decoded.text, &url, mode),
             };
             run.time += started.elapsed();
             let (markdown, detected) = match result {

@@ -33,9 +33,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::{
-    dom, extract_html, extract_html_with, markdown, normalize_whitespace, root,
-};
+use webfetch::extract::{dom, extract_html, markdown, normalize_whitespace, root};
 use webfetch::vocabulary::ExtractionMode;
 
 fn main() {
@@ -51,12 +49,12 @@ fn main() {
         Some("parse") => {
             let text = decode(&input(2), None, true).text;
             for _ in 0..count(1) {
-                black_box(dom::parse(&text));
+                black_box(dom::parse(&text, dom::Scripting::On));
             }
         }
         Some("convert") => {
             let text = decode(&input(2), None, true).text;
-            let doc = dom::parse(&text);
+            let doc = dom::parse(&text, dom::Scripting::On);
             let survey = root::survey(&doc);
             let root = root::select_root(&doc, &survey).expect("a non-empty root");
             for _ in 0..count(1) {
@@ -67,7 +65,7 @@ fn main() {
         Some("once") if args.len() == 3 => {
             let mib: usize = args[2].parse().expect("MIB: a whole number");
             let page = series_page(&args[1], mib << 20);
-            let nodes = dom::parse(&decode(&page, None, true).text)
+            let nodes = dom::parse(&decode(&page, None, true).text, dom::Scripting::On)
                 .tree
                 .nodes()
                 .count();
@@ -94,8 +92,8 @@ fn main() {
 
 /// The Markdown, or the error, of one page.
 fn extract(bytes: &[u8], url: &Url) -> String {
-    match extract_html(&decode(bytes, None, true).text, url) {
-        Ok(doc) => doc.markdown,
+    match extract_html(&decode(bytes, None, true).text, url, ExtractionMode::Srd) {
+        Ok(extraction) => extraction.document.markdown,
         Err(e) => format!("ERROR {e:?}"),
     }
 }
@@ -137,7 +135,7 @@ fn rate(paths: &[String], url: &Url) {
                 let start = now();
                 for file in &files {
                     let text = decode(black_box(file), None, true).text;
-                    let markdown = extract_html_with(&text, url, mode).map(|e| e.document.markdown);
+                    let markdown = extract_html(&text, url, mode).map(|e| e.document.markdown);
                     black_box(markdown.ok());
                 }
                 now() - start
@@ -164,7 +162,7 @@ fn stages(bytes: &[u8], url: &Url) {
         };
         let decoded = decode(bytes, None, true);
         split("decode", &mut times);
-        let doc = dom::parse(&decoded.text);
+        let doc = dom::parse(&decoded.text, dom::Scripting::On);
         split("parse", &mut times);
         let survey = root::survey(&doc);
         let Some(root) = root::select_root(&doc, &survey) else {

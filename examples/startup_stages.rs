@@ -50,7 +50,7 @@ fn main() {
     };
     stage("process start", || ());
     let loaded = stage("config (defaults)", || {
-        config::load_str("").expect("defaults")
+        config::load_str("", config::LoadOptions::default()).expect("defaults")
     });
     let runtime = stage("runtime (current_thread)", || {
         tokio::runtime::Builder::new_current_thread()

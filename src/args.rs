@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Settings;
 use crate::error::FetchError;
+use crate::offline::SavedPage;
 use crate::vocabulary::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
@@ -73,6 +74,12 @@ pub struct FetchArgs {
     /// SRD's response from the first chunk, with no continuation field. Always
     /// `None` from [`ArgsSchema::Srd`].
     pub start_chunk: Option<usize>,
+    /// Extension for typed callers (the `webfetch extract` command): the page as
+    /// saved from `url`, read instead of fetched: no SSRF check, robots.txt,
+    /// fetch or cache, and the content stages as over HTTP (FR-WF-10e .. 10h,
+    /// extraction, chunking, fitting). No JSON property sets it: `None` from
+    /// [`FetchArgs::parse`].
+    pub page: Option<SavedPage>,
 }
 
 /// Which request schema a front door accepts.
@@ -87,9 +94,11 @@ pub enum ArgsSchema {
 }
 
 impl ArgsSchema {
-    /// The JSON schema advertised for the tool in this dialect.
+    /// The JSON schema advertised for the tool in this dialect: FR-WF-02's
+    /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus our extension properties. One
+    /// function for both (issue 30).
     pub fn input_schema(self) -> Value {
-        let mut schema = input_schema();
+        let mut schema = srd_input_schema();
         if self == ArgsSchema::Extended
             && let Some(Value::Object(properties)) = schema.get_mut("properties")
         {
@@ -124,9 +133,9 @@ impl ArgsError {
     }
 }
 
-/// The JSON schema advertised for the tool (FR-WF-02): `additionalProperties: false`,
-/// so `block_resources` (config-only, FR-WF-02c) is refused like any unknown key.
-pub fn input_schema() -> Value {
+/// FR-WF-02's JSON schema: `additionalProperties: false`, so `block_resources`
+/// (config-only, FR-WF-02c) is refused like any unknown key.
+fn srd_input_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -152,11 +161,6 @@ pub fn input_schema() -> Value {
         "required": ["url"],
         "additionalProperties": false
     })
-}
-
-/// The extended schema: [`input_schema`] plus [`extension_properties`].
-pub fn extended_input_schema() -> Value {
-    ArgsSchema::Extended.input_schema()
 }
 
 /// The schemas of our extension properties, keyed by name (not in FR-WF-02).
@@ -194,18 +198,10 @@ impl FetchArgs {
         self.extraction.unwrap_or(settings.extraction.mode)
     }
 
-    /// Validates raw tool arguments against FR-WF-02's schema, then the tool rules:
-    /// the executor seam, where an extension property is an unknown property.
-    pub fn from_json(args: &Value) -> Result<FetchArgs, ArgsError> {
-        FetchArgs::parse(args, ArgsSchema::Srd)
-    }
-
-    /// Validates raw tool arguments against the extended schema (MCP, the CLI).
-    pub fn from_json_with_extensions(args: &Value) -> Result<FetchArgs, ArgsError> {
-        FetchArgs::parse(args, ArgsSchema::Extended)
-    }
-
-    /// Validates raw tool arguments against `dialect`, then the tool rules.
+    /// Validates raw tool arguments against `dialect`, then the tool rules: one
+    /// function for both schemas (issue 30). [`ArgsSchema::Srd`] is the executor
+    /// seam's, where an extension property is an unknown property;
+    /// [`ArgsSchema::Extended`] is MCP's and the CLI's.
     pub fn parse(args: &Value, dialect: ArgsSchema) -> Result<FetchArgs, ArgsError> {
         let object = args
             .as_object()
@@ -243,6 +239,7 @@ impl FetchArgs {
             force_browser,
             extraction,
             start_chunk,
+            page: None,
         })
     }
 }
@@ -337,15 +334,23 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
+    fn srd(args: &Value) -> Result<FetchArgs, ArgsError> {
+        FetchArgs::parse(args, ArgsSchema::Srd)
+    }
+
+    fn extended(args: &Value) -> Result<FetchArgs, ArgsError> {
+        FetchArgs::parse(args, ArgsSchema::Extended)
+    }
+
     fn rule(args: Value) -> FetchError {
-        match FetchArgs::from_json(&args) {
+        match srd(&args) {
             Err(ArgsError::Rule(error)) => error,
             other => panic!("expected a rule error, got {other:?}"),
         }
     }
 
     fn schema_error(args: Value) -> FetchError {
-        match FetchArgs::from_json(&args) {
+        match srd(&args) {
             Err(ArgsError::Schema(error)) => error,
             other => panic!("expected a schema error, got {other:?}"),
         }
@@ -353,7 +358,7 @@ mod tests {
 
     #[test]
     fn valid_arguments() {
-        let args = FetchArgs::from_json(
+        let args = srd(
             &json!({"url": " https://a.example/ ", "max_chunk_tokens": 128, "no_cache": true}),
         )
         .unwrap();
@@ -382,7 +387,7 @@ mod tests {
         rule(json!({"url": "https://a.example/", "max_chunk_tokens": u64::MAX}));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": 600.5}));
         let args =
-            FetchArgs::from_json(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0}))
+            srd(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0}))
                 .unwrap();
         assert_eq!(args.max_chunk_tokens, Some(600));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": "600"}));
@@ -410,14 +415,14 @@ mod tests {
             assert_eq!(error.code, ErrorCode::BadArgs, "{key}");
             assert!(error.message.contains(key), "{}", error.message);
             assert!(matches!(
-                FetchArgs::from_json_with_extensions(
+                extended(
                     &json!({"url": "https://a.example/", key: null})
                 ),
                 Err(ArgsError::Schema(_))
             ));
         }
         schema_error(json!({ "url": null }));
-        match FetchArgs::from_json_with_extensions(
+        match extended(
             &json!({"url": "https://a.example/", "extraction": null}),
         ) {
             Err(ArgsError::Schema(error)) => assert_eq!(error.code, ErrorCode::BadArgs),
@@ -432,11 +437,11 @@ mod tests {
             error.message,
             "unknown property `extraction` (additionalProperties is false)"
         );
-        let schema = input_schema();
+        let schema = ArgsSchema::Srd.input_schema();
         assert!(schema["properties"].get("extraction").is_none());
-        assert_eq!(schema, ArgsSchema::Srd.input_schema());
+        assert_eq!(schema, srd_input_schema());
         assert_eq!(
-            FetchArgs::from_json(&json!({"url": "https://a.example/"}))
+            srd(&json!({"url": "https://a.example/"}))
                 .unwrap()
                 .extraction,
             None
@@ -445,7 +450,7 @@ mod tests {
 
     #[test]
     fn the_extended_schema_adds_the_extensions_and_nothing_else() {
-        let extended = extended_input_schema();
+        let extended = ArgsSchema::Extended.input_schema();
         assert_eq!(extended["additionalProperties"], false);
         assert_eq!(extended["required"], json!(["url"]));
         assert_eq!(
@@ -458,12 +463,12 @@ mod tests {
         for extension in EXTENSION_PROPERTIES {
             properties.remove(extension);
         }
-        assert_eq!(without, input_schema());
+        assert_eq!(without, ArgsSchema::Srd.input_schema());
     }
 
     #[test]
     fn extended_arguments_parse_extraction() {
-        let parse = |args: Value| FetchArgs::from_json_with_extensions(&args);
+        let parse = |args: Value| extended(&args);
         for (value, expected) in [
             (json!("srd"), Some(ExtractionMode::Srd)),
             (json!("article"), Some(ExtractionMode::Article)),
@@ -475,7 +480,7 @@ mod tests {
         let plain = parse(json!({"url": "https://a.example/", "no_cache": true})).unwrap();
         assert_eq!(
             plain,
-            FetchArgs::from_json(&json!({"url": "https://a.example/", "no_cache": true})).unwrap()
+            srd(&json!({"url": "https://a.example/", "no_cache": true})).unwrap()
         );
         for bad in [
             json!("Article"),
@@ -511,22 +516,20 @@ mod tests {
     #[test]
     fn start_chunk_is_an_extension_integer_at_least_zero() {
         let url = "https://a.example/";
-        let extended = |value: Value| {
-            FetchArgs::from_json_with_extensions(&json!({ "url": url, "start_chunk": value }))
-        };
-        assert_eq!(extended(json!(12)).unwrap().start_chunk, Some(12));
-        assert_eq!(extended(json!(3.0)).unwrap().start_chunk, Some(3));
+        let with_start = |value: Value| extended(&json!({ "url": url, "start_chunk": value }));
+        assert_eq!(with_start(json!(12)).unwrap().start_chunk, Some(12));
+        assert_eq!(with_start(json!(3.0)).unwrap().start_chunk, Some(3));
         for bad in [json!(-1), json!(1.5), json!("2"), json!(null)] {
             assert!(
-                matches!(extended(bad.clone()), Err(ArgsError::Schema(_))),
+                matches!(with_start(bad.clone()), Err(ArgsError::Schema(_))),
                 "{bad}"
             );
         }
         // The executor seam speaks FR-WF-02 exactly.
-        let srd = FetchArgs::from_json(&json!({ "url": url, "start_chunk": 1 }));
-        assert!(matches!(srd, Err(ArgsError::Schema(_))));
+        let refused = srd(&json!({ "url": url, "start_chunk": 1 }));
+        assert!(matches!(refused, Err(ArgsError::Schema(_))));
         assert_eq!(
-            FetchArgs::from_json(&json!({ "url": url }))
+            srd(&json!({ "url": url }))
                 .unwrap()
                 .start_chunk,
             None

@@ -438,38 +438,42 @@ fn std_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Parses a whole TOML file (FR-WF-CFG-01) with the process environment, for the
-/// SRD contract.
-pub fn load_str(text: &str) -> Result<Loaded, ConfigError> {
-    load_str_for(text, Contract::Srd)
+/// How a configuration is read: one value for every variant of the loader
+/// (issue 30, "one way to call"). The default is the SRD contract and the
+/// process environment.
+#[derive(Clone, Copy, Default)]
+pub struct LoadOptions<'a> {
+    /// The front door's contract (issue 28): an extension key the file leaves
+    /// unset takes this contract's default.
+    pub contract: Contract,
+    /// Where environment variables are looked up; `None` is the process
+    /// environment. A seam, so tests need not touch the process env.
+    pub env: Option<EnvLookup<'a>>,
 }
 
-/// [`load_str`] for `contract`'s front door (issue 28): an extension key the file
-/// leaves unset takes that contract's default.
-pub fn load_str_for(text: &str, contract: Contract) -> Result<Loaded, ConfigError> {
-    load_str_with_env(text, &std_env, contract)
+impl std::fmt::Debug for LoadOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("contract", &self.contract)
+            .field("custom_env", &self.env.is_some())
+            .finish()
+    }
 }
 
-/// Reads and parses a config file, for the SRD contract.
-pub fn load_file(path: &Path) -> Result<Loaded, ConfigError> {
-    load_file_for(path, Contract::Srd)
-}
-
-/// [`load_file`] for `contract`'s front door (issue 28).
-pub fn load_file_for(path: &Path, contract: Contract) -> Result<Loaded, ConfigError> {
+/// Reads and parses a config file ([`load_str`] of its text).
+pub fn load_file(path: &Path, options: LoadOptions<'_>) -> Result<Loaded, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(format!("cannot read {}: {e}", path.display())))?;
-    load_str_for(&text, contract)
+    load_str(&text, options)
 }
 
-/// Parses a whole TOML file with an explicit environment, for `contract`.
-pub fn load_str_with_env(
-    text: &str,
-    env: EnvLookup<'_>,
-    contract: Contract,
-) -> Result<Loaded, ConfigError> {
+/// Parses a whole TOML file (FR-WF-CFG-01): the host's tool settings
+/// (`tools.mode`, approval, definitions) and `[tools.webfetch]` resolved by
+/// `options`.
+pub fn load_str(text: &str, options: LoadOptions<'_>) -> Result<Loaded, ConfigError> {
     let file: RawFile = toml::from_str(text).map_err(|e| ConfigError::new(toml_message(&e)))?;
-    let mut resolved = Settings::from_raw(&file.tools.webfetch, env, contract)?;
+    let env = options.env.unwrap_or(&std_env);
+    let mut resolved = Settings::from_raw(&file.tools.webfetch, env, options.contract)?;
     let tools = &file.tools;
     resolved.settings.approval = ApprovalSettings {
         deny: tools.approval.mode.as_deref() == Some("deny"),

@@ -6,17 +6,27 @@
 //! host adapter is a few lines.
 //!
 //! ```no_run
-//! use webfetch::{Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
+//! use webfetch::{
+//!     LoadOptions, Registration, ToolCtx, ToolExecutor, ToolResult, WebFetchTool, format_error,
+//!     load_str,
+//! };
 //!
 //! # async fn host() -> Result<(), Box<dyn std::error::Error>> {
-//! let loaded = load_str("[tools.webfetch]\nenabled = true\n")?;
+//! let loaded = load_str("[tools.webfetch]\nenabled = true\n", LoadOptions::default())?;
 //! // Register only when the 5.2 rules say so.
 //! if loaded.registration() == Registration::Registered {
 //!     let tool = WebFetchTool::new(loaded.settings);
 //!     assert_eq!(tool.name(), "web_fetch");
 //!     let mut ctx = ToolCtx::new(64 * 1024, 48 * 1024);
 //!     let args = serde_json::json!({ "url": "https://example.com/" });
-//!     let result = run_tool(&tool, args, &mut ctx).await;
+//!     // The executor's part: the tool's own timeout, and a failure formatted for
+//!     // the model (E.2).
+//!     let after = tool.timeout().expect("web_fetch has a timeout");
+//!     let result = match tokio::time::timeout(after, tool.execute(args, &mut ctx)).await {
+//!         Ok(Ok(content)) => ToolResult::success(content),
+//!         Ok(Err(error)) => format_error(tool.name(), error),
+//!         Err(_) => ToolResult::error(format!("web_fetch timed out after {after:?}")),
+//!     };
 //!     // `result.content` is the response JSON, or the error envelope when `is_error`.
 //!     println!("{}", result.content);
 //! }
@@ -164,19 +174,10 @@ fn is_json_object(message: &str) -> bool {
         && serde_json::from_str::<serde_json::Map<String, Value>>(message).is_ok()
 }
 
-/// Runs a tool the way an executor does: under the tool's own timeout, with errors
-/// formatted by [`format_error`].
-pub async fn run_tool(tool: &dyn ToolExecutor, args: Value, ctx: &mut ToolCtx) -> ToolResult {
-    let name = tool.name();
-    match within_timeout(tool, tool.execute(args, ctx)).await {
-        Ok(content) => ToolResult::success(content),
-        Err(error) => format_error(name, error),
-    }
-}
-
-/// `work` under `tool`'s own timeout ([`ToolExecutor::timeout`]), as [`run_tool`]
-/// runs `execute`: for a front door that runs a tool's work its own way.
-pub async fn within_timeout<T>(
+/// `work` under `tool`'s own timeout ([`ToolExecutor::timeout`]), as a host's
+/// executor runs `execute`: for the front doors that run a tool's work their own
+/// way (the MCP server, `serve`).
+pub(crate) async fn within_timeout<T>(
     tool: &dyn ToolExecutor,
     work: impl Future<Output = Result<T, ToolError>>,
 ) -> Result<T, ToolError> {

@@ -12,11 +12,14 @@
 //! 4. [`normalize_whitespace`] (13b, EXT-WS-01).
 //!
 //! ```
+//! use webfetch::ExtractionMode;
+//!
 //! let url = url::Url::parse("https://example.com/post/1").unwrap();
 //! let doc = webfetch::extract::extract_html(
 //!     "<title> Hello </title><nav>menu</nav><main><h1>Hi</h1><p>See <a href='/x#y'>x</a>.</p></main>",
 //!     &url,
-//! ).unwrap();
+//!     ExtractionMode::Srd,
+//! ).unwrap().document;
 //! assert_eq!(doc.markdown, "# Hi\n\nSee [x](https://example.com/x#y).\n");
 //! assert_eq!(doc.title.as_deref(), Some("Hello"));
 //! ```
@@ -39,7 +42,7 @@ use crate::error::FetchError;
 
 pub use whitespace::normalize_whitespace;
 
-/// What [`extract_html_with`] produced, and how.
+/// What [`extract_html`] produced, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Extraction {
     /// The extracted document.
@@ -49,12 +52,22 @@ pub struct Extraction {
     pub article_fell_back: bool,
 }
 
-/// Extracts an HTML page with the chosen algorithm. [`ExtractionMode::Srd`] is
-/// exactly [`extract_html`]. [`ExtractionMode::Article`] falls back to it when it
+/// Extracts an HTML page with the algorithm `mode` names: one function for every
+/// mode (issue 30, "one way to call").
+///
+/// [`ExtractionMode::Srd`] is FR-WF-13 .. 13f: the Markdown, title and language of
+/// the page's root after boilerplate removal. `final_url` is the URL the page was
+/// finally fetched from; links and images resolve against it, or against a valid
+/// `<base href>` (13d, 13d1). It fails with `extraction_failed` /
+/// `no_extractable_content` when every root candidate, `<body>` included, is empty
+/// after boilerplate removal (EXT-EMPTY-02), or, defensively, when the Markdown is
+/// empty after normalisation.
+///
+/// [`ExtractionMode::Article`] (extension) falls back to the SRD algorithm when it
 /// finds no main content, and says so in [`Extraction::article_fell_back`].
 /// [`ExtractionMode::Auto`] (issue 29) says what kind of page it found in the
 /// document's `page_type`, and fails only when the page shows no text at all.
-pub fn extract_html_with(
+pub fn extract_html(
     html: &str,
     final_url: &Url,
     mode: ExtractionMode,
@@ -77,21 +90,14 @@ pub fn extract_html_with(
         ExtractionMode::Srd => {}
     }
     Ok(Extraction {
-        document: extract_html(html, final_url)?,
+        document: srd(html, final_url)?,
         article_fell_back: mode == ExtractionMode::Article,
     })
 }
 
-/// Extracts the Markdown, title and language of an HTML page (FR-WF-13 .. 13f).
-///
-/// `final_url` is the URL the page was finally fetched from; links and images
-/// resolve against it, or against a valid `<base href>` (13d, 13d1).
-///
-/// Fails with `extraction_failed` / `no_extractable_content` when every root
-/// candidate, `<body>` included, is empty after boilerplate removal (EXT-EMPTY-02),
-/// or, defensively, when the Markdown is empty after normalisation.
-pub fn extract_html(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
-    let doc = dom::parse(html);
+/// The SRD algorithm of [`extract_html`] (FR-WF-13 .. 13f).
+fn srd(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
+    let doc = dom::parse(html, dom::Scripting::On);
     let survey = root::survey(&doc);
     let title = title(&doc, &survey);
     let language = survey.language.clone();

@@ -18,11 +18,14 @@
 //! use std::collections::HashMap;
 //! use std::sync::Arc;
 //!
-//! use webfetch::{Registration, ToolCtx, ToolExecutor, WebFetchTool, load_str, run_tool};
+//! use webfetch::{
+//!     LoadOptions, Registration, ToolCtx, ToolExecutor, ToolResult, WebFetchTool, format_error,
+//!     load_str,
+//! };
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let loaded = load_str("[tools.webfetch]\nenabled = true\ntimeout_seconds = 20\n")?;
+//! let loaded = load_str("[tools.webfetch]\nenabled = true\ntimeout_seconds = 20\n", LoadOptions::default())?;
 //! let mut tools: HashMap<&str, Arc<dyn ToolExecutor>> = HashMap::new();
 //! // Register only when the configuration says so (SRD 5.2).
 //! if loaded.registration() == Registration::Registered {
@@ -34,7 +37,12 @@
 //! let tool = &tools["web_fetch"];
 //! let mut ctx = ToolCtx::new(64 * 1024, 48 * 1024);
 //! let args = serde_json::json!({ "url": "http://169.254.169.254/latest/meta-data/" });
-//! let result = run_tool(tool.as_ref(), args, &mut ctx).await;
+//! // The executor's part (Appendix E): `execute` (under `tool.timeout()`, left out
+//! // here), and a failure formatted for the model.
+//! let result = match tool.execute(args, &mut ctx).await {
+//!     Ok(content) => ToolResult::success(content),
+//!     Err(error) => format_error(tool.name(), error),
+//! };
 //! assert!(result.is_error);
 //! let envelope: serde_json::Value = serde_json::from_str(&result.content)?;
 //! assert_eq!(envelope["code"], "ssrf_blocked");
@@ -116,19 +124,17 @@ pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
-    Contract, ExtractionSettings, FleetSettings, Loaded, RedisSettings, RedisUrl, Registration,
-    RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings, ToolsMode,
-    load_file, load_file_for, load_str, load_str_for,
+    Contract, ExtractionSettings, FleetSettings, LoadOptions, Loaded, RedisSettings, RedisUrl,
+    Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings,
+    ToolsMode, load_file, load_str,
 };
 pub use self::content::formats::{Format, Formats};
 pub use self::error::{
     ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
 };
-pub use self::executor::{
-    ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error, run_tool,
-};
+pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
 pub use self::notes::{Note, Notes};
-pub use self::offline::{SavedPage, body_cap as offline_body_cap, respond as respond_offline};
+pub use self::offline::{SavedPage, body_cap as offline_body_cap};
 pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};

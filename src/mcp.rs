@@ -127,7 +127,7 @@ impl ServerHandler for WebFetchServer {
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let tool = self.tool.as_ref();
-        let work = tool.execute_built(args, self.max_output_bytes);
+        let work = tool.answer(args, self.max_output_bytes);
         let result = match within_timeout(tool, work).await {
             Ok(built) => success(built),
             Err(error) => {

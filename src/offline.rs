@@ -1,5 +1,6 @@
 //! Extension: a saved page turned into the `web_fetch` response, offline (the
-//! `webfetch extract` command).
+//! `webfetch extract` command): a call to [`WebFetchTool::fetch`] whose request
+//! carries the page ([`FetchArgs::page`]), one way to call (issue 30).
 //!
 //! The content stages of the pipeline without its network ones: no SSRF check, no
 //! robots.txt, no fetch, no cache. The body goes through the same size cap
@@ -9,43 +10,47 @@
 //! of that URL would, `fetched_at` aside.
 //!
 //! ```
-//! use webfetch::args::FetchArgs;
-//! use webfetch::config::Settings;
-//! use webfetch::offline::{self, SavedPage};
+//! use webfetch::{ArgsSchema, FetchArgs, SavedPage, Settings, WebFetchTool};
 //!
-//! let args = FetchArgs::from_json_with_extensions(
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let mut args = FetchArgs::parse(
 //!     &serde_json::json!({ "url": "https://example.com/post" }),
+//!     ArgsSchema::Extended,
 //! ).unwrap();
-//! let page = SavedPage {
-//!     body: b"<title>Post</title><main><p>Hello.</p></main>",
-//!     content_type: Some("text/html; charset=utf-8"),
-//! };
-//! let json = offline::respond(&Settings::default(), &args, &page, usize::MAX).unwrap();
+//! args.page = Some(SavedPage {
+//!     body: b"<title>Post</title><main><p>Hello.</p></main>".to_vec(),
+//!     content_type: Some("text/html; charset=utf-8".to_owned()),
+//! });
+//! let tool = WebFetchTool::new(Settings::default());
+//! let json = tool.fetch(&args, usize::MAX).await.unwrap().json;
 //! assert!(json.starts_with(r#"{"requested_url":"https://example.com/post","#));
 //! assert!(json.contains(r#""title":"Post""#));
+//! # }
 //! ```
+//!
+//! [`WebFetchTool::fetch`]: crate::tool::WebFetchTool::fetch
 
 use crate::args::FetchArgs;
+use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::content::formats::Format;
 use crate::content::media_type;
-use crate::vocabulary::RenderingMethod;
 use crate::error::FetchError;
-use crate::output::{self, BuildOptions, ResponseMeta};
-use crate::vocabulary::{Timestamp};
+use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::page::{Page, Reading};
-use crate::tokens::Cl100k;
-use crate::canonical_url::CanonicalUrl;
+use crate::tokens::TokenCounter;
+use crate::vocabulary::{RenderingMethod, Timestamp};
 
-/// A page saved from the web.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SavedPage<'a> {
+/// A page saved from the web, for a request read offline ([`FetchArgs::page`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedPage {
     /// The body exactly as served.
-    pub body: &'a [u8],
+    pub body: Vec<u8>,
     /// The `Content-Type` header it was served with, e.g.
     /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
     /// response without one (FR-WF-10h).
-    pub content_type: Option<&'a str>,
+    pub content_type: Option<String>,
 }
 
 /// The byte cap of a saved page served with `content_type`: `max_download_bytes`,
@@ -62,28 +67,30 @@ pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
     }
 }
 
-/// The response JSON for `page` as if fetched over HTTP from `args.url`, at most
-/// `effective_max_bytes` long, or the error envelope the pipeline would give.
+/// The response for `page` as if fetched over HTTP from `args.url`, its JSON at
+/// most `effective_max_bytes` long, or the error envelope the pipeline would give.
 ///
 /// `args.url` is the page's URL: echoed as `requested_url`, canonical as
 /// `final_url`, and the base of relative links. `max_chunk_tokens` and
 /// `extraction` default from `settings` as in a fetch; `no_cache` and
 /// `force_browser` mean nothing here and are ignored. `fetched_at` is now.
-pub fn respond(
+pub(crate) fn respond(
     settings: &Settings,
     args: &FetchArgs,
-    page: &SavedPage<'_>,
+    page: &SavedPage,
     effective_max_bytes: usize,
-) -> Result<String, FetchError> {
+    counter: &dyn TokenCounter,
+) -> Result<Built, FetchError> {
     let url = CanonicalUrl::parse(&args.url)?;
     let size = u64::try_from(page.body.len()).unwrap_or(u64::MAX);
     let formats = settings.content.formats;
-    let cap = body_cap(settings, page.content_type);
+    let content_type = page.content_type.as_deref();
+    let cap = body_cap(settings, content_type);
     if size > cap {
         return Err(FetchError::response_too_large(size, cap));
     }
-    let kind = media_type::select(page.content_type, page.body, formats)?;
-    let header_charset = page.content_type.and_then(media_type::charset_param);
+    let kind = media_type::select(content_type, &page.body, formats)?;
+    let header_charset = content_type.and_then(media_type::charset_param);
     let reading = Reading {
         mode: args.extraction_mode(settings),
         content: &settings.content,
@@ -91,7 +98,7 @@ pub fn respond(
         timeout_ms: settings.timeout_ms(),
     };
     let read = Page::read(
-        page.body,
+        &page.body,
         kind,
         header_charset.as_deref(),
         url.as_url(),
@@ -109,5 +116,5 @@ pub fn respond(
         start_chunk: args.start_chunk,
         effective_max_bytes,
     };
-    output::build(&read.document, meta, options, &Cl100k).map(|built| built.json)
+    output::build(&read.document, meta, options, counter)
 }

@@ -82,7 +82,7 @@ impl Page {
         let decoded = charset::decode(body, header_charset.as_deref(), kind == MediaKind::Html);
         let mut page = match kind {
             MediaKind::Pdf => return Page::read_pdf(body, reading),
-            MediaKind::Html => match extract::extract_html_with(&decoded.text, final_url, mode) {
+            MediaKind::Html => match extract::extract_html(&decoded.text, final_url, mode) {
                 Ok(extraction) => Page::extracted(decoded.text, extraction, mode),
                 // SRD-READINGS 29: an SPA shell that extracts to nothing is still an
                 // error over HTTP (FR-WF-12f), one that says why.
@@ -159,7 +159,7 @@ impl Page {
         final_url: &Url,
         mode: ExtractionMode,
     ) -> Result<Page, FetchError> {
-        let extraction = extract::extract_html_with(&html, final_url, mode)?;
+        let extraction = extract::extract_html(&html, final_url, mode)?;
         Ok(Page::extracted(html, extraction, mode))
     }
 

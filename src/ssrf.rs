@@ -500,7 +500,7 @@ mod tests {
     }
 
     fn policy_with(toml: &str) -> IpPolicy {
-        let loaded = config::load_str(toml).unwrap_or_else(|e| panic!("{toml}: {e}"));
+        let loaded = config::load_str(toml, config::LoadOptions::default()).unwrap_or_else(|e| panic!("{toml}: {e}"));
         IpPolicy::new(&loaded.settings.security)
     }
 
@@ -702,7 +702,7 @@ mod tests {
 
     #[test]
     fn fr_wf_05b_block_reserved_off_allows_reserved_keeps_loopback() {
-        let error = config::load_str("[tools.webfetch.security]\nblock_reserved = false\n")
+        let error = config::load_str("[tools.webfetch.security]\nblock_reserved = false\n", config::LoadOptions::default())
             .expect_err("block_reserved = false needs allow_insecure_overrides");
         assert!(
             error.to_string().contains("block_reserved=false"),

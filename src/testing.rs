@@ -1,14 +1,18 @@
 //! Test doubles, for this crate's own tests, benches and fuzz targets only (built
 //! with `cfg(test)` or the `internals` feature, never in an embedder's build):
-//! the stub SSRF validator the SRD asks for (T-WF-INFRA-01) and a clock that moves
-//! only when told to (the robots.txt cache's TTL tests, FR-WF-08f).
+//! the stub SSRF validator the SRD asks for (T-WF-INFRA-01), a clock that moves
+//! only when told to (the robots.txt cache's TTL tests, FR-WF-08f) and a host's
+//! executor (the tests of the Appendix E seam).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use crate::config::SecuritySettings;
+use crate::executor::{ToolCtx, ToolExecutor, ToolResult, format_error, within_timeout};
 use crate::robots::Clock;
 use crate::ssrf::{IpPolicy, SsrfError, SsrfValidator, sort_addresses};
 
@@ -83,5 +87,16 @@ impl Clock for ManualClock {
     fn now(&self) -> Instant {
         let offset = *self.offset.lock().unwrap_or_else(|e| e.into_inner());
         self.start.checked_add(offset).unwrap_or(self.start)
+    }
+}
+
+/// Runs a tool the way a host's executor does (SRD Appendix E): `execute` under
+/// the tool's own timeout, a failure formatted by [`format_error`]. Not an entry
+/// point of the crate (issue 30: a host calls [`ToolExecutor::execute`]).
+pub async fn run_tool(tool: &dyn ToolExecutor, args: Value, ctx: &mut ToolCtx) -> ToolResult {
+    let name = tool.name();
+    match within_timeout(tool, tool.execute(args, ctx)).await {
+        Ok(content) => ToolResult::success(content),
+        Err(error) => format_error(name, error),
     }
 }

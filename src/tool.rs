@@ -12,7 +12,7 @@
 //! both modes.
 //!
 //! Extensions (never used unless asked for, so every SRD response is unchanged):
-//! a tool built [`with_schema`](WebFetchTool::with_schema)`(ArgsSchema::Extended)`
+//! a tool built with the [`schema`](WebFetchToolBuilder::schema)`(ArgsSchema::Extended)`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
 //! documents the cache keeps under their own key; `[tools.webfetch.browser]
@@ -38,6 +38,7 @@ use crate::extract::{self};
 use crate::vocabulary::{ExtractionMode};
 use crate::transport::HttpClient;
 use crate::notes::{Note, Notes};
+use crate::offline;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::vocabulary::{Timestamp};
 use crate::page::{Page, Reading};
@@ -46,7 +47,6 @@ use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
-use crate::ssrf::SsrfValidator;
 use crate::tokens::TokenCounter;
 use crate::canonical_url::CanonicalUrl;
 
@@ -128,15 +128,6 @@ impl WebFetchTool {
         WebFetchToolBuilder::new(settings)
     }
 
-    /// A tool with an explicit validator (tests use `testing::StubValidator`); short
-    /// for `builder(settings).ssrf_validator(validator).build()`.
-    pub fn with_validator(settings: Settings, validator: Arc<dyn SsrfValidator>) -> WebFetchTool {
-        WebFetchTool::builder(settings)
-            .ssrf_validator(validator)
-            .build()
-            .expect("a builder without root certificates, on checked settings, cannot fail")
-    }
-
     fn from_parts(
         settings: Arc<Settings>,
         client: HttpClient,
@@ -158,23 +149,21 @@ impl WebFetchTool {
         }
     }
 
-    /// The same tool accepting arguments of `schema`: [`ArgsSchema::Srd`] (the
-    /// default) is FR-WF-02 exactly; [`ArgsSchema::Extended`] adds our extension
-    /// properties to what [`ToolExecutor::input_schema`] advertises and what
-    /// [`call`](Self::call) and [`ToolExecutor::execute`] accept. The MCP server
-    /// and the CLI use the extended schema; a host opts in the same way.
-    pub fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
+    /// The same tool accepting arguments of `schema` (the builder's
+    /// [`schema`](WebFetchToolBuilder::schema)): for the front doors given a
+    /// built tool (the MCP server, `serve`).
+    pub(crate) fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
         self.schema = schema;
         self
     }
 
     /// The same tool keeping one Chromium launched ahead for its next browser
-    /// render (extension for long-lived hosts: the MCP server, `serve`, an
-    /// embedding agent). Each Chromium still serves exactly one
-    /// call on a fresh profile (BROWSER-ISO-01); at most one is idle. The first
-    /// browser render launches cold and parks the next. A tool that has a
-    /// standby already keeps it, so `serve`'s front doors share one.
-    pub fn with_browser_standby(mut self) -> WebFetchTool {
+    /// render (the builder's
+    /// [`browser_standby`](WebFetchToolBuilder::browser_standby)): for the
+    /// long-lived front doors given a built tool (the MCP server, `serve`). A
+    /// tool that has a standby already keeps it, so `serve`'s front doors share
+    /// one.
+    pub(crate) fn with_browser_standby(mut self) -> WebFetchTool {
         self.standby.get_or_insert_with(Standby::new);
         self
     }
@@ -229,20 +218,20 @@ impl WebFetchTool {
         slot.clone().map(DocumentStore::Disk)
     }
 
-    /// Runs one call on raw JSON arguments and returns the response JSON, at most
-    /// `effective_max_bytes` long (FR-WF-03a), or the error envelope.
-    pub async fn call(
-        &self,
-        args: &Value,
-        effective_max_bytes: usize,
-    ) -> Result<String, FetchError> {
+    /// Runs one call on raw JSON arguments, validated against this tool's schema
+    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch).
+    pub async fn call(&self, args: &Value, effective_max_bytes: usize) -> Result<Built, FetchError> {
         let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
         self.fetch(&args, effective_max_bytes).await
     }
 
-    /// Runs the pipeline on validated arguments, logging its start and end with
-    /// the query redacted (FR-WF-19b, 19c).
+    /// Runs the pipeline on validated arguments: the response, its JSON at most
+    /// `effective_max_bytes` long (FR-WF-03a), also saying where a response cut
+    /// by the output budget may be continued (extension, `start_chunk`) for a
+    /// front door that tells its caller how to read on; or the error envelope.
+    /// One typed entry point (issue 30): the request carries its extensions.
     ///
+    /// Its start and end are logged with the query redacted (FR-WF-19b, 19c).
     /// Every event of the call, whichever module emits it (robots.txt, the
     /// client, the cache, the browser), is inside the `web_fetch` span, which
     /// carries the FR-WF-19c fields: `requested_host`, `rendering_method` (the
@@ -252,21 +241,12 @@ impl WebFetchTool {
         &self,
         args: &FetchArgs,
         effective_max_bytes: usize,
-    ) -> Result<String, FetchError> {
-        self.fetch_with_continuation(args, effective_max_bytes)
-            .await
-            .map(|built| built.json)
-    }
-
-    /// [`fetch`](Self::fetch), also saying where a response cut by the output
-    /// budget may be continued (extension, `start_chunk`): a front door that wants
-    /// to tell its caller how to read on (the MCP server) uses this, whether or
-    /// not the call itself asked for a window.
-    pub async fn fetch_with_continuation(
-        &self,
-        args: &FetchArgs,
-        effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
+        if let Some(page) = &args.page {
+            // Extension: a saved page, read offline (`webfetch extract`).
+            let counter = &*self.counter;
+            return offline::respond(&self.settings, args, page, effective_max_bytes, counter);
+        }
         let url = CanonicalUrl::parse(&args.url);
         let host = url
             .as_ref()
@@ -616,7 +596,7 @@ impl WebFetchTool {
         };
         falls_back(&page.document)
             && (page.is_srd_reading
-                || extract::extract_html(&page.text, final_url).is_ok_and(|d| falls_back(&d)))
+                || extract::extract_html(&page.text, final_url, ExtractionMode::Srd).is_ok_and(|e| falls_back(&e.document)))
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
@@ -682,7 +662,7 @@ impl ToolExecutor for WebFetchTool {
         "Fetch a URL and extract its content as markdown"
     }
 
-    /// FR-WF-02's schema, or the extended one (see [`WebFetchTool::with_schema`]).
+    /// FR-WF-02's schema, or the extended one (see [`WebFetchToolBuilder::schema`]).
     fn input_schema(&self) -> Value {
         self.schema.input_schema()
     }
@@ -731,7 +711,7 @@ impl ToolExecutor for WebFetchTool {
     fn execute<'a>(&'a self, args: Value, ctx: &'a mut ToolCtx) -> ToolFut<'a> {
         Box::pin(async move {
             ctx.allow_truncation = false;
-            let built = self.execute_built(args, ctx.effective_max_bytes()).await?;
+            let built = self.answer(args, ctx.effective_max_bytes()).await?;
             Ok(built.json)
         })
     }
@@ -739,11 +719,11 @@ impl ToolExecutor for WebFetchTool {
 
 impl WebFetchTool {
     /// [`ToolExecutor::execute`]'s argument handling and error mapping around
-    /// [`fetch_with_continuation`](Self::fetch_with_continuation): schema
-    /// violations are `BadArgs`, every other error the envelope as
-    /// `ExecutionFailed` (Appendix E). For a front door that also wants the
-    /// continuation (the MCP server), under the tool's own timeout.
-    pub async fn execute_built(
+    /// [`fetch`](Self::fetch): schema violations are `BadArgs`, every other
+    /// error the envelope as `ExecutionFailed` (Appendix E). The front doors
+    /// that also want the continuation (the MCP server, `serve`) run this under
+    /// the tool's own timeout.
+    pub(crate) async fn answer(
         &self,
         args: Value,
         effective_max_bytes: usize,
@@ -761,7 +741,7 @@ impl WebFetchTool {
             }
             Err(ArgsError::Rule(error)) => return Err(failed(error)),
         };
-        self.fetch_with_continuation(&args, effective_max_bytes)
+        self.fetch(&args, effective_max_bytes)
             .await
             .map_err(failed)
     }

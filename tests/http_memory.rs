@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufRead, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader}
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::load_str;
+use webfetch::config::{LoadOptions, load_str};
 use webfetch::error::ErrorCode;
 use webfetch::render::fetch_document;
 use webfetch::testing::StubValidator;
@@ -88,7 +88,7 @@ async fn fr_wf_10e_bomb_peak_rss_stays_near_the_limit() {
              allowed_ports = [{}]\n",
             server.port()
         );
-        let settings = Arc::new(load_str(&text).unwrap().settings);
+        let settings = Arc::new(load_str(&text, LoadOptions::default()).unwrap().settings);
         let validator = StubValidator::new(&settings.security)
             .with_host("bomb.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]);
         let client = HttpClient::new(Arc::clone(&settings), Arc::new(validator));

@@ -9,9 +9,9 @@ use webfetch::vocabulary::ExtractionMode;
 fuzz_target!(|data: &[u8]| {
     let base = url::Url::parse("https://example.com/dir/page").expect("valid base");
     let decoded = charset::decode(data, None, true);
-    let srd = webfetch::extract::extract_html(&decoded.text, &base);
-    let _ = webfetch::extract::extract_html_with(&decoded.text, &base, ExtractionMode::Article);
-    let auto = webfetch::extract::extract_html_with(&decoded.text, &base, ExtractionMode::Auto);
+    let srd = webfetch::extract::extract_html(&decoded.text, &base, ExtractionMode::Srd);
+    let _ = webfetch::extract::extract_html(&decoded.text, &base, ExtractionMode::Article);
+    let auto = webfetch::extract::extract_html(&decoded.text, &base, ExtractionMode::Auto);
     if srd.is_ok() {
         let auto = auto.expect("auto mode answers whenever SRD mode does");
         assert!(auto.document.page_type.is_some());

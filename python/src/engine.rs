@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use tokio::runtime::Runtime;
-use webfetch::{ArgsSchema, Loaded, WebFetchTool};
+use webfetch::{ArgsSchema, LoadOptions, Loaded, WebFetchTool};
 
 /// Where a client's configuration comes from (SRD 5.3): the defaults, a TOML
 /// file, or TOML text held by the host.
@@ -45,9 +45,9 @@ impl Engine {
     /// launched ahead when `browser_standby` (a long-lived client).
     pub fn open(source: &ConfigSource, browser_standby: bool) -> Result<Engine, OpenError> {
         let loaded = match source {
-            ConfigSource::Defaults => webfetch::load_str(""),
-            ConfigSource::File(path) => webfetch::load_file(path),
-            ConfigSource::Toml(text) => webfetch::load_str(text),
+            ConfigSource::Defaults => webfetch::load_str("", LoadOptions::default()),
+            ConfigSource::File(path) => webfetch::load_file(path, LoadOptions::default()),
+            ConfigSource::Toml(text) => webfetch::load_str(text, LoadOptions::default()),
         }
         .and_then(Loaded::runnable)
         .map_err(|error| OpenError::Config(error.to_string()))?;
@@ -82,6 +82,7 @@ impl Engine {
     pub fn call(&self, args: &Value, max_output_bytes: usize) -> Result<String, String> {
         self.runtime
             .block_on(self.tool.call(args, max_output_bytes))
+            .map(|built| built.json)
             .map_err(|error| error.to_json())
     }
 

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
-    ArgsError, ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, Loaded,
+    ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, LoadOptions, Loaded,
     SavedPage, WebFetchTool,
 };
 
@@ -209,20 +209,12 @@ fn main() -> ExitCode {
             let Some(tool) = build_tool(loaded.settings) else {
                 return ExitCode::from(1);
             };
-            let tool = tool.with_schema(ArgsSchema::Extended);
-            // One call: a current-thread runtime starts no worker threads (blocking
-            // file I/O still goes to tokio's blocking pool).
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("cannot start the async runtime: {error}");
-                    return ExitCode::from(1);
-                }
+            let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
+                return ExitCode::from(1);
             };
-            let result = runtime.block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)));
+            let result = runtime
+                .block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)))
+                .map(|built| built.json);
             print_result(result, pretty)
         }
         Command::Extract(args) => extract(args),
@@ -248,7 +240,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             };
             let server = WebFetchServer::new(tool, max_output_bytes);
-            let Some(runtime) = runtime() else {
+            let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
                 return ExitCode::from(1);
             };
             match runtime.block_on(server.serve_stdio()) {
@@ -285,7 +277,7 @@ fn serve(
     let Some(tool) = build_tool(loaded.settings) else {
         return ExitCode::from(1);
     };
-    let Some(runtime) = runtime() else {
+    let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
         return ExitCode::from(1);
     };
     let with_token = token.is_some();
@@ -324,10 +316,14 @@ fn serve(
     })
 }
 
-/// The tool of `settings`, or `None` after printing why it can not be built (a
-/// fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
+/// The tool of `settings` with the extended argument schema (every command takes
+/// the extension properties), or `None` after printing why it can not be built
+/// (a fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
 fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
-    match WebFetchTool::builder(settings).build() {
+    match WebFetchTool::builder(settings)
+        .schema(ArgsSchema::Extended)
+        .build()
+    {
         Ok(tool) => Some(tool),
         Err(error) => {
             eprintln!("{error}");
@@ -382,20 +378,24 @@ fn extract(cli: ExtractArgs) -> ExitCode {
     };
     let mut args = json!({ "url": cli.base_url });
     cli.options.add_to(&mut args);
-    let result = FetchArgs::from_json_with_extensions(&args)
-        .map_err(ArgsError::into_fetch_error)
-        .and_then(|args| {
-            let page = SavedPage {
-                body: &body,
-                content_type: Some(&cli.content_type),
-            };
-            webfetch::respond_offline(
-                &settings,
-                &args,
-                &page,
-                cli.max_output_bytes.unwrap_or(usize::MAX),
-            )
-        });
+    let mut args = match FetchArgs::parse(&args, ArgsSchema::Extended) {
+        Ok(args) => args,
+        Err(error) => return print_result(Err(error.into_fetch_error()), cli.pretty),
+    };
+    args.page = Some(SavedPage {
+        body,
+        content_type: Some(cli.content_type),
+    });
+    let Some(tool) = build_tool(settings) else {
+        return ExitCode::from(1);
+    };
+    let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
+        return ExitCode::from(1);
+    };
+    let max_output_bytes = cli.max_output_bytes.unwrap_or(usize::MAX);
+    let result = runtime
+        .block_on(tool.fetch(&args, max_output_bytes))
+        .map(|built| built.json);
     print_result(result, cli.pretty)
 }
 
@@ -429,11 +429,12 @@ fn print_result(result: Result<String, FetchError>, pretty: bool) -> ExitCode {
     code
 }
 
-fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+/// The runtime `builder` makes, with every driver on; `None` after saying why
+/// there is none. One call (`fetch`, `extract`) takes a current-thread runtime,
+/// which starts no worker threads (blocking file I/O still goes to tokio's
+/// blocking pool); the servers a multi-thread one.
+fn runtime(mut builder: tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
+    match builder.enable_all().build() {
         Ok(runtime) => Some(runtime),
         Err(error) => {
             eprintln!("cannot start the async runtime: {error}");
@@ -458,9 +459,13 @@ fn load_config(path: Option<&std::path::Path>, contract: Contract) -> Option<Loa
 }
 
 fn checked_config(path: Option<&std::path::Path>, contract: Contract) -> Result<Loaded, String> {
+    let options = LoadOptions {
+        contract,
+        ..LoadOptions::default()
+    };
     let loaded = match path {
-        Some(path) => webfetch::load_file_for(path, contract),
-        None => webfetch::load_str_for("", contract),
+        Some(path) => webfetch::load_file(path, options),
+        None => webfetch::load_str("", options),
     }
     .map_err(|error| error.to_string())?;
     for warning in &loaded.warnings {

@@ -91,11 +91,11 @@ pub(super) fn resolve_content(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Contract, load_str_for};
+    use super::super::{Contract, LoadOptions, load_str};
     use super::*;
 
     fn formats(toml: &str, contract: Contract) -> Formats {
-        load_str_for(toml, contract).unwrap().settings.content.formats
+        load_str(toml, LoadOptions { contract, ..Default::default() }).unwrap().settings.content.formats
     }
 
     #[test]
@@ -121,16 +121,10 @@ mod tests {
 
     #[test]
     fn unknown_format_is_a_config_error_and_limits_clamp() {
-        let error = load_str_for(
-            "[tools.webfetch.content]\nformats = [\"docx\"]\n",
-            Contract::Srd,
-        )
+        let error = load_str("[tools.webfetch.content]\nformats = [\"docx\"]\n", LoadOptions::default())
         .unwrap_err();
         assert!(error.to_string().contains("unknown format \"docx\""), "{error}");
-        let loaded = load_str_for(
-            "[tools.webfetch.content]\nmax_pdf_bytes = 1\nmax_pdf_pages = 0\n",
-            Contract::Srd,
-        )
+        let loaded = load_str("[tools.webfetch.content]\nmax_pdf_bytes = 1\nmax_pdf_pages = 0\n", LoadOptions::default())
         .unwrap();
         assert_eq!(loaded.settings.content.max_pdf_bytes, 1 << 20);
         assert_eq!(loaded.settings.content.max_pdf_pages, 1);

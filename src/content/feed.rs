@@ -13,7 +13,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 use url::Url;
 
-use crate::vocabulary::ExtractedDocument;
+use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 use crate::error::{FetchError, UnreadableReason};
 use crate::extract;
 
@@ -340,8 +340,8 @@ fn text_of(text: &str, html: bool, base: &Url) -> String {
         return String::new();
     }
     if html {
-        match extract::extract_html(text, base) {
-            Ok(document) => one_line(&document.markdown),
+        match extract::extract_html(text, base, ExtractionMode::Srd) {
+            Ok(extraction) => one_line(&extraction.document.markdown),
             Err(_) => String::new(),
         }
     } else {

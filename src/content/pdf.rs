@@ -73,7 +73,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> {
 fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> {
     let options = LoadOptions {
         max_decompressed_size: Some(MAX_LOAD_STREAM_BYTES),
-        ..LoadOptions::default()
+        ..Default::default()
     };
     let doc = match Document::load_mem_with_options(bytes, options) {
         Ok(doc) => doc,

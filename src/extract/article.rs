@@ -28,7 +28,7 @@ use ego_tree::NodeId;
 use url::Url;
 
 use super::element::{self, Tag};
-use super::dom::{self, Document, Node};
+use super::dom::{self, Document, Node, Scripting};
 use super::{markdown, normalize_whitespace, root};
 use crate::vocabulary::ExtractedDocument;
 
@@ -56,14 +56,6 @@ const MIN_ARTICLE_CHARS: usize = 500;
 pub fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
     extract_parsed(html, final_url, Scripting::On)
         .or_else(|| extract_parsed(html, final_url, Scripting::Off))
-}
-
-/// How `<noscript>` is parsed: as raw text (scripting on, removed whole) or as
-/// markup (scripting off, kept unless its own attributes hide it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scripting {
-    On,
-    Off,
 }
 
 fn extract_parsed(html: &str, final_url: &Url, scripting: Scripting) -> Option<ExtractedDocument> {
@@ -134,10 +126,7 @@ fn extract_pass(
     pass: Pass,
     scripting: Scripting,
 ) -> Option<ExtractedDocument> {
-    let mut doc = match scripting {
-        Scripting::On => dom::parse(html),
-        Scripting::Off => dom::parse_without_scripting(html),
-    };
+    let mut doc = dom::parse(html, scripting);
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
     if scripting == Scripting::Off {
@@ -237,7 +226,7 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
 mod tests {
     use super::names::{is_label, names_furniture, style_hides};
     use super::*;
-    use crate::extract::{extract_html, extract_html_with};
+    use crate::extract::extract_html;
 use crate::vocabulary::{ExtractionMode};
 
     fn url() -> Url {
@@ -320,14 +309,13 @@ use crate::vocabulary::{ExtractionMode};
 
     #[test]
     fn srd_mode_is_unchanged_and_a_page_without_content_falls_back() {
-        let srd = extract_html_with(STORY, &url(), ExtractionMode::Srd).unwrap();
-        assert_eq!(srd.document, extract_html(STORY, &url()).unwrap());
+        let srd = extract_html(STORY, &url(), ExtractionMode::Srd).unwrap();
         assert!(!srd.article_fell_back);
         let tiny = "<html><body><p>Hi there</p></body></html>";
         assert_eq!(extract(tiny, &url()), None);
-        let fell_back = extract_html_with(tiny, &url(), ExtractionMode::Article).unwrap();
+        let fell_back = extract_html(tiny, &url(), ExtractionMode::Article).unwrap();
         assert!(fell_back.article_fell_back);
-        assert_eq!(fell_back.document, extract_html(tiny, &url()).unwrap());
+        assert_eq!(fell_back.document, extract_html(tiny, &url(), ExtractionMode::Srd).map(|e| e.document).unwrap());
     }
 
     #[test]
@@ -347,7 +335,7 @@ use crate::vocabulary::{ExtractionMode};
     #[test]
     fn a_forum_thread_in_noscript_is_read_where_srd_mode_finds_nothing() {
         let html = fixture("forum-discourse.html");
-        let srd = extract_html(&html, &url()).unwrap_err();
+        let srd = extract_html(&html, &url(), ExtractionMode::Srd).map(|e| e.document).unwrap_err();
         assert_eq!(srd.details_json()["error"], "no_extractable_content");
         let markdown = article(&html);
         assert_has(
@@ -458,7 +446,7 @@ use crate::vocabulary::{ExtractionMode};
             ("update-box", false),
             ("story-body", false),
         ] {
-            let doc = dom::parse(&format!("<div class='{class}'>x</div>"));
+            let doc = dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
             let div = doc
                 .descendants()
                 .filter_map(|n| n.value().element())

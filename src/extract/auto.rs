@@ -62,7 +62,7 @@ fn read(html: &str, final_url: &Url, page_type: PageType) -> Result<ExtractedDoc
     let mut document = match scored {
         Some(document) => document,
         None => match whole::extract(
-            &mut dom::parse(html),
+            &mut dom::parse(html, dom::Scripting::On),
             final_url,
             whole::Furniture {
                 link_lists: page_type != PageType::Documentation,

@@ -125,16 +125,22 @@ impl Document {
     }
 }
 
-/// Parses `html` into a [`Document`], within the bounds described in the module docs.
-pub fn parse(html: &str) -> Document {
-    parse_counting(html, Counting::Bounded, true)
+/// How `<noscript>` is parsed: as a browser with JavaScript does (scripting on:
+/// raw text, which the SRD algorithm removes whole), or as one without it shows
+/// it (scripting off: markup). Article mode and auto mode's thread reading read
+/// the crawler views that forums (Discourse) put there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scripting {
+    /// `<noscript>` content is raw text.
+    On,
+    /// `<noscript>` content is parsed as markup.
+    Off,
 }
 
-/// [`parse`] with scripting off: `<noscript>` content is parsed as markup, as a
-/// browser without JavaScript shows it. Article mode reads the crawler views that
-/// forums (Discourse) put there; the SRD algorithm removes `<noscript>` whole.
-pub fn parse_without_scripting(html: &str) -> Document {
-    parse_counting(html, Counting::Bounded, false)
+/// Parses `html` into a [`Document`], within the bounds described in the module
+/// docs, with `scripting` on or off: one parser for both (issue 30).
+pub fn parse(html: &str, scripting: Scripting) -> Document {
+    parse_counting(html, Counting::Bounded, scripting == Scripting::On)
 }
 
 /// When [`Limiter`] counts the tree builder's handles.

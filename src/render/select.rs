@@ -143,10 +143,10 @@ pub fn should_fall_back(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_str;
+    use crate::config::{LoadOptions, load_str};
 
     fn settings(toml: &str) -> Settings {
-        load_str(toml).expect("test config loads").settings
+        load_str(toml, LoadOptions::default()).expect("test config loads").settings
     }
 
     #[test]

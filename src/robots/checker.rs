@@ -324,7 +324,7 @@ mod tests {
 
     fn settings(extra: &str) -> Arc<Settings> {
         let text = format!("[tools.webfetch]\n{extra}");
-        Arc::new(crate::config::load_str(&text).unwrap().settings)
+        Arc::new(crate::config::load_str(&text, crate::config::LoadOptions::default()).unwrap().settings)
     }
 
     fn url(text: &str) -> CanonicalUrl {

@@ -101,7 +101,7 @@ pub async fn fetch(tool: &WebFetchTool, query: &str, max_output_bytes: usize) ->
         Ok(args) => args,
         Err(error) => return failure(&error),
     };
-    match within_timeout(tool, tool.execute_built(args, max_output_bytes)).await {
+    match within_timeout(tool, tool.answer(args, max_output_bytes)).await {
         Ok(built) => ApiResponse {
             status: StatusCode::OK,
             body: built.json,

@@ -86,16 +86,22 @@ impl WebFetchToolBuilder {
         self
     }
 
-    /// Accepts arguments of `schema`: [`ArgsSchema::Srd`] is FR-WF-02 exactly;
-    /// [`ArgsSchema::Extended`] adds the extension properties (`extraction`,
-    /// `start_chunk`) to what the tool advertises and accepts.
+    /// Accepts arguments of `schema`: [`ArgsSchema::Srd`] (the default) is
+    /// FR-WF-02 exactly; [`ArgsSchema::Extended`] adds the extension properties
+    /// (`extraction`, `start_chunk`) to what the tool advertises
+    /// ([`ToolExecutor::input_schema`](crate::executor::ToolExecutor::input_schema))
+    /// and what [`WebFetchTool::call`] and `execute` accept. The MCP server and the
+    /// CLI use the extended schema; a host opts in the same way.
     pub fn schema(mut self, schema: ArgsSchema) -> WebFetchToolBuilder {
         self.schema = schema;
         self
     }
 
-    /// Keeps one Chromium launched ahead for the next browser render, for a
-    /// long-lived host (extension; see [`WebFetchTool::with_browser_standby`]).
+    /// Keeps one Chromium launched ahead for the next browser render (extension
+    /// for long-lived hosts: the MCP server, `serve`, an embedding agent). Each
+    /// Chromium still serves exactly one call on a fresh profile
+    /// (BROWSER-ISO-01); at most one is idle. The first browser render launches
+    /// cold and parks the next.
     pub fn browser_standby(mut self, on: bool) -> WebFetchToolBuilder {
         self.standby = on;
         self

@@ -28,7 +28,7 @@ use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{
     BrowserTurn, Config, LogBuffer, browser_section, browser_turn, chromium,
-    chromium_without_sandbox, hits, html, live_processes_naming, serve, toml_string,
+    chromium_without_sandbox, html, live_processes_naming, serve, toml_string,
 };
 
 /// The uid and gid Chromium runs as when the tests run as root.
@@ -337,7 +337,10 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
         .section("[tools.webfetch.browser]\nallow_no_sandbox = true")
         .settings();
     assert!(on.browser.allow_no_sandbox);
-    let bad = webfetch::config::load_str("[tools.webfetch.browser]\nallow_no_sandbox = \"yes\"");
+    let bad = webfetch::config::load_str(
+        "[tools.webfetch.browser]\nallow_no_sandbox = \"yes\"",
+        webfetch::config::LoadOptions::default(),
+    );
     assert!(bad.is_err());
 }
 
@@ -362,8 +365,11 @@ async fn a_warm_standby_serves_the_next_render() {
         .section(&browser_section(&chromium, ""))
         .settings();
     let validator = Arc::new(StubValidator::new(&settings.security));
-    let tool =
-        webfetch::tool::WebFetchTool::with_validator(settings, validator).with_browser_standby();
+    let tool = webfetch::tool::WebFetchTool::builder(settings)
+        .ssrf_validator(validator)
+        .browser_standby(true)
+        .build()
+        .unwrap();
     let url = format!("http://127.0.0.1:{}/page", server.address().port());
 
     let buffer = LogBuffer::default();
@@ -380,6 +386,7 @@ async fn a_warm_standby_serves_the_next_render() {
             let json = tool
                 .call(&args, usize::MAX)
                 .await
+                .map(|built| built.json)
                 .unwrap_or_else(|e| panic!("{}", e.to_json()));
             texts.push(json.contains("Rendered by a parked browser."));
         }
@@ -546,12 +553,14 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
         html(r#"<p>x</p><script>fetch("/hang")</script>"#),
     )
     .await;
-    serve(
-        &server,
-        "/hang",
-        ResponseTemplate::new(200).set_delay(Duration::from_secs(600)),
-    )
-    .await;
+    let (asked, mut hanging) = tokio::sync::mpsc::unbounded_channel::<()>();
+    wiremock::Mock::given(wiremock::matchers::path("/hang"))
+        .respond_with(move |_: &wiremock::Request| {
+            let _ = asked.send(());
+            ResponseTemplate::new(200).set_delay(Duration::from_secs(600))
+        })
+        .mount(&server)
+        .await;
     // Chromium's command line carries the user agent: how this test finds it.
     let marker = format!("webfetch-kill-test-{}-{port}", std::process::id());
     let config = Config::new(&[port])
@@ -567,22 +576,15 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
         marker,
         _turn: turn,
     };
-    let mut cli = killed
-        .cli(&format!("http://127.0.0.1:{port}/"))
-        .stdout(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+    let mut cli = killed.cli(&format!("http://127.0.0.1:{port}/"));
+    cli.stdout(std::process::Stdio::null()).process_group(0);
+    let mut cli = tokio::process::Command::from(cli).spawn().unwrap();
 
-    // The page's script asked for /hang: Chromium is up and rendering.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while hits(&killed.server, "/hang").await == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the render never reached /hang: {:?}",
-            cli.try_wait()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    // The page's script asked for /hang: Chromium is up and rendering. A CLI
+    // that ends first fails the test with its exit status.
+    tokio::select! {
+        asked = hanging.recv() => asked.expect("the page's server is alive"),
+        status = cli.wait() => panic!("the CLI ended before the render reached /hang: {status:?}"),
     }
     killed.profile = live_processes_naming(Path::new(&killed.marker))
         .iter()
@@ -600,11 +602,9 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
         .and_then(|process| process.split(':').next()?.parse::<i32>().ok())
         .expect("the watchdog, naming the profile");
 
-    let cli_pid = Pid::from_raw(i32::try_from(cli.id()).unwrap());
+    let cli_pid = Pid::from_raw(i32::try_from(cli.id().expect("still running")).unwrap());
     kill.send(cli_pid, Pid::from_raw(watchdog));
-    let status = tokio::task::spawn_blocking(move || cli.wait().unwrap())
-        .await
-        .unwrap();
+    let status = cli.wait().await.unwrap();
     assert!(!status.success(), "{status:?}");
     Some(killed)
 }

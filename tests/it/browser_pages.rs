@@ -26,9 +26,13 @@ async fn both_modes(tool: &WebFetchTool, server: &MockServer, path: &str) -> [Va
     for force_browser in [false, true] {
         let args =
             json!({ "url": site(server, path), "force_browser": force_browser, "no_cache": true });
-        let json = tool.call(&args, usize::MAX).await.unwrap_or_else(|error| {
-            panic!("{path} (browser: {force_browser}): {}", error.to_json())
-        });
+        let json = tool
+            .call(&args, usize::MAX)
+            .await
+            .map(|built| built.json)
+            .unwrap_or_else(|error| {
+                panic!("{path} (browser: {force_browser}): {}", error.to_json())
+            });
         out.push(serde_json::from_str(&json).unwrap());
     }
     out.try_into().unwrap()

@@ -172,8 +172,8 @@ document.body.appendChild(scripted);
             .with_subscriber(buffer.subscriber("webfetch=debug"))
             .await;
         let logs = buffer.text();
-        let json = result.unwrap_or_else(|e| panic!("{}\nlogs:\n{logs}", e.to_json()));
-        (serde_json::from_str(&json).unwrap(), logs)
+        let built = result.unwrap_or_else(|e| panic!("{}\nlogs:\n{logs}", e.to_json()));
+        (serde_json::from_str(&built.json).unwrap(), logs)
     }
 }
 
@@ -413,6 +413,7 @@ async fn issue_28_the_cache_keeps_documents_rendered_with_and_without_the_check_
             let json = tool
                 .call(&args, usize::MAX)
                 .await
+                .map(|built| built.json)
                 .unwrap_or_else(|e| panic!("{}", e.to_json()));
             serde_json::from_str::<Value>(&json).unwrap()
         }

@@ -573,7 +573,10 @@ fn t_wf_cch_13_dir_creation_failure_disables_caching() {
 fn fr_wf_cch_enable_01_disabled_by_config() {
     let dir = tempfile::tempdir().unwrap();
     let text = "[tools.webfetch]\ncache_dir = ''\n";
-    let empty = webfetch::config::load_str(text).unwrap().settings.cache;
+    let empty = webfetch::config::load_str(text, webfetch::config::LoadOptions::default())
+        .unwrap()
+        .settings
+        .cache;
     assert!(DiskCache::open(&empty).is_none());
     assert!(DiskCache::open(&settings(dir.path(), "max_cache_entries = 0")).is_none());
     assert!(

@@ -119,7 +119,12 @@ fn config(server: &MockServer, cache: &Path) -> Config {
 }
 
 async fn call(config: &Config, url: &str) -> Result<Value, String> {
-    match config.tool().call(&json!({ "url": url }), usize::MAX).await {
+    match config
+        .tool()
+        .call(&json!({ "url": url }), usize::MAX)
+        .await
+        .map(|built| built.json)
+    {
         Ok(text) => Ok(serde_json::from_str(&text).unwrap()),
         Err(error) => Err(error.to_json()),
     }

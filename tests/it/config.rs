@@ -11,20 +11,22 @@ use webfetch::tool::WebFetchTool;
 use webfetch::vocabulary::ExtractionMode;
 
 fn load(toml: &str) -> Loaded {
-    config::load_str_with_env(
+    config::load_str(
         toml,
-        &|name| match name {
-            "HOME" => Some("/home/agent".to_owned()),
-            "EMPTY" => Some(String::new()),
-            _ => None,
+        config::LoadOptions {
+            contract: config::Contract::Srd,
+            env: Some(&|name| match name {
+                "HOME" => Some("/home/agent".to_owned()),
+                "EMPTY" => Some(String::new()),
+                _ => None,
+            }),
         },
-        config::Contract::Srd,
     )
     .unwrap_or_else(|e| panic!("{toml}: {e}"))
 }
 
 fn error(toml: &str) -> ConfigError {
-    config::load_str(toml).expect_err(toml)
+    config::load_str(toml, config::LoadOptions::default()).expect_err(toml)
 }
 
 #[test]
@@ -454,10 +456,12 @@ fn fr_wf_cfg_03_env_expansion() {
         Some(cwd.join("bin/chromium"))
     );
     // An unset variable is an error, not a silent empty string.
-    let e = config::load_str_with_env(
+    let e = config::load_str(
         "[tools.webfetch]\ncache_dir = \"${NOPE_X}/c\"\n",
-        &|_| None,
-        config::Contract::Srd,
+        config::LoadOptions {
+            env: Some(&|_| None),
+            ..Default::default()
+        },
     )
     .unwrap_err();
     assert!(e.to_string().contains("NOPE_X"), "{e}");

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::extract_html_with;
+use webfetch::extract::extract_html;
 use webfetch::tokens::{Cl100k, TokenCounter};
 use webfetch::vocabulary::ExtractionMode;
 
@@ -92,7 +92,7 @@ fn corpus_pages_extract_in_every_mode_and_article_and_auto_modes_hold_their_floo
             .expect("gunzip");
         let decoded = decode(&bytes, None, true);
         for (mode, run) in &mut runs {
-            match extract_html_with(&decoded.text, &page_url, *mode) {
+            match extract_html(&decoded.text, &page_url, *mode) {
                 Ok(extraction) if !extraction.document.markdown.trim().is_empty() => {
                     let markdown = &extraction.document.markdown;
                     run.raw.add(score(gold, markdown));

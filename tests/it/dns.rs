@@ -46,11 +46,19 @@ fn counting_tool(config: &Config) -> (WebFetchTool, Arc<Counting>) {
         lookups: Mutex::new(Vec::new()),
     });
     let validator: Arc<dyn SsrfValidator> = Arc::clone(&counting) as _;
-    (WebFetchTool::with_validator(settings, validator), counting)
+    let tool = WebFetchTool::builder(settings)
+        .ssrf_validator(validator)
+        .build()
+        .unwrap();
+    (tool, counting)
 }
 
 async fn call_ok(tool: &WebFetchTool, args: Value) -> Value {
-    let json = tool.call(&args, usize::MAX).await.expect("fetch succeeds");
+    let json = tool
+        .call(&args, usize::MAX)
+        .await
+        .map(|built| built.json)
+        .expect("fetch succeeds");
     serde_json::from_str(&json).expect("response is JSON")
 }
 
@@ -128,6 +136,7 @@ async fn fr_wf_dns_01_3_a_refused_host_is_not_resolved_again_within_the_call() {
             usize::MAX,
         )
         .await
+        .map(|built| built.json)
         .unwrap_err();
     assert_eq!(error.code, webfetch::ErrorCode::SsrfBlocked);
     assert_eq!(counting.lookups(), ["internal.test"]);

@@ -11,17 +11,22 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use url::Url;
-use webfetch::ErrorCode;
 use webfetch::content::charset::{Charset, decode};
-use webfetch::extract::{extract_html, extract_html_with, extract_plain, normalize_whitespace};
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::extract::{extract_html, extract_plain, normalize_whitespace};
+use webfetch::vocabulary::{ExtractedDocument, ExtractionMode};
+use webfetch::{ErrorCode, FetchError};
 
 fn url(s: &str) -> Url {
     Url::parse(s).expect("test URL")
 }
 
+/// The SRD extraction of `html` from `page`.
+fn srd(html: &str, page: &Url) -> Result<ExtractedDocument, FetchError> {
+    extract_html(html, page, ExtractionMode::Srd).map(|extraction| extraction.document)
+}
+
 fn md(html: &str) -> String {
-    extract_html(html, &url("https://example.com/dir/page.html"))
+    srd(html, &url("https://example.com/dir/page.html"))
         .expect("extracts")
         .markdown
 }
@@ -127,25 +132,25 @@ fn t_wf_ext_03_whitespace_normalized() {
 #[test]
 fn t_wf_ext_04_title_from_title_or_h1() {
     let page = url("https://e.example/");
-    let doc = extract_html("<title>From title</title><h1>From h1</h1>", &page).unwrap();
+    let doc = srd("<title>From title</title><h1>From h1</h1>", &page).unwrap();
     assert_eq!(doc.title.as_deref(), Some("From title"));
-    let doc = extract_html("<title>  </title><p>x</p><h1> From <b>h1</b> </h1>", &page).unwrap();
+    let doc = srd("<title>  </title><p>x</p><h1> From <b>h1</b> </h1>", &page).unwrap();
     assert_eq!(doc.title.as_deref(), Some("From h1"));
-    let doc = extract_html("<p>no title</p>", &page).unwrap();
+    let doc = srd("<p>no title</p>", &page).unwrap();
     assert_eq!(doc.title, None);
     // A <title> that strays into <body> is the title, not body text.
-    let doc = extract_html("<body><title>Stray</title><p>x</p>", &page).unwrap();
+    let doc = srd("<body><title>Stray</title><p>x</p>", &page).unwrap();
     assert_eq!(
         (doc.title.as_deref(), doc.markdown.as_str()),
         (Some("Stray"), "x\n")
     );
     // An SVG <title> is not the page title.
-    let doc = extract_html("<body><svg><title>icon</title></svg><p>x</p>", &page).unwrap();
+    let doc = srd("<body><svg><title>icon</title></svg><p>x</p>", &page).unwrap();
     assert_eq!(doc.title, None);
     // Language: <html lang> as-is; absent when empty.
-    let doc = extract_html("<html lang='pt-BR'><p>x</p>", &page).unwrap();
+    let doc = srd("<html lang='pt-BR'><p>x</p>", &page).unwrap();
     assert_eq!(doc.language.as_deref(), Some("pt-BR"));
-    let doc = extract_html("<html lang=''><p>x</p>", &page).unwrap();
+    let doc = srd("<html lang=''><p>x</p>", &page).unwrap();
     assert_eq!(doc.language, None);
 }
 
@@ -154,7 +159,7 @@ fn t_wf_ext_04_title_from_title_or_h1() {
 #[test]
 fn t_wf_ext_05_base_href_used_when_valid() {
     let page = url("https://site.example/a/b.html");
-    let get = |html: &str| extract_html(html, &page).unwrap().markdown;
+    let get = |html: &str| srd(html, &page).unwrap().markdown;
     assert_eq!(
         get(r#"<base href="https://cdn.example/x/"><a href="y#f">l</a>"#),
         "[l](https://cdn.example/x/y#f)\n"
@@ -255,7 +260,7 @@ fn t_wf_ext_08_all_roots_empty_is_extraction_failed() {
         "<body><nav>menu</nav><footer>f</footer><div class='ad'>buy</div><p>   &#9;  </p></body>",
         "<body><main><img src=x.png alt=''></main><div hidden>h</div></body>",
     ] {
-        let err = extract_html(html, &page).expect_err(html);
+        let err = srd(html, &page).expect_err(html);
         assert_eq!(err.code, ErrorCode::ExtractionFailed, "{html}");
         assert_eq!(
             err.details_json()["error"],
@@ -326,7 +331,7 @@ fn ext_root_01_candidates_inside_removed_boilerplate_do_not_count() {
         "R\n"
     );
     // The title's <h1> is still found inside a removed <header>.
-    let doc = extract_html(
+    let doc = srd(
         "<header><h1>Site</h1></header><article>Story</article>",
         &url("https://e.example/"),
     )
@@ -342,13 +347,13 @@ fn ext_root_01_candidates_inside_removed_boilerplate_do_not_count() {
 #[test]
 fn t_wf_ext_09_title_whitespace_normalized() {
     let page = url("https://e.example/");
-    let doc = extract_html(
+    let doc = srd(
         "<title>\n\t A \u{a0} title\r\n  with\tgaps  </title><p>x</p>",
         &page,
     )
     .unwrap();
     assert_eq!(doc.title.as_deref(), Some("A title with gaps"));
-    let doc = extract_html(
+    let doc = srd(
         "<title> \n </title><h1>\n Heading \n <em>one</em>\n</h1>",
         &page,
     )
@@ -363,7 +368,7 @@ fn it_wf_http_05_iso_8859_1_decoded_to_utf8() {
     let body = b"<html><body><p>Gr\xFC\xDFe aus K\xF6ln \xE0 \xBD \x85</p></body></html>";
     let decoded = decode(body, Some("ISO-8859-1"), true);
     assert!(!decoded.charset_fallback);
-    let doc = extract_html(&decoded.text, &url("https://e.example/")).unwrap();
+    let doc = srd(&decoded.text, &url("https://e.example/")).unwrap();
     assert_eq!(doc.markdown, "Grüße aus Köln à ½ …\n");
 }
 
@@ -373,7 +378,7 @@ fn it_wf_http_06_header_charset_wins_over_meta() {
     let decoded = decode(body, Some("utf-8"), true);
     assert_eq!(decoded.charset, Charset::Utf8);
     assert!(!decoded.charset_fallback);
-    let doc = extract_html(&decoded.text, &url("https://e.example/")).unwrap();
+    let doc = srd(&decoded.text, &url("https://e.example/")).unwrap();
     assert_eq!(doc.markdown, "naïve – café\n");
     // The other way round: a Latin-1 header over a UTF-8 meta.
     let decoded = decode(b"<meta charset=utf-8><p>caf\xE9</p>", Some("latin1"), true);
@@ -577,7 +582,7 @@ fn render_golden(bytes: &[u8]) -> String {
             ""
         }
     );
-    match extract_html(&decoded.text, &url(page_url)) {
+    match srd(&decoded.text, &url(page_url)) {
         Ok(doc) => {
             out.push_str(&format!(
                 "title: {:?}\nlanguage: {:?}\n---\n",
@@ -635,7 +640,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4096), latin in any::<bool>()) {
         let decoded = decode(&bytes, latin.then_some("iso-8859-1"), true);
-        if let Ok(doc) = extract_html(&decoded.text, &url("https://e.example/")) {
+        if let Ok(doc) = srd(&decoded.text, &url("https://e.example/")) {
             prop_assert!(!doc.markdown.is_empty());
             prop_assert!(doc.markdown.ends_with('\n'));
             prop_assert_eq!(normalize_whitespace(&doc.markdown), doc.markdown.clone());
@@ -653,7 +658,7 @@ proptest! {
         Just("<main>"), Just("<svg>"), Just("<template>"), Just("<select>"), Just("-"), Just("1."),
     ], 0..200)) {
         let html: String = parts.concat();
-        if let Ok(doc) = extract_html(&html, &url("https://e.example/")) {
+        if let Ok(doc) = srd(&html, &url("https://e.example/")) {
             prop_assert!(doc.markdown.ends_with('\n'));
             prop_assert_eq!(normalize_whitespace(&doc.markdown), doc.markdown.clone());
         }
@@ -680,7 +685,7 @@ proptest! {
         Just("</h2>"), Just("<pre>"), Just("</pre>"), Just("<main>"), Just("<nav>"), Just("</nav>"),
     ], 0..200)) {
         let html: String = parts.concat();
-        let extracted = extract_html_with(&html, &url("https://e.example/"), ExtractionMode::Article);
+        let extracted = extract_html(&html, &url("https://e.example/"), ExtractionMode::Article);
         if let Ok(extraction) = extracted {
             let markdown = &extraction.document.markdown;
             prop_assert!(markdown.ends_with('\n'));

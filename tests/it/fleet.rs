@@ -7,19 +7,20 @@
 //!
 //! No test sleeps to synchronise: an origin that holds a response waits for the
 //! test to open its gate, and the test opens it once what it waits for has
-//! happened, woken by it (a request counted, a call logged). The one poll is
-//! for an instance to find a restarted Redis again, bounded by a minute.
+//! happened, woken by it (a request counted, a call logged). Each such wait
+//! races the calls under test, so a call that ends first fails the test with
+//! its answer (issue 30 item 8). The one poll is for an instance to find a
+//! restarted Redis again, bounded by a minute.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::serve::{Served, get};
+use crate::serve::{Served, get, target};
+use crate::support::origin::Origin;
+use crate::support::race::until;
 use crate::support::redis_server::RedisServer;
 use crate::support::{Config, hits, html, robots, serve, toml_string};
 
@@ -34,12 +35,6 @@ fn fleet(config: Config, redis: &RedisServer, extra: &str) -> Config {
     ))
 }
 
-/// `/v1/fetch?url=…`.
-fn target(url: &str) -> String {
-    let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
-    format!("/v1/fetch?url={encoded}")
-}
-
 async fn fetch(served: &Served, url: &str) -> Value {
     let reply = get(served.addr, &target(url)).await;
     let json = reply.json();
@@ -50,114 +45,6 @@ async fn fetch(served: &Served, url: &str) -> Value {
         reply.body
     );
     json
-}
-
-/// A raw loopback origin that counts requests per path. `/robots.txt` is a
-/// 404; a path under `/held` waits until the gate is opened; anything else is
-/// the page at once.
-struct Origin {
-    port: u16,
-    /// Requests per path, and a signal for each one counted.
-    counts: Arc<(Mutex<HashMap<String, usize>>, Condvar)>,
-    gate: Arc<(Mutex<bool>, Condvar)>,
-}
-
-impl Origin {
-    fn start() -> Origin {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let counts: Arc<(Mutex<HashMap<String, usize>>, Condvar)> = Arc::default();
-        let gate: Arc<(Mutex<bool>, Condvar)> = Arc::default();
-        let (seen, shut) = (Arc::clone(&counts), Arc::clone(&gate));
-        std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let (seen, shut) = (Arc::clone(&seen), Arc::clone(&shut));
-                std::thread::spawn(move || answer(stream, &seen, &shut));
-            }
-        });
-        Origin { port, counts, gate }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn count(&self, path: &str) -> usize {
-        self.counts
-            .0
-            .lock()
-            .unwrap()
-            .get(path)
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Blocks until `path` was asked for `n` times (woken by each request; a
-    /// minute without it fails the test).
-    fn wait_for(&self, path: &str, n: usize) {
-        let (counts, counted) = &*self.counts;
-        let timed_out = tokio::task::block_in_place(|| {
-            let (_seen, waited) = counted
-                .wait_timeout_while(counts.lock().unwrap(), Duration::from_secs(60), |c| {
-                    c.get(path).copied().unwrap_or(0) < n
-                })
-                .unwrap();
-            waited.timed_out()
-        });
-        assert!(!timed_out, "{n} requests for {path}");
-    }
-
-    fn open(&self) {
-        let (open, changed) = &*self.gate;
-        *open.lock().unwrap() = true;
-        changed.notify_all();
-    }
-}
-
-impl Drop for Origin {
-    fn drop(&mut self) {
-        self.open();
-    }
-}
-
-fn answer(
-    mut stream: std::net::TcpStream,
-    counts: &(Mutex<HashMap<String, usize>>, Condvar),
-    gate: &(Mutex<bool>, Condvar),
-) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let path = line.split(' ').nth(1).unwrap_or("").to_owned();
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if header == "\r\n" => break,
-            Ok(_) => {}
-        }
-    }
-    *counts.0.lock().unwrap().entry(path.clone()).or_default() += 1;
-    counts.1.notify_all();
-    let reply = if path == "/robots.txt" {
-        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
-    } else {
-        if path.starts_with("/held") {
-            let (open, changed) = gate;
-            let mut open = open.lock().unwrap();
-            while !*open {
-                open = changed.wait(open).unwrap();
-            }
-        }
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
-            PAGE.len()
-        )
-    };
-    let _ = stream.write_all(reply.as_bytes());
 }
 
 /// Item 1: what one instance fetched, another serves from Redis, with the same
@@ -316,26 +203,27 @@ async fn fleet_single_flight_fetches_a_page_once_for_the_whole_fleet() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let origin = Origin::start();
-    let config = fleet(Config::new(&[origin.port]).timeout(30), &redis, "");
+    let origin = Origin::start(PAGE);
+    let config = fleet(Config::new(&[origin.port()]).timeout(30), &redis, "");
     let (a, b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
     let url = origin.url("/held/page");
-    let calls: Vec<_> = (0..6)
+    let mut calls: Vec<_> = (0..6)
         .map(|i| {
             let addr: SocketAddr = if i % 2 == 0 { a.addr } else { b.addr };
             let target = target(&url);
             tokio::spawn(async move { get(addr, &target).await })
         })
         .collect();
-    origin.wait_for("/held/page", 1);
-    // Three calls through each instance.
-    tokio::task::block_in_place(|| {
-        a.logs_with("fetch_start", 3);
-        b.logs_with("fetch_start", 3);
-    });
+    // The page is held, and three calls went through each instance.
+    let started = async {
+        origin.wait_for("/held/page", 1).await;
+        a.logs_with("fetch_start", 3).await;
+        b.logs_with("fetch_start", 3).await;
+    };
+    until(started, calls.iter_mut()).await;
     origin.open();
     let mut notes = Vec::new();
     for call in calls {
@@ -356,31 +244,38 @@ async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let origin = Origin::start();
-    let config = fleet(Config::new(&[origin.port]).timeout(8), &redis, "");
+    let origin = Origin::start(PAGE);
+    let config = fleet(Config::new(&[origin.port()]).timeout(8), &redis, "");
     let (mut a, b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
     let url = origin.url("/held/page");
-    // a's call: its connection dies with a, so nothing reads its answer.
-    let mut held = tokio::net::TcpStream::connect(a.addr).await.unwrap();
-    let head = format!(
-        "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-        target(&url),
-        a.addr
-    );
-    tokio::io::AsyncWriteExt::write_all(&mut held, head.as_bytes())
-        .await
-        .unwrap();
-    origin.wait_for("/held/page", 1);
-    let waiters: Vec<_> = (0..2)
+    // a's call: its connection dies with a. The read ends with whatever a
+    // answers, which before the kill fails the test.
+    let mut held = {
+        let head = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            target(&url),
+            a.addr
+        );
+        let mut stream = tokio::net::TcpStream::connect(a.addr).await.unwrap();
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+            stream.write_all(head.as_bytes()).await.unwrap();
+            let mut answered = Vec::new();
+            let _ = stream.read_to_end(&mut answered).await;
+            String::from_utf8_lossy(&answered).into_owned()
+        })
+    };
+    until(origin.wait_for("/held/page", 1), [&mut held]).await;
+    let mut waiters: Vec<_> = (0..2)
         .map(|_| {
             let (addr, target) = (b.addr, target(&url));
             tokio::spawn(async move { get(addr, &target).await })
         })
         .collect();
-    tokio::task::block_in_place(|| b.logs_with("fetch_start", 2));
+    until(b.logs_with("fetch_start", 2), waiters.iter_mut()).await;
     a.child.kill().unwrap();
     a.child.wait().unwrap();
     origin.open();
@@ -393,7 +288,7 @@ async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
     notes.sort_by_key(|n| n.to_string());
     assert_eq!(notes, [json!(["cache_hit"]), json!([])], "{}", b.logs());
     assert_eq!(origin.count("/held/page"), 2, "a's, then one waiter's");
-    drop(held);
+    held.abort();
 }
 
 /// Item 3: with `share_robots`, robots.txt is fetched once for the fleet, and
@@ -441,7 +336,7 @@ async fn fleet_a_429_holds_the_origin_for_every_instance() {
     serve(&server, "/other", html(PAGE)).await;
     let port = server.address().port();
     let config = fleet(Config::new(&[port]), &redis, "");
-    let (a, b) = (
+    let (a, mut b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
@@ -461,7 +356,8 @@ async fn fleet_a_429_holds_the_origin_for_every_instance() {
     assert!((1..=30).contains(&retry_after), "{retry_after}");
     assert_eq!(hits(&server, "/other").await, 0);
     assert_eq!(hits(&server, "/robots.txt").await, 1, "a's only");
-    assert!(b.logs().contains("politeness_refused"), "{}", b.logs());
+    let logs = b.stop().await;
+    assert!(logs.contains("politeness_refused"), "{logs}");
 }
 
 /// Item 4: `per_origin_in_flight = 1` is fleet-wide: while one instance's
@@ -473,23 +369,23 @@ async fn fleet_per_origin_in_flight_is_fleet_wide() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let origin = Origin::start();
+    let origin = Origin::start(PAGE);
     let limit = "per_origin_in_flight = 1";
     let a = Served::start(
-        &fleet(Config::new(&[origin.port]).timeout(60), &redis, limit),
+        &fleet(Config::new(&[origin.port()]).timeout(60), &redis, limit),
         &[],
         &[],
     );
     let b = Served::start(
-        &fleet(Config::new(&[origin.port]).timeout(2), &redis, limit),
+        &fleet(Config::new(&[origin.port()]).timeout(2), &redis, limit),
         &[],
         &[],
     );
-    let first = {
+    let mut first = {
         let (addr, target) = (a.addr, target(&origin.url("/held/first")));
         tokio::spawn(async move { get(addr, &target).await })
     };
-    origin.wait_for("/held/first", 1);
+    until(origin.wait_for("/held/first", 1), [&mut first]).await;
     let second = fetch(&b, &origin.url("/second")).await;
     assert_eq!(second["code"], "http_4xx", "{second}");
     assert_eq!(second["details"]["reason"], "origin_busy");
@@ -517,7 +413,7 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
     }
     let port = server.address().port();
     let config = fleet(Config::new(&[port]), &redis, "");
-    let (a, b) = (
+    let (mut a, mut b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
@@ -537,12 +433,10 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
         2,
         "nothing shared while Redis is down"
     );
+    // Logged by the calls above, which have returned: the lines are in the
+    // pipes already, on their way to the reader threads.
     for served in [&a, &b] {
-        assert!(
-            served.logs().contains("fleet_redis_unavailable"),
-            "{}",
-            served.logs()
-        );
+        served.logs_with("fleet_redis_unavailable", 1).await;
     }
 
     redis.restart();
@@ -560,10 +454,10 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let (a_logs, b_logs) = (a.stop().await, b.stop().await);
     assert!(
-        a.logs().contains("fleet_redis_back") || b.logs().contains("fleet_redis_back"),
-        "{}",
-        a.logs()
+        a_logs.contains("fleet_redis_back") || b_logs.contains("fleet_redis_back"),
+        "{a_logs}\n{b_logs}"
     );
 }
 
@@ -578,7 +472,7 @@ async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
     let server = MockServer::start().await;
     serve(&server, "/page", html(PAGE)).await;
     let port = server.address().port();
-    let served = Served::start(&fleet(Config::new(&[port]), &redis, ""), &[], &[]);
+    let mut served = Served::start(&fleet(Config::new(&[port]), &redis, ""), &[], &[]);
     let url = format!("http://127.0.0.1:{port}/page");
     fetch(&served, &url).await;
     assert_eq!(fetch(&served, &url).await["notes"], json!(["cache_hit"]));
@@ -607,11 +501,8 @@ async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
         assert_eq!(response["notes"], json!([]), "{response}");
     }
     assert_eq!(hits(&server, "/page").await, 4);
-    assert!(
-        served.logs().contains("fleet_redis_refused"),
-        "{}",
-        served.logs()
-    );
+    let logs = served.stop().await;
+    assert!(logs.contains("fleet_redis_refused"), "{logs}");
 }
 
 /// Item 5: a Redis that accepts connections and never answers costs a call at
@@ -636,7 +527,7 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
         "[tools.webfetch.fleet]\nredis_url = \"redis://:hunter2@127.0.0.1:{redis_port}/\"\n\
          share_robots = true"
     ));
-    let served = Served::start(&config, &[], &[]);
+    let mut served = Served::start(&config, &[], &[]);
     let url = format!("http://127.0.0.1:{port}/page");
     for _ in 0..2 {
         let response = tokio::time::timeout(Duration::from_secs(5), fetch(&served, &url))
@@ -645,10 +536,9 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
         assert_eq!(response["title"], "Fleet", "{response}");
         assert_eq!(response["notes"], json!([]));
     }
-    let logs = served.logs();
+    let logs = served.stop().await;
     assert!(logs.contains("fleet_redis_unavailable"), "{logs}");
     assert!(!logs.contains("hunter2"), "{logs}");
-    drop(served);
     drop(accepted);
 }
 
@@ -682,7 +572,7 @@ async fn fleet_rediss_with_a_private_ca() {
         toml_string(&url_file.display().to_string()),
         toml_string(&ca.display().to_string())
     ));
-    let (a, b) = (
+    let (mut a, mut b) = (
         Served::start(&config, &[], &[]),
         Served::start(&config, &[], &[]),
     );
@@ -696,8 +586,9 @@ async fn fleet_rediss_with_a_private_ca() {
         .query(&mut conn)
         .unwrap();
     assert_eq!(keys.len(), 1);
-    for served in [&a, &b] {
-        assert!(!served.logs().contains("s3cret-pw"), "{}", served.logs());
+    for served in [&mut a, &mut b] {
+        let logs = served.stop().await;
+        assert!(!logs.contains("s3cret-pw"), "{logs}");
     }
 }
 

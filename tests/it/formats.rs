@@ -27,6 +27,7 @@ async fn call(config: &Config, url: &str) -> Result<Value, Value> {
         .tool()
         .call(&json!({ "url": url }), 1 << 20)
         .await
+        .map(|built| built.json)
         .map(|text| serde_json::from_str(&text).unwrap())
         .map_err(|error| serde_json::from_str(&error.to_json()).unwrap())
 }
@@ -207,6 +208,7 @@ async fn issue_31_a_big_json_document_is_chunked_between_values() {
             1 << 22,
         )
         .await
+        .map(|built| built.json)
         .map(|t| serde_json::from_str::<Value>(&t).unwrap())
         .unwrap();
     let chunks = response["chunks"].as_array().unwrap();
@@ -394,8 +396,14 @@ async fn issue_31_browser_mode_never_renders_a_pdf_it_reads_it_over_http() {
         .section(&browser_section(&chromium, ""))
         .section(ALL)
         .tool();
-    let response: Value =
-        serde_json::from_str(&with_pdf.call(&args, 1 << 20).await.unwrap()).unwrap();
+    let response: Value = serde_json::from_str(
+        &with_pdf
+            .call(&args, 1 << 20)
+            .await
+            .map(|built| built.json)
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(response["rendering_method"], "http");
     assert_eq!(text(&response), "Read, not rendered.");
     // One request for the document: Chromium was handed nothing to fetch again.
@@ -404,6 +412,10 @@ async fn issue_31_browser_mode_never_renders_a_pdf_it_reads_it_over_http() {
     let srd = Config::new(&[port])
         .section(&browser_section(&chromium, ""))
         .tool();
-    let error = srd.call(&args, 1 << 20).await.unwrap_err();
+    let error = srd
+        .call(&args, 1 << 20)
+        .await
+        .map(|built| built.json)
+        .unwrap_err();
     assert_eq!(error.details_json()["content_type"], "application/pdf");
 }

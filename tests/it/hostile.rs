@@ -219,7 +219,10 @@ async fn a_robots_txt_of_one_512_kib_line_is_truncated_and_its_partial_line_drop
     let cache = tempfile::tempdir().unwrap();
     let tool = Config::new(&[port]).cache(cache.path()).tool();
     let url = |path: &str| format!("http://site.test:{port}{path}");
-    let ok = tool.call(&json!({ "url": url("/page") }), UNLIMITED).await;
+    let ok = tool
+        .call(&json!({ "url": url("/page") }), UNLIMITED)
+        .await
+        .map(|built| built.json);
     let ok: serde_json::Value = serde_json::from_str(&ok.expect("/page is allowed")).unwrap();
     assert!(
         ok["chunks"][0]["text"]
@@ -230,6 +233,7 @@ async fn a_robots_txt_of_one_512_kib_line_is_truncated_and_its_partial_line_drop
     let refused = tool
         .call(&json!({ "url": url("/private") }), UNLIMITED)
         .await
+        .map(|built| built.json)
         .unwrap_err();
     assert_code(&refused, ErrorCode::RobotsDisallowed);
     assert_eq!(json_files(cache.path()).len(), 1, "only /page is cached");
@@ -246,7 +250,11 @@ async fn a_robots_txt_that_is_one_line_of_exactly_512_kib_parses_within_the_cap(
     let port = server.address().port();
     let tool = Config::new(&[port]).tool();
     let url = format!("http://site.test:{port}/page");
-    let text = tool.call(&json!({ "url": url }), UNLIMITED).await.unwrap();
+    let text = tool
+        .call(&json!({ "url": url }), UNLIMITED)
+        .await
+        .map(|built| built.json)
+        .unwrap();
     assert!(text.contains("Enough text"));
 }
 

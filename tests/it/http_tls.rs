@@ -238,7 +238,11 @@ async fn embed_builder_root_certificate_is_trusted_by_the_whole_tool() {
     };
 
     let trusting = build(&[&server.certificate]);
-    let response = trusting.call(&args, usize::MAX).await.unwrap();
+    let response = trusting
+        .call(&args, usize::MAX)
+        .await
+        .map(|built| built.json)
+        .unwrap();
     assert!(response.contains("secure"), "{response}");
     assert_eq!(
         server.seen.lock().unwrap().len(),
@@ -246,7 +250,11 @@ async fn embed_builder_root_certificate_is_trusted_by_the_whole_tool() {
         "robots.txt, then the page"
     );
 
-    let error = build(&[]).call(&args, usize::MAX).await.unwrap_err();
+    let error = build(&[])
+        .call(&args, usize::MAX)
+        .await
+        .map(|built| built.json)
+        .unwrap_err();
     assert_eq!(error.code, webfetch::ErrorCode::RobotsUnavailable);
     assert_eq!(error.details.error(), Some("tls_validation_failed"));
 

@@ -77,7 +77,11 @@ async fn server() -> MockServer {
 }
 
 async fn call(tool: &WebFetchTool, url: &str) -> Result<Value, String> {
-    match tool.call(&json!({ "url": url }), usize::MAX).await {
+    match tool
+        .call(&json!({ "url": url }), usize::MAX)
+        .await
+        .map(|built| built.json)
+    {
         Ok(text) => Ok(serde_json::from_str(&text).unwrap()),
         Err(error) => Err(error.code.to_string()),
     }

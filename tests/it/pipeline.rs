@@ -18,7 +18,8 @@ use webfetch::args::ArgsSchema;
 use webfetch::cache::{CacheKey, DiskCache, Fresh, Variant};
 use webfetch::canonical_url::CanonicalUrl;
 use webfetch::error::{ErrorCode, FetchError};
-use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult, run_tool};
+use webfetch::executor::{ToolCtx, ToolError, ToolExecutor, ToolResult};
+use webfetch::testing::run_tool;
 use webfetch::tool::WebFetchTool;
 use webfetch::vocabulary::ExtractionMode;
 use webfetch::vocabulary::Timestamp;
@@ -112,7 +113,7 @@ fn typed(body: &[u8], content_type: &str) -> ResponseTemplate {
 }
 
 async fn call(tool: &WebFetchTool, args: Value) -> Result<Value, FetchError> {
-    let text = tool.call(&args, UNLIMITED).await?;
+    let text = tool.call(&args, UNLIMITED).await.map(|built| built.json)?;
     Ok(serde_json::from_str(&text).expect("the response is JSON"))
 }
 
@@ -168,6 +169,7 @@ async fn it_wf_http_01_fetch_and_extract_markdown() {
     let text = tool
         .call(&json!({ "url": requested }), UNLIMITED)
         .await
+        .map(|built| built.json)
         .unwrap_or_else(|e| panic!("{}", e.to_json()));
     let after = OffsetDateTime::now_utc().unix_timestamp();
 
@@ -1319,9 +1321,14 @@ fn timeless(mut response: Value) -> Value {
     response
 }
 
-/// A tool for `server` that accepts the extension properties (as MCP and the CLI do).
-fn extended(tool: WebFetchTool) -> WebFetchTool {
-    tool.with_schema(ArgsSchema::Extended)
+/// The tool of `config` that accepts the extension properties (as MCP and the
+/// CLI do).
+fn extended(config: &Config) -> WebFetchTool {
+    config
+        .builder()
+        .schema(ArgsSchema::Extended)
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -1329,7 +1336,7 @@ async fn ext_extraction_executor_seam_refuses_the_extension_property() {
     let server = article_server("/page").await;
     let tool = config(&server).tool();
     assert_eq!(tool.schema(), ArgsSchema::Srd);
-    assert_eq!(tool.input_schema(), webfetch::args::input_schema());
+    assert_eq!(tool.input_schema(), ArgsSchema::Srd.input_schema());
     assert!(
         tool.input_schema()["properties"]
             .get("extraction")
@@ -1359,8 +1366,8 @@ async fn ext_extraction_unused_changes_nothing_and_article_falls_back_with_a_not
     serve(&server, "/tiny", html(TINY)).await;
     serve(&server, "/article", html(ARTICLE)).await;
     let strict = config(&server).tool();
-    let tool = extended(config(&server).tool());
-    assert_eq!(tool.input_schema(), webfetch::args::extended_input_schema());
+    let tool = extended(&config(&server));
+    assert_eq!(tool.input_schema(), ArgsSchema::Extended.input_schema());
 
     // No extension used: the extended tool answers exactly as the SRD tool.
     for path in ["/tiny", "/article"] {
@@ -1394,7 +1401,7 @@ async fn ext_extraction_config_default_applies_unless_a_call_names_a_mode() {
     let server = MockServer::start().await;
     serve(&server, "/tiny", html(TINY)).await;
     let configured = config(&server).section("[tools.webfetch.extraction]\nmode = \"article\"");
-    let tool = extended(configured.tool());
+    let tool = extended(&configured);
     let default = fetch_ok(&tool, url_args(&server, "/tiny")).await;
     assert_eq!(notes(&default), ["article_fallback_srd"]);
     let srd = fetch_ok(
@@ -1419,8 +1426,8 @@ async fn ext_extraction_cache_keeps_the_modes_apart() {
     let server = MockServer::start().await;
     serve(&server, "/srd-first", html(TINY)).await;
     serve(&server, "/article-first", html(TINY)).await;
-    let (dir, tool) = cached_tool(&server);
-    let tool = extended(tool);
+    let dir = tempfile::tempdir().unwrap();
+    let tool = extended(&config(&server).cache(dir.path()));
     let with = |path: &str, mode: Option<&str>| match mode {
         Some(mode) => json!({ "url": site(&server, path), "extraction": mode }),
         None => json!({ "url": site(&server, path) }),
@@ -1475,7 +1482,7 @@ async fn ext_extraction_text_plain_is_the_same_in_both_modes() {
         ),
     )
     .await;
-    let tool = extended(config(&server).tool());
+    let tool = extended(&config(&server));
     let srd = fetch_ok(&tool, url_args(&server, "/notes.txt")).await;
     let article = fetch_ok(
         &tool,
@@ -1567,7 +1574,11 @@ async fn embed_fetch_response_reads_the_json_back_byte_for_byte() {
     let tool = config(&server).section(FAIL_OPEN).tool();
     let args = json!({ "url": site(&server, "/page"), "max_chunk_tokens": 128 });
     // A response with notes, a title and a truncation reason.
-    let json = tool.call(&args, 4_000).await.unwrap();
+    let json = tool
+        .call(&args, 4_000)
+        .await
+        .map(|built| built.json)
+        .unwrap();
     let response: webfetch::FetchResponse = serde_json::from_str(&json).unwrap();
     assert!(response.truncated);
     assert_eq!(

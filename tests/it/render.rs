@@ -16,6 +16,7 @@ use webfetch::render::select::{RenderPlan, extracted_chars, plan, should_fall_ba
 use webfetch::ssrf::SsrfValidator;
 use webfetch::testing::StubValidator;
 use webfetch::transport::HttpClient;
+use webfetch::vocabulary::ExtractionMode;
 
 fn url(text: &str) -> CanonicalUrl {
     CanonicalUrl::parse(text).unwrap()
@@ -77,7 +78,9 @@ fn article() -> String {
 fn fr_wf_12c_fallback_decision_on_real_extraction() {
     let s = settings("");
     let base = url::Url::parse("https://site.example/").unwrap();
-    let shell = extract_html(SPA_SHELL, &base).unwrap();
+    let shell = extract_html(SPA_SHELL, &base, ExtractionMode::Srd)
+        .unwrap()
+        .document;
     assert!(extracted_chars(&shell.markdown) < 400);
     assert!(should_fall_back(
         extracted_chars(&shell.markdown),
@@ -94,7 +97,9 @@ fn fr_wf_12c_fallback_decision_on_real_extraction() {
         &s.rendering
     ));
     let html = article();
-    let full = extract_html(&html, &base).unwrap();
+    let full = extract_html(&html, &base, ExtractionMode::Srd)
+        .unwrap()
+        .document;
     assert!(!should_fall_back(
         extracted_chars(&full.markdown),
         &html,

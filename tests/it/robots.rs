@@ -107,6 +107,7 @@ fn t_wf_rob_11_multiple_matching_groups_first_wins_never_merged() {
 fn t_wf_rob_14_token_derived_from_user_agent() {
     let loaded = config::load_str(
         "[tools.webfetch]\nuser_agent = \"Acme.Crawler_v2/3.1 (+https://acme.example/bot)\"\n",
+        config::LoadOptions::default(),
     )
     .unwrap();
     let token = &loaded.settings.robots.user_agent_token;
@@ -116,13 +117,15 @@ fn t_wf_rob_14_token_derived_from_user_agent() {
     assert!(rules.is_allowed("/elsewhere"));
     assert!(!rules.is_allowed("/mine"));
     // An explicit token wins over the derivation.
-    let loaded = config::load_str(
-        "[tools.webfetch]\nuser_agent = \"Acme/1.0\"\n[tools.webfetch.robots]\nuser_agent_token = \"other\"\n",
-    )
+    let loaded = config::load_str("[tools.webfetch]\nuser_agent = \"Acme/1.0\"\n[tools.webfetch.robots]\nuser_agent_token = \"other\"\n", config::LoadOptions::default())
     .unwrap();
     assert_eq!(loaded.settings.robots.user_agent_token, "other");
     // Nothing usable before the `/`: the default token.
-    let loaded = config::load_str("[tools.webfetch]\nuser_agent = \"(+)/1.0\"\n").unwrap();
+    let loaded = config::load_str(
+        "[tools.webfetch]\nuser_agent = \"(+)/1.0\"\n",
+        config::LoadOptions::default(),
+    )
+    .unwrap();
     assert_eq!(loaded.settings.robots.user_agent_token, "forge-webfetch");
 }
 
@@ -545,7 +548,11 @@ mod fetch {
                  block_loopback = false\nallowed_ports = {ports:?}\n\
                  [tools.webfetch.robots]\n{robots}\n"
             );
-            let settings = Arc::new(webfetch::config::load_str(&toml).unwrap().settings);
+            let settings = Arc::new(
+                webfetch::config::load_str(&toml, webfetch::config::LoadOptions::default())
+                    .unwrap()
+                    .settings,
+            );
             let validator = StubValidator::new(&settings.security)
                 .with_host("site.test", &[LOOPBACK])
                 .with_host("other.test", &[LOOPBACK])
@@ -1255,7 +1262,10 @@ async fn normalize_paths_refuses_what_a_normalizing_server_would_serve() {
 
     let literal = Config::new(&[port]).tool();
     for path in variants {
-        let result = literal.call(&url(path), usize::MAX).await;
+        let result = literal
+            .call(&url(path), usize::MAX)
+            .await
+            .map(|built| built.json);
         assert!(result.is_ok(), "{path}: {result:?}");
     }
     assert_eq!(pages().await, variants.len());
@@ -1268,7 +1278,11 @@ async fn normalize_paths_refuses_what_a_normalizing_server_would_serve() {
         ("/x/..%2fprivate", "/x/..%2Fprivate"),
         ("/secret%2Fx", "/secret%2Fx"),
     ] {
-        let error = hardened.call(&url(path), usize::MAX).await.unwrap_err();
+        let error = hardened
+            .call(&url(path), usize::MAX)
+            .await
+            .map(|built| built.json)
+            .unwrap_err();
         assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{path}");
         assert_eq!(error.details_json()["path"], shown);
     }
@@ -1277,7 +1291,10 @@ async fn normalize_paths_refuses_what_a_normalizing_server_would_serve() {
         variants.len(),
         "no refused page was requested"
     );
-    let allowed = hardened.call(&url("//public//page"), usize::MAX).await;
+    let allowed = hardened
+        .call(&url("//public//page"), usize::MAX)
+        .await
+        .map(|built| built.json);
     assert!(allowed.is_ok(), "{allowed:?}");
     assert_eq!(pages().await, variants.len() + 1);
 }

@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -16,8 +16,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
 use wiremock::{MockServer, ResponseTemplate};
 
+use crate::support::origin::{Origin, request_path};
+use crate::support::race::until;
 use crate::support::{Config, browser_section, chromium, hits, html, robots, serve};
 
 const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Served</h1>\
@@ -30,9 +33,16 @@ const TOKEN: &str = "test-token-0123456789abcdef";
 pub(crate) struct Served {
     pub(crate) child: Child,
     pub(crate) addr: SocketAddr,
-    /// stderr so far, and a signal for each line added.
-    stderr: Arc<(Mutex<String>, Condvar)>,
+    /// stderr so far, published on each line added and when it closes.
+    stderr: watch::Sender<Stderr>,
     _config: tempfile::NamedTempFile,
+}
+
+/// What a child wrote to stderr, and whether it closed it (exited).
+#[derive(Default)]
+struct Stderr {
+    text: String,
+    closed: bool,
 }
 
 impl Drop for Served {
@@ -62,26 +72,32 @@ impl Served {
             command.env(key, value);
         }
         let mut child = command.spawn().expect("spawn webfetch serve");
-        let stderr = Arc::new((Mutex::new(String::new()), Condvar::new()));
+        let stderr = watch::Sender::new(Stderr::default());
         let (tx, rx) = mpsc::channel();
         let pipe = child.stderr.take().unwrap();
-        let kept = Arc::clone(&stderr);
+        let kept = stderr.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                 if let Some(rest) = line.split("listening on http://").nth(1) {
                     let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
                     let _ = tx.send(addr);
                 }
-                let (text, added) = &*kept;
-                let mut text = text.lock().unwrap();
-                text.push_str(&line);
-                text.push('\n');
-                added.notify_all();
+                kept.send_modify(|stderr| {
+                    stderr.text.push_str(&line);
+                    stderr.text.push('\n');
+                });
             }
+            kept.send_modify(|stderr| stderr.closed = true);
         });
+        // Ends with the announcement, or when the child closes stderr (exits)
+        // without one; a minute bounds a child that hangs before it.
         let addr = match rx.recv_timeout(Duration::from_secs(60)) {
             Ok(addr) => addr.parse().expect("a socket address"),
-            Err(_) => panic!("webfetch serve did not start: {}", stderr.0.lock().unwrap()),
+            Err(_) => panic!(
+                "webfetch serve did not start ({:?}): {}",
+                child.try_wait(),
+                stderr.borrow().text
+            ),
         };
         Served {
             child,
@@ -95,26 +111,48 @@ impl Served {
         format!("http://{}/mcp", self.addr)
     }
 
+    /// stderr so far: what the reader thread has taken from the pipe, which may
+    /// lag behind the process. For a check of the lines its calls logged, see
+    /// [`Served::logs_with`] and [`Served::stop`].
     pub(crate) fn logs(&self) -> String {
-        self.stderr.0.lock().unwrap().clone()
+        self.stderr.borrow().text.clone()
     }
 
-    /// stderr once it holds `count` lines containing `needle` (woken by each line
-    /// the reader adds; a minute without them fails the test).
-    pub(crate) fn logs_with(&self, needle: &str, count: usize) -> String {
-        let (text, added) = &*self.stderr;
-        let (text, waited) = added
-            .wait_timeout_while(text.lock().unwrap(), Duration::from_secs(60), |text| {
-                text.matches(needle).count() < count
-            })
-            .unwrap();
-        assert!(!waited.timed_out(), "{count} x {needle:?} in: {text}");
-        text.clone()
+    /// Kills the process and returns all it wrote to stderr, once the pipe is
+    /// drained: what a test checks after its calls returned (a line they logged,
+    /// or one that must not be there), with nothing still on its way.
+    pub(crate) async fn stop(&mut self) -> String {
+        let _ = self.child.kill();
+        let mut stderr = self.stderr.subscribe();
+        let stderr = stderr
+            .wait_for(|stderr| stderr.closed)
+            .await
+            .expect("the sender lives in self");
+        stderr.text.clone()
+    }
+
+    /// stderr once it holds `count` lines containing `needle`, woken by each line
+    /// the reader adds. Fails the test if the process exits (closes stderr)
+    /// without them; while it runs, race this with the calls that should make
+    /// it log them ([`crate::support::race::until`]).
+    pub(crate) async fn logs_with(&self, needle: &str, count: usize) -> String {
+        let mut stderr = self.stderr.subscribe();
+        let stderr = stderr
+            .wait_for(|stderr| stderr.closed || stderr.text.matches(needle).count() >= count)
+            .await
+            .expect("the sender lives in self");
+        assert!(
+            stderr.text.matches(needle).count() >= count,
+            "the process ended without {count} x {needle:?}: {}",
+            stderr.text
+        );
+        stderr.text.clone()
     }
 }
 
 /// One HTTP/1.1 exchange over a fresh connection: status, headers (lowercase
 /// names), body.
+#[derive(Debug)]
 pub(crate) struct Reply {
     pub(crate) status: u16,
     headers: Vec<(String, String)>,
@@ -189,8 +227,13 @@ pub(crate) async fn get(addr: SocketAddr, target: &str) -> Reply {
 /// `/v1/fetch?url=…` for a page of `server`, plus `extra` query parameters.
 fn fetch_target(server: &MockServer, path: &str, extra: &str) -> String {
     let url = format!("http://127.0.0.1:{}{path}", server.address().port());
+    format!("{}{extra}", target(&url))
+}
+
+/// `/v1/fetch?url=…` of `url`.
+pub(crate) fn target(url: &str) -> String {
     let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
-    format!("/v1/fetch?url={encoded}{extra}")
+    format!("/v1/fetch?url={encoded}")
 }
 
 async fn mcp_client(
@@ -340,7 +383,7 @@ async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
     serve(&server, "/page", html(PAGE)).await;
     let mut token_file = tempfile::NamedTempFile::new().unwrap();
     writeln!(token_file, "{TOKEN}").unwrap();
-    let served = Served::start(
+    let mut served = Served::start(
         &Config::new(&[server.address().port()]),
         &["--token-file", token_file.path().to_str().unwrap()],
         &[],
@@ -373,7 +416,8 @@ async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
     let client = mcp_client(&served, Some(TOKEN)).await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
     client.cancel().await.unwrap();
-    assert!(!served.logs().contains(TOKEN), "{}", served.logs());
+    let logs = served.stop().await;
+    assert!(!logs.contains(TOKEN), "{logs}");
 }
 
 #[test]
@@ -476,7 +520,8 @@ async fn serve_refuses_cross_site_callers_on_every_route_with_or_without_a_token
     }
     assert_eq!(server.received_requests().await.unwrap().len(), 0);
     let needle = "refused a cross-site request";
-    let logs = open.logs_with(needle, refusals[0]) + &guarded.logs_with(needle, refusals[1]);
+    let logs =
+        open.logs_with(needle, refusals[0]).await + &guarded.logs_with(needle, refusals[1]).await;
     assert_eq!(logs.matches(needle).count(), refusals[0] + refusals[1]);
     assert!(logs.contains("origin=\"https://evil.example\""), "{logs}");
     assert!(
@@ -496,7 +541,7 @@ async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
     serve(&server, "/page", html(PAGE)).await;
     let config = Config::new(&[server.address().port()])
         .section("[tools.webfetch.serve]\nallowed_origins = [\"https://agents.example\"]");
-    let served = Served::start(&config, &[], &[]);
+    let mut served = Served::start(&config, &[], &[]);
     let port = served.addr.port();
     let loopback_ip = format!("Origin: http://127.0.0.1:{port}");
     let localhost = format!("Origin: http://localhost:{port}");
@@ -540,11 +585,8 @@ async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
         client.cancel().await.unwrap();
     }
     assert_eq!(hits(&server, "/page").await, admitted.len() + 2);
-    assert!(
-        !served.logs().contains("refused a cross-site"),
-        "{}",
-        served.logs()
-    );
+    let logs = served.stop().await;
+    assert!(!logs.contains("refused a cross-site"), "{logs}");
 }
 
 /// Issue 16: 50 agents calling at once for pages of one origin share one
@@ -581,26 +623,22 @@ async fn serve_fifty_concurrent_calls_fetch_robots_txt_once() {
 }
 
 /// SIGTERM with a call in flight: the call completes, then the process exits 0.
+/// The origin holds the page until the server has begun shutting down, so the
+/// call is in flight through the whole shutdown, however slow the machine.
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
-    let server = MockServer::start().await;
-    serve(
-        &server,
-        "/slow",
-        html(PAGE).set_delay(Duration::from_millis(1500)),
-    )
-    .await;
-    let mut served = Served::start(&Config::new(&[server.address().port()]), &[], &[]);
+    let origin = Origin::start(PAGE);
+    let mut served = Served::start(&Config::new(&[origin.port()]), &[], &[]);
     let addr = served.addr;
-    let target = fetch_target(&server, "/slow", "");
-    let call = tokio::spawn(async move { get(addr, &target).await });
-    // Wait until the page request reached the upstream: the call is in flight.
-    while hits(&server, "/slow").await == 0 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let target = target(&origin.url("/held/slow"));
+    let mut call = tokio::spawn(async move { get(addr, &target).await });
+    // The page request reached the origin: the call is in flight.
+    until(origin.wait_for("/held/slow", 1), [&mut call]).await;
     let pid = nix::unistd::Pid::from_raw(i32::try_from(served.child.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    until(served.logs_with("serve_shutdown", 1), [&mut call]).await;
+    origin.open();
     let reply = call.await.unwrap();
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.json()["title"], "Served");
@@ -609,8 +647,9 @@ async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
         .unwrap()
         .unwrap();
     let (status, mut served) = status;
-    assert!(status.success(), "{status:?}: {}", served.logs());
-    assert!(served.logs().contains("webfetch serve: stopped"));
+    // It has exited: the wait ends with the line or with the pipe's end.
+    let logs = served.logs_with("webfetch serve: stopped", 1).await;
+    assert!(status.success(), "{status:?}: {logs}");
     // stdout carries nothing: logs and the announcement go to stderr.
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut served.child.stdout.take().unwrap(), &mut stdout).unwrap();
@@ -659,23 +698,10 @@ impl Upstream {
                 let counts = Arc::clone(&counts);
                 std::thread::spawn(move || {
                     let mut stream = stream;
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).is_err() {
+                    let Some(path) = request_path(&stream) else {
                         return;
-                    }
-                    let is_page = line
-                        .split(' ')
-                        .nth(1)
-                        .is_some_and(|p| p.starts_with("/page"));
-                    loop {
-                        let mut header = String::new();
-                        match reader.read_line(&mut header) {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) if header == "\r\n" => break,
-                            Ok(_) => {}
-                        }
-                    }
+                    };
+                    let is_page = path.starts_with("/page");
                     let reply = if is_page {
                         {
                             let mut c = counts.lock().unwrap();

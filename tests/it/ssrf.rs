@@ -178,16 +178,17 @@ fn t_wf_ssrf_08_custom_ports_accepted_when_configured() {
 
 #[test]
 fn t_wf_ssrf_11_disabling_protection_needs_the_override() {
-    let refused =
-        config::load_str("[tools.webfetch.security]\nblock_private_ips = false\n").unwrap_err();
+    let refused = config::load_str(
+        "[tools.webfetch.security]\nblock_private_ips = false\n",
+        config::LoadOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(
         refused.to_string(),
         "Configuration error: SSRF protection cannot be disabled without allow_insecure_overrides=true\n\
          Affected settings: block_private_ips=false"
     );
-    let loaded = config::load_str(
-        "[tools.webfetch.security]\nblock_private_ips = false\nblock_loopback = false\nallow_insecure_overrides = true\n",
-    )
+    let loaded = config::load_str("[tools.webfetch.security]\nblock_private_ips = false\nblock_loopback = false\nallow_insecure_overrides = true\n", config::LoadOptions::default())
     .unwrap();
     assert!(
         loaded.warnings.contains(
@@ -212,6 +213,7 @@ fn t_wf_ssrf_11_additional_cidrs_always_blocked() {
     let loaded = config::load_str(
         "[tools.webfetch.security]\nblock_private_ips = false\nallow_insecure_overrides = true\n\
          additional_blocked_cidrs = [\"10.9.0.0/16\", \"2606:4700::/32\", \"93.184.216.34\"]\n",
+        config::LoadOptions::default(),
     )
     .unwrap();
     let security = &loaded.settings.security;

@@ -6,6 +6,8 @@
 #![allow(dead_code)]
 
 pub mod gate;
+pub mod origin;
+pub mod race;
 pub mod redis_server;
 
 use std::fmt::Write as _;
@@ -15,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use webfetch::config::{Settings, load_str};
+use webfetch::config::{LoadOptions, Settings, load_str};
 use webfetch::testing::StubValidator;
-use webfetch::tool::WebFetchTool;
+use webfetch::tool::{WebFetchTool, WebFetchToolBuilder};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -126,11 +128,18 @@ impl Config {
         load(&self.toml())
     }
 
-    /// A tool with these settings and the stub resolver of [`stub`].
-    pub fn tool(&self) -> WebFetchTool {
+    /// A builder of a tool with these settings and the stub resolver of [`stub`].
+    pub fn builder(&self) -> WebFetchToolBuilder {
         let settings = self.settings();
         let validator = Arc::new(stub(&settings));
-        WebFetchTool::with_validator(settings, validator)
+        WebFetchTool::builder(settings).ssrf_validator(validator)
+    }
+
+    /// The tool of [`Config::builder`].
+    pub fn tool(&self) -> WebFetchTool {
+        self.builder()
+            .build()
+            .expect("the test config builds a tool")
     }
 }
 
@@ -293,7 +302,9 @@ impl LogBuffer {
 
 /// Settings from a whole TOML text, through the real loader.
 pub fn load(toml: &str) -> Settings {
-    load_str(toml).expect("test config loads").settings
+    load_str(toml, LoadOptions::default())
+        .expect("test config loads")
+        .settings
 }
 
 /// A TOML basic string.

@@ -15,7 +15,7 @@ mod split;
 
 use url::Url;
 use webfetch::content::charset::decode;
-use webfetch::extract::extract_html_with;
+use webfetch::extract::extract_html;
 use webfetch::vocabulary::ExtractionMode;
 
 use super::corpus::quality::text_view;
@@ -61,7 +61,7 @@ fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text
             .and_then(|u| Url::parse(u).ok())
             .unwrap_or_else(|| fallback.clone());
         let decoded = decode(&body, None, true);
-        let markdown = match extract_html_with(&decoded.text, &url, ExtractionMode::Auto) {
+        let markdown = match extract_html(&decoded.text, &url, ExtractionMode::Auto) {
             Ok(extraction) => {
                 assert!(extraction.document.page_type.is_some(), "{}", page.id);
                 extraction.document.markdown
@@ -69,7 +69,7 @@ fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text
             Err(error) => {
                 let others_answer = [ExtractionMode::Srd, ExtractionMode::Article]
                     .into_iter()
-                    .any(|mode| extract_html_with(&decoded.text, &url, mode).is_ok());
+                    .any(|mode| extract_html(&decoded.text, &url, mode).is_ok());
                 if others_answer {
                     unanswered.push(format!("{}: {error}", page.id));
                 }

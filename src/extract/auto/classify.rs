@@ -46,7 +46,7 @@ pub(crate) fn classify(html: &str, final_url: &Url) -> PageType {
 /// bench's error analysis (`WCXB_FEATURES`).
 pub fn describe(html: &str, final_url: &Url) -> String {
     let clues = Clues::read(html, final_url);
-    let doc = dom::parse(html);
+    let doc = dom::parse(html, dom::Scripting::On);
     let counts = features::read(&doc);
     format!(
         "{}\t{} og={} types={} host={} path={}",

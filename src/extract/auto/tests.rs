@@ -6,7 +6,7 @@ use url::Url;
 
 use super::{classify, extract, extract_as};
 use crate::vocabulary::PageType;
-use crate::extract::{extract_html, extract_html_with};
+use crate::extract::extract_html;
 use crate::vocabulary::ExtractionMode;
 
 fn url(path: &str) -> Url {
@@ -163,7 +163,7 @@ fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
     }
     // Posts in a container the SRD drops by name (`id="comments"`) are read.
     let named = THREAD.replace("<div class=\"posts\">", "<div id=\"comments\">");
-    assert!(!extract_html(&named, &url("/t/1")).unwrap().markdown.contains("jberg"));
+    assert!(!extract_html(&named, &url("/t/1"), ExtractionMode::Srd).map(|e| e.document).unwrap().markdown.contains("jberg"));
     let document = extract_as(&named, &url("/threads/cache-grows.12"), PageType::Forum).unwrap();
     assert_eq!(&document.markdown, markdown);
 }
@@ -301,7 +301,7 @@ fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text
     let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\
                 <nav><a href=\"/\">Home</a></nav><div hidden>INJECTED one</div>\
                 <footer><span aria-hidden=\"true\">INJECTED two</span>Call 555 0100</footer></body>";
-    let srd = extract_html(html, &url("/")).unwrap_err();
+    let srd = extract_html(html, &url("/"), ExtractionMode::Srd).map(|e| e.document).unwrap_err();
     assert_eq!(srd.details_json()["error"], "no_extractable_content");
     let document = extract(html, &url("/")).unwrap();
     for wanted in ["Opening hours", "Mon to Fri, 9 to 5", "Call 555 0100"] {
@@ -318,14 +318,12 @@ fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text
 #[test]
 fn only_auto_mode_says_what_it_found_and_srd_mode_is_unchanged() {
     let html = fixture("service.html");
-    let auto = extract_html_with(&html, &url("/"), ExtractionMode::Auto).unwrap();
+    let auto = extract_html(&html, &url("/"), ExtractionMode::Auto).unwrap();
     assert_eq!(auto.document.page_type, Some(PageType::Service));
     for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
-        let other = extract_html_with(&html, &url("/"), mode).unwrap();
+        let other = extract_html(&html, &url("/"), mode).unwrap();
         assert_eq!(other.document.page_type, None, "{mode}");
     }
-    let srd = extract_html_with(&html, &url("/"), ExtractionMode::Srd).unwrap();
-    assert_eq!(srd.document, extract_html(&html, &url("/")).unwrap());
 }
 
 #[test]

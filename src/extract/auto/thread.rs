@@ -61,14 +61,14 @@ const STRICT: Pass = Pass {
 
 /// The thread of `html` as Markdown, or `None` when it has no repeated posts.
 pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
-    let visible = read(dom::parse(html), final_url, false);
+    let visible = read(dom::parse(html, dom::Scripting::On), final_url, false);
     if visible
         .as_ref()
         .is_some_and(|d| d.markdown.chars().count() >= MIN_THREAD_CHARS)
     {
         return visible;
     }
-    let crawler_view = read(dom::parse_without_scripting(html), final_url, true);
+    let crawler_view = read(dom::parse(html, dom::Scripting::Off), final_url, true);
     match (visible, crawler_view) {
         (Some(v), Some(c)) if c.markdown.len() > v.markdown.len() * 2 => Some(c),
         (Some(v), _) => Some(v),

@@ -19,7 +19,7 @@ use crate::error::FetchError;
 /// The body's visible text as Markdown; `no_extractable_content` when there is
 /// none.
 pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
-    let mut doc = dom::parse(html);
+    let mut doc = dom::parse(html, dom::Scripting::On);
     let ids: Vec<ego_tree::NodeId> = doc
         .descendants()
         .filter(|node| {

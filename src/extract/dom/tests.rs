@@ -7,7 +7,7 @@ use crate::extract::element::READ_ATTRIBUTES;
 fn past_the_attribute_cap_hidden_elements_stay_removed() {
     let junk: String = (0..MAX_ATTRIBUTES + 50).map(|i| format!(" a{i}")).collect();
     let html = format!("<div{junk} class='x ad'>hidden</div><p>shown</p>");
-    let element = parse(&html)
+    let element = parse(&html, Scripting::On)
         .descendants()
         .filter_map(|n| {
             n.value()
@@ -22,8 +22,8 @@ fn past_the_attribute_cap_hidden_elements_stay_removed() {
 fn raw_text_that_looks_like_a_tag_is_left_alone() {
     let fake: String = (0..MAX_ATTRIBUTES + 50).map(|i| format!(" a{i}")).collect();
     let raw = format!("var s = '<div{fake}>';");
-    assert!(all_text(&parse(&format!("<xmp>{raw}</xmp>"))).contains(&raw));
-    let doc = parse(&format!("<script>{raw}</script>"));
+    assert!(all_text(&parse(&format!("<xmp>{raw}</xmp>"), Scripting::On)).contains(&raw));
+    let doc = parse(&format!("<script>{raw}</script>"), Scripting::On);
     assert_eq!(names(&doc), ["html", "head", "script", "body"]);
 }
 
@@ -36,8 +36,8 @@ fn script_and_style_text_is_not_kept() {
         "<p>t<style>p { color: red }</style></p>",
         "<svg><style>.a {}</style><script>x()</script></svg><p>t</p>",
     ] {
-        assert_eq!(all_text(&parse(html)), "t", "{html}");
-        assert_eq!(all_text(&parse_without_scripting(html)), "t", "{html}");
+        assert_eq!(all_text(&parse(html, Scripting::On)), "t", "{html}");
+        assert_eq!(all_text(&parse(html, Scripting::Off)), "t", "{html}");
     }
 }
 
@@ -88,12 +88,12 @@ fn all_text(doc: &Document) -> String {
 /// Attributes a later `<body>` tag adds are read like the first tag's.
 #[test]
 fn merged_attributes_are_classified_again() {
-    let doc = parse("<p>x</p><body class='content' hidden>");
+    let doc = parse("<p>x</p><body class='content' hidden>", Scripting::On);
     let body = first_element(&doc, local_name!("body")).expect("a body");
     assert!(body.classes.content);
     assert!(body.has_attr(Attr::Hidden));
     assert!(!body.removed, "<body> is never removed by attribute");
-    let doc = parse("<p>z<html class=sidebar>");
+    let doc = parse("<p>z<html class=sidebar>", Scripting::On);
     let html = first_element(&doc, local_name!("html")).map(|e| e.classes);
     assert_eq!(html.map(|c| c.boilerplate), Some(true));
 }
@@ -133,7 +133,7 @@ fn content_after_a_spent_budget_is_kept() {
         "<p>{storm}{}<main>Article <i>it</i></main><p>after",
         "<p>para</p>".repeat(300)
     );
-    let doc = parse(&html);
+    let doc = parse(&html, Scripting::On);
     let elements = doc.descendants().filter(|n| n.value().element().is_some());
     assert!(elements.count() < element_budget(html.len()) + 1_000);
     assert_eq!(path_to(&doc, "Article"), ["main", "body", "html"]);
@@ -200,7 +200,7 @@ fn hidden_tags_past_the_depth_cap_suppress_their_subtree() {
         "{deep}<section class=ad>A<section>B</section>C<script>'</section>'</script>\
          <textarea></section></textarea>D</section>after"
     );
-    let doc = parse(&html);
+    let doc = parse(&html, Scripting::On);
     let text = all_text(&doc);
     assert!(text.ends_with("after"), "{text}");
     for hidden in ["A", "B", "C", "D", "'"] {
@@ -361,7 +361,7 @@ proptest::proptest! {
 #[test]
 fn deep_soup_reaches_the_caps_with_bounded_counting() {
     let html = "<div><b>x".repeat(1000);
-    let doc = parse(&html);
+    let doc = parse(&html, Scripting::On);
     assert_eq!(
         outline(&doc),
         outline(&parse_counting(&html, Counting::Always, true))
@@ -372,6 +372,6 @@ fn deep_soup_reaches_the_caps_with_bounded_counting() {
 
 #[test]
 fn parse_builds_tree() {
-    let doc = parse("<p class='Nav'>a<b>b</b></p>");
+    let doc = parse("<p class='Nav'>a<b>b</b></p>", Scripting::On);
     assert!(first_element(&doc, local_name!("p")).is_some_and(|p| p.removed));
 }

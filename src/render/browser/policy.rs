@@ -355,7 +355,7 @@ pub(crate) fn fulfil_headers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_str;
+    use crate::config::{LoadOptions, load_str};
     use crate::error::ErrorCode;
 
     fn paused(url: &str, method: &str, kind: &str) -> Paused {
@@ -371,7 +371,7 @@ mod tests {
     }
 
     fn browser_settings(toml: &str) -> BrowserSettings {
-        load_str(toml).unwrap().settings.browser
+        load_str(toml, LoadOptions::default()).unwrap().settings.browser
     }
 
     #[test]

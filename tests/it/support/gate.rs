@@ -64,14 +64,22 @@ impl Gate {
 
     /// A script for the page's `<head>`: defines `gate_release()`, to call after
     /// the page's last change, and holds the network from now until then. The
-    /// gate is on the page's own host name, at its own port.
+    /// gate is on the page's own host name, at its own port. A release that
+    /// `fetch()` cannot send (the page spent its subresource budget) goes as an
+    /// iframe's document instead, which the budget does not cover
+    /// (BROWSER-BUDGET-02).
     pub fn script(&self) -> String {
         format!(
             "const GATE = location.protocol + '//' + location.hostname + ':{port}';\n\
              const GATE_TOKEN = String(Math.random()).slice(2);\n\
              fetch(GATE + '/hold?t=' + GATE_TOKEN, {{ mode: 'no-cors' }}).catch(() => {{}});\n\
              function gate_release() {{\n\
-               fetch(GATE + '/release?t=' + GATE_TOKEN, {{ mode: 'no-cors' }}).catch(() => {{}});\n\
+               const release = GATE + '/release?t=' + GATE_TOKEN;\n\
+               fetch(release, {{ mode: 'no-cors' }}).catch(() => {{\n\
+                 const frame = document.createElement('iframe');\n\
+                 frame.src = release;\n\
+                 document.body.appendChild(frame);\n\
+               }});\n\
              }}\n",
             port = self.port
         )
