@@ -107,6 +107,7 @@ pub fn extract_html(html: &str, final_url: &Url) -> Result<ExtractedDocument, Fe
         title,
         language,
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 
@@ -119,6 +120,7 @@ pub fn extract_plain(text: &str) -> ExtractedDocument {
         title: None,
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     }
 }
 

@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
     }
     assert!(markdown[previous_end..].trim().is_empty());
 
-    let doc = ExtractedDocument { markdown, title: None, language: None, page_type: None };
+    let doc = ExtractedDocument { markdown, title: None, language: None, page_type: None, page_starts: Vec::new() };
     for budget in [budget, budget / 3, budget * 7] {
         let meta = ResponseMeta {
             requested_url: "https://example.com/".into(),
