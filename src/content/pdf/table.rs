@@ -276,14 +276,16 @@ fn median_words<'a>(cells: impl Iterator<Item = &'a str>) -> usize {
     counts.get(counts.len() / 2).copied().unwrap_or(0)
 }
 
-/// A list item's marker: a bullet or dash, a number or letter with `.` or `)`,
-/// `(a)`, `[12]`, or a bare number (a footnote's).
+/// A list item's marker: one symbol (a bullet, a dash), a number or letter with
+/// `.` or `)`, `(a)`, `[12]`, or a bare number (a footnote's).
 fn is_marker(cell: &str) -> bool {
     let mut chars = cell.chars();
     let (Some(first), rest) = (chars.next(), chars.as_str()) else {
         return false;
     };
-    if rest.is_empty() && (super::lines::BULLETS.contains(&first) || "-–—*·∙".contains(first)) {
+    // Any one symbol: a bullet, a dash, or a symbol font's private-use glyph
+    // (LibreOffice's `\u{f0b7}`).
+    if rest.is_empty() && !first.is_alphanumeric() {
         return true;
     }
     let inner = cell.strip_prefix(['(', '[']).unwrap_or(cell);
@@ -420,7 +422,7 @@ mod tests {
 
     #[test]
     fn hanging_list_markers_are_a_list_not_a_table() {
-        for markers in [["•", "•", "•"], ["1.", "2.", "3."], ["[1]", "[2]", "[3]"], ["(a)", "(b)", "(c)"]] {
+        for markers in [["•", "•", "•"], ["\u{f0b7}", "\u{f0b7}", "\u{f0b7}"], ["1.", "2.", "3."], ["[1]", "[2]", "[3]"], ["(a)", "(b)", "(c)"]] {
             let lines: Vec<Line> = markers
                 .iter()
                 .enumerate()
@@ -480,7 +482,7 @@ mod tests {
 
     #[test]
     fn markers() {
-        for yes in ["•", "-", "1.", "12)", "(a)", "[3]", "iv.", "7"] {
+        for yes in ["•", "-", "\u{f0b7}", "1.", "12)", "(a)", "[3]", "iv.", "7"] {
             assert!(is_marker(yes), "{yes}");
         }
         for no in ["Rank", "1.5", "2024", "a", "Total", ""] {
