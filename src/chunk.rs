@@ -109,7 +109,7 @@ pub fn chunk_with_sources(
     max_chunk_tokens: usize,
     counter: &dyn TokenCounter,
 ) -> Vec<SourcedChunk> {
-    chunk(markdown, &[], max_chunk_tokens, counter).0
+    pack_document(markdown, &[], max_chunk_tokens, counter).0
 }
 
 /// [`chunk_with_sources`], preferring to cut at `hints` (extension, issue 31; step
@@ -127,7 +127,7 @@ pub fn chunk_with_hints(
     let mut hints = hints.to_vec();
     hints.sort_unstable();
     hints.dedup();
-    let (hinted, used) = chunk(markdown, &hints, max_chunk_tokens, counter);
+    let (hinted, used) = pack_document(markdown, &hints, max_chunk_tokens, counter);
     if !used {
         return hinted;
     }
@@ -140,7 +140,7 @@ pub fn chunk_with_hints(
 }
 
 /// The chunks, and whether a hint moved a cut.
-fn chunk(
+fn pack_document(
     markdown: &str,
     hints: &[usize],
     max_chunk_tokens: usize,
@@ -359,7 +359,7 @@ impl Chunker<'_> {
         let mut fill = estimate;
         for m in (chunk.start + 1..chunk.end).rev() {
             fill = fill.saturating_sub(costs.get(m).copied().flatten().unwrap_or(0));
-            if 2 * fill < self.max {
+            if fill < self.max.div_ceil(2) {
                 return None;
             }
             if self.hinted(&units[m]) {

@@ -77,22 +77,10 @@ pub(crate) fn markdown(pages: &[Vec<Line>]) -> Written {
             page_starts.push(start);
             page_seen = block.page;
         }
-        match level {
-            _ if block.table.is_some() => out.push_str(text),
-            Some(level) => {
-                out.push_str(&"#".repeat(level));
-                out.push(' ');
-                out.push_str(&escape_line(text));
-            }
-            None if block.bullet => {
-                out.push_str("- ");
-                out.push_str(&escape_line(text));
-            }
-            None => out.push_str(&escape_line(text)),
-        }
-        for (page, at) in joined_pages(block) {
+        push_block(&mut out, block, level, text);
+        for (page, at_start) in joined_pages(block) {
             if page > page_seen {
-                page_starts.push(if at { start } else { out.len() });
+                page_starts.push(if at_start { start } else { out.len() });
                 page_seen = page;
             }
         }
@@ -108,6 +96,24 @@ pub(crate) fn markdown(pages: &[Vec<Line>]) -> Written {
     Written {
         markdown: out,
         page_starts,
+    }
+}
+
+/// Writes one block's text: a table as it is, a heading after its `#`s, a list
+/// item after `- `, a paragraph; text escaped as Markdown.
+fn push_block(out: &mut String, block: &Block, level: Option<usize>, text: &str) {
+    match level {
+        _ if block.table.is_some() => out.push_str(text),
+        Some(level) => {
+            out.push_str(&"#".repeat(level));
+            out.push(' ');
+            out.push_str(&escape_line(text));
+        }
+        None if block.bullet => {
+            out.push_str("- ");
+            out.push_str(&escape_line(text));
+        }
+        None => out.push_str(&escape_line(text)),
     }
 }
 
