@@ -71,6 +71,7 @@ fn markdown(bytes: usize) -> ExtractedDocument {
         title: Some("Benchmark page".into()),
         language: Some("en".into()),
         page_type: None,
+        page_starts: Vec::new(),
     }
 }
 

@@ -116,6 +116,7 @@ fn fitting(c: &mut Criterion) {
         title: Some("Bench".to_owned()),
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     };
     let meta = || ResponseMeta {
         requested_url: "https://example.com/".to_owned(),

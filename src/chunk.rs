@@ -30,6 +30,12 @@
 //! 4. **Headings** (FR-WF-15c, CHK-HEAD-01..03, SRD-READINGS 17): a chunk's heading is
 //!    the heading in effect where it begins: its own first line if that is a heading
 //!    line, else the most recent heading before it.
+//! 5. **Preferred cuts** (extension, issue 31: a PDF's page boundaries,
+//!    [`chunk_with_hints`]): where a chunk has to end anyway (more follows that
+//!    does not fit), it ends at the last preferred cut between two of its units
+//!    instead, as long as the chunk is still half full there; if that makes more
+//!    chunks in all than packing without the hints, the hints are dropped. No
+//!    hints, no change: the chunks of every HTML document are as before.
 //!
 //! # Separators and what is lost
 //!
@@ -103,6 +109,43 @@ pub fn chunk_with_sources(
     max_chunk_tokens: usize,
     counter: &dyn TokenCounter,
 ) -> Vec<SourcedChunk> {
+    pack_document(markdown, &[], max_chunk_tokens, counter).0
+}
+
+/// [`chunk_with_sources`], preferring to cut at `hints` (extension, issue 31; step
+/// 5 of the module docs): byte offsets in `markdown`, each honoured where it falls
+/// between two units at the start of the next one or in the whitespace before it
+/// (a block's start or end, a list item's). The chunks are never more than
+/// without the hints, and each is within budget as always. Any offsets are
+/// accepted (unsorted, repeated, past the end: a cache entry is data).
+pub fn chunk_with_hints(
+    markdown: &str,
+    hints: &[usize],
+    max_chunk_tokens: usize,
+    counter: &dyn TokenCounter,
+) -> Vec<SourcedChunk> {
+    let mut hints = hints.to_vec();
+    hints.sort_unstable();
+    hints.dedup();
+    let (hinted, used) = pack_document(markdown, &hints, max_chunk_tokens, counter);
+    if !used {
+        return hinted;
+    }
+    let plain = chunk_with_sources(markdown, max_chunk_tokens, counter);
+    if hinted.len() <= plain.len() {
+        hinted
+    } else {
+        plain
+    }
+}
+
+/// The chunks, and whether a hint moved a cut.
+fn pack_document(
+    markdown: &str,
+    hints: &[usize],
+    max_chunk_tokens: usize,
+    counter: &dyn TokenCounter,
+) -> (Vec<SourcedChunk>, bool) {
     let blocks = blocks::blocks(markdown);
     let mut headings = vec![String::new()];
     let heading_after = blocks
@@ -136,10 +179,12 @@ pub fn chunk_with_sources(
         blocks,
         headings,
         heading_after,
+        hints,
+        used_hint: false,
         out: Vec::new(),
     };
     chunker.pack(&units, Level::Blocks, None);
-    chunker.out
+    (chunker.out, chunker.used_hint)
 }
 
 /// The longest `heading` a chunk carries, in bytes.
@@ -233,6 +278,10 @@ struct Chunker<'a> {
     headings: Vec<String>,
     /// Per block, the index of the heading in effect once the block has begun.
     heading_after: Vec<usize>,
+    /// Preferred cuts (step 5), sorted.
+    hints: &'a [usize],
+    /// Whether a hint moved a cut.
+    used_hint: bool,
     out: Vec<SourcedChunk>,
 }
 
@@ -273,6 +322,10 @@ impl Chunker<'_> {
                 estimate += c;
                 k += 1;
             }
+            if let Some(hinted) = self.hinted_end(units, &costs, first..k, estimate) {
+                k = hinted;
+                self.used_hint = true;
+            }
             loop {
                 let piece = self.build(units[first].start, units[k - 1].end, deco);
                 if let Some(exact) = self.count(&piece) {
@@ -286,6 +339,40 @@ impl Chunker<'_> {
                 k -= 1;
             }
         }
+    }
+
+    /// Where the chunk of `units[chunk]` (estimated at `estimate`) should end
+    /// instead, by the hints (step 5): the last unit boundary inside it that a
+    /// hint marks, if the chunk is still half full there. Nothing when the chunk
+    /// ends the units (no cut is due) or already ends at a hint.
+    fn hinted_end(
+        &self,
+        units: &[Unit],
+        costs: &[Option<usize>],
+        chunk: Range<usize>,
+        estimate: usize,
+    ) -> Option<usize> {
+        let next = units.get(chunk.end)?;
+        if self.hints.is_empty() || self.hinted(next) {
+            return None;
+        }
+        let mut fill = estimate;
+        for m in (chunk.start + 1..chunk.end).rev() {
+            fill = fill.saturating_sub(costs.get(m).copied().flatten().unwrap_or(0));
+            if fill < self.max.div_ceil(2) {
+                return None;
+            }
+            if self.hinted(&units[m]) {
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    /// Whether a hint falls at the start of `unit` or in the gap before it.
+    fn hinted(&self, unit: &Unit) -> bool {
+        let i = self.hints.partition_point(|&h| h < unit.lead);
+        self.hints.get(i).is_some_and(|&h| h <= unit.start)
     }
 
     /// Splits one unit that does not fit alone, at the next level of FR-WF-15b.
@@ -500,6 +587,50 @@ mod tests {
         for max in 0..6 {
             let chunks = chunk_markdown("# H\n\nab 日本 😀.\n", max, &Cl100k);
             assert!(!chunks.is_empty());
+        }
+    }
+
+    fn hinted(md: &str, hints: &[usize], max: usize) -> Vec<String> {
+        chunk_with_hints(md, hints, max, &Bytes)
+            .into_iter()
+            .map(|c| c.chunk.text)
+            .collect()
+    }
+
+    #[test]
+    fn issue_31_a_due_cut_moves_back_to_a_hint_in_the_chunks_second_half() {
+        let md = "aaaa\n\nbbbb\n\ncccc\n\ndddd\n";
+        assert_eq!(texts(&chunk_markdown(md, 16, &Bytes)), ["aaaa\n\nbbbb\n\ncccc", "dddd"]);
+        let cccc = md.find("cccc").unwrap();
+        // At the block's start or anywhere in the separator before it.
+        for hint in [cccc, cccc - 2, cccc - 1] {
+            assert_eq!(hinted(md, &[hint], 16), ["aaaa\n\nbbbb", "cccc\n\ndddd"], "{hint}");
+        }
+        // A hint where the chunk would be less than half full is not taken.
+        assert_eq!(hinted(md, &[md.find("bbbb").unwrap()], 16), ["aaaa\n\nbbbb\n\ncccc", "dddd"]);
+        // Nor when no cut is due: everything fits one chunk.
+        assert_eq!(hinted(md, &[cccc], 100), [md.trim_end()]);
+    }
+
+    #[test]
+    fn issue_31_hints_never_make_more_chunks() {
+        let md = "aaaa\n\nbbbb\n\ncccc\n\ndddd\n\neeee\n";
+        let plain = ["aaaa\n\nbbbb\n\ncccc", "dddd\n\neeee"];
+        assert_eq!(texts(&chunk_markdown(md, 16, &Bytes)), plain);
+        // Cutting before cccc would leave three chunks: the hint is dropped.
+        assert_eq!(hinted(md, &[md.find("cccc").unwrap()], 16), plain);
+    }
+
+    #[test]
+    fn issue_31_no_or_hostile_hints_change_nothing_and_never_panic() {
+        let md = "# One\n\nfirst block here\n\n- a\n- b\n\nlast words\n";
+        for max in [8, 12, 20, 1000] {
+            let plain = chunk_with_sources(md, max, &Bytes);
+            assert_eq!(chunk_with_hints(md, &[], max, &Bytes), plain);
+            let hostile = [usize::MAX, 3, 3, 0, md.len(), 1 << 40, 7];
+            let chunks = chunk_with_hints(md, &hostile, max, &Bytes);
+            assert!(chunks.len() <= plain.len());
+            assert!(chunks.iter().all(|c| c.chunk.token_count <= max.max(1)));
         }
     }
 

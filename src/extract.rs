@@ -113,6 +113,7 @@ fn srd(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
         title,
         language,
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 
@@ -125,6 +126,7 @@ pub fn extract_plain(text: &str) -> ExtractedDocument {
         title: None,
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     }
 }
 

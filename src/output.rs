@@ -27,7 +27,7 @@ use std::io;
 use serde::{Deserialize, Serialize};
 
 pub use crate::chunk::FetchChunk;
-use crate::chunk::chunk_markdown;
+use crate::chunk::chunk_with_hints;
 use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp};
 use crate::error::FetchError;
 use crate::notes::{Note, Notes};
@@ -206,7 +206,13 @@ pub fn build(
         start_chunk,
         effective_max_bytes,
     } = options;
-    let mut chunks = chunk_markdown(&doc.markdown, max_chunk_tokens, counter);
+    // A PDF's page starts are preferred cuts (issue 31); any other document has
+    // none, and chunks exactly as `chunk_markdown` does.
+    let mut chunks: Vec<FetchChunk> =
+        chunk_with_hints(&doc.markdown, &doc.page_starts, max_chunk_tokens, counter)
+            .into_iter()
+            .map(|sourced| sourced.chunk)
+            .collect();
     let total_chunks = chunks.len();
     let start = start_chunk.unwrap_or(0);
     if start_chunk.is_some() && start >= total_chunks {

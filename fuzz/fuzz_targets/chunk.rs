@@ -1,10 +1,11 @@
 //! Chunking and fitting never panic; the chunks are the input's text in order
 //! (only whitespace lost at cuts) within the token budget; every fitted output is
 //! valid JSON within its byte budget (or the tool_output_limit error), for several
-//! budgets per input.
+//! budgets per input. With preferred cuts (issue 31: a PDF's page starts, here
+//! every other block start) the same holds, and there are never more chunks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::chunk::chunk_with_sources;
+use webfetch::chunk::{SourcedChunk, chunk_with_hints, chunk_with_sources};
 use webfetch::vocabulary::ExtractedDocument;
 use webfetch::output::{self, ResponseMeta};
 use webfetch::vocabulary::{Timestamp};
@@ -18,21 +19,19 @@ fuzz_target!(|data: &[u8]| {
     let budget = 64 + usize::from(data[2]) * 64;
     let markdown = String::from_utf8_lossy(&data[3..]).into_owned();
 
-    // Lossless: each chunk's core is its source span, spans in order, gaps blank.
-    let mut previous_end = 0;
-    for sourced in chunk_with_sources(&markdown, max_tokens, &Cl100k) {
-        let text = &sourced.chunk.text;
-        assert!(sourced.chunk.token_count <= max_tokens);
-        assert_eq!(sourced.chunk.token_count, Cl100k.count_str(text));
-        let core = &text[sourced.prefix_len..text.len() - sourced.suffix_len];
-        assert_eq!(core, &markdown[sourced.source.clone()]);
-        assert!(sourced.source.start >= previous_end);
-        assert!(markdown[previous_end..sourced.source.start].trim().is_empty());
-        previous_end = sourced.source.end;
-    }
-    assert!(markdown[previous_end..].trim().is_empty());
+    let plain = chunk_with_sources(&markdown, max_tokens, &Cl100k);
+    check(&markdown, max_tokens, &plain);
+    let hints: Vec<usize> = markdown
+        .match_indices("\n\n")
+        .map(|(at, _)| at + 2)
+        .skip(usize::from(data[0] & 1))
+        .step_by(2)
+        .collect();
+    let hinted = chunk_with_hints(&markdown, &hints, max_tokens, &Cl100k);
+    check(&markdown, max_tokens, &hinted);
+    assert!(hinted.len() <= plain.len());
 
-    let doc = ExtractedDocument { markdown, title: None, language: None, page_type: None };
+    let doc = ExtractedDocument { markdown, title: None, language: None, page_type: None, page_starts: hints };
     for budget in [budget, budget / 3, budget * 7] {
         let meta = ResponseMeta {
             requested_url: "https://example.com/".into(),
@@ -55,3 +54,19 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// Lossless: each chunk's core is its source span, spans in order, gaps blank.
+fn check(markdown: &str, max_tokens: usize, chunks: &[SourcedChunk]) {
+    let mut previous_end = 0;
+    for sourced in chunks {
+        let text = &sourced.chunk.text;
+        assert!(sourced.chunk.token_count <= max_tokens);
+        assert_eq!(sourced.chunk.token_count, Cl100k.count_str(text));
+        let core = &text[sourced.prefix_len..text.len() - sourced.suffix_len];
+        assert_eq!(core, &markdown[sourced.source.clone()]);
+        assert!(sourced.source.start >= previous_end);
+        assert!(markdown[previous_end..sourced.source.start].trim().is_empty());
+        previous_end = sourced.source.end;
+    }
+    assert!(markdown[previous_end..].trim().is_empty());
+}

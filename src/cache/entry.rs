@@ -324,6 +324,7 @@ mod tests {
                 title: title.map(str::to_owned),
                 language: None,
                 page_type: None,
+                page_starts: Vec::new(),
             },
         }
     }

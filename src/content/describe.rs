@@ -15,7 +15,9 @@ pub fn formats_description(content: &ContentSettings) -> String {
     if formats.contains(Format::Pdf) {
         parts.push(format!(
             "PDFs (the text layer in reading order, two-column pages included, with page \
-             headers, footers and page numbers dropped and headings kept; at most {} MiB and \
+             headers, footers and page numbers dropped, headings kept, tables set in aligned \
+             columns as Markdown tables and chunks ending at page breaks where they can; at \
+             most {} MiB and \
              {} pages, the rest noted pdf_page_limit; a scan without text fails with \
              extraction_failed and details.reason pdf_no_text_layer, a password-protected \
              file with pdf_encrypted, a damaged one with pdf_malformed)",
@@ -71,6 +73,7 @@ mod tests {
         let text = formats_description(&content);
         for needle in [
             "PDFs",
+            "Markdown tables",
             "32 MiB and 1000 pages",
             "pdf_no_text_layer",
             "pdf_encrypted",

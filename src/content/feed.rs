@@ -300,6 +300,7 @@ fn render(feed: &Feed, base: &Url) -> Result<ExtractedDocument, FetchError> {
         title: (!title.is_empty()).then_some(title),
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 

@@ -42,6 +42,7 @@ pub fn to_markdown(text: &str) -> Result<ExtractedDocument, FetchError> {
         title: None,
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 

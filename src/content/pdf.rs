@@ -1,14 +1,17 @@
 //! PDF documents as Markdown (issue 31): the text layer, in reading order, with
 //! page furniture dropped, words joined across line ends, ligatures expanded,
-//! headings where the fonts show them and bullets as list items.
+//! headings where the fonts show them, bullets as list items, tables set in
+//! aligned columns as pipe tables, and where each page begins kept as
+//! chunk-boundary hints ([`ExtractedDocument::page_starts`]).
 //!
 //! lopdf (pure Rust) parses the file: objects, cross-references (rebuilt when
 //! damaged), decryption with the empty password, decompression bounded per stream,
 //! `ToUnicode` CMaps. Everything after is ours, as pure functions over positioned
 //! glyphs: [`interp`] (content streams to glyphs), [`fonts`] (codes to text and
-//! advances), [`lines`], [`furniture`], [`blocks`], [`hyphens`] and [`markdown`]. We measured
-//! the pure-Rust extractors on the corpus first; none reads two-column pages in
-//! order, joins hyphenated words and drops running heads, so the layout is ours.
+//! advances), [`lines`], [`furniture`], [`table`], [`blocks`], [`hyphens`] and
+//! [`markdown`]. We measured the pure-Rust extractors on the corpus first; none
+//! reads two-column pages in order, joins hyphenated words and drops running
+//! heads, so the layout is ours.
 //!
 //! Limits: the body is capped before it gets here (`max_pdf_bytes`), at most
 //! `max_pdf_pages` pages are read (the rest is left out, noted
@@ -23,6 +26,7 @@ mod hyphens;
 mod interp;
 mod lines;
 mod markdown;
+mod table;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -124,7 +128,10 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
             &format!("the PDF's {} page(s) have no text layer", pages.len()),
         ));
     }
-    let markdown = markdown::markdown(&page_lines);
+    let markdown::Written {
+        markdown,
+        page_starts,
+    } = markdown::markdown(&page_lines);
     let title = info_title(&doc).or_else(|| markdown::first_heading(&markdown));
     Ok(PdfRead {
         document: ExtractedDocument {
@@ -132,6 +139,7 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
             title,
             language: None,
             page_type: None,
+            page_starts,
         },
         pages_left_out: pages.len() > max_pages,
         page_count: pages.len(),

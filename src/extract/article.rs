@@ -155,6 +155,7 @@ fn extract_pass(
         title,
         language,
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 

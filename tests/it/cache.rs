@@ -41,6 +41,7 @@ fn doc(markdown: &str) -> ExtractedDocument {
         title: None,
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     }
 }
 
@@ -158,6 +159,7 @@ fn t_wf_cch_01_hit_returns_prior_content_with_original_fetched_at() {
         title: Some("Page Title".into()),
         language: Some("en".into()),
         page_type: None,
+        page_starts: Vec::new(),
     };
     assert_eq!(
         cache.get(&page, HTTP, Variant::default(), T0),
@@ -393,6 +395,7 @@ fn t_wf_cch_07_entry_stores_the_unchunked_document() {
         title: Some("Long".into()),
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     };
     cache
         .put(Fresh::new(&page, HTTP, &document, T0, T0))
@@ -674,6 +677,7 @@ fn fr_wf_16c_entry_format_v2_with_optional_fields_omitted() {
         title: Some("T".into()),
         language: Some("de".into()),
         page_type: None,
+        page_starts: Vec::new(),
     };
     cache.put(Fresh::new(&page, HTTP, &titled, at, at)).unwrap();
     let stored = json(&cache.entry_path(&page, HTTP));

@@ -67,6 +67,7 @@ fn plant_entries(dir: &Path, urls: &[&str]) {
         title: Some("Planted".to_owned()),
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     };
     let long_ago = OffsetDateTime::now_utc() - time::Duration::days(1);
     for url in urls {

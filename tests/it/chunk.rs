@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use webfetch::chunk::{
     BlockKind, FetchChunk, MAX_HEADING_BYTES, SourcedChunk, blocks, chunk_markdown,
-    chunk_with_sources, heading_text,
+    chunk_with_hints, chunk_with_sources, heading_text,
 };
 use webfetch::tokens::{Cl100k, TokenCounter};
 
@@ -540,6 +540,26 @@ proptest! {
     #[test]
     fn t_wf_chk_01_property_any_text_within_budget_and_lossless(text in noise(), max in 128usize..=2048) {
         check(&text, max, &chunk_with_sources(&text, max, &Cl100k))?;
+    }
+
+    /// Issue 31: preferred cuts (here block starts picked by `pick`) keep every
+    /// chunk within budget and lossless, and never make more chunks.
+    #[test]
+    fn issue_31_property_hints_keep_chunks_within_budget_lossless_and_no_more(
+        md in markdown(),
+        max in 128usize..=2048,
+        pick in any::<u64>(),
+    ) {
+        let hints: Vec<usize> = md
+            .match_indices("\n\n")
+            .map(|(at, _)| at + 2)
+            .enumerate()
+            .filter(|(i, _)| (pick >> (i % 64)) & 1 == 1)
+            .map(|(_, at)| at)
+            .collect();
+        let hinted = chunk_with_hints(&md, &hints, max, &Cl100k);
+        check(&md, max, &hinted)?;
+        prop_assert!(hinted.len() <= chunk_with_sources(&md, max, &Cl100k).len());
     }
 
     /// T-WF-DET-03 on generated Markdown.

@@ -4,6 +4,8 @@
 //! off.
 
 use serde_json::{Value, json};
+use webfetch::chunk::chunk_markdown;
+use webfetch::tokens::Cl100k;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -303,6 +305,62 @@ async fn issue_31_a_pdf_is_read_with_its_title_and_without_its_page_numbers() {
         assert_eq!(response["notes"], json!([]));
     }
 }
+
+#[tokio::test]
+async fn issue_31_a_pdf_table_is_a_pipe_table_and_chunks_prefer_the_page_boundary() {
+    // tests/fixtures/table-two-pages.py (ReportLab) writes it: page 1 a heading,
+    // a paragraph, a table and a paragraph; page 2 a short note and a paragraph.
+    let bytes = include_bytes!("../fixtures/table-two-pages.pdf");
+    let server = site_with(&[("/t.pdf", body(bytes, "application/pdf"))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::new(&[server.address().port()])
+        .cache(dir.path())
+        .section(ALL);
+    let url = site(&server, "/t.pdf");
+    let with_budget = |max: usize| {
+        let args = json!({ "url": url, "max_chunk_tokens": max });
+        let tool = config.tool();
+        async move {
+            let text = tool.call(&args, 1 << 20).await.unwrap();
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let whole = with_budget(2048).await;
+    let markdown = text(&whole);
+    assert!(
+        markdown.contains(
+            "\n\n| Region | Units sold | Revenue |\n|---|---|---|\n\
+             | North | 120 | 4,200 EUR |\n| South | 95 | 3,310 EUR |\n\
+             | East | n\\|a | 2,980 EUR |\n| West | 143 | 5,005 EUR |\n\n"
+        ),
+        "{markdown}"
+    );
+    // A small budget (from the cache: the page starts are kept with the
+    // document): the cut due falls on page 2, after its short note, and moves
+    // back to where page 2 begins.
+    let small = with_budget(BUDGET).await;
+    assert_eq!(small["notes"], json!(["cache_hit"]));
+    let chunks: Vec<&str> = small["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(chunks.len(), 2, "{chunks:#?}");
+    assert!(chunks[0].ends_with("so its cell says so."), "{chunks:#?}");
+    assert!(
+        chunks[1].starts_with("The second page begins"),
+        "{chunks:#?}"
+    );
+    // Without the hint, the same Markdown is cut after page 2's note.
+    let plain = chunk_markdown(&format!("{markdown}\n"), BUDGET, &Cl100k);
+    assert_eq!(plain.len(), 2);
+    assert!(plain[0].text.ends_with("this short note."), "{plain:#?}");
+}
+
+/// The `max_chunk_tokens` of the test above: page 1 and page 2's note fit it,
+/// the whole document does not.
+const BUDGET: usize = 180;
 
 #[tokio::test]
 async fn issue_31_pdf_errors_say_why_in_details_reason() {

@@ -65,6 +65,7 @@ fn doc(markdown: &str) -> ExtractedDocument {
         title: Some("Title \"quoted\"".to_owned()),
         language: Some("en-GB".to_owned()),
         page_type: None,
+        page_starts: Vec::new(),
     }
 }
 
@@ -144,6 +145,7 @@ fn t_wf_out_05_compact_json_in_canonical_field_order() {
         title: None,
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     };
     let json = build_json(&bare, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!json.contains("null") && !json.contains("title") && !json.contains("language"));

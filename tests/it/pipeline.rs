@@ -464,6 +464,7 @@ async fn t_wf_cch_01_pipeline_hit_reports_the_stored_fetch_time() {
         title: Some("Stored".to_owned()),
         language: None,
         page_type: None,
+        page_starts: Vec::new(),
     };
     stored
         .put(Fresh::new(

@@ -8,8 +8,12 @@
 //!   starts in lowercase) is joined again.
 //! - A block of few lines set larger than the body text, or bold at body size, is
 //!   a heading; its level comes from its size among the heading sizes.
+//! - A table ([`super::table`]) is a block of its own, never joined.
+//! - Every block knows its page, and where a join brought in a later page's
+//!   text: the page boundaries the chunker prefers to cut at (issue 31).
 
 use super::lines::{BULLETS, Line};
+use super::table::Table;
 
 /// A paragraph, heading or list item.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,10 +24,35 @@ pub(crate) struct Block {
     pub(crate) bullet: bool,
     /// The block begins a page or a column: it may continue the one before.
     pub(crate) starts_region: bool,
+    /// The table the block is; its rows are also in `lines`, a line each, for
+    /// the document's vocabulary.
+    pub(crate) table: Option<Table>,
+    /// The page the block begins on, from 0.
+    pub(crate) page: usize,
+    /// Where a join across a page brought in a later page's text: the page and
+    /// the index in `lines` of its first line.
+    pub(crate) joined: Vec<(usize, usize)>,
 }
 
-/// Splits one page's lines (furniture already removed) into blocks.
-pub(crate) fn blocks(lines: &[Line]) -> Vec<Block> {
+impl Block {
+    /// The block of a table on `page`, set in `size`.
+    pub(crate) fn table(table: Table, page: usize, size: f32) -> Block {
+        Block {
+            lines: table.rows.iter().map(|row| row.join(" ")).collect(),
+            size,
+            bold: false,
+            bullet: false,
+            starts_region: false,
+            table: Some(table),
+            page,
+            joined: Vec::new(),
+        }
+    }
+}
+
+/// Splits lines of page `page` (furniture and tables already removed) into
+/// blocks.
+pub(crate) fn blocks(lines: &[Line], page: usize) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
     let mut prev: Option<&Line> = None;
     let mut hang: Option<f32> = None;
@@ -55,6 +84,9 @@ pub(crate) fn blocks(lines: &[Line]) -> Vec<Block> {
                 bold: line.bold,
                 bullet,
                 starts_region: region,
+                table: None,
+                page,
+                joined: Vec::new(),
             });
         }
         if let Some(block) = out.last_mut() {
@@ -78,10 +110,16 @@ pub(crate) fn join_across_regions(blocks: Vec<Block>) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
     for block in blocks {
         if let Some(last) = out.last_mut()
-            && block.starts_region && continues(last, &block) {
-                last.lines.extend(block.lines);
-                continue;
+            && block.starts_region
+            && continues(last, &block)
+        {
+            let page_so_far = last.joined.last().map_or(last.page, |&(page, _)| page);
+            if block.page != page_so_far {
+                last.joined.push((block.page, last.lines.len()));
             }
+            last.lines.extend(block.lines);
+            continue;
+        }
         out.push(block);
     }
     out
@@ -99,7 +137,8 @@ fn continues(before: &Block, after: &Block) -> bool {
         .first()
         .and_then(|l| l.chars().next())
         .is_some_and(char::is_lowercase);
-    same && before.bold == after.bold && !after.bullet && open && lower
+    let text = before.table.is_none() && after.table.is_none();
+    text && same && before.bold == after.bold && !after.bullet && open && lower
 }
 
 #[cfg(test)]
@@ -116,6 +155,7 @@ mod tests {
             bold: false,
             italic: false,
             item_x: text.starts_with('•').then_some(x0 + 11.0),
+            gaps: Vec::new(),
         }
     }
 
@@ -131,7 +171,7 @@ mod tests {
             line("After a gap", 72.0, 690.0, 10.0),
             line("next column", 320.0, 800.0, 10.0),
         ];
-        let blocks = blocks(&lines);
+        let blocks = blocks(&lines, 0);
         let texts: Vec<Vec<&str>> = blocks
             .iter()
             .map(|b| b.lines.iter().map(String::as_str).collect())

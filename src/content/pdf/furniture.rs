@@ -134,6 +134,7 @@ mod tests {
             bold: false,
             italic: false,
             item_x: None,
+            gaps: Vec::new(),
         }
     }
 

@@ -20,6 +20,10 @@ const SPACED_GAP: f32 = 0.05;
 const SEGMENT_GAP: f32 = 3.0;
 /// A baseline moving more than this many ems starts another line.
 const BASELINE_SHIFT: f32 = 0.4;
+/// A gap inside a line wider than this many ems is kept as a [`Gap`]: far wider
+/// than a word space (about a quarter em, a little more in a justified line), as
+/// wide as the padding between two table cells (issue 31: tables).
+const CELL_GAP: f32 = 1.0;
 
 /// One line of text.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +41,20 @@ pub(crate) struct Line {
     pub(crate) italic: bool,
     /// Where the text after a leading bullet starts (a list item's hang).
     pub(crate) item_x: Option<f32>,
+    /// The gaps wider than [`CELL_GAP`] ems inside the line, left to right: where a
+    /// table row's cells may part ([`super::table`]). Empty for most lines.
+    pub(crate) gaps: Vec<Gap>,
+}
+
+/// A wide gap inside a [`Line`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Gap {
+    /// The byte offset in the line's text where the text after the gap starts (a
+    /// space before it, if any, belongs to the text before).
+    pub(crate) at: usize,
+    /// Where the text before the gap ends and the text after it starts.
+    pub(crate) x0: f32,
+    pub(crate) x1: f32,
 }
 
 /// Builds the lines of one page.
@@ -75,6 +93,7 @@ struct Builder {
     bold: bool,
     italic: bool,
     item_x: Option<f32>,
+    gaps: Vec<Gap>,
 }
 
 impl Builder {
@@ -89,6 +108,7 @@ impl Builder {
             bold: true,
             italic: true,
             item_x: None,
+            gaps: Vec::new(),
         };
         line.push(glyph, text);
         line
@@ -113,6 +133,13 @@ impl Builder {
             }
             self.text.push(' ');
         }
+        if !self.text.is_empty() && glyph.x - self.x1 > CELL_GAP * em {
+            self.gaps.push(Gap {
+                at: self.text.len(),
+                x0: self.x1,
+                x1: glyph.x,
+            });
+        }
         self.text.push_str(text);
         self.x1 = self.x1.max(glyph.x + glyph.width);
         self.bold &= glyph.bold;
@@ -135,6 +162,17 @@ impl Builder {
         if text.is_empty() {
             return None;
         }
+        // Offsets into the trimmed text; a gap at either end parts nothing.
+        let lead = self.text.len() - self.text.trim_start().len();
+        let gaps = self
+            .gaps
+            .iter()
+            .filter_map(|g| {
+                let at = g.at.checked_sub(lead)?;
+                (at > 0 && at < text.len() && text.is_char_boundary(at))
+                    .then_some(Gap { at, ..*g })
+            })
+            .collect();
         if let Some((key, _)) = self.sizes.iter().max_by_key(|(k, n)| (*n, *k)) {
             self.size = *key as f32 / 4.0;
         }
@@ -147,6 +185,7 @@ impl Builder {
             bold: self.bold,
             italic: self.italic,
             item_x: self.item_x,
+            gaps,
         })
     }
 }
@@ -228,6 +267,21 @@ pub(crate) mod tests {
             glyph("it", 20.0, 0.0, 10.0),
         ];
         assert_eq!(lines(&glyphs)[0].text, "find it");
+    }
+
+    #[test]
+    fn issue_31_gaps_wider_than_an_em_are_kept_with_offsets_into_the_text() {
+        // Word spaces of a quarter em, then a 1.8 em gap, then a half em one.
+        let mut glyphs = words("Units sold", 72.0, 700.0, 10.0);
+        glyphs.extend(words("120", 137.5, 700.0, 10.0));
+        glyphs.push(glyph("k", 157.5, 700.0, 10.0));
+        let lines = lines(&glyphs);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].text, "Units sold 120 k");
+        let gaps = &lines[0].gaps;
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        assert_eq!(&lines[0].text[gaps[0].at..], "120 k");
+        assert_eq!((gaps[0].x0, gaps[0].x1), (119.5, 137.5));
     }
 
     #[test]

@@ -110,7 +110,7 @@ mod tests {
     fn read(html: &str, cards: bool) -> String {
         let url = Url::parse("https://shop.example/c/shoes").expect("url");
         whole::extract(
-            &mut dom::parse(html),
+            &mut dom::parse(html, dom::Scripting::On),
             &url,
             Furniture {
                 link_lists: true,

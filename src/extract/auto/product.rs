@@ -332,7 +332,7 @@ fn plain_text(html: &str) -> String {
     if !html.contains(['<', '&']) {
         return html.to_owned();
     }
-    let doc = dom::parse(html);
+    let doc = dom::parse(html, dom::Scripting::On);
     root::normalized_text(doc.tree.root())
 }
 

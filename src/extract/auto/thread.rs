@@ -137,6 +137,7 @@ fn read(mut doc: Document, final_url: &Url, noscript: bool) -> Option<ExtractedD
         title: title(&doc, &survey),
         language: survey.language.clone(),
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 

@@ -45,6 +45,7 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, 
         title: title(&doc, &survey),
         language: survey.language.clone(),
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 

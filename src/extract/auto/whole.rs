@@ -140,6 +140,7 @@ pub(crate) fn extract(
         title: title(doc, &survey),
         language: survey.language.clone(),
         page_type: None,
+        page_starts: Vec::new(),
     })
 }
 
