@@ -321,7 +321,7 @@ async fn issue_31_a_pdf_table_is_a_pipe_table_and_chunks_prefer_the_page_boundar
         let args = json!({ "url": url, "max_chunk_tokens": max });
         let tool = config.tool();
         async move {
-            let text = tool.call(&args, 1 << 20).await.unwrap();
+            let text = tool.call(&args, 1 << 20).await.unwrap().json;
             serde_json::from_str::<Value>(&text).unwrap()
         }
     };
