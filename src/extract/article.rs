@@ -61,7 +61,7 @@ pub fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
 fn extract_parsed(html: &str, final_url: &Url, scripting: Scripting) -> Option<ExtractedDocument> {
     // (substance, document) of each pass run.
     let mut attempts: Vec<(usize, ExtractedDocument)> = Vec::new();
-    for pass in Pass::ALL {
+    for pass in Strictness::ALL {
         let Some(document) = extract_pass(html, final_url, pass, scripting) else {
             continue;
         };
@@ -89,9 +89,10 @@ fn substance(markdown: &str) -> usize {
         .sum()
 }
 
-/// How strict one attempt is; later passes are looser.
+/// How strict one attempt of article scoring is; later attempts are looser.
+/// (Named apart from `crate::pass::Pass`, the per-call value.)
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Pass {
+pub(crate) struct Strictness {
     /// Remove elements whose class or id looks like page furniture before scoring.
     pub(crate) strip_unlikely: bool,
     /// Let class and id names weigh on scores and pruning.
@@ -100,19 +101,19 @@ pub(crate) struct Pass {
     pub(crate) prune: bool,
 }
 
-impl Pass {
-    const ALL: [Pass; 3] = [
-        Pass {
+impl Strictness {
+    const ALL: [Strictness; 3] = [
+        Strictness {
             strip_unlikely: true,
             weigh_classes: true,
             prune: true,
         },
-        Pass {
+        Strictness {
             strip_unlikely: false,
             weigh_classes: true,
             prune: true,
         },
-        Pass {
+        Strictness {
             strip_unlikely: false,
             weigh_classes: false,
             prune: false,
@@ -123,7 +124,7 @@ impl Pass {
 fn extract_pass(
     html: &str,
     final_url: &Url,
-    pass: Pass,
+    pass: Strictness,
     scripting: Scripting,
 ) -> Option<ExtractedDocument> {
     let mut doc = dom::parse(html, scripting);

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use ego_tree::NodeId;
 
-use super::Pass;
+use super::Strictness;
 use crate::extract::element::Tag;
 use crate::extract::dom::Document;
 use crate::extract::element::{Attr, Element};
@@ -153,7 +153,7 @@ static MAYBE_NAMES: Fragments = Fragments::new(|| matcher(MAYBE_CANDIDATE));
 /// article's), elements an inline style hides, and, in the strict pass, those whose
 /// class or id (substring, unlike the SRD's whole tokens) or role names page
 /// furniture.
-pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Pass) -> Vec<NodeId> {
+pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Strictness) -> Vec<NodeId> {
     let Some(body) = doc.tree.get(body) else {
         return Vec::new();
     };

@@ -3,7 +3,7 @@
 
 use ego_tree::NodeId;
 
-use super::Pass;
+use super::Strictness;
 use super::measure::{Measure, Measured};
 use super::names::{FURNITURE_MAX_CHARS, class_weight, is_label, names_furniture};
 use super::score::{element, is_ancestor};
@@ -17,7 +17,7 @@ pub(super) fn prune(
     doc: &Document,
     measured: &Measured,
     included: &[usize],
-    pass: Pass,
+    pass: Strictness,
 ) -> Vec<NodeId> {
     let nodes = &measured.nodes;
     let mut dropped = Vec::new();
@@ -60,7 +60,7 @@ pub(super) fn prune(
     dropped
 }
 
-fn should_drop(doc: &Document, m: &Measure, pass: Pass) -> bool {
+fn should_drop(doc: &Document, m: &Measure, pass: Strictness) -> bool {
     let weight = if pass.weigh_classes {
         element(doc, m.id).map_or(0, class_weight)
     } else {

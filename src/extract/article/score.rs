@@ -4,7 +4,7 @@
 
 use ego_tree::NodeId;
 
-use super::Pass;
+use super::Strictness;
 use super::measure::{Measure, Measured};
 use super::names::class_weight;
 use crate::extract::element::Tag;
@@ -29,7 +29,7 @@ fn is_paragraph_like(m: &Measure) -> bool {
     )
 }
 
-pub(crate) fn score(doc: &Document, measured: &Measured, pass: Pass) -> Option<Chosen> {
+pub(crate) fn score(doc: &Document, measured: &Measured, pass: Strictness) -> Option<Chosen> {
     let nodes = &measured.nodes;
     let mut scores: Vec<Option<f32>> = vec![None; nodes.len()];
     let initial = |i: usize| -> f32 {

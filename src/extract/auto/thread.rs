@@ -32,7 +32,7 @@ use url::Url;
 use super::super::article::measure::measure;
 use super::super::article::names::unseen_elements;
 use super::super::article::score::score;
-use super::super::article::{Pass, reveal_noscript};
+use super::super::article::{Strictness, reveal_noscript};
 use super::super::article::names::style_hides;
 use super::super::dom::{self, Document};
 use crate::extract::element::Attr;
@@ -48,12 +48,12 @@ const MIN_POST_CHARS: u32 = 40;
 const MIN_THREAD_CHARS: usize = 500;
 
 /// Images and hidden elements only: names are read after the posts are found.
-const LOOSE: Pass = Pass {
+const LOOSE: Strictness = Strictness {
     strip_unlikely: false,
     weigh_classes: true,
     prune: false,
 };
-const STRICT: Pass = Pass {
+const STRICT: Strictness = Strictness {
     strip_unlikely: true,
     weigh_classes: true,
     prune: true,

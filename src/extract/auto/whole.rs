@@ -26,7 +26,7 @@ use html5ever::local_name;
 use url::Url;
 
 use super::{cards, repeat};
-use super::super::article::Pass;
+use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
 use super::super::element::{Attr, Tag};
@@ -36,7 +36,7 @@ use super::super::{markdown, normalize_whitespace, root, title};
 use crate::vocabulary::ExtractedDocument;
 
 /// The strict pass's reading of names: unlikely candidates removed.
-const STRICT: Pass = Pass {
+const STRICT: Strictness = Strictness {
     strip_unlikely: true,
     weigh_classes: true,
     prune: true,
