@@ -5,7 +5,7 @@
 //! The content stages of the pipeline without its network ones: no SSRF check, no
 //! robots.txt, no fetch, no cache. The body goes through the same size cap
 //! (FR-WF-10e), content-type selection (FR-WF-10f..10h), charset decoding and
-//! extraction ([`Page::read`]), chunking and output fitting (FR-WF-03a, OUT-01) as
+//! extraction ([`DecodedPage::read`]), chunking and output fitting (FR-WF-03a, OUT-01) as
 //! a fetched one, so a page saved from a URL gives the response an HTTP-mode fetch
 //! of that URL would, `fetched_at` aside.
 //!
@@ -38,7 +38,7 @@ use crate::content::formats::Format;
 use crate::content::media_type;
 use crate::error::FetchError;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
-use crate::page::{Page, Reading};
+use crate::page::{DecodedPage, Reading};
 use crate::tokens::TokenCounter;
 use crate::vocabulary::{RenderingMethod, Timestamp};
 
@@ -97,7 +97,7 @@ pub(crate) fn respond(
         deadline: None,
         timeout_ms: settings.timeout_ms(),
     };
-    let read = Page::read(
+    let read = DecodedPage::read(
         &page.body,
         kind,
         header_charset.as_deref(),

@@ -37,7 +37,7 @@ pub struct Reading<'a> {
 
 /// A decoded, extracted page.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
+pub struct DecodedPage {
     /// The body as text (FR-WF-10i); the SPA heuristic of FR-WF-12c reads it.
     pub text: String,
     /// The extracted document.
@@ -50,7 +50,7 @@ pub struct Page {
     pub notes: Notes,
 }
 
-impl Page {
+impl DecodedPage {
     /// Decodes `body` (header charset, then BOM and `<meta>` for HTML: FR-WF-10i,
     /// CHARSET-02) and extracts it: HTML with `reading.mode` against `final_url`,
     /// `text/plain` by whitespace normalisation only, whatever the mode (13c).
@@ -69,9 +69,9 @@ impl Page {
         header_charset: Option<&str>,
         final_url: &Url,
         reading: &Reading<'_>,
-    ) -> Result<Page, FetchError> {
+    ) -> Result<DecodedPage, FetchError> {
         if kind == MediaKind::Pdf {
-            return Page::read_pdf(body, reading);
+            return DecodedPage::read_pdf(body, reading);
         }
         let mode = reading.mode;
         let header_charset = match (kind, header_charset) {
@@ -81,9 +81,9 @@ impl Page {
         };
         let decoded = charset::decode(body, header_charset.as_deref(), kind == MediaKind::Html);
         let mut page = match kind {
-            MediaKind::Pdf => return Page::read_pdf(body, reading),
+            MediaKind::Pdf => return DecodedPage::read_pdf(body, reading),
             MediaKind::Html => match extract::extract_html(&decoded.text, final_url, mode) {
-                Ok(extraction) => Page::extracted(decoded.text, extraction, mode),
+                Ok(extraction) => DecodedPage::extracted(decoded.text, extraction, mode),
                 // SRD-READINGS 29: an SPA shell that extracts to nothing is still an
                 // error over HTTP (FR-WF-12f), one that says why.
                 Err(_) if render::spa_indicators(&decoded.text) => {
@@ -94,7 +94,7 @@ impl Page {
             MediaKind::Plain if decoded.text.trim().is_empty() => {
                 return Err(FetchError::no_extractable_content());
             }
-            MediaKind::Plain => Page {
+            MediaKind::Plain => DecodedPage {
                 document: extract::extract_plain(&decoded.text),
                 text: decoded.text,
                 is_srd_reading: true,
@@ -106,15 +106,15 @@ impl Page {
             MediaKind::Markdown => {
                 let mut document = extract::extract_plain(&decoded.text);
                 document.title = markdown_title(&document.markdown);
-                Page::extension(decoded.text, document, Some(Note::PublisherMarkdown))
+                DecodedPage::extension(decoded.text, document, Some(Note::PublisherMarkdown))
             }
             MediaKind::Json => {
                 let document = json::to_markdown(&decoded.text)?;
-                Page::extension(decoded.text, document, None)
+                DecodedPage::extension(decoded.text, document, None)
             }
             MediaKind::Feed => {
                 let document = feed::to_markdown(&decoded.text, final_url)?;
-                Page::extension(decoded.text, document, None)
+                DecodedPage::extension(decoded.text, document, None)
             }
         };
         // JSON and XML are UTF-8 unless they say otherwise (RFC 8259, XML 1.0):
@@ -127,7 +127,7 @@ impl Page {
     }
 
     /// A PDF's text layer (issue 31), within the page cap and the deadline.
-    fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<Page, FetchError> {
+    fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<DecodedPage, FetchError> {
         let limits = pdf::Limits {
             max_pages: reading.content.max_pdf_pages,
             deadline: reading.deadline,
@@ -135,16 +135,16 @@ impl Page {
         };
         let read = pdf::read(body, &limits)?;
         let note = read.pages_left_out.then_some(Note::PdfPageLimit);
-        Ok(Page::extension(String::new(), read.document, note))
+        Ok(DecodedPage::extension(String::new(), read.document, note))
     }
 
     /// The page of an extension format (issue 31), with its note if any.
-    fn extension(text: String, document: ExtractedDocument, note: Option<Note>) -> Page {
+    fn extension(text: String, document: ExtractedDocument, note: Option<Note>) -> DecodedPage {
         let mut notes = Notes::new();
         if let Some(note) = note {
             notes.add(note);
         }
-        Page {
+        DecodedPage {
             text,
             document,
             is_srd_reading: true,
@@ -158,19 +158,19 @@ impl Page {
         html: String,
         final_url: &Url,
         mode: ExtractionMode,
-    ) -> Result<Page, FetchError> {
+    ) -> Result<DecodedPage, FetchError> {
         let extraction = extract::extract_html(&html, final_url, mode)?;
-        Ok(Page::extracted(html, extraction, mode))
+        Ok(DecodedPage::extracted(html, extraction, mode))
     }
 
     /// The page of `html` extracted in `mode`, noting `article_fallback_srd` when
     /// article mode fell back.
-    fn extracted(html: String, extraction: extract::Extraction, mode: ExtractionMode) -> Page {
+    fn extracted(html: String, extraction: extract::Extraction, mode: ExtractionMode) -> DecodedPage {
         let mut notes = Notes::new();
         if extraction.article_fell_back {
             notes.add(Note::ArticleFallbackSrd);
         }
-        Page {
+        DecodedPage {
             text: html,
             document: extraction.document,
             is_srd_reading: mode == ExtractionMode::Srd || extraction.article_fell_back,
@@ -232,7 +232,7 @@ mod tests {
         kind: MediaKind,
         charset: Option<&str>,
         mode: ExtractionMode,
-    ) -> Result<Page, FetchError> {
+    ) -> Result<DecodedPage, FetchError> {
         let content = ContentSettings::default();
         let reading = Reading {
             mode,
@@ -240,7 +240,7 @@ mod tests {
             deadline: None,
             timeout_ms: 0,
         };
-        Page::read(body, kind, charset, &url(), &reading)
+        DecodedPage::read(body, kind, charset, &url(), &reading)
     }
 
     #[test]

@@ -41,7 +41,7 @@ use crate::notes::{Note, Notes};
 use crate::offline;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::vocabulary::{Timestamp};
-use crate::page::{Page, Reading};
+use crate::page::{DecodedPage, Reading};
 use crate::pass::Pass;
 use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
@@ -539,10 +539,10 @@ impl WebFetchTool {
         }
     }
 
-    /// Decode and Extract of a fetched document ([`Page::read`]). A PDF (issue
+    /// Decode and Extract of a fetched document ([`DecodedPage::read`]). A PDF (issue
     /// 31) is read on a blocking thread, within the call's deadline: seconds of
     /// CPU must not stall the runtime's workers of a server with other calls.
-    async fn read_page(&self, fetched: &FetchedDocument, call: &Call<'_>) -> Result<Page, FetchError> {
+    async fn read_page(&self, fetched: &FetchedDocument, call: &Call<'_>) -> Result<DecodedPage, FetchError> {
         let deadline = call.deadline.into_std();
         if fetched.kind != MediaKind::Pdf {
             let reading = Reading {
@@ -551,7 +551,7 @@ impl WebFetchTool {
                 deadline: Some(deadline),
                 timeout_ms: self.settings.timeout_ms(),
             };
-            return Page::read(
+            return DecodedPage::read(
                 &fetched.body,
                 fetched.kind,
                 fetched.header_charset.as_deref(),
@@ -574,7 +574,7 @@ impl WebFetchTool {
                 deadline: Some(deadline),
                 timeout_ms: settings.timeout_ms(),
             };
-            Page::read(&body, MediaKind::Pdf, None, &url, &reading)
+            DecodedPage::read(&body, MediaKind::Pdf, None, &url, &reading)
         })
         .await
         .unwrap_or_else(|join| Err(FetchError::internal(format!("PDF task failed: {join}"))))
@@ -588,7 +588,7 @@ impl WebFetchTool {
     /// mode: an article is legitimately shorter than the whole page, and the
     /// choice of renderer must not change with an extension. So a short article
     /// (rare) is measured again with the SRD algorithm.
-    fn wants_spa_fallback(&self, page: &Page, final_url: &url::Url) -> bool {
+    fn wants_spa_fallback(&self, page: &DecodedPage, final_url: &url::Url) -> bool {
         let rendering = &self.settings.rendering;
         let falls_back = |document: &ExtractedDocument| {
             let chars = render::select::extracted_chars(&document.markdown);
@@ -639,7 +639,7 @@ impl WebFetchTool {
         if page.charset_fallback {
             notes.add(Note::CharsetFallback);
         }
-        let extracted = Page::from_html(page.html, page.final_url.as_url(), call.mode)?;
+        let extracted = DecodedPage::from_html(page.html, page.final_url.as_url(), call.mode)?;
         notes.extend(&extracted.notes);
         Ok(Rendered {
             final_url: page.final_url,

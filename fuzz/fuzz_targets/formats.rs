@@ -7,7 +7,7 @@ use webfetch::config::ContentSettings;
 use webfetch::content::json;
 use webfetch::content::media_type::MediaKind;
 use webfetch::vocabulary::ExtractionMode;
-use webfetch::page::{Page, Reading};
+use webfetch::page::{DecodedPage, Reading};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else {
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
         timeout_ms: 0,
     };
     let url = url::Url::parse("https://example.com/feed").unwrap();
-    let _ = Page::read(body, kind, Some("utf-8"), &url, &reading);
+    let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &reading);
     if let Ok(text) = std::str::from_utf8(body) {
         if let Ok(pretty) = json::pretty(text) {
             assert_eq!(json::pretty(&pretty).unwrap(), pretty);
