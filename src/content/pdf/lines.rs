@@ -191,7 +191,9 @@ impl Builder {
 }
 
 /// The bullet glyphs a list item starts with.
-pub(crate) const BULLETS: [char; 6] = ['•', '◦', '▪', '‣', '●', '○'];
+/// U+F0B7 is the Symbol font's bullet as LibreOffice writes it (a private-use code
+/// point without a Unicode map).
+pub(crate) const BULLETS: [char; 7] = ['•', '◦', '▪', '‣', '●', '○', '\u{F0B7}'];
 
 fn is_bullet(c: char) -> bool {
     BULLETS.contains(&c)
