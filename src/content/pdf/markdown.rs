@@ -303,7 +303,7 @@ mod tests {
             lines
         };
         let pages = vec![
-            page(1, &["Big Title", "Body text that runs long enough.", "Section", "• one", "• two"]),
+            page(1, &["Big Title", "Body text that runs long enough.", "Section", "• one", "\u{f0b7} two"]),
             page(2, &["Run-in", "More body text here, and a work-"]),
             page(3, &["ers line # kept.", "Final words"]),
         ];
