@@ -73,20 +73,23 @@ fn is_card_group(doc: &Document, measured: &Measured, parent: usize, members: &[
         return false;
     }
     // Every child of the parent that shows text is a card.
+    let parent_index = parent;
     let Some(parent) = doc.tree.get(nodes[parent].id) else {
         return false;
     };
     let card_ids: Vec<NodeId> = members.iter().map(|&i| nodes[i].id).collect();
+    // The parent's children that show text, in one pass over the measures.
+    let with_text: Vec<NodeId> = nodes
+        .iter()
+        .filter(|m| m.parent == Some(parent_index) && m.text > 0)
+        .map(|m| m.id)
+        .collect();
     parent.children().all(|child| match child.value() {
         Node::Text(text) => text.trim().is_empty(),
         Node::Element(element) => {
             element.removed
                 || card_ids.contains(&child.id())
-                || measured
-                    .nodes
-                    .iter()
-                    .find(|m| m.id == child.id())
-                    .is_none_or(|m| m.text == 0)
+                || !with_text.contains(&child.id())
         }
         _ => true,
     })

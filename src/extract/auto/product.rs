@@ -305,7 +305,7 @@ fn specs(value: &Value) -> Vec<(String, String)> {
 /// A string or number as plain text; `None` when empty.
 fn text(value: &Value) -> Option<String> {
     let text = match value {
-        Value::String(text) => plain_text(text).split_whitespace().collect::<Vec<_>>().join(" "),
+        Value::String(text) => plain_text(text),
         Value::Number(number) => number.to_string(),
         _ => return None,
     };
@@ -330,7 +330,7 @@ fn named_text(value: &Value) -> Option<String> {
 /// decoded (`&amp;`), whitespace collapsed. JSON-LD strings are often HTML.
 fn plain_text(html: &str) -> String {
     if !html.contains(['<', '&']) {
-        return html.to_owned();
+        return html.split_whitespace().collect::<Vec<_>>().join(" ");
     }
     let doc = dom::parse(html, dom::Scripting::On);
     root::normalized_text(doc.tree.root())
