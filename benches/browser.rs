@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::time::Instant;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::{LoadOptions, load_str};
-use webfetch::render::browser::{RenderContext, render};
+use webfetch::CanonicalUrl;
+use webfetch::internals::render::browser::{RenderContext, render};
+use webfetch::internals::transport::HttpClient;
 use webfetch::testing::StubValidator;
-use webfetch::transport::HttpClient;
+use webfetch::{LoadOptions, load_str};
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

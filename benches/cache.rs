@@ -24,10 +24,11 @@ use std::path::Path;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
-use webfetch::cache::{DiskCache, Fresh, Variant};
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::CacheSettings;
-use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
+use webfetch::CacheSettings;
+use webfetch::CanonicalUrl;
+use webfetch::RenderingMethod;
+use webfetch::internals::cache::{DiskCache, Fresh, Variant};
+use webfetch::internals::vocabulary::ExtractedDocument;
 
 const SIZES: [usize; 3] = [10, 1_000, 10_000];
 const T0: OffsetDateTime = datetime!(2026-01-10 12:00:00 UTC);
@@ -38,7 +39,7 @@ fn settings(dir: &Path, max_entries: usize) -> CacheSettings {
         "[tools.webfetch]\ncache_dir = '{}'\nmax_cache_entries = {max_entries}\n",
         dir.display()
     );
-    webfetch::config::load_str(&text, webfetch::config::LoadOptions::default())
+    webfetch::load_str(&text, webfetch::LoadOptions::default())
         .unwrap()
         .settings
         .cache

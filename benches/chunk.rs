@@ -9,11 +9,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use webfetch::chunk::chunk_markdown;
-use webfetch::output::{BuildOptions, ResponseMeta, build};
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::vocabulary::Timestamp;
-use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
+use webfetch::RenderingMethod;
+use webfetch::Timestamp;
+use webfetch::internals::chunk::chunk;
+use webfetch::internals::output::{BuildOptions, ResponseMeta, build};
+use webfetch::internals::vocabulary::ExtractedDocument;
+use webfetch::{Cl100k, TokenCounter};
 
 const MIB: usize = 1 << 20;
 
@@ -77,7 +78,7 @@ fn chunking(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("markdown_600", format!("{mib}MiB")),
             &text,
-            |b, t| b.iter(|| chunk_markdown(black_box(t), 600, &Cl100k)),
+            |b, t| b.iter(|| chunk(black_box(t), &[], 600, &Cl100k)),
         );
     }
     let text = document(5 * MIB);
@@ -86,11 +87,11 @@ fn chunking(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new(format!("markdown_{max}"), "5MiB"),
             &text,
-            |b, t| b.iter(|| chunk_markdown(black_box(t), max, &Cl100k)),
+            |b, t| b.iter(|| chunk(black_box(t), &[], max, &Cl100k)),
         );
     }
     group.bench_with_input(BenchmarkId::new("markdown_600", "5MiB"), &text, |b, t| {
-        b.iter(|| chunk_markdown(black_box(t), 600, &Cl100k))
+        b.iter(|| chunk(black_box(t), &[], 600, &Cl100k))
     });
     // Hostile shapes: nothing to split on but characters, and one endless paragraph.
     let one_word = "abcdefghijklmnopqrstuvwxyz0123456789+/".repeat(MIB / 38);
@@ -98,14 +99,14 @@ fn chunking(c: &mut Criterion) {
     group.bench_with_input(
         BenchmarkId::new("no_whitespace_600", "1MiB"),
         &one_word,
-        |b, t| b.iter(|| chunk_markdown(black_box(t), 600, &Cl100k)),
+        |b, t| b.iter(|| chunk(black_box(t), &[], 600, &Cl100k)),
     );
     let paragraph = "Trains run through the night, and arrive in the morning ".repeat(MIB / 56);
     group.throughput(Throughput::Bytes(paragraph.len() as u64));
     group.bench_with_input(
         BenchmarkId::new("one_paragraph_600", "1MiB"),
         &paragraph,
-        |b, t| b.iter(|| chunk_markdown(black_box(t), 600, &Cl100k)),
+        |b, t| b.iter(|| chunk(black_box(t), &[], 600, &Cl100k)),
     );
     group.finish();
 }

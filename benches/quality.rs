@@ -20,10 +20,10 @@ mod quality;
 use std::time::{Duration, Instant};
 
 use url::Url;
-use webfetch::content::charset::decode;
-use webfetch::extract::extract_html;
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::decode;
+use webfetch::internals::extract::extract_html;
+use webfetch::{Cl100k, TokenCounter};
 
 use quality::{Totals, score, text_view};
 

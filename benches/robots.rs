@@ -3,7 +3,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use webfetch::robots::RobotsTxt;
+use webfetch::internals::robots::RobotsTxt;
 
 /// A realistic file: several groups, ~300 rules, wildcards, comments.
 fn realistic() -> String {

@@ -22,10 +22,10 @@ use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use url::Url;
-use webfetch::content::charset::decode;
-use webfetch::extract::extract_html;
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::decode;
+use webfetch::internals::extract::extract_html;
+use webfetch::{Cl100k, TokenCounter};
 
 /// The Markdown of every corpus page, or the golden chunk inputs without a corpus.
 fn markdown() -> Vec<String> {

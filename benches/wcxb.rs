@@ -28,10 +28,10 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use url::Url;
-use webfetch::content::charset::decode;
-use webfetch::extract::extract_html;
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::decode;
+use webfetch::internals::extract::extract_html;
+use webfetch::{Cl100k, TokenCounter};
 
 use quality::text_view;
 use wcxb::{PageScore, Sums, TYPES};
@@ -92,7 +92,7 @@ fn main() {
     let oracle = std::env::var_os("WCXB_ORACLE").is_some();
     let forced = std::env::var("WCXB_ORACLE")
         .ok()
-        .filter(|t| t.parse::<webfetch::vocabulary::PageType>().is_ok());
+        .filter(|t| t.parse::<webfetch::PageType>().is_ok());
     if let Some(path) = std::env::var_os("WCXB_FEATURES") {
         // The classifier's features and decision per page, beside the gold type.
         let mut out = String::new();
@@ -103,7 +103,8 @@ fn main() {
                 .and_then(|u| Url::parse(u).ok())
                 .unwrap_or_else(|| fallback.clone());
             let decoded = decode(body, None, true);
-            let described = webfetch::extract::auto::classify::describe(&decoded.text, &url);
+            let described =
+                webfetch::internals::extract::auto::classify::describe(&decoded.text, &url);
             out.push_str(&format!("{}\t{}\t{described}\n", page.id, page.page_type));
         }
         let _ = std::fs::write(path, out);
@@ -135,14 +136,12 @@ fn main() {
                         (None, "collection") => "listing",
                         (None, other) => other,
                     };
-                    webfetch::extract::auto::extract_as(
+                    webfetch::internals::extract::auto::extract_as(
                         &decoded.text,
                         &url,
-                        page_type
-                            .parse()
-                            .unwrap_or(webfetch::vocabulary::PageType::Article),
+                        page_type.parse().unwrap_or(webfetch::PageType::Article),
                     )
-                    .map(|document| webfetch::extract::Extraction {
+                    .map(|document| webfetch::internals::extract::Extraction {
                         document,
                         article_fell_back: false,
                     })

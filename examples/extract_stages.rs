@@ -32,9 +32,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use url::Url;
-use webfetch::content::charset::decode;
-use webfetch::extract::{dom, extract_html, markdown, normalize_whitespace, root};
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::decode;
+use webfetch::internals::extract::{dom, extract_html, markdown, normalize_whitespace, root};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use webfetch::config::DEFAULT_MAX_PDF_PAGES;
-use webfetch::content::pdf::{Limits, read};
+use webfetch::internals::config::DEFAULT_MAX_PDF_PAGES;
+use webfetch::internals::content::pdf::{Limits, read};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();

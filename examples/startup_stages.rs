@@ -19,9 +19,8 @@ use std::time::Instant;
 
 use proc_status::ProcStatus;
 
-use webfetch::config;
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::tool::WebFetchTool;
+use webfetch::WebFetchTool;
+use webfetch::{Cl100k, TokenCounter};
 
 /// `VmRSS` and `VmHWM` (current and peak resident set) in KiB.
 fn rss_kib() -> (u64, u64) {
@@ -50,7 +49,7 @@ fn main() {
     };
     stage("process start", || ());
     let loaded = stage("config (defaults)", || {
-        config::load_str("", config::LoadOptions::default()).expect("defaults")
+        webfetch::load_str("", webfetch::LoadOptions::default()).expect("defaults")
     });
     let runtime = stage("runtime (current_thread)", || {
         tokio::runtime::Builder::new_current_thread()

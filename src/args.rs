@@ -20,9 +20,9 @@ use crate::offline::SavedPage;
 use crate::vocabulary::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
-pub const MIN_CHUNK_TOKENS: u32 = 128;
+pub(crate) const MIN_CHUNK_TOKENS: u32 = 128;
 /// Largest accepted `max_chunk_tokens` (FR-WF-02a).
-pub const MAX_CHUNK_TOKENS: u32 = 2048;
+pub(crate) const MAX_CHUNK_TOKENS: u32 = 2048;
 
 /// The properties of FR-WF-02.
 const SRD_PROPERTIES: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force_browser"];
@@ -164,7 +164,7 @@ fn srd_input_schema() -> Value {
 }
 
 /// The schemas of our extension properties, keyed by name (not in FR-WF-02).
-pub fn extension_properties() -> Map<String, Value> {
+pub(crate) fn extension_properties() -> Map<String, Value> {
     let modes: Vec<&str> = EXTRACTION_MODES.iter().map(|m| m.as_str()).collect();
     let mut properties = Map::new();
     properties.insert(
@@ -358,10 +358,9 @@ mod tests {
 
     #[test]
     fn valid_arguments() {
-        let args = srd(
-            &json!({"url": " https://a.example/ ", "max_chunk_tokens": 128, "no_cache": true}),
-        )
-        .unwrap();
+        let args =
+            srd(&json!({"url": " https://a.example/ ", "max_chunk_tokens": 128, "no_cache": true}))
+                .unwrap();
         assert_eq!(args.url, " https://a.example/ ");
         assert_eq!(args.max_chunk_tokens, Some(128));
         assert!(args.no_cache && !args.force_browser);
@@ -386,9 +385,7 @@ mod tests {
         }
         rule(json!({"url": "https://a.example/", "max_chunk_tokens": u64::MAX}));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": 600.5}));
-        let args =
-            srd(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0}))
-                .unwrap();
+        let args = srd(&json!({"url": "https://a.example/", "max_chunk_tokens": 600.0})).unwrap();
         assert_eq!(args.max_chunk_tokens, Some(600));
         schema_error(json!({"url": "https://a.example/", "max_chunk_tokens": "600"}));
     }
@@ -415,16 +412,12 @@ mod tests {
             assert_eq!(error.code, ErrorCode::BadArgs, "{key}");
             assert!(error.message.contains(key), "{}", error.message);
             assert!(matches!(
-                extended(
-                    &json!({"url": "https://a.example/", key: null})
-                ),
+                extended(&json!({"url": "https://a.example/", key: null})),
                 Err(ArgsError::Schema(_))
             ));
         }
         schema_error(json!({ "url": null }));
-        match extended(
-            &json!({"url": "https://a.example/", "extraction": null}),
-        ) {
+        match extended(&json!({"url": "https://a.example/", "extraction": null})) {
             Err(ArgsError::Schema(error)) => assert_eq!(error.code, ErrorCode::BadArgs),
             other => panic!("expected a schema error, got {other:?}"),
         }
@@ -528,11 +521,6 @@ mod tests {
         // The executor seam speaks FR-WF-02 exactly.
         let refused = srd(&json!({ "url": url, "start_chunk": 1 }));
         assert!(matches!(refused, Err(ArgsError::Schema(_))));
-        assert_eq!(
-            srd(&json!({ "url": url }))
-                .unwrap()
-                .start_chunk,
-            None
-        );
+        assert_eq!(srd(&json!({ "url": url })).unwrap().start_chunk, None);
     }
 }

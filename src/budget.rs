@@ -17,7 +17,8 @@ use crate::error::{FetchError, TimeoutPhase};
 
 /// The absolute deadline of one stage and the budget to report when it passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Budget {
     deadline: Instant,
     timeout_ms: u64,
 }
@@ -25,7 +26,8 @@ pub struct Budget {
 impl Budget {
     /// A budget ending at `deadline`; `timeout_ms` is what `timeout` errors report
     /// (SRD-READINGS 10).
-    pub fn new(deadline: Instant, timeout_ms: u64) -> Budget {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(deadline: Instant, timeout_ms: u64) -> Budget {
         Budget {
             deadline,
             timeout_ms,
@@ -33,29 +35,29 @@ impl Budget {
     }
 
     /// A budget of `length` starting now, reporting `length` in `timeout` errors.
-    pub fn starting_now(length: Duration) -> Budget {
+    pub(crate) fn starting_now(length: Duration) -> Budget {
         Budget::new(Instant::now() + length, millis(length))
     }
 
     /// When the budget runs out.
-    pub fn deadline(&self) -> Instant {
+    pub(crate) fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// The budget `timeout` errors report, in milliseconds.
-    pub fn timeout_ms(&self) -> u64 {
+    pub(crate) fn timeout_ms(&self) -> u64 {
         self.timeout_ms
     }
 
     /// The `timeout` error for `phase`.
-    pub fn expired(&self, phase: TimeoutPhase) -> FetchError {
+    pub(crate) fn expired(&self, phase: TimeoutPhase) -> FetchError {
         FetchError::timeout(self.timeout_ms, phase)
     }
 
     /// The same budget with `paused` added to its deadline: time spent on work that
     /// has a budget of its own (a redirect hop's robots.txt check,
     /// FR-WF-ROBOTS-TIMEOUT-01) is not counted against this one.
-    pub fn paused_for(self, paused: Duration) -> Budget {
+    pub(crate) fn paused_for(self, paused: Duration) -> Budget {
         Budget {
             deadline: self.deadline + paused,
             ..self
@@ -63,17 +65,17 @@ impl Budget {
     }
 
     /// The time left before the deadline; zero once it has passed.
-    pub fn remaining(&self) -> Duration {
+    pub(crate) fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
     /// Whether the deadline has passed.
-    pub fn is_spent(&self) -> bool {
+    pub(crate) fn is_spent(&self) -> bool {
         Instant::now() >= self.deadline
     }
 
     /// Runs `work` until the deadline; past it, `timeout` with `phase`.
-    pub async fn run<T>(
+    pub(crate) async fn run<T>(
         &self,
         phase: TimeoutPhase,
         work: impl Future<Output = T>,
@@ -84,7 +86,7 @@ impl Budget {
     }
 
     /// Like [`Budget::run`] for work that itself returns a `FetchError`.
-    pub async fn try_run<T>(
+    pub(crate) async fn try_run<T>(
         &self,
         phase: TimeoutPhase,
         work: impl Future<Output = Result<T, FetchError>>,
@@ -95,6 +97,6 @@ impl Budget {
 
 /// A duration in whole milliseconds, saturating: the unit of `timeout_ms` in
 /// errors and of durations in log events.
-pub fn millis(duration: Duration) -> u64 {
+pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

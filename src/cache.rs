@@ -64,20 +64,23 @@ mod snapshot;
 mod store;
 
 use std::io;
+#[cfg(any(test, feature = "internals"))]
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use time::OffsetDateTime;
 
-use crate::config::CacheSettings;
-use crate::vocabulary::{ExtractedDocument, RenderingMethod};
-use crate::vocabulary::Timestamp;
 use crate::canonical_url::CanonicalUrl;
+use crate::config::CacheSettings;
+use crate::vocabulary::Timestamp;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 
 use dir::{Dir, Root};
 pub(crate) use entry::Entry;
-pub use entry::Fresh;
-pub use key::{CacheKey, Variant};
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) use entry::Fresh;
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) use key::{CacheKey, Variant};
 use ledger::Ledger;
 use limits::Limits;
 use snapshot::Snapshot;
@@ -87,7 +90,8 @@ use store::ReadOutcome;
 /// behind an `Arc`; several handles, in one process or many, may use the same
 /// directory at once.
 #[derive(Debug)]
-pub struct DiskCache {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct DiskCache {
     root: Root,
     ttl_days: u32,
     limits: Limits,
@@ -96,7 +100,8 @@ pub struct DiskCache {
 /// A cache hit: the stored document and the time it was originally fetched, which
 /// the response reports as its `fetched_at` (FR-WF-17a).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CachedDocument {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct CachedDocument {
     /// The extracted document to re-chunk (FR-WF-CCH-CONTENT-01).
     pub document: ExtractedDocument,
     /// The original `fetched_at`, second precision, UTC.
@@ -111,7 +116,8 @@ pub struct CachedDocument {
 /// caller appends `cache_write_failed` to the notes and logs
 /// `cache_write_failed: {error}`; `Display` is exactly that `{reason}`.
 #[derive(Debug, thiserror::Error)]
-pub enum CacheWriteError {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum CacheWriteError {
     /// The serialized entry alone is larger than `max_cache_bytes`
     /// (FR-WF-CCH-SIZE-01); nothing was written.
     #[error("entry exceeds max_cache_bytes")]
@@ -148,7 +154,8 @@ impl DiskCache {
     /// 28), which also logs a warning naming the reason: the cache is then off for
     /// this invocation, and the caller must neither read nor write nor emit cache
     /// notes (FR-WF-CCH-ENABLE-01).
-    pub fn open(settings: &CacheSettings) -> Option<DiskCache> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn open(settings: &CacheSettings) -> Option<DiskCache> {
         let dir = settings.dir.as_ref()?;
         if settings.max_entries == 0 {
             return None;
@@ -187,12 +194,16 @@ impl DiskCache {
     }
 
     /// The cache directory.
-    pub fn dir(&self) -> &Path {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn dir(&self) -> &Path {
         self.root.path()
     }
 
     /// Where the entry of `url` fetched with `method` lives (FR-WF-16a).
-    pub fn entry_path(&self, url: &CanonicalUrl, method: RenderingMethod) -> PathBuf {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn entry_path(&self, url: &CanonicalUrl, method: RenderingMethod) -> PathBuf {
         CacheKey::new(url, method, Variant::default()).entry_path(self.root.path())
     }
 
@@ -206,7 +217,8 @@ impl DiskCache {
     /// `expires_at` never slides (FR-WF-CCH-LRU-01, FR-WF-CCH-TTL-02). `variant`
     /// (an extension: extraction mode, `robots_for_frames`, formats) is part of the
     /// key; [`Variant::default`] is the SRD's key.
-    pub fn get(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn get(
         &self,
         url: &CanonicalUrl,
         method: RenderingMethod,
@@ -255,7 +267,12 @@ impl DiskCache {
         let read_size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         let restamped = entry::restamp(&mut bytes, entry.last_accessed_at, now);
         entry.last_accessed_at = now;
-        self.touch(&key, &entry, restamped.then_some(bytes), (read_id, read_size));
+        self.touch(
+            &key,
+            &entry,
+            restamped.then_some(bytes),
+            (read_id, read_size),
+        );
         Some(CachedDocument {
             document: entry.extracted,
             fetched_at,
@@ -275,7 +292,8 @@ impl DiskCache {
     /// An entry larger than `max_cache_bytes` on its own is not written, and an
     /// older entry under its key is removed, since it is known to be stale
     /// (FR-WF-CCH-SIZE-01).
-    pub fn put(&self, fresh: Fresh<'_>) -> Result<(), CacheWriteError> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn put(&self, fresh: Fresh<'_>) -> Result<(), CacheWriteError> {
         self.store(Entry::fresh(fresh, self.ttl_days))
     }
 
@@ -370,14 +388,18 @@ impl DiskCache {
     /// pay for it. Meant to run on a blocking thread while the network fetch of a
     /// miss is in flight; a failure is left for `put` to report. With a ledger in
     /// place, it costs a lock and a 152-byte read.
-    pub fn warm_index(&self) {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn warm_index(&self) {
         let _ = self.open_ledger();
     }
 
     /// Kept for callers of the in-memory index this cache used to keep: the counts
     /// now live in the directory's ledger, shared by every handle, so there is
     /// nothing to forget. A no-op.
-    pub fn refresh_index(&self) {}
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn refresh_index(&self) {}
 
     /// Locks the ledger and returns it with its state and the directory it is in:
     /// a dead writer's temp file (the ledger's `pending`) is deleted first, and a
@@ -563,11 +585,7 @@ impl DiskCache {
 /// Counts the directory from scratch and writes a new LRU snapshot (the only
 /// O(entries) step; see [`snapshot`]). `previous` is the snapshot generation
 /// being replaced. The caller holds the ledger lock.
-fn rescan(
-    dir: &Dir,
-    ledger: &mut Ledger,
-    previous: u64,
-) -> Result<ledger::State, CacheWriteError> {
+fn rescan(dir: &Dir, ledger: &mut Ledger, previous: u64) -> Result<ledger::State, CacheWriteError> {
     let mut seen = store::scan(dir).map_err(CacheWriteError::Scan)?;
     snapshot::remove_stray_temps(dir);
     snapshot::lru_order(&mut seen);

@@ -86,21 +86,23 @@ impl CanonicalUrl {
         }
         let raw_host = raw_authority.map(host_of_authority);
         if let Some(inner) = raw_host.and_then(|h| h.strip_prefix('['))
-            && inner.contains('%') {
-                return Err(FetchError::invalid_url(
-                    url.as_str(),
-                    "IPv6 zone identifiers are not allowed",
-                ));
-            }
+            && inner.contains('%')
+        {
+            return Err(FetchError::invalid_url(
+                url.as_str(),
+                "IPv6 zone identifiers are not allowed",
+            ));
+        }
         if let Some(Host::Ipv4(_)) = url.host() {
             // A relative redirect keeps the (already validated) host of its base.
             if let Some(raw_host) = raw_host
-                && !is_canonical_dotted_decimal(raw_host) {
-                    return Err(FetchError::invalid_host(
-                        raw_host,
-                        "non-canonical numeric IPv4 form; use dotted decimal",
-                    ));
-                }
+                && !is_canonical_dotted_decimal(raw_host)
+            {
+                return Err(FetchError::invalid_host(
+                    raw_host,
+                    "non-canonical numeric IPv4 form; use dotted decimal",
+                ));
+            }
         }
         if url.host().is_none() {
             return Err(FetchError::invalid_url(url.as_str(), "URL has no host"));
@@ -176,7 +178,7 @@ impl CanonicalUrl {
 /// browser subrequest), for logs (FR-WF-19b): query, fragment and userinfo
 /// dropped; a URL with no host is its scheme only, and one that does not parse
 /// is `<unparsable>`.
-pub fn redact_raw(raw: &str) -> String {
+pub(crate) fn redact_raw(raw: &str) -> String {
     match Url::parse(raw) {
         Ok(url) if url.has_host() => redact(&url),
         Ok(url) => format!("{}:", url.scheme()),
@@ -260,24 +262,25 @@ fn strip_like_whatwg(input: &str) -> String {
 /// userinfo is `invalid_url` (`http://u:p@1.2.3.256/`, FR-WF-04c) before it.
 fn parse_failure(cleaned: &str, error: url::ParseError) -> FetchError {
     if error == url::ParseError::InvalidIpv4Address
-        && let Some(authority) = raw_authority(cleaned) {
-            let host = host_of_authority(authority);
-            if is_dotted_digits(host) {
-                if let Some(colon) = scheme_end(cleaned) {
-                    let scheme = cleaned[..colon].to_ascii_lowercase();
-                    if !matches!(scheme.as_str(), "http" | "https") {
-                        return FetchError::invalid_scheme(&scheme);
-                    }
+        && let Some(authority) = raw_authority(cleaned)
+    {
+        let host = host_of_authority(authority);
+        if is_dotted_digits(host) {
+            if let Some(colon) = scheme_end(cleaned) {
+                let scheme = cleaned[..colon].to_ascii_lowercase();
+                if !matches!(scheme.as_str(), "http" | "https") {
+                    return FetchError::invalid_scheme(&scheme);
                 }
-                if authority.contains('@') {
-                    return FetchError::invalid_url(
-                        &redact_userinfo(cleaned),
-                        "URLs with userinfo (user:password@) are not allowed",
-                    );
-                }
-                return FetchError::invalid_host(host, "IPv4 octet out of range");
             }
+            if authority.contains('@') {
+                return FetchError::invalid_url(
+                    &redact_userinfo(cleaned),
+                    "URLs with userinfo (user:password@) are not allowed",
+                );
+            }
+            return FetchError::invalid_host(host, "IPv4 octet out of range");
         }
+    }
     FetchError::invalid_url(&redact_userinfo(cleaned), error)
 }
 
@@ -396,24 +399,26 @@ fn normalize_escapes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len()
-            && let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
-                let value = hi << 4 | lo;
-                let unreserved =
-                    value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~');
-                // After a stray `%` (`%E%61`), decoding a hex digit would make a new
-                // escape (`%Ea`) that the next normalisation reads differently:
-                // keep it encoded, so the canonical form is a fixed point.
-                if unreserved && !(value.is_ascii_hexdigit() && ends_in_partial_escape(&out)) {
-                    out.push(value as char);
-                } else {
-                    out.push('%');
-                    out.push(bytes[i + 1].to_ascii_uppercase() as char);
-                    out.push(bytes[i + 2].to_ascii_uppercase() as char);
-                }
-                i += 3;
-                continue;
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2]))
+        {
+            let value = hi << 4 | lo;
+            let unreserved =
+                value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~');
+            // After a stray `%` (`%E%61`), decoding a hex digit would make a new
+            // escape (`%Ea`) that the next normalisation reads differently:
+            // keep it encoded, so the canonical form is a fixed point.
+            if unreserved && !(value.is_ascii_hexdigit() && ends_in_partial_escape(&out)) {
+                out.push(value as char);
+            } else {
+                out.push('%');
+                out.push(bytes[i + 1].to_ascii_uppercase() as char);
+                out.push(bytes[i + 2].to_ascii_uppercase() as char);
             }
+            i += 3;
+            continue;
+        }
         let ch = text[i..].chars().next().expect("in bounds");
         out.push(ch);
         i += ch.len_utf8();

@@ -31,7 +31,7 @@
 //!    the heading in effect where it begins: its own first line if that is a heading
 //!    line, else the most recent heading before it.
 //! 5. **Preferred cuts** (extension, issue 31: a PDF's page boundaries,
-//!    [`chunk_with_hints`]): where a chunk has to end anyway (more follows that
+//!    [`chunk`]): where a chunk has to end anyway (more follows that
 //!    does not fit), it ends at the last preferred cut between two of its units
 //!    instead, as long as the chunk is still half full there; if that makes more
 //!    chunks in all than packing without the hints, the hints are dropped. No
@@ -57,7 +57,10 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-pub use blocks::{Block, BlockKind, blocks, heading_text};
+#[cfg(feature = "internals")]
+pub use blocks::blocks;
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) use blocks::{Block, BlockKind, heading_text};
 use units::Unit;
 
 use crate::tokens::{SpanCounter, TokenCounter};
@@ -79,7 +82,8 @@ pub struct FetchChunk {
 /// indentation). Sources are in document order and never overlap, and the gaps
 /// between them are whitespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourcedChunk {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct SourcedChunk {
     /// The chunk itself.
     pub chunk: FetchChunk,
     /// The span of the Markdown the text copies.
@@ -91,34 +95,17 @@ pub struct SourcedChunk {
 }
 
 /// Splits Markdown into chunks of at most `max_chunk_tokens` tokens each, in document
-/// order (FR-WF-15 .. 15f).
-pub fn chunk_markdown(
-    markdown: &str,
-    max_chunk_tokens: usize,
-    counter: &dyn TokenCounter,
-) -> Vec<FetchChunk> {
-    chunk_with_sources(markdown, max_chunk_tokens, counter)
-        .into_iter()
-        .map(|c| c.chunk)
-        .collect()
-}
-
-/// [`chunk_markdown`], with each chunk's provenance.
-pub fn chunk_with_sources(
-    markdown: &str,
-    max_chunk_tokens: usize,
-    counter: &dyn TokenCounter,
-) -> Vec<SourcedChunk> {
-    pack_document(markdown, &[], max_chunk_tokens, counter).0
-}
-
-/// [`chunk_with_sources`], preferring to cut at `hints` (extension, issue 31; step
-/// 5 of the module docs): byte offsets in `markdown`, each honoured where it falls
-/// between two units at the start of the next one or in the whitespace before it
-/// (a block's start or end, a list item's). The chunks are never more than
-/// without the hints, and each is within budget as always. Any offsets are
-/// accepted (unsorted, repeated, past the end: a cache entry is data).
-pub fn chunk_with_hints(
+/// order (FR-WF-15 .. 15f), each with its provenance.
+///
+/// `hints` (extension, issue 31; step 5 of the module docs) are byte offsets in
+/// `markdown` where a chunk prefers to end: each is honoured where it falls between
+/// two units, at the start of the next one or in the whitespace before it (a
+/// block's start or end, a list item's). The chunks are never more than without
+/// the hints, and each is within budget as always. Any offsets are accepted
+/// (unsorted, repeated, past the end: a cache entry is data). With no hints this
+/// is the SRD's chunking.
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn chunk(
     markdown: &str,
     hints: &[usize],
     max_chunk_tokens: usize,
@@ -131,7 +118,7 @@ pub fn chunk_with_hints(
     if !used {
         return hinted;
     }
-    let plain = chunk_with_sources(markdown, max_chunk_tokens, counter);
+    let plain = pack_document(markdown, &[], max_chunk_tokens, counter).0;
     if hinted.len() <= plain.len() {
         hinted
     } else {
@@ -194,7 +181,8 @@ fn pack_document(
 /// hold a megabyte (memory and time quadratic in the page). Real headings are far
 /// shorter; a longer one is cut at a character boundary. The heading line itself is
 /// still in full in the `text` of the chunks that contain it.
-pub const MAX_HEADING_BYTES: usize = 1024;
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) const MAX_HEADING_BYTES: usize = 1024;
 
 /// `heading` cut to [`MAX_HEADING_BYTES`] at a character boundary.
 fn capped(mut heading: String) -> String {
@@ -520,6 +508,14 @@ mod tests {
         }
     }
 
+    /// The chunks without their provenance, as the response carries them.
+    fn plain_chunks(md: &str, max: usize, counter: &dyn TokenCounter) -> Vec<FetchChunk> {
+        chunk(md, &[], max, counter)
+            .into_iter()
+            .map(|sourced| sourced.chunk)
+            .collect()
+    }
+
     fn texts(chunks: &[FetchChunk]) -> Vec<&str> {
         chunks.iter().map(|c| c.text.as_str()).collect()
     }
@@ -528,7 +524,7 @@ mod tests {
     fn fr_wf_15a_blocks_accumulate_with_separators_counted() {
         let md = "aaaa\n\nbbbb\n\ncccc\n";
         // "aaaa" + "\n\nbbbb" = 10 bytes fits 10; adding "\n\ncccc" does not.
-        let chunks = chunk_markdown(md, 10, &Bytes);
+        let chunks = plain_chunks(md, 10, &Bytes);
         assert_eq!(texts(&chunks), ["aaaa\n\nbbbb", "cccc"]);
         assert!(chunks.iter().all(|c| c.token_count == c.text.len()));
     }
@@ -536,27 +532,27 @@ mod tests {
     #[test]
     fn fr_wf_15b_paragraph_falls_back_to_words_then_chars() {
         let md = "one two three four\n";
-        let chunks = chunk_markdown(md, 9, &Bytes);
+        let chunks = plain_chunks(md, 9, &Bytes);
         assert_eq!(texts(&chunks), ["one two", "three", "four"]);
         let md = "abcdefghij\n";
-        let chunks = chunk_markdown(md, 8, &Bytes);
+        let chunks = plain_chunks(md, 8, &Bytes);
         assert_eq!(texts(&chunks), ["abcdefgh", "ij"]);
     }
 
     #[test]
     fn chk_list_03_continuation_pieces_are_indented() {
         let md = "- first. second. third.\n";
-        let chunks = chunk_markdown(md, 12, &Bytes);
+        let chunks = plain_chunks(md, 12, &Bytes);
         assert_eq!(texts(&chunks), ["- first.", "  second.", "  third."]);
         let md = "  1. first. second.\n";
-        let chunks = chunk_markdown(md, 12, &Bytes);
+        let chunks = plain_chunks(md, 12, &Bytes);
         assert_eq!(texts(&chunks), ["  1. first.", "    second."]);
     }
 
     #[test]
     fn chk_code_01_fences_repeat_with_language() {
         let md = "```py\na = 1\nb = 2\nc = 3\n```\n";
-        let chunks = chunk_markdown(md, 22, &Bytes);
+        let chunks = plain_chunks(md, 22, &Bytes);
         assert_eq!(
             texts(&chunks),
             ["```py\na = 1\nb = 2\n```", "```py\nc = 3\n```"]
@@ -567,7 +563,7 @@ mod tests {
     fn costly_decoration_is_dropped_rather_than_breaking_the_budget() {
         let fence = "`".repeat(20);
         let md = format!("{fence}\nline one\nline two\n{fence}\n");
-        let chunks = chunk_markdown(&md, 30, &Bytes);
+        let chunks = plain_chunks(&md, 30, &Bytes);
         assert!(chunks.iter().all(|c| c.token_count <= 30), "{chunks:?}");
         assert_eq!(chunks.len(), 2);
     }
@@ -576,7 +572,7 @@ mod tests {
     fn a_huge_heading_is_capped_in_the_heading_field_only() {
         let title = "é".repeat(MAX_HEADING_BYTES);
         let md = format!("# {title}\n\nbody\n");
-        let chunks = chunk_markdown(&md, 1 << 20, &Bytes);
+        let chunks = plain_chunks(&md, 1 << 20, &Bytes);
         assert_eq!(chunks.len(), 1);
         assert_eq!(chunks[0].heading, "é".repeat(MAX_HEADING_BYTES / 2));
         assert!(chunks[0].text.contains(&title));
@@ -585,13 +581,13 @@ mod tests {
     #[test]
     fn tiny_budgets_never_loop_or_panic() {
         for max in 0..6 {
-            let chunks = chunk_markdown("# H\n\nab 日本 😀.\n", max, &Cl100k);
+            let chunks = plain_chunks("# H\n\nab 日本 😀.\n", max, &Cl100k);
             assert!(!chunks.is_empty());
         }
     }
 
     fn hinted(md: &str, hints: &[usize], max: usize) -> Vec<String> {
-        chunk_with_hints(md, hints, max, &Bytes)
+        chunk(md, hints, max, &Bytes)
             .into_iter()
             .map(|c| c.chunk.text)
             .collect()
@@ -600,14 +596,24 @@ mod tests {
     #[test]
     fn issue_31_a_due_cut_moves_back_to_a_hint_in_the_chunks_second_half() {
         let md = "aaaa\n\nbbbb\n\ncccc\n\ndddd\n";
-        assert_eq!(texts(&chunk_markdown(md, 16, &Bytes)), ["aaaa\n\nbbbb\n\ncccc", "dddd"]);
+        assert_eq!(
+            texts(&plain_chunks(md, 16, &Bytes)),
+            ["aaaa\n\nbbbb\n\ncccc", "dddd"]
+        );
         let cccc = md.find("cccc").unwrap();
         // At the block's start or anywhere in the separator before it.
         for hint in [cccc, cccc - 2, cccc - 1] {
-            assert_eq!(hinted(md, &[hint], 16), ["aaaa\n\nbbbb", "cccc\n\ndddd"], "{hint}");
+            assert_eq!(
+                hinted(md, &[hint], 16),
+                ["aaaa\n\nbbbb", "cccc\n\ndddd"],
+                "{hint}"
+            );
         }
         // A hint where the chunk would be less than half full is not taken.
-        assert_eq!(hinted(md, &[md.find("bbbb").unwrap()], 16), ["aaaa\n\nbbbb\n\ncccc", "dddd"]);
+        assert_eq!(
+            hinted(md, &[md.find("bbbb").unwrap()], 16),
+            ["aaaa\n\nbbbb\n\ncccc", "dddd"]
+        );
         // Nor when no cut is due: everything fits one chunk.
         assert_eq!(hinted(md, &[cccc], 100), [md.trim_end()]);
     }
@@ -616,7 +622,7 @@ mod tests {
     fn issue_31_hints_never_make_more_chunks() {
         let md = "aaaa\n\nbbbb\n\ncccc\n\ndddd\n\neeee\n";
         let plain = ["aaaa\n\nbbbb\n\ncccc", "dddd\n\neeee"];
-        assert_eq!(texts(&chunk_markdown(md, 16, &Bytes)), plain);
+        assert_eq!(texts(&plain_chunks(md, 16, &Bytes)), plain);
         // Cutting before cccc would leave three chunks: the hint is dropped.
         assert_eq!(hinted(md, &[md.find("cccc").unwrap()], 16), plain);
     }
@@ -625,10 +631,10 @@ mod tests {
     fn issue_31_no_or_hostile_hints_change_nothing_and_never_panic() {
         let md = "# One\n\nfirst block here\n\n- a\n- b\n\nlast words\n";
         for max in [8, 12, 20, 1000] {
-            let plain = chunk_with_sources(md, max, &Bytes);
-            assert_eq!(chunk_with_hints(md, &[], max, &Bytes), plain);
+            let plain = chunk(md, &[], max, &Bytes);
+            assert_eq!(chunk(md, &[], max, &Bytes), plain);
             let hostile = [usize::MAX, 3, 3, 0, md.len(), 1 << 40, 7];
-            let chunks = chunk_with_hints(md, &hostile, max, &Bytes);
+            let chunks = chunk(md, &hostile, max, &Bytes);
             assert!(chunks.len() <= plain.len());
             assert!(chunks.iter().all(|c| c.chunk.token_count <= max.max(1)));
         }
@@ -637,7 +643,7 @@ mod tests {
     #[test]
     fn chk_head_heading_is_the_one_in_effect_where_the_chunk_begins() {
         let md = "intro\n\n# One\n\nbody one\n\n## Two ##\n\nbody two\n";
-        let chunks = chunk_markdown(md, 15, &Bytes);
+        let chunks = plain_chunks(md, 15, &Bytes);
         let shown: Vec<(&str, &str)> = chunks
             .iter()
             .map(|c| (c.heading.as_str(), c.text.as_str()))

@@ -50,20 +50,20 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
-use crate::vocabulary::ExtractionMode;
-pub use raw::{RawFile, RawTools, ToolsMode, RawApproval, RawToolDefinition, RawConfig, RawSecurity, RawBrowser, RawHttp, RawRendering, RawRobots, RawExtraction, RawServe};
 use crate::serve::WebOrigin;
-
-pub use self::fleet::{
-    DEFAULT_KEY_PREFIX, DEFAULT_PER_ORIGIN_IN_FLIGHT, FleetSettings, RawFleet, RedisSettings,
-    RedisUrl,
+use crate::vocabulary::ExtractionMode;
+pub use raw::ToolsMode;
+pub(crate) use raw::{
+    RawBrowser, RawConfig, RawExtraction, RawFile, RawRendering, RawSecurity, RawServe,
 };
+
+pub use self::fleet::{FleetSettings, RedisSettings, RedisUrl};
 
 mod content;
 
-pub use self::content::{
-    ContentSettings, DEFAULT_MAX_PDF_BYTES, DEFAULT_MAX_PDF_PAGES, RawContent,
-};
+pub use self::content::ContentSettings;
+#[cfg(feature = "internals")]
+pub use self::content::DEFAULT_MAX_PDF_PAGES;
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,7 +77,7 @@ impl ConfigError {
 }
 
 /// The CDP ResourceType values accepted in `block_resources` (FR-WF-BLOCKRES-01).
-pub const RESOURCE_TYPES: [&str; 18] = [
+pub(crate) const RESOURCE_TYPES: [&str; 18] = [
     "Document",
     "Stylesheet",
     "Image",
@@ -99,7 +99,7 @@ pub const RESOURCE_TYPES: [&str; 18] = [
 ];
 
 /// Default User-Agent (FR-WF-10).
-pub const DEFAULT_USER_AGENT: &str = "forge-webfetch/1.0";
+pub(crate) const DEFAULT_USER_AGENT: &str = "forge-webfetch/1.0";
 
 /// Which SSRF range families are blocked (FR-WF-05 toggles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,7 +238,7 @@ pub struct BrowserSettings {
 
 /// Default of `[tools.webfetch.browser] max_concurrent_renders` (extension): each
 /// render is a Chromium process of a few hundred MB.
-pub const DEFAULT_MAX_CONCURRENT_RENDERS: u32 = 2;
+pub(crate) const DEFAULT_MAX_CONCURRENT_RENDERS: u32 = 2;
 
 impl Default for BrowserSettings {
     fn default() -> Self {
@@ -432,7 +432,7 @@ pub struct Resolved {
 }
 
 /// Looks up an environment variable; a seam so tests need not touch the process env.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 fn std_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -853,7 +853,9 @@ fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
         .iter()
         .map(|text| WebOrigin::parse(text))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}")))?;
+        .map_err(|error| {
+            ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}"))
+        })?;
     Ok(ServeSettings { allowed_origins })
 }
 
@@ -874,7 +876,7 @@ fn normalize_domain_entry(entry: &str) -> Result<String, ConfigError> {
 /// Derives the robots.txt token from the User-Agent (FR-WF-ROBOTS-UA-TOKEN-01): the
 /// product name before the first `/`, filtered to `[A-Za-z0-9_-]`, or
 /// `forge-webfetch` when nothing is left.
-pub fn derive_robots_token(user_agent: &str) -> String {
+pub(crate) fn derive_robots_token(user_agent: &str) -> String {
     let product = user_agent.split('/').next().unwrap_or("");
     let token: String = product
         .chars()
@@ -890,7 +892,7 @@ pub fn derive_robots_token(user_agent: &str) -> String {
 /// Expands `${VAR}` references (FR-WF-CFG-03). `${TEMP}` falls back to the OS temp
 /// directory when unset; any other unset variable is an error, because silently
 /// expanding it to nothing could put a cache somewhere unexpected.
-pub fn expand_env_vars(text: &str, env: EnvLookup<'_>) -> Result<String, ConfigError> {
+pub(crate) fn expand_env_vars(text: &str, env: EnvLookup<'_>) -> Result<String, ConfigError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {

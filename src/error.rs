@@ -257,7 +257,10 @@ impl FetchError {
             "start_chunk",
             format!("{start} is past the last chunk: the document has {chunk_count}"),
         );
-        if let ErrorDetails::BadArgs { chunk_count: count, .. } = &mut error.details {
+        if let ErrorDetails::BadArgs {
+            chunk_count: count, ..
+        } = &mut error.details
+        {
             *count = Some(chunk_count);
         }
         error
@@ -278,7 +281,9 @@ impl FetchError {
         FetchError::new(
             ErrorCode::InvalidUrl,
             format!("invalid URL: {reason}"),
-            ErrorDetails::InvalidUrl { url: url.to_owned() },
+            ErrorDetails::InvalidUrl {
+                url: url.to_owned(),
+            },
         )
     }
 

@@ -10,41 +10,30 @@
 //!    the root (EXT-ROOT-01, EXT-EMPTY-01/02).
 //! 3. [`markdown::convert`]: the root's subtree to Markdown (13a, EXT-TAGS-01, ...).
 //! 4. [`normalize_whitespace`] (13b, EXT-WS-01).
-//!
-//! ```
-//! use webfetch::ExtractionMode;
-//!
-//! let url = url::Url::parse("https://example.com/post/1").unwrap();
-//! let doc = webfetch::extract::extract_html(
-//!     "<title> Hello </title><nav>menu</nav><main><h1>Hi</h1><p>See <a href='/x#y'>x</a>.</p></main>",
-//!     &url,
-//!     ExtractionMode::Srd,
-//! ).unwrap().document;
-//! assert_eq!(doc.markdown, "# Hi\n\nSee [x](https://example.com/x#y).\n");
-//! assert_eq!(doc.title.as_deref(), Some("Hello"));
-//! ```
 
-pub mod article;
-pub mod auto;
-pub mod element;
-pub mod dom;
-pub mod markdown;
-pub mod root;
-pub mod table;
+pub(crate) mod article;
+pub(crate) mod auto;
+pub(crate) mod dom;
+pub(crate) mod element;
+pub(crate) mod markdown;
+pub(crate) mod root;
+pub(crate) mod table;
 mod walk;
 mod whitespace;
-pub mod writer;
+pub(crate) mod writer;
 
 use url::Url;
 
-use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 use crate::error::FetchError;
+use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 
-pub use whitespace::normalize_whitespace;
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) use whitespace::normalize_whitespace;
 
 /// What [`extract_html`] produced, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extraction {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Extraction {
     /// The extracted document.
     pub document: ExtractedDocument,
     /// Article mode found no main content and the SRD algorithm produced the
@@ -67,7 +56,8 @@ pub struct Extraction {
 /// finds no main content, and says so in [`Extraction::article_fell_back`].
 /// [`ExtractionMode::Auto`] (issue 29) says what kind of page it found in the
 /// document's `page_type`, and fails only when the page shows no text at all.
-pub fn extract_html(
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn extract_html(
     html: &str,
     final_url: &Url,
     mode: ExtractionMode,
@@ -120,7 +110,8 @@ fn srd(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
 /// FR-WF-13c: `text/plain` gets whitespace normalisation only; no title, no
 /// language. (An empty body gives empty Markdown; what to do with that is the
 /// caller's decision, as for any other page.)
-pub fn extract_plain(text: &str) -> ExtractedDocument {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn extract_plain(text: &str) -> ExtractedDocument {
     ExtractedDocument {
         markdown: normalize_whitespace(text),
         title: None,
@@ -139,4 +130,24 @@ pub(crate) fn title(doc: &dom::Document, survey: &root::Survey) -> Option<String
         .filter_map(|id| doc.tree.get(id))
         .map(root::normalized_text)
         .find(|text| !text.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use url::Url;
+
+    use super::extract_html;
+    use crate::vocabulary::ExtractionMode;
+
+    #[test]
+    fn a_page_reads_as_its_content_root_with_absolute_links() {
+        let url = Url::parse("https://example.com/post/1").unwrap();
+        let html = "<title> Hello </title><nav>menu</nav>\
+                    <main><h1>Hi</h1><p>See <a href='/x#y'>x</a>.</p></main>";
+        let doc = extract_html(html, &url, ExtractionMode::Srd)
+            .unwrap()
+            .document;
+        assert_eq!(doc.markdown, "# Hi\n\nSee [x](https://example.com/x#y).\n");
+        assert_eq!(doc.title.as_deref(), Some("Hello"));
+    }
 }

@@ -61,55 +61,40 @@
 //! the browser renderer and `cache` touch the outside world. Those modules are
 //! private: the items above are the API.
 #![forbid(unsafe_code)]
-#![deny(missing_docs)]
-// Items only the crate's own tests, benches and fuzz targets use (through the
-// `internals` feature) are dead code in an embedder's build; before the chosen API
-// they were all public, and so never flagged either.
-#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
-/// Declares the crate's internal modules: private to embedders (the chosen API is
-/// re-exported below), public under the `internals` feature so that the crate's own
-/// integration tests, benches and fuzz targets can reach every stage. The feature is
-/// not an API: nothing under it is covered by semver.
-macro_rules! internal_modules {
-    ($($module:ident),* $(,)?) => {$(
-        #[cfg(feature = "internals")]
-        #[doc(hidden)]
-        pub mod $module;
-        #[cfg(not(feature = "internals"))]
-        mod $module;
-    )*};
-}
+/// What the crate's own integration tests, benches, examples and fuzz targets
+/// reach past the API (feature `internals`; not an API).
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 
 /// Test doubles (T-WF-INFRA-01): for this crate's tests, benches and fuzz targets.
 #[cfg(any(test, feature = "internals"))]
 #[doc(hidden)]
 pub mod testing;
 
-internal_modules!(
-    args,
-    budget,
-    cache,
-    canonical_url,
-    chunk,
-    config,
-    content,
-    error,
-    executor,
-    extract,
-    notes,
-    offline,
-    output,
-    page,
-    pass,
-    render,
-    robots,
-    ssrf,
-    tokens,
-    tool,
-    transport,
-    vocabulary,
-);
+mod args;
+mod budget;
+mod cache;
+mod canonical_url;
+mod chunk;
+mod config;
+mod content;
+mod error;
+mod executor;
+mod extract;
+mod notes;
+mod offline;
+mod output;
+mod page;
+mod pass;
+mod render;
+mod robots;
+mod ssrf;
+mod tokens;
+mod tool;
+mod transport;
+mod vocabulary;
 
 // Extension (issue 32): the fleet's shared state on Redis, and the per-origin
 // politeness limit (process-wide, or fleet-wide through `fleet`).
@@ -139,4 +124,4 @@ pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
-pub use self::vocabulary::{ExtractionMode, PageType, RenderingMethod, Timestamp};
+pub use self::vocabulary::{ExtractionMode, PageType, RenderingMethod, Timestamp, TimestampError};

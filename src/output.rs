@@ -8,7 +8,7 @@
 //!   fields omitted, never `null`; notes in pipeline-stage order
 //!   (FR-WF-NOTES-ORDER-01, kept by [`Notes`]); `fetched_at` to the second with `Z`
 //!   ([`Timestamp`], FR-WF-RESP-TIME-01).
-//! * **Fitting** ([`fit`], FR-WF-OUT-01, 02, 03): if the JSON is larger than
+//! * **Fitting** (FR-WF-OUT-01, 02, 03): if the JSON is larger than
 //!   `effective_max_bytes`, trailing chunks are dropped; if even the first chunk alone
 //!   does not fit, its text is cut at a character boundary and its `token_count`
 //!   recounted, its `heading` untouched. The lengths come from one serialisation of
@@ -21,17 +21,16 @@
 //!   `next_start_chunk`, is written only for a caller that asked for a window, so
 //!   every SRD response stays byte-identical.
 
-
 use std::io;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::chunk::FetchChunk;
-use crate::chunk::chunk_with_hints;
-use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp};
+use crate::chunk::chunk;
 use crate::error::FetchError;
 use crate::notes::{Note, Notes};
 use crate::tokens::TokenCounter;
+use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp};
 
 /// Why a response is incomplete (FR-WF-TRUNC-REASON-01), highest precedence first
 /// (FR-WF-TRUNC-REASON-02).
@@ -176,7 +175,8 @@ pub struct Built {
 
 /// The request's chunking and output parameters of [`build`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BuildOptions {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct BuildOptions {
     /// The token budget of one chunk (FR-WF-15).
     pub max_chunk_tokens: usize,
     /// Extension (`start_chunk`): the window's first chunk of the document's
@@ -195,7 +195,8 @@ pub struct BuildOptions {
 /// read a document exactly once), and its JSON also carries `next_start_chunk` when
 /// fitting cut the window. A start at or past the last chunk is `bad_args` with
 /// `details.chunk_count`.
-pub fn build(
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn build(
     doc: &ExtractedDocument,
     meta: ResponseMeta,
     options: BuildOptions,
@@ -207,9 +208,9 @@ pub fn build(
         effective_max_bytes,
     } = options;
     // A PDF's page starts are preferred cuts (issue 31); any other document has
-    // none, and chunks exactly as `chunk_markdown` does.
+    // none, and chunks exactly as the SRD does.
     let mut chunks: Vec<FetchChunk> =
-        chunk_with_hints(&doc.markdown, &doc.page_starts, max_chunk_tokens, counter)
+        chunk(&doc.markdown, &doc.page_starts, max_chunk_tokens, counter)
             .into_iter()
             .map(|sourced| sourced.chunk)
             .collect();
@@ -237,21 +238,6 @@ pub fn build(
     })
 }
 
-/// Enforces `effective_max_bytes` on a response with the algorithm of FR-WF-OUT-01
-/// and returns its JSON, or the `tool_output_limit` error (FR-WF-OUT-02, 02a).
-pub fn fit(
-    response: FetchResponse,
-    effective_max_bytes: usize,
-    counter: &dyn TokenCounter,
-) -> Result<String, FetchError> {
-    let window = Window {
-        start: 0,
-        total: response.chunks.len(),
-        announce: false,
-    };
-    fit_window(response, window, effective_max_bytes, counter).map(|(json, _)| json)
-}
-
 /// Where a response's chunks sit in the document's chunking.
 #[derive(Debug, Clone, Copy)]
 struct Window {
@@ -263,7 +249,9 @@ struct Window {
     announce: bool,
 }
 
-/// [`fit`] for a window: also returns the first chunk left out, if any.
+/// Enforces `effective_max_bytes` on a window of a response with the algorithm of
+/// FR-WF-OUT-01 and returns its JSON and the first chunk left out, if any, or the
+/// `tool_output_limit` error (FR-WF-OUT-02, 02a).
 fn fit_window(
     mut response: FetchResponse,
     window: Window,

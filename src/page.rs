@@ -13,17 +13,18 @@ use url::Url;
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
 use crate::content::{charset, feed, json, pdf};
-use crate::vocabulary::ExtractedDocument;
 use crate::error::FetchError;
 use crate::extract::{self};
-use crate::vocabulary::{ExtractionMode};
 use crate::notes::{Note, Notes};
 use crate::render;
+use crate::vocabulary::ExtractedDocument;
+use crate::vocabulary::ExtractionMode;
 
 /// How a body is read: the HTML extraction mode, and for the extension formats
 /// (issue 31) their limits and the call's deadline.
 #[derive(Debug, Clone, Copy)]
-pub struct Reading<'a> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Reading<'a> {
     /// The extraction of HTML (FR-WF-13, or article mode).
     pub mode: ExtractionMode,
     /// `[tools.webfetch.content]`: the PDF page cap.
@@ -37,7 +38,8 @@ pub struct Reading<'a> {
 
 /// A decoded, extracted page.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedPage {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct DecodedPage {
     /// The body as text (FR-WF-10i); the SPA heuristic of FR-WF-12c reads it.
     pub text: String,
     /// The extracted document.
@@ -63,7 +65,7 @@ impl DecodedPage {
     /// and noted `publisher_markdown`; JSON becomes a ```json fence, a feed a
     /// Markdown list, a PDF its text layer as Markdown (binary: no charset, no
     /// `charset_fallback`).
-    pub fn read(
+    pub(crate) fn read(
         body: &[u8],
         kind: MediaKind,
         header_charset: Option<&str>,
@@ -154,7 +156,7 @@ impl DecodedPage {
 
     /// Extracts already decoded HTML (the browser's DOM, or a decoded body) with
     /// `mode`, noting `article_fallback_srd` when article mode fell back.
-    pub fn from_html(
+    pub(crate) fn from_html(
         html: String,
         final_url: &Url,
         mode: ExtractionMode,
@@ -165,7 +167,11 @@ impl DecodedPage {
 
     /// The page of `html` extracted in `mode`, noting `article_fallback_srd` when
     /// article mode fell back.
-    fn extracted(html: String, extraction: extract::Extraction, mode: ExtractionMode) -> DecodedPage {
+    fn extracted(
+        html: String,
+        extraction: extract::Extraction,
+        mode: ExtractionMode,
+    ) -> DecodedPage {
         let mut notes = Notes::new();
         if extraction.article_fell_back {
             notes.add(Note::ArticleFallbackSrd);
@@ -212,7 +218,9 @@ fn feed_encoding(body: &[u8]) -> Option<String> {
     let end = decl.windows(2).position(|w| w == b"?>")?;
     let decl = std::str::from_utf8(&decl[..end]).ok()?;
     let at = decl.find("encoding")?;
-    let rest = decl[at + "encoding".len()..].trim_start().strip_prefix('=')?;
+    let rest = decl[at + "encoding".len()..]
+        .trim_start()
+        .strip_prefix('=')?;
     let rest = rest.trim_start();
     let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let value = rest[1..].split(quote).next()?;
@@ -263,8 +271,7 @@ mod tests {
     #[test]
     fn plain_text_ignores_the_mode_and_notes_a_charset_fallback() {
         for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
-            let page =
-                read(b"caf\xc3\xa9  \r\n", MediaKind::Plain, None, mode).unwrap();
+            let page = read(b"caf\xc3\xa9  \r\n", MediaKind::Plain, None, mode).unwrap();
             assert_eq!(page.document.markdown, "café\n");
             assert!(page.is_srd_reading);
             assert_eq!(
@@ -285,9 +292,18 @@ mod tests {
 
     #[test]
     fn blank_bodies_are_errors() {
-        for kind in [MediaKind::Html, MediaKind::Plain, MediaKind::Markdown, MediaKind::Json] {
+        for kind in [
+            MediaKind::Html,
+            MediaKind::Plain,
+            MediaKind::Markdown,
+            MediaKind::Json,
+        ] {
             let error = read(b" \n\t", kind, Some("utf-8"), ExtractionMode::Srd).unwrap_err();
-            assert_eq!(error.details_json()["error"], "no_extractable_content", "{kind:?}");
+            assert_eq!(
+                error.details_json()["error"],
+                "no_extractable_content",
+                "{kind:?}"
+            );
         }
     }
 
@@ -317,7 +333,10 @@ mod tests {
         let page = read(body, MediaKind::Feed, None, ExtractionMode::Srd).unwrap();
         assert_eq!(page.document.title.as_deref(), Some("Caf\u{e9}"));
         assert!(page.notes.is_empty());
-        assert_eq!(feed_encoding(b"<?xml version=\"1.0\" encoding = \"utf-8\" ?><x/>").as_deref(), Some("utf-8"));
+        assert_eq!(
+            feed_encoding(b"<?xml version=\"1.0\" encoding = \"utf-8\" ?><x/>").as_deref(),
+            Some("utf-8")
+        );
         assert_eq!(feed_encoding(b"<rss/>"), None);
     }
 }

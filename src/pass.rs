@@ -19,7 +19,8 @@ use crate::error::FetchError;
 /// The per-call value every stage of one fetch shares. Cheap to clone; clones
 /// share the resolved hosts.
 #[derive(Clone, Default)]
-pub struct Pass {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Pass {
     hosts: Arc<Mutex<HashMap<String, Arc<Resolution>>>>,
 }
 
@@ -30,7 +31,8 @@ type Resolution = OnceCell<Result<Vec<IpAddr>, FetchError>>;
 
 impl Pass {
     /// A pass with no host resolved yet.
-    pub fn new() -> Pass {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new() -> Pass {
         Pass::default()
     }
 
@@ -53,7 +55,7 @@ impl Pass {
     }
 
     /// The names resolved so far (diagnostics and tests).
-    pub fn resolved_hosts(&self) -> Vec<String> {
+    pub(crate) fn resolved_hosts(&self) -> Vec<String> {
         let hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let mut names: Vec<String> = hosts
             .iter()

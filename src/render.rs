@@ -5,10 +5,11 @@
 //! renders a page in headless Chromium with every request it makes fetched by the
 //! same client. Both run within the tool call's [`Pass`](crate::pass::Pass).
 
-pub mod browser;
-pub mod http;
-pub mod select;
+pub(crate) mod browser;
+pub(crate) mod http;
+pub(crate) mod select;
 
-pub use self::browser::{BrowserPage, RenderContext, render};
-pub use self::http::{FetchedDocument, fetch_document};
-pub use self::select::{RenderPlan, is_js_heavy, plan, should_fall_back, spa_indicators};
+pub(crate) use self::browser::{RenderContext, render};
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) use self::http::{FetchedDocument, fetch_document};
+pub(crate) use self::select::{RenderPlan, is_js_heavy, plan, should_fall_back, spa_indicators};

@@ -50,20 +50,13 @@
 //!   [`MAX_RULES_PER_FILE`] rule lines are read, and a cached [`Rules`] set is one
 //!   pattern arena plus 12 bytes per distinct rule (see its memory bound).
 
-pub mod cache;
-pub mod checker;
-pub mod http_source;
-pub mod matcher;
-pub mod parse;
-pub mod path;
-pub mod policy;
+pub(crate) mod cache;
+pub(crate) mod checker;
+pub(crate) mod http_source;
+pub(crate) mod matcher;
+pub(crate) mod parse;
+pub(crate) mod path;
+pub(crate) mod policy;
 
-pub use cache::{Clock, RobotsCache, SystemClock};
-pub use checker::{RobotsChecker, RobotsRequest, RobotsSource};
-pub use http_source::{RobotsHopCheck, ScopeHook};
-pub use matcher::{MAX_RULES_PER_FILE, Pattern, Rule, RuleKind, RuleRef, Rules};
-pub use parse::{Group, RobotsTxt};
-pub use path::normalize_path;
-pub use policy::{
-    CROSS_ORIGIN_REDIRECT, FetchOutcome, PolicyParams, Resolution, check_scope, resolve,
-};
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) use checker::RobotsChecker;

@@ -10,9 +10,9 @@ use std::net::{IpAddr, ToSocketAddrs};
 
 use ipnet::IpNet;
 
+use crate::canonical_url::{CanonicalUrl, TargetHost};
 use crate::config::{BlockToggles, SecuritySettings};
 use crate::error::FetchError;
-use crate::canonical_url::{CanonicalUrl, TargetHost};
 
 /// Why an address was refused or a name could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -107,14 +107,14 @@ const IPV6_BLOCKED: [(&str, Family); 6] = [
 /// The address rules: built-in ranges under their toggles plus the always-blocked
 /// `additional_blocked_cidrs` (FR-WF-05g).
 #[derive(Debug, Clone)]
-pub struct IpPolicy {
+pub(crate) struct IpPolicy {
     builtin: Vec<(IpNet, Family)>,
     additional: Vec<IpNet>,
 }
 
 impl IpPolicy {
     /// The policy of a security configuration.
-    pub fn new(security: &SecuritySettings) -> IpPolicy {
+    pub(crate) fn new(security: &SecuritySettings) -> IpPolicy {
         let builtin = IPV4_BLOCKED
             .iter()
             .chain(IPV6_BLOCKED.iter())
@@ -129,7 +129,7 @@ impl IpPolicy {
 
     /// Checks one address. An IPv4-mapped IPv6 address is judged by its IPv4 address
     /// (FR-WF-05a); an additional CIDR matches either form of the address.
-    pub fn check(&self, ip: IpAddr) -> Result<(), SsrfError> {
+    pub(crate) fn check(&self, ip: IpAddr) -> Result<(), SsrfError> {
         let mapped_v4 = match ip {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4),
             IpAddr::V4(_) => None,
@@ -157,7 +157,7 @@ impl IpPolicy {
 
     /// FR-WF-05a1: keeps the allowed addresses of a sorted answer; when none is
     /// allowed, the error names the first blocked address in sort order.
-    pub fn filter(&self, sorted: Vec<IpAddr>) -> Result<Vec<IpAddr>, SsrfError> {
+    pub(crate) fn filter(&self, sorted: Vec<IpAddr>) -> Result<Vec<IpAddr>, SsrfError> {
         let mut first_blocked = None;
         let allowed: Vec<IpAddr> = sorted
             .into_iter()
@@ -185,7 +185,8 @@ fn as_mapped_v6(ip: IpAddr) -> Option<IpAddr> {
 
 /// Sorts addresses as FR-WF-DNS-01 requires: IPv6 first by 16-byte value, then IPv4
 /// by 4-byte value; duplicates removed.
-pub fn sort_addresses(mut ips: Vec<IpAddr>) -> Vec<IpAddr> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn sort_addresses(mut ips: Vec<IpAddr>) -> Vec<IpAddr> {
     ips.sort_by_key(|ip| match ip {
         IpAddr::V6(v6) => (0u8, v6.octets()),
         IpAddr::V4(v4) => {
@@ -199,7 +200,7 @@ pub fn sort_addresses(mut ips: Vec<IpAddr>) -> Vec<IpAddr> {
 }
 
 /// The port allowlist (FR-WF-05c..05e, PORT-01).
-pub fn check_port(port: u16, allowed_ports: &[u16]) -> Result<(), FetchError> {
+pub(crate) fn check_port(port: u16, allowed_ports: &[u16]) -> Result<(), FetchError> {
     if allowed_ports.contains(&port) {
         Ok(())
     } else {
@@ -259,7 +260,8 @@ impl SsrfValidator for SystemValidator {
 ///
 /// This is synchronous (it may call the system resolver); async callers run it on a
 /// blocking thread under their time budget.
-pub fn authorize(
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn authorize(
     url: &CanonicalUrl,
     security: &SecuritySettings,
     validator: &dyn SsrfValidator,
@@ -500,7 +502,8 @@ mod tests {
     }
 
     fn policy_with(toml: &str) -> IpPolicy {
-        let loaded = config::load_str(toml, config::LoadOptions::default()).unwrap_or_else(|e| panic!("{toml}: {e}"));
+        let loaded = config::load_str(toml, config::LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{toml}: {e}"));
         IpPolicy::new(&loaded.settings.security)
     }
 
@@ -702,8 +705,11 @@ mod tests {
 
     #[test]
     fn fr_wf_05b_block_reserved_off_allows_reserved_keeps_loopback() {
-        let error = config::load_str("[tools.webfetch.security]\nblock_reserved = false\n", config::LoadOptions::default())
-            .expect_err("block_reserved = false needs allow_insecure_overrides");
+        let error = config::load_str(
+            "[tools.webfetch.security]\nblock_reserved = false\n",
+            config::LoadOptions::default(),
+        )
+        .expect_err("block_reserved = false needs allow_insecure_overrides");
         assert!(
             error.to_string().contains("block_reserved=false"),
             "{error}"

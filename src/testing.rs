@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::config::SecuritySettings;
 use crate::executor::{ToolCtx, ToolExecutor, ToolResult, format_error, within_timeout};
-use crate::robots::Clock;
+use crate::robots::cache::Clock;
 use crate::ssrf::{IpPolicy, SsrfError, SsrfValidator, sort_addresses};
 
 /// Test validator (T-WF-INFRA-01): a fixed name-to-addresses table instead of DNS,

@@ -29,18 +29,15 @@ use tracing::Instrument;
 
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
 use crate::cache::DiskCache;
+use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::content::media_type::MediaKind;
-use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 use crate::error::{ErrorCode, ErrorDetails, FetchError};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self};
-use crate::vocabulary::{ExtractionMode};
-use crate::transport::HttpClient;
 use crate::notes::{Note, Notes};
 use crate::offline;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
-use crate::vocabulary::{Timestamp};
 use crate::page::{DecodedPage, Reading};
 use crate::pass::Pass;
 use crate::render::browser::Standby;
@@ -48,13 +45,16 @@ use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
 use crate::tokens::TokenCounter;
-use crate::canonical_url::CanonicalUrl;
+use crate::transport::HttpClient;
+use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::Timestamp;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 
 mod builder;
 mod store;
 
 pub use self::builder::WebFetchToolBuilder;
-use self::store::{DocumentStore, Lookup, Looked, Put};
+use self::store::{DocumentStore, Looked, Lookup, Put};
 
 /// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
 /// clones share the HTTP client, the robots.txt origin cache and the disk cache
@@ -220,7 +220,11 @@ impl WebFetchTool {
 
     /// Runs one call on raw JSON arguments, validated against this tool's schema
     /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch).
-    pub async fn call(&self, args: &Value, effective_max_bytes: usize) -> Result<Built, FetchError> {
+    pub async fn call(
+        &self,
+        args: &Value,
+        effective_max_bytes: usize,
+    ) -> Result<Built, FetchError> {
         let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
         self.fetch(&args, effective_max_bytes).await
     }
@@ -332,8 +336,9 @@ impl WebFetchTool {
         let mut flight = None;
         let hit = match (&store, args.no_cache) {
             (Some(store), false) => {
-                let methods: Vec<RenderingMethod> =
-                    std::iter::once(plan.first_method()).chain(plan.other_method()).collect();
+                let methods: Vec<RenderingMethod> = std::iter::once(plan.first_method())
+                    .chain(plan.other_method())
+                    .collect();
                 let lookup = Lookup {
                     url,
                     methods: &methods,
@@ -542,7 +547,11 @@ impl WebFetchTool {
     /// Decode and Extract of a fetched document ([`DecodedPage::read`]). A PDF (issue
     /// 31) is read on a blocking thread, within the call's deadline: seconds of
     /// CPU must not stall the runtime's workers of a server with other calls.
-    async fn read_page(&self, fetched: &FetchedDocument, call: &Call<'_>) -> Result<DecodedPage, FetchError> {
+    async fn read_page(
+        &self,
+        fetched: &FetchedDocument,
+        call: &Call<'_>,
+    ) -> Result<DecodedPage, FetchError> {
         let deadline = call.deadline.into_std();
         if fetched.kind != MediaKind::Pdf {
             let reading = Reading {
@@ -596,7 +605,8 @@ impl WebFetchTool {
         };
         falls_back(&page.document)
             && (page.is_srd_reading
-                || extract::extract_html(&page.text, final_url, ExtractionMode::Srd).is_ok_and(|e| falls_back(&e.document)))
+                || extract::extract_html(&page.text, final_url, ExtractionMode::Srd)
+                    .is_ok_and(|e| falls_back(&e.document)))
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
@@ -741,8 +751,6 @@ impl WebFetchTool {
             }
             Err(ArgsError::Rule(error)) => return Err(failed(error)),
         };
-        self.fetch(&args, effective_max_bytes)
-            .await
-            .map_err(failed)
+        self.fetch(&args, effective_max_bytes).await.map_err(failed)
     }
 }

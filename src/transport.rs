@@ -38,7 +38,7 @@ mod connect;
 mod io_error;
 mod proxy;
 mod redirect;
-pub mod request;
+pub(crate) mod request;
 mod status;
 mod tls;
 
@@ -55,15 +55,15 @@ use tokio::time::Instant;
 
 use self::connect::Dialer;
 use crate::budget::Budget;
+use crate::canonical_url::{CanonicalUrl, TargetHost};
 use crate::config::{DEFAULT_USER_AGENT, Settings};
 use crate::error::{FetchError, TimeoutPhase};
 use crate::pass::Pass;
 use crate::politeness::{Politeness, Slot};
 use crate::ssrf::{self, SsrfValidator};
-use crate::canonical_url::{CanonicalUrl, TargetHost};
 
-pub use self::proxy::ProxyConfig;
-pub use self::status::{check_status, is_followed_redirect};
+pub(crate) use self::proxy::ProxyConfig;
+pub(crate) use self::status::{check_status, is_followed_redirect};
 
 /// How long past its own budget a redirect hook may run before the hop fails
 /// with `timeout` (phase `redirect`).
@@ -71,7 +71,8 @@ const HOOK_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The pinned, validating HTTP client. One per tool instance; cheap to clone.
 #[derive(Clone)]
-pub struct HttpClient {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct HttpClient {
     inner: Arc<Inner>,
 }
 
@@ -99,7 +100,8 @@ impl fmt::Debug for HttpClient {
 
 /// What to do when a body passes its byte cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OverLimit {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum OverLimit {
     /// `response_too_large` (documents, subresources; FR-WF-10e).
     Error,
     /// Keep exactly the first `max_body_bytes`, set [`HttpResponse::truncated`]
@@ -117,7 +119,8 @@ pub enum OverLimit {
 /// [`before_hop`](HopHook::before_hop) runs for every URL after its port and SSRF
 /// checks passed (FR-WF-07e order: URL, SSRF, robots); it has its own time budget,
 /// so the time it takes is not counted against the fetch's.
-pub trait HopHook: Send + Sync {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) trait HopHook: Send + Sync {
     /// Judges the hop `from` -> `to` on the URL alone, before anything is resolved.
     fn check_target(&self, _from: &CanonicalUrl, _to: &CanonicalUrl) -> Result<(), FetchError> {
         Ok(())
@@ -133,7 +136,8 @@ pub trait HopHook: Send + Sync {
 }
 
 /// The parameters of one [`HttpClient::get`].
-pub struct GetOptions<'a> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct GetOptions<'a> {
     /// The whole operation's budget (all hops, body, decoding); its `timeout_ms`
     /// is what `timeout` errors report (`details.timeout_ms`).
     pub budget: Budget,
@@ -167,7 +171,8 @@ pub struct GetOptions<'a> {
 impl<'a> GetOptions<'a> {
     /// A GET under `budget` with no hook, no pass and no extra headers, erroring
     /// past the cap.
-    pub fn new(budget: Budget, max_body_bytes: u64) -> GetOptions<'a> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(budget: Budget, max_body_bytes: u64) -> GetOptions<'a> {
         GetOptions {
             budget,
             max_body_bytes,
@@ -200,7 +205,8 @@ impl fmt::Debug for GetOptions<'_> {
 
 /// The final, non-redirect response of a [`HttpClient::get`], whatever its status.
 #[derive(Debug, Clone)]
-pub struct HttpResponse {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct HttpResponse {
     /// The URL that answered (after redirects).
     pub final_url: CanonicalUrl,
     /// The status code.
@@ -223,7 +229,8 @@ pub struct HttpResponse {
 impl HttpClient {
     /// A client for `settings`, resolving through `validator`. Environment proxies
     /// are read only when `settings.use_system_proxy` is set (FR-WF-10d).
-    pub fn new(settings: Arc<Settings>, validator: Arc<dyn SsrfValidator>) -> HttpClient {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(settings: Arc<Settings>, validator: Arc<dyn SsrfValidator>) -> HttpClient {
         // The configuration loader refuses control characters, the only bytes a
         // header value can not hold; the fallback is unreachable.
         let user_agent = HeaderValue::from_str(&settings.user_agent)
@@ -251,6 +258,7 @@ impl HttpClient {
 
     /// The same client with `politeness` (fleet-wide on Redis) instead of the
     /// process-wide state it was made with.
+    #[cfg(feature = "fleet")]
     pub(crate) fn with_politeness(self, politeness: Politeness) -> HttpClient {
         let mut inner = Arc::unwrap_or_clone(self.inner);
         inner.politeness = Arc::new(politeness);
@@ -261,7 +269,8 @@ impl HttpClient {
 
     /// Adds a trusted root certificate (DER): corporate CAs, or a self-signed test
     /// server. The webpki roots stay trusted.
-    pub fn with_root_certificate(self, der: Vec<u8>) -> Result<HttpClient, FetchError> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn with_root_certificate(self, der: Vec<u8>) -> Result<HttpClient, FetchError> {
         let mut inner = Arc::unwrap_or_clone(self.inner);
         inner.extra_roots.push(CertificateDer::from(der));
         inner.tls = Arc::new(tls::client_config(&inner.extra_roots)?);
@@ -272,7 +281,8 @@ impl HttpClient {
 
     /// Re-reads the proxy variables through `env` instead of the process
     /// environment; still ignored unless `use_system_proxy` is set (FR-WF-10d).
-    pub fn with_proxy_env(self, env: &dyn Fn(&str) -> Option<String>) -> HttpClient {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn with_proxy_env(self, env: &dyn Fn(&str) -> Option<String>) -> HttpClient {
         let mut inner = Arc::unwrap_or_clone(self.inner);
         inner.proxy = if inner.settings.use_system_proxy {
             ProxyConfig::from_env(env)
@@ -285,14 +295,16 @@ impl HttpClient {
     }
 
     /// The settings the client runs with.
-    pub fn settings(&self) -> &Arc<Settings> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn settings(&self) -> &Arc<Settings> {
         &self.inner.settings
     }
 
     /// GET (or HEAD) `url`, following redirects by hand and checking every hop; see
     /// the module documentation for the steps. Returns the final non-redirect
     /// response whatever its status: map it with [`check_status`].
-    pub async fn get(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) async fn get(
         &self,
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
@@ -391,7 +403,7 @@ impl HttpClient {
     /// before it launches Chromium (Appendix B: SSRF and robots before rendering);
     /// its own request of the same URL in the same pass then finds the host
     /// resolved and the hook's verdict known.
-    pub async fn admit(
+    pub(crate) async fn admit(
         &self,
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,

@@ -60,7 +60,7 @@ pub struct ExtractedDocument {
     pub page_type: Option<PageType>,
     /// Extension (issue 31): byte offsets in `markdown`, increasing, where a PDF
     /// page after the first begins (at a block boundary): the chunker prefers
-    /// to cut there ([`crate::chunk::chunk_with_hints`]). Empty for every other
+    /// to cut there ([`crate::chunk::chunk`]). Empty for every other
     /// document, and then not written, so SRD documents and cache entries are
     /// unchanged; kept in the cache so a hit chunks as the miss did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

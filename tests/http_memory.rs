@@ -13,12 +13,12 @@ use async_compression::tokio::bufread::{BrotliEncoder, GzipEncoder};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::{LoadOptions, load_str};
-use webfetch::error::ErrorCode;
-use webfetch::render::fetch_document;
+use webfetch::CanonicalUrl;
+use webfetch::ErrorCode;
+use webfetch::internals::render::fetch_document;
+use webfetch::internals::transport::HttpClient;
 use webfetch::testing::StubValidator;
-use webfetch::transport::HttpClient;
+use webfetch::{LoadOptions, load_str};
 
 const LIMIT: u64 = 32 << 20;
 const BOMB: u64 = 1 << 30;

@@ -7,7 +7,7 @@
 /// `/proc/thread-self/schedstat`: the kernel updates that only at scheduler ticks,
 /// up to 4 ms stale, which made the 1 MiB figures up to a third too low.)
 #[cfg(unix)]
-pub fn thread_cpu_ns() -> Option<u128> {
+pub(crate) fn thread_cpu_ns() -> Option<u128> {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -6,7 +6,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// The corpus directory: `WEBFETCH_CORPUS_DIR`, else `../shared/corpus/article-extraction`.
-pub fn corpus_dir() -> PathBuf {
+pub(crate) fn corpus_dir() -> PathBuf {
     std::env::var_os("WEBFETCH_CORPUS_DIR").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/article-extraction"),
         PathBuf::from,
@@ -15,7 +15,7 @@ pub fn corpus_dir() -> PathBuf {
 
 /// The corpus pages (`html/*.html.gz`, decompressed), sorted by file name, with
 /// their paths; empty (with a message on stderr) when the corpus is not there.
-pub fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
     let dir = corpus_dir().join("html");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         eprintln!("corpus not found at {}: corpus runs skipped", dir.display());
@@ -44,7 +44,7 @@ fn gunzip(path: &Path) -> Option<Vec<u8>> {
 /// links, lists, a table, code, a quote, an ad) repeated inside one `<article>`,
 /// with boilerplate around it. A tag every 14 bytes, the worst case for the HTML
 /// tokenizer (corpus pages: one every 26 to 720 bytes, median 81).
-pub fn dense(size: usize) -> Vec<u8> {
+pub(crate) fn dense(size: usize) -> Vec<u8> {
     let block = r#"<section class="part"><h2>Section heading</h2>
 <p>Residents of three river towns began clearing mud from their homes on <a href="/t">Thursday</a>,
 a week after the highest water levels in <strong>four decades</strong> forced thousands to leave.</p>
@@ -71,7 +71,7 @@ a week after the highest water levels in <strong>four decades</strong> forced th
 /// so the series shows linearity. (Concatenating different pages mixes pages of
 /// very different speeds; `extract_stages linearity` shows such a concatenation
 /// takes the sum of its pages' times.)
-pub fn repeated(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
+pub(crate) fn repeated(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
     let mut by_size: Vec<&Vec<u8>> = pages.iter().collect();
     by_size.sort_by_key(|p| p.len());
     let page = by_size[by_size.len() / 2];
@@ -86,7 +86,7 @@ pub fn repeated(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
 /// pages spread over the corpus's size range (every k-th page by size, as many as
 /// fit in 1 MiB), repeated whole. Every size is the same mix of pages, so a size
 /// series measures linearity, not which pages happen to come first.
-pub fn mixed(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
+pub(crate) fn mixed(pages: &[Vec<u8>], size: usize) -> Vec<u8> {
     const UNIT: usize = 1 << 20;
     let mut by_size: Vec<&Vec<u8>> = pages.iter().filter(|p| p.len() <= UNIT).collect();
     if by_size.is_empty() {

@@ -2,17 +2,17 @@
 //! a process's memory (`mcp_memory`, `startup_stages`, `soak`).
 
 /// One reading of `/proc/<pid>/status` (empty where there is none).
-pub struct ProcStatus(String);
+pub(crate) struct ProcStatus(String);
 
 impl ProcStatus {
     /// The status of process `pid`: a number, or `"self"`.
-    pub fn of(pid: impl std::fmt::Display) -> ProcStatus {
+    pub(crate) fn of(pid: impl std::fmt::Display) -> ProcStatus {
         ProcStatus(std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default())
     }
 
     /// The number a field starts with (`"VmRSS"`, `"VmHWM"` in KiB, `"Threads"`),
     /// or 0 when the field is missing.
-    pub fn field(&self, name: &str) -> u64 {
+    pub(crate) fn field(&self, name: &str) -> u64 {
         self.0
             .lines()
             .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))

@@ -8,14 +8,14 @@
 use std::collections::HashMap;
 
 /// `\w+` tokens (Unicode letters and digits and `_`), as Python's `re` finds them.
-pub fn tokens(text: &str) -> Vec<&str> {
+pub(crate) fn tokens(text: &str) -> Vec<&str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|t| !t.is_empty())
         .collect()
 }
 
 /// Multiset of 4-token shingles (a text shorter than 4 tokens is one shingle).
-pub fn shingles(text: &str) -> HashMap<Vec<&str>, usize> {
+pub(crate) fn shingles(text: &str) -> HashMap<Vec<&str>, usize> {
     let toks = tokens(text);
     let mut out = HashMap::new();
     let count = toks.len().saturating_sub(3).max(1);
@@ -29,7 +29,7 @@ pub fn shingles(text: &str) -> HashMap<Vec<&str>, usize> {
 }
 
 /// Normalised (tp, fp, fn) of one page.
-pub fn score(gold: &str, predicted: &str) -> (f64, f64, f64) {
+pub(crate) fn score(gold: &str, predicted: &str) -> (f64, f64, f64) {
     let g = shingles(gold);
     let p = shingles(predicted);
     let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
@@ -50,7 +50,7 @@ pub fn score(gold: &str, predicted: &str) -> (f64, f64, f64) {
 
 /// The Markdown as reading text: link and image destinations removed, so URLs do
 /// not count as extracted words (the gold bodies are plain text).
-pub fn text_view(markdown: &str) -> String {
+pub(crate) fn text_view(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut rest = markdown;
     while let Some(i) = rest.find("](") {
@@ -84,7 +84,7 @@ pub fn text_view(markdown: &str) -> String {
 
 /// Per-page precision and recall summed over pages.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// Pages scored.
     pub pages: usize,
     precision: f64,
@@ -93,24 +93,24 @@ pub struct Totals {
 
 impl Totals {
     /// Adds one page's normalised (tp, fp, fn).
-    pub fn add(&mut self, (tp, fp, fn_): (f64, f64, f64)) {
+    pub(crate) fn add(&mut self, (tp, fp, fn_): (f64, f64, f64)) {
         self.pages += 1;
         self.precision += if tp + fp > 0.0 { tp / (tp + fp) } else { 0.0 };
         self.recall += if tp + fn_ > 0.0 { tp / (tp + fn_) } else { 0.0 };
     }
 
     /// Mean precision over pages.
-    pub fn precision(&self) -> f64 {
+    pub(crate) fn precision(&self) -> f64 {
         self.precision / self.pages.max(1) as f64
     }
 
     /// Mean recall over pages.
-    pub fn recall(&self) -> f64 {
+    pub(crate) fn recall(&self) -> f64 {
         self.recall / self.pages.max(1) as f64
     }
 
     /// The harmonic mean of the two means.
-    pub fn f1(&self) -> f64 {
+    pub(crate) fn f1(&self) -> f64 {
         let (p, r) = (self.precision(), self.recall());
         if p + r > 0.0 {
             2.0 * p * r / (p + r)
@@ -120,7 +120,7 @@ impl Totals {
     }
 
     /// `P 0.759  R 0.992  F1 0.860  (181 pages)`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         format!(
             "P {:.3}  R {:.3}  F1 {:.3}  ({} pages)",
             self.precision(),
@@ -133,7 +133,7 @@ impl Totals {
 
 /// The corpus's gold article bodies and original URLs, by page id; `None` when
 /// the corpus is not there.
-pub fn ground_truth(dir: &std::path::Path) -> Option<HashMap<String, (String, String)>> {
+pub(crate) fn ground_truth(dir: &std::path::Path) -> Option<HashMap<String, (String, String)>> {
     let text = std::fs::read_to_string(dir.join("ground-truth.json")).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     Some(

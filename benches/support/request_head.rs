@@ -5,7 +5,7 @@ use tokio::io::AsyncReadExt;
 
 /// Reads until the blank line that ends the request head; `None` when the
 /// client closes or fails first. The bytes after the head, if any, come with it.
-pub async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+pub(crate) async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {

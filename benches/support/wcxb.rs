@@ -18,7 +18,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// The seven page types, in the benchmark's order.
-pub const TYPES: [&str; 7] = [
+pub(crate) const TYPES: [&str; 7] = [
     "article",
     "forum",
     "product",
@@ -29,7 +29,7 @@ pub const TYPES: [&str; 7] = [
 ];
 
 /// One page of the split.
-pub struct Page {
+pub(crate) struct Page {
     /// The file stem (`0001`).
     pub id: String,
     /// The page's URL; `None` for the few the benchmark has none for.
@@ -46,7 +46,7 @@ pub struct Page {
 
 /// The dev split's directory: `WEBFETCH_WCXB_DIR`, else `wcxb-dev` beside the
 /// article corpus (`WEBFETCH_CORPUS_DIR`'s parent), else `../shared/corpus/wcxb-dev`.
-pub fn dir() -> PathBuf {
+pub(crate) fn dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("WEBFETCH_WCXB_DIR") {
         return PathBuf::from(dir);
     }
@@ -60,7 +60,7 @@ pub fn dir() -> PathBuf {
 }
 
 /// The pages of the split, sorted by id; `None` when the ground truth is absent.
-pub fn pages(dir: &Path) -> Option<Vec<Page>> {
+pub(crate) fn pages(dir: &Path) -> Option<Vec<Page>> {
     let text = std::fs::read_to_string(dir.join("ground-truth.json")).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     let strings = |v: &serde_json::Value| -> Vec<String> {
@@ -92,7 +92,7 @@ pub fn pages(dir: &Path) -> Option<Vec<Page>> {
 }
 
 /// The page's HTML bytes (`html/<id>.html.gz`, decompressed).
-pub fn html(dir: &Path, id: &str) -> Option<Vec<u8>> {
+pub(crate) fn html(dir: &Path, id: &str) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
     flate2::read::GzDecoder::new(
         std::fs::File::open(dir.join("html").join(format!("{id}.html.gz"))).ok()?,
@@ -103,7 +103,7 @@ pub fn html(dir: &Path, id: &str) -> Option<Vec<u8>> {
 }
 
 /// Lowercased `\w+` tokens (Unicode letters, digits and `_`, as Python's `re`).
-pub fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|t| !t.is_empty())
         .map(str::to_lowercase)
@@ -111,7 +111,7 @@ pub fn words(text: &str) -> Vec<String> {
 }
 
 /// Per-page (precision, recall, F1) by the benchmark's word metric.
-pub fn word_f1(predicted: &str, gold: &str) -> (f64, f64, f64) {
+pub(crate) fn word_f1(predicted: &str, gold: &str) -> (f64, f64, f64) {
     let predicted = words(predicted);
     let gold = words(gold);
     if gold.is_empty() {
@@ -149,7 +149,7 @@ pub fn word_f1(predicted: &str, gold: &str) -> (f64, f64, f64) {
 
 /// The share of `snippets` found in `text`, case-insensitively; 1 when there are
 /// none (the benchmark's `snippet_check`).
-pub fn snippet_rate(text: &str, snippets: &[String]) -> f64 {
+pub(crate) fn snippet_rate(text: &str, snippets: &[String]) -> f64 {
     if snippets.is_empty() {
         return 1.0;
     }
@@ -163,7 +163,7 @@ pub fn snippet_rate(text: &str, snippets: &[String]) -> f64 {
 
 /// Sums over pages of one group (a type, or all).
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Sums {
+pub(crate) struct Sums {
     pub pages: usize,
     pub precision: f64,
     pub recall: f64,
@@ -178,7 +178,7 @@ pub struct Sums {
 
 impl Sums {
     /// Adds one page.
-    pub fn add(&mut self, score: &PageScore) {
+    pub(crate) fn add(&mut self, score: &PageScore) {
         self.pages += 1;
         self.precision += score.precision;
         self.recall += score.recall;
@@ -195,33 +195,33 @@ impl Sums {
         x / self.pages.max(1) as f64
     }
 
-    pub fn f1(&self) -> f64 {
+    pub(crate) fn f1(&self) -> f64 {
         self.mean(self.f1)
     }
-    pub fn precision(&self) -> f64 {
+    pub(crate) fn precision(&self) -> f64 {
         self.mean(self.precision)
     }
-    pub fn recall(&self) -> f64 {
+    pub(crate) fn recall(&self) -> f64 {
         self.mean(self.recall)
     }
-    pub fn with(&self) -> f64 {
+    pub(crate) fn with(&self) -> f64 {
         self.mean(self.with)
     }
-    pub fn without(&self) -> f64 {
+    pub(crate) fn without(&self) -> f64 {
         self.mean(self.without)
     }
     /// Mean words per page over the gold text's.
-    pub fn length_ratio(&self) -> f64 {
+    pub(crate) fn length_ratio(&self) -> f64 {
         self.words as f64 / self.gold_words.max(1) as f64
     }
-    pub fn mean_tokens(&self) -> f64 {
+    pub(crate) fn mean_tokens(&self) -> f64 {
         self.tokens as f64 / self.pages.max(1) as f64
     }
 }
 
 /// One page's figures.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct PageScore {
+pub(crate) struct PageScore {
     pub precision: f64,
     pub recall: f64,
     pub f1: f64,
@@ -236,7 +236,7 @@ pub struct PageScore {
 
 /// Scores `text` (what the model reads: link and image targets already dropped)
 /// against `page`; `tokens` is the Markdown's cl100k count.
-pub fn score_page(page: &Page, text: &str, tokens: usize) -> PageScore {
+pub(crate) fn score_page(page: &Page, text: &str, tokens: usize) -> PageScore {
     let (precision, recall, f1) = word_f1(text, &page.gold);
     let gold_words = words(&page.gold).len();
     let words = words(text).len();

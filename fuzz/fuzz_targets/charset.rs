@@ -2,7 +2,7 @@
 //! and valid UTF-8 declared as UTF-8 comes back unchanged.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::content::charset;
+use webfetch::internals::content::charset;
 
 /// Header charsets worth crossing with the body: supported, unsupported, odd.
 const LABELS: [Option<&str>; 10] = [

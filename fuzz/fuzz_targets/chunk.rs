@@ -5,11 +5,11 @@
 //! every other block start) the same holds, and there are never more chunks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::chunk::{SourcedChunk, chunk_with_hints, chunk_with_sources};
-use webfetch::vocabulary::ExtractedDocument;
-use webfetch::output::{self, ResponseMeta};
-use webfetch::vocabulary::{Timestamp};
-use webfetch::tokens::{Cl100k, TokenCounter};
+use webfetch::internals::chunk::{SourcedChunk, chunk};
+use webfetch::internals::vocabulary::ExtractedDocument;
+use webfetch::internals::output::{self, ResponseMeta};
+use webfetch::Timestamp;
+use webfetch::{Cl100k, TokenCounter};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let budget = 64 + usize::from(data[2]) * 64;
     let markdown = String::from_utf8_lossy(&data[3..]).into_owned();
 
-    let plain = chunk_with_sources(&markdown, max_tokens, &Cl100k);
+    let plain = chunk(&markdown, &[], max_tokens, &Cl100k);
     check(&markdown, max_tokens, &plain);
     let hints: Vec<usize> = markdown
         .match_indices("\n\n")
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         .skip(usize::from(data[0] & 1))
         .step_by(2)
         .collect();
-    let hinted = chunk_with_hints(&markdown, &hints, max_tokens, &Cl100k);
+    let hinted = chunk(&markdown, &hints, max_tokens, &Cl100k);
     check(&markdown, max_tokens, &hinted);
     assert!(hinted.len() <= plain.len());
 
@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
             requested_url: "https://example.com/".into(),
             final_url: "https://example.com/".into(),
             fetched_at: Timestamp::from_unix_seconds(0).expect("epoch"),
-            rendering_method: webfetch::vocabulary::RenderingMethod::Http,
+            rendering_method: webfetch::RenderingMethod::Http,
             notes: Default::default(),
         };
         let options = output::BuildOptions {

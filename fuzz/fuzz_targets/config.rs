@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = webfetch::config::load_str(&String::from_utf8_lossy(data), webfetch::config::LoadOptions::default());
+    let _ = webfetch::load_str(&String::from_utf8_lossy(data), webfetch::LoadOptions::default());
 });

@@ -3,11 +3,11 @@
 //! pretty form is a fixed point); every error is a registry code.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::config::ContentSettings;
-use webfetch::content::json;
-use webfetch::content::media_type::MediaKind;
-use webfetch::vocabulary::ExtractionMode;
-use webfetch::page::{DecodedPage, Reading};
+use webfetch::ContentSettings;
+use webfetch::internals::content::json;
+use webfetch::internals::content::media_type::MediaKind;
+use webfetch::ExtractionMode;
+use webfetch::internals::page::{DecodedPage, Reading};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else {

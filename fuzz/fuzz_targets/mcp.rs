@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
-use webfetch::args::{ArgsSchema, FetchArgs};
+use webfetch::{ArgsSchema, FetchArgs};
 use webfetch::serve::WebOrigin;
 use webfetch::serve::http_api::args_from_query;
 

@@ -6,8 +6,8 @@
 //! PDFs (`fuzz/README.md`) so mutations reach fonts and content streams.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::content::pdf::{Limits, read};
-use webfetch::error::ErrorCode;
+use webfetch::internals::content::pdf::{Limits, read};
+use webfetch::ErrorCode;
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits {

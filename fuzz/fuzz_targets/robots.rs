@@ -3,7 +3,7 @@
 //! (`normalize_paths`), and normalizing a path twice changes nothing.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::robots::{RobotsTxt, normalize_path};
+use webfetch::internals::robots::{RobotsTxt, normalize_path};
 
 fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());

@@ -13,6 +13,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let html = String::from_utf8_lossy(data).replace('\u{feff}', "");
-    let [ours, reference] = webfetch::extract::dom::outlines_of_both_tokenizers(&html);
+    let [ours, reference] = webfetch::internals::extract::dom::outlines_of_both_tokenizers(&html);
     assert_eq!(ours, reference, "{html:?}");
 });

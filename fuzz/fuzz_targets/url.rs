@@ -2,7 +2,7 @@
 //! to itself.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use webfetch::canonical_url::CanonicalUrl;
+use webfetch::CanonicalUrl;
 
 fuzz_target!(|data: &[u8]| {
     let input = String::from_utf8_lossy(data);

@@ -128,12 +128,11 @@ impl Dir {
                 return Err(Refused::Io(error));
             }
         }
-        let fd = rustix::fs::openat(CWD, path, dir_flags(), Mode::empty())
-            .map_err(|errno| {
-                refusal(errno, || {
-                    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-                })
-            })?;
+        let fd = rustix::fs::openat(CWD, path, dir_flags(), Mode::empty()).map_err(|errno| {
+            refusal(errno, || {
+                std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+            })
+        })?;
         Dir::check(fd)
     }
 
@@ -154,8 +153,8 @@ impl Dir {
     }
 
     fn open_subdir(&self, name: &str) -> Result<Dir, Refused> {
-        let fd = rustix::fs::openat(&self.fd, name, dir_flags(), Mode::empty())
-            .map_err(|errno| {
+        let fd =
+            rustix::fs::openat(&self.fd, name, dir_flags(), Mode::empty()).map_err(|errno| {
                 refusal(errno, || {
                     self.stat(name)
                         .is_ok_and(|s| s.is_some_and(|s| s.kind == FileType::Symlink))
@@ -208,11 +207,8 @@ impl Dir {
     /// Creates a new file `{prefix}{10 random characters}`, mode 0600, and returns
     /// its name. Never opens an existing file or follows a link (`O_EXCL`).
     pub(crate) fn create_temp(&self, prefix: &str) -> io::Result<(String, File)> {
-        let flags = OFlags::WRONLY
-            | OFlags::CREATE
-            | OFlags::EXCL
-            | OFlags::NOFOLLOW
-            | OFlags::CLOEXEC;
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let mut attempts = 0;
         loop {
             let name: String = std::iter::repeat_with(fastrand::alphanumeric)
@@ -221,7 +217,12 @@ impl Dir {
                     name.push(c);
                     name
                 });
-            match rustix::fs::openat(&self.fd, name.as_str(), flags, Mode::from_raw_mode(FILE_MODE)) {
+            match rustix::fs::openat(
+                &self.fd,
+                name.as_str(),
+                flags,
+                Mode::from_raw_mode(FILE_MODE),
+            ) {
                 Ok(fd) => return Ok((name, File::from(fd))),
                 Err(Errno::EXIST) if attempts < 8 => attempts += 1,
                 Err(errno) => return Err(errno.into()),
@@ -306,6 +307,7 @@ impl Root {
     }
 
     /// The configured path.
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
@@ -386,7 +388,10 @@ mod tests {
         for bits in [0o777, 0o770, 0o702] {
             std::fs::set_permissions(&real, std::fs::Permissions::from_mode(bits)).unwrap();
             let refused = Dir::open_path(&real).unwrap_err();
-            assert!(matches!(refused, Refused::Writable { mode } if mode == bits), "{refused}");
+            assert!(
+                matches!(refused, Refused::Writable { mode } if mode == bits),
+                "{refused}"
+            );
         }
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
         let dir = Dir::open_path(&real).unwrap();

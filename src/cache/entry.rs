@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::key::{CacheKey, Variant};
+use crate::canonical_url::CanonicalUrl;
 use crate::content::formats::{Format, Formats};
-use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 use crate::vocabulary::ExtractionMode;
 use crate::vocabulary::Timestamp;
-use crate::canonical_url::CanonicalUrl;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).
@@ -128,7 +128,8 @@ pub(crate) enum EncodeError {
 /// What a new entry is made of: one fetch's result, whichever store keeps it
 /// (the disk cache, or the fleet's Redis, issue 32). The one argument of a write.
 #[derive(Debug, Clone, Copy)]
-pub struct Fresh<'a> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Fresh<'a> {
     /// The final URL (FR-WF-CCH-KEY-01).
     pub url: &'a CanonicalUrl,
     /// The method that produced the document (CCH-KEY-03).
@@ -152,7 +153,9 @@ pub struct Fresh<'a> {
 impl<'a> Fresh<'a> {
     /// The result of an ordinary fetch, under the SRD's key ([`Variant::default`],
     /// not a stand-in); set `variant` or `stand_in` on the value for the rest.
-    pub fn new(
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(
         url: &'a CanonicalUrl,
         method: RenderingMethod,
         document: &'a ExtractedDocument,
@@ -385,12 +388,21 @@ mod tests {
             text.contains(r#""rendering_method":"http","formats":["pdf","markdown","json","feed"],"fetched_at""#),
             "{text}"
         );
-        assert_eq!(Entry::decode(text.as_bytes(), &key_of(&entry)), Ok(entry.clone()));
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &key_of(&entry)),
+            Ok(entry.clone())
+        );
         let srd_key = CacheKey::from_parts(&entry.canonical_url, entry.method, Variant::default());
-        assert_eq!(Entry::decode(text.as_bytes(), &srd_key), Err(DecodeError::WrongKey));
+        assert_eq!(
+            Entry::decode(text.as_bytes(), &srd_key),
+            Err(DecodeError::WrongKey)
+        );
         let srd = sample(None).encode().unwrap();
         assert!(!String::from_utf8(srd.clone()).unwrap().contains("formats"));
-        assert_eq!(Entry::decode(&srd, &key_of(&entry)), Err(DecodeError::WrongKey));
+        assert_eq!(
+            Entry::decode(&srd, &key_of(&entry)),
+            Err(DecodeError::WrongKey)
+        );
         let unknown = text.replace("\"feed\"]", "\"docx\"]");
         assert!(matches!(
             Entry::decode(unknown.as_bytes(), &key_of(&entry)),
@@ -486,7 +498,11 @@ mod tests {
                 "{text}"
             );
         }
-        let other = CacheKey::from_parts(&entry.canonical_url, RenderingMethod::Browser, Variant::default());
+        let other = CacheKey::from_parts(
+            &entry.canonical_url,
+            RenderingMethod::Browser,
+            Variant::default(),
+        );
         assert_eq!(
             Entry::decode(good.as_bytes(), &other),
             Err(DecodeError::WrongKey)

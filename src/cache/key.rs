@@ -15,19 +15,21 @@
 //! unchanged.
 
 use std::fmt;
+#[cfg(any(test, feature = "internals"))]
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::content::formats::Formats;
-use crate::vocabulary::RenderingMethod;
-use crate::vocabulary::ExtractionMode;
 use crate::canonical_url::CanonicalUrl;
+use crate::content::formats::Formats;
+use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::RenderingMethod;
 
 /// Extension: what besides the URL and the rendering method decides a document's
 /// content, and so its key. The default is the SRD's document, under the SRD key.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Variant {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Variant {
     /// How the HTML was extracted.
     pub extraction: ExtractionMode,
     /// Issue 28: rendered with `robots_for_frames`, so frames robots.txt refused
@@ -56,7 +58,8 @@ impl From<ExtractionMode> for Variant {
 /// (FR-WF-CCH-KEY-02). Byte order equals the lexicographic order of the hex form, so
 /// `Ord` is the tie-break order FR-WF-CCH-LRU-01 asks for.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CacheKey([u8; 32]);
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct CacheKey([u8; 32]);
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -68,7 +71,12 @@ impl CacheKey {
     /// Extension: `variant`. [`Variant::default`] (the SRD's) is the SRD's key;
     /// article mode appends `"\narticle"` to the hashed text, then
     /// `robots_for_frames` appends `"\nrobots_for_frames"`, then the formats theirs.
-    pub fn new(canonical_url: &CanonicalUrl, method: RenderingMethod, variant: Variant) -> CacheKey {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(
+        canonical_url: &CanonicalUrl,
+        method: RenderingMethod,
+        variant: Variant,
+    ) -> CacheKey {
         CacheKey::from_parts(canonical_url.as_str(), method, variant)
     }
 
@@ -109,7 +117,8 @@ impl CacheKey {
 
     /// Parses 64 lowercase hex characters (a file stem found on disk); anything
     /// else is not one of our files.
-    pub fn from_hex(text: &str) -> Option<CacheKey> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn from_hex(text: &str) -> Option<CacheKey> {
         let bytes = text.as_bytes();
         if bytes.len() != 64 {
             return None;
@@ -122,7 +131,8 @@ impl CacheKey {
     }
 
     /// The 64 lowercase hex characters.
-    pub fn to_hex(self) -> String {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn to_hex(self) -> String {
         let mut out = String::with_capacity(64);
         for byte in self.0 {
             out.push(char::from(HEX[usize::from(byte >> 4)]));
@@ -132,7 +142,8 @@ impl CacheKey {
     }
 
     /// `{first2}`: the shard directory name (FR-WF-16a).
-    pub fn shard(&self) -> String {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn shard(&self) -> String {
         let mut hex = self.to_hex();
         hex.truncate(2);
         hex
@@ -145,7 +156,9 @@ impl CacheKey {
 
     /// `{dir}/{first2}/{keyhex}.json` (FR-WF-16a). Only hex reaches the path, never
     /// URL text (FR-WF-16b).
-    pub fn entry_path(&self, dir: &Path) -> PathBuf {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn entry_path(&self, dir: &Path) -> PathBuf {
         let hex = self.to_hex();
         dir.join(&hex[..2]).join(format!("{hex}.json"))
     }
@@ -179,7 +192,11 @@ mod tests {
     #[test]
     fn key_is_sha256_of_url_newline_method_in_lowercase_hex() {
         // sha256("https://example.com/\nhttp"), computed independently.
-        let key = CacheKey::from_parts("https://example.com/", RenderingMethod::Http, Variant::default());
+        let key = CacheKey::from_parts(
+            "https://example.com/",
+            RenderingMethod::Http,
+            Variant::default(),
+        );
         let expected: String = Sha256::digest(b"https://example.com/\nhttp")
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -197,14 +214,16 @@ mod tests {
                 .collect()
         };
         let url = CanonicalUrl::parse("https://example.com/").unwrap();
-        let article =
-            CacheKey::new(&url, RenderingMethod::Http, ExtractionMode::Article.into());
+        let article = CacheKey::new(&url, RenderingMethod::Http, ExtractionMode::Article.into());
         assert_eq!(
             article.to_hex(),
             hex(b"https://example.com/\nhttp\narticle")
         );
         let srd = CacheKey::new(&url, RenderingMethod::Http, Variant::default());
-        assert_eq!(srd, CacheKey::new(&url, RenderingMethod::Http, Variant::default()));
+        assert_eq!(
+            srd,
+            CacheKey::new(&url, RenderingMethod::Http, Variant::default())
+        );
         assert_eq!(srd.to_hex(), hex(b"https://example.com/\nhttp"));
         assert_ne!(article, srd);
     }
@@ -246,16 +265,15 @@ mod tests {
             extraction,
             robots_for_frames: true,
         };
-        let srd = CacheKey::new(
-            &url,
-            RenderingMethod::Browser,
-            frames(ExtractionMode::Srd),
-        );
+        let srd = CacheKey::new(&url, RenderingMethod::Browser, frames(ExtractionMode::Srd));
         assert_eq!(
             srd.to_hex(),
             hex(b"https://example.com/\nbrowser\nrobots_for_frames")
         );
-        assert_ne!(srd, CacheKey::new(&url, RenderingMethod::Browser, Variant::default()));
+        assert_ne!(
+            srd,
+            CacheKey::new(&url, RenderingMethod::Browser, Variant::default())
+        );
         let article = CacheKey::new(
             &url,
             RenderingMethod::Browser,
@@ -269,7 +287,11 @@ mod tests {
 
     #[test]
     fn hex_round_trips_and_rejects_foreign_names() {
-        let key = CacheKey::from_parts("https://a.example/", RenderingMethod::Browser, Variant::default());
+        let key = CacheKey::from_parts(
+            "https://a.example/",
+            RenderingMethod::Browser,
+            Variant::default(),
+        );
         assert_eq!(CacheKey::from_hex(&key.to_hex()), Some(key));
         for bad in [
             "",
@@ -293,7 +315,11 @@ mod tests {
 
     #[test]
     fn path_is_shard_then_hex_json() {
-        let key = CacheKey::from_parts("https://example.com/x?q=1", RenderingMethod::Http, Variant::default());
+        let key = CacheKey::from_parts(
+            "https://example.com/x?q=1",
+            RenderingMethod::Http,
+            Variant::default(),
+        );
         let hex = key.to_hex();
         let path = key.entry_path(Path::new("/c"));
         assert_eq!(

@@ -39,8 +39,8 @@ pub(crate) fn lru_order(seen: &mut [Seen]) {
 /// directory `root`, atomically.
 pub(crate) fn write(root: &Dir, generation: u64, records: &[Seen]) -> io::Result<()> {
     let (temp, file) = root.create_temp(SNAPSHOT_TEMP_PREFIX)?;
-    let written = write_records(file, generation, records)
-        .and_then(|()| root.rename(&temp, SNAPSHOT_NAME));
+    let written =
+        write_records(file, generation, records).and_then(|()| root.rename(&temp, SNAPSHOT_NAME));
     if written.is_err() {
         let _ = root.remove(&temp);
     }
@@ -144,7 +144,11 @@ mod tests {
 
     fn seen(n: u32, at: i64, size: u64) -> Seen {
         Seen {
-            key: CacheKey::from_parts(&format!("https://example.com/{n}"), RenderingMethod::Http, Variant::default()),
+            key: CacheKey::from_parts(
+                &format!("https://example.com/{n}"),
+                RenderingMethod::Http,
+                Variant::default(),
+            ),
             last_accessed: Timestamp::from_unix_seconds(at).unwrap(),
             size,
         }

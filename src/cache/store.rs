@@ -290,7 +290,9 @@ pub(crate) fn stat_entry(root: &Dir, key: &CacheKey) -> io::Result<Option<Seen>>
         Ok(None) => return Ok(None),
         Err(refused) => return Err(refused_io(refused)),
     };
-    Ok(shard.stat(&key.file_name())?.map(|status| seen(*key, &status)))
+    Ok(shard
+        .stat(&key.file_name())?
+        .map(|status| seen(*key, &status)))
 }
 
 /// Lists every entry from directory listings and file metadata, without reading
@@ -384,7 +386,11 @@ mod tests {
     use std::path::Path;
 
     fn key(n: u32) -> CacheKey {
-        CacheKey::from_parts(&format!("https://example.com/{n}"), RenderingMethod::Http, Variant::default())
+        CacheKey::from_parts(
+            &format!("https://example.com/{n}"),
+            RenderingMethod::Http,
+            Variant::default(),
+        )
     }
 
     fn root(path: &Path) -> Dir {
@@ -524,11 +530,18 @@ mod tests {
         }
         std::os::unix::fs::symlink(&outside, &shard).unwrap();
         fs::write(outside.join(k.file_name()), "{}").unwrap();
-        assert!(matches!(read_capped(&root, &k, 100), ReadOutcome::Untrusted(_)));
+        assert!(matches!(
+            read_capped(&root, &k, 100),
+            ReadOutcome::Untrusted(_)
+        ));
         assert!(write_atomic(&root, &k, b"{}", at).is_err());
         assert!(stat_entry(&root, &k).is_err());
         assert_eq!(remove_if_same(&root, &k, None), None);
-        assert_eq!(fs::read_dir(&outside).unwrap().count(), 2, "nothing added or removed");
+        assert_eq!(
+            fs::read_dir(&outside).unwrap().count(),
+            2,
+            "nothing added or removed"
+        );
         assert_eq!(scan(&root).unwrap(), vec![]);
     }
 }

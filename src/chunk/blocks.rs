@@ -10,7 +10,8 @@ use std::ops::Range;
 
 /// What kind of block a span is; decides how an oversized block is split (FR-WF-15b).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BlockKind {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum BlockKind {
     /// One ATX heading line (`^#{1,6}\s`).
     Heading,
     /// A fenced code block, fences included; atomic (CHK-CODE-01).
@@ -23,7 +24,8 @@ pub enum BlockKind {
 
 /// One block of the Markdown: its kind and its byte span.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Block {
     /// The kind of block.
     pub kind: BlockKind,
     /// Byte span in the Markdown: first line's start to last line's end (no newline).
@@ -31,7 +33,8 @@ pub struct Block {
 }
 
 /// Splits Markdown into blocks in document order (FR-WF-15). O(n).
-pub fn blocks(markdown: &str) -> Vec<Block> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn blocks(markdown: &str) -> Vec<Block> {
     let lines = Lines::new(markdown);
     let mut out = Vec::new();
     let mut i = 0;
@@ -300,7 +303,8 @@ impl Fence {
 /// The text of an ATX heading line (CHK-HEAD-01, CHK-HEAD-03): without the opening
 /// `#` run, without a closing `#` run that is preceded by whitespace, whitespace
 /// trimmed and internal runs collapsed to one space.
-pub fn heading_text(line: &str) -> String {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn heading_text(line: &str) -> String {
     let hashes = line.bytes().take_while(|&b| b == b'#').count();
     let mut rest = line[hashes..].trim_end();
     let without_closing = rest.trim_end_matches('#');

@@ -22,10 +22,11 @@ pub struct RawContent {
 
 /// Default of `max_pdf_bytes`: a PDF's own size cap, separate from
 /// `max_download_bytes` (issue 31).
-pub const DEFAULT_MAX_PDF_BYTES: u64 = 32 << 20;
+pub(crate) const DEFAULT_MAX_PDF_BYTES: u64 = 32 << 20;
 
 /// Default of `max_pdf_pages`: pages read from one PDF (issue 31).
-pub const DEFAULT_MAX_PDF_PAGES: u32 = 1000;
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) const DEFAULT_MAX_PDF_PAGES: u32 = 1000;
 
 /// `[tools.webfetch.content]`, resolved (issue 31).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +96,17 @@ mod tests {
     use super::*;
 
     fn formats(toml: &str, contract: Contract) -> Formats {
-        load_str(toml, LoadOptions { contract, ..Default::default() }).unwrap().settings.content.formats
+        load_str(
+            toml,
+            LoadOptions {
+                contract,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .settings
+        .content
+        .formats
     }
 
     #[test]
@@ -121,10 +132,19 @@ mod tests {
 
     #[test]
     fn unknown_format_is_a_config_error_and_limits_clamp() {
-        let error = load_str("[tools.webfetch.content]\nformats = [\"docx\"]\n", LoadOptions::default())
+        let error = load_str(
+            "[tools.webfetch.content]\nformats = [\"docx\"]\n",
+            LoadOptions::default(),
+        )
         .unwrap_err();
-        assert!(error.to_string().contains("unknown format \"docx\""), "{error}");
-        let loaded = load_str("[tools.webfetch.content]\nmax_pdf_bytes = 1\nmax_pdf_pages = 0\n", LoadOptions::default())
+        assert!(
+            error.to_string().contains("unknown format \"docx\""),
+            "{error}"
+        );
+        let loaded = load_str(
+            "[tools.webfetch.content]\nmax_pdf_bytes = 1\nmax_pdf_pages = 0\n",
+            LoadOptions::default(),
+        )
         .unwrap();
         assert_eq!(loaded.settings.content.max_pdf_bytes, 1 << 20);
         assert_eq!(loaded.settings.content.max_pdf_pages, 1);

@@ -29,13 +29,13 @@ use super::{ConfigError, EnvLookup, expand_env_vars, secret_file};
 
 /// Default of `per_origin_in_flight`: more than a browser opens to one host (6),
 /// so no single call, HTTP or browser mode, ever waits for itself.
-pub const DEFAULT_PER_ORIGIN_IN_FLIGHT: u32 = 8;
+pub(crate) const DEFAULT_PER_ORIGIN_IN_FLIGHT: u32 = 8;
 
 /// Upper bound of `per_origin_in_flight`.
-pub const MAX_PER_ORIGIN_IN_FLIGHT: u32 = 1024;
+pub(super) const MAX_PER_ORIGIN_IN_FLIGHT: u32 = 1024;
 
 /// Default namespace of every Redis key.
-pub const DEFAULT_KEY_PREFIX: &str = "webfetch:";
+pub(crate) const DEFAULT_KEY_PREFIX: &str = "webfetch:";
 
 /// Cap on a `redis_url_file` or `tls_ca_file`: a URL or a few PEM certificates.
 const MAX_FILE_BYTES: u64 = 256 * 1024;
@@ -102,6 +102,7 @@ impl RedisUrl {
     }
 
     /// The URL with credentials, for the connection code only.
+    #[cfg(feature = "fleet")]
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
@@ -112,6 +113,7 @@ impl RedisUrl {
     }
 
     /// The password, if any, so that error texts can be scrubbed of it.
+    #[cfg(feature = "fleet")]
     pub(crate) fn password(&self) -> Option<String> {
         let url = url::Url::parse(&self.0).ok()?;
         url.password().filter(|p| !p.is_empty()).map(str::to_owned)
@@ -247,9 +249,7 @@ pub(super) fn resolve(
         Some(path) => {
             let path = expand_env_vars(&path, env)?;
             if !url.is_tls() {
-                return Err(ConfigError::new(
-                    "fleet.tls_ca_file needs a rediss:// URL",
-                ));
+                return Err(ConfigError::new("fleet.tls_ca_file needs a rediss:// URL"));
             }
             Some(read_trusted(Path::new(&path), "tls_ca_file")?)
         }
@@ -298,7 +298,10 @@ mod tests {
         assert!(redis.url.is_tls());
         assert_eq!(redis.url.password().as_deref(), Some("hunter2"));
         for shown in [format!("{:?}", redis), redis.url.to_string()] {
-            assert!(!shown.contains("hunter2") && !shown.contains("user"), "{shown}");
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("user"),
+                "{shown}"
+            );
             assert!(shown.contains("cache.internal:6380"), "{shown}");
         }
         assert_eq!(redis.key_prefix, DEFAULT_KEY_PREFIX);
@@ -356,7 +359,10 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let text = format!("redis_url_file = \"{}\"", path.display());
         let fleet = resolve_text(&text).unwrap();
-        assert_eq!(fleet.redis.unwrap().url.password().as_deref(), Some("s3cret"));
+        assert_eq!(
+            fleet.redis.unwrap().url.password().as_deref(),
+            Some("s3cret")
+        );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
         let error = resolve_text(&text).unwrap_err().to_string();
         assert!(error.contains("writable by group or others"), "{error}");

@@ -8,7 +8,7 @@ use super::fleet::RawFleet;
 
 /// The whole file, as far as webfetch reads it.
 #[derive(Debug, Default, Deserialize)]
-pub struct RawFile {
+pub(crate) struct RawFile {
     /// The `[tools]` table.
     #[serde(default)]
     pub tools: RawTools,
@@ -16,7 +16,7 @@ pub struct RawFile {
 
 /// `[tools]`: the global tool settings of the host (5.2) and our table.
 #[derive(Debug, Default, Deserialize)]
-pub struct RawTools {
+pub(crate) struct RawTools {
     /// `tools.mode`: `enabled` (default), `disabled` or `parse_only`.
     #[serde(default)]
     pub mode: ToolsMode,
@@ -46,7 +46,7 @@ pub enum ToolsMode {
 
 /// `[tools.approval]`.
 #[derive(Debug, Default, Deserialize)]
-pub struct RawApproval {
+pub(crate) struct RawApproval {
     /// `tools.approval.mode`; `deny` overrides `allow_auto_execution` (FR-WF-OP-02).
     #[serde(default)]
     pub mode: Option<String>,
@@ -57,7 +57,7 @@ pub struct RawApproval {
 
 /// One `[[tools.definitions]]` entry; only its name matters here.
 #[derive(Debug, Default, Deserialize)]
-pub struct RawToolDefinition {
+pub(crate) struct RawToolDefinition {
     /// The tool name.
     pub name: String,
 }

@@ -3,11 +3,17 @@
 use super::*;
 
 fn robots_for_frames(toml: &str, contract: Contract) -> bool {
-    load_str(toml, LoadOptions { contract, env: Some(&|_| None) })
-        .unwrap()
-        .settings
-        .browser
-        .robots_for_frames
+    load_str(
+        toml,
+        LoadOptions {
+            contract,
+            env: Some(&|_| None),
+        },
+    )
+    .unwrap()
+    .settings
+    .browser
+    .robots_for_frames
 }
 
 #[test]
@@ -39,11 +45,17 @@ fn issue_28_robots_for_frames_defaults_by_contract_and_an_explicit_value_wins() 
 #[test]
 fn issue_29_extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
     let mode = |toml: &str, contract| {
-        load_str(toml, LoadOptions { contract, env: Some(&|_| None) })
-            .unwrap()
-            .settings
-            .extraction
-            .mode
+        load_str(
+            toml,
+            LoadOptions {
+                contract,
+                env: Some(&|_| None),
+            },
+        )
+        .unwrap()
+        .settings
+        .extraction
+        .mode
     };
     let unset = "[tools.webfetch]\n";
     let table_without = "[tools.webfetch.extraction]\n";
@@ -69,13 +81,25 @@ fn issue_28_the_library_defaults_are_the_srd_contract() {
     assert_eq!(Contract::default(), Contract::Srd);
     assert!(!Settings::default().browser.robots_for_frames);
     assert!(!BrowserSettings::default().robots_for_frames);
-    assert!(!load_str("", LoadOptions::default()).unwrap().settings.browser.robots_for_frames);
     assert!(
-        load_str("", LoadOptions { contract: Contract::Agent, ..Default::default() })
+        !load_str("", LoadOptions::default())
             .unwrap()
             .settings
             .browser
             .robots_for_frames
+    );
+    assert!(
+        load_str(
+            "",
+            LoadOptions {
+                contract: Contract::Agent,
+                ..Default::default()
+            }
+        )
+        .unwrap()
+        .settings
+        .browser
+        .robots_for_frames
     );
 }
 
@@ -83,8 +107,22 @@ fn issue_28_the_library_defaults_are_the_srd_contract() {
 fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
     let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
                 [tools.webfetch.content]\nformats = []\n[tools.webfetch.extraction]\nmode = \"srd\"\n";
-    let srd = load_str(toml, LoadOptions { env: Some(&|_| None), ..Default::default() }).unwrap();
-    let agent = load_str(toml, LoadOptions { contract: Contract::Agent, env: Some(&|_| None) }).unwrap();
+    let srd = load_str(
+        toml,
+        LoadOptions {
+            env: Some(&|_| None),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let agent = load_str(
+        toml,
+        LoadOptions {
+            contract: Contract::Agent,
+            env: Some(&|_| None),
+        },
+    )
+    .unwrap();
     assert_eq!(srd.settings, agent.settings);
 }
 

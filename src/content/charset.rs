@@ -23,11 +23,12 @@
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 
 /// How many raw bytes the meta prescan looks at (FR-WF-CHARSET-03).
-pub const PRESCAN_BYTES: usize = 1024;
+pub(crate) const PRESCAN_BYTES: usize = 1024;
 
 /// The charsets this module decodes (FR-WF-CHARSET-01).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Charset {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum Charset {
     /// UTF-8, declared or as the fallback.
     Utf8,
     /// Windows-1252, also used for ISO-8859-1 (see the module docs).
@@ -39,13 +40,13 @@ impl Charset {
     ///
     /// Matching follows the WHATWG label table: ASCII case-insensitive, leading and
     /// trailing ASCII whitespace ignored.
-    pub fn from_label(label: &[u8]) -> Option<Charset> {
+    pub(crate) fn from_label(label: &[u8]) -> Option<Charset> {
         supported(Encoding::for_label(label)?)
     }
 
     /// The label a `Content-Type` charset parameter names it by: how browser mode
     /// hands Chromium the charset these rules chose (SRD-READINGS 31).
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Charset::Utf8 => "utf-8",
             Charset::Windows1252 => "windows-1252",
@@ -72,7 +73,8 @@ fn supported(encoding: &'static Encoding) -> Option<Charset> {
 
 /// Decoded text and how it was decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Decoded {
     /// The body as UTF-8, invalid sequences replaced by U+FFFD, a leading UTF-8 BOM
     /// removed.
     pub text: String,
@@ -104,7 +106,8 @@ pub struct Decoded {
 ///    `<meta http-equiv="Content-Type" content="...; charset=...">` (CHARSET-03).
 /// 4. Otherwise UTF-8 with replacement and the note, text/plain included
 ///    (CHARSET-04, SRD-READINGS 12).
-pub fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decoded {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decoded {
     let choice = choose(body, header_charset, is_html);
     let bytes = if choice.bom {
         &body[UTF8_BOM.len()..]
@@ -116,7 +119,7 @@ pub fn decode(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Decod
 
 /// The charset [`decode`] would use for `body`, without decoding it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The charset chosen.
     pub charset: Charset,
     /// Nothing supported was declared (the `charset_fallback` note).
@@ -129,7 +132,7 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The precedence of [`decode`] alone: which charset, and whether it is the
 /// fallback.
-pub fn choose(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Choice {
+pub(crate) fn choose(body: &[u8], header_charset: Option<&str>, is_html: bool) -> Choice {
     let header = header_charset
         .map(|label| label.trim().trim_matches(|c| c == '"' || c == '\''))
         .filter(|label| !label.trim().is_empty());
@@ -172,7 +175,7 @@ fn decode_with(bytes: &[u8], charset: Charset, charset_fallback: bool) -> Decode
 /// The spec's UTF-16 → UTF-8 and x-user-defined → windows-1252 substitutions are not
 /// applied: neither label names a charset of CHARSET-01, so both fall back with the
 /// note.
-pub fn prescan(input: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn prescan(input: &[u8]) -> Option<Vec<u8>> {
     let mut pos = 0;
     while pos < input.len() {
         let rest = &input[pos..];
@@ -258,7 +261,7 @@ fn meta_charset(input: &[u8], pos: &mut usize) -> Option<Option<Vec<u8>>> {
 
 /// "Extract a character encoding from a meta element" over a `content` value
 /// (<https://html.spec.whatwg.org/multipage/urls-and-fetching.html#algorithm-for-extracting-a-character-encoding-from-a-meta-element>).
-pub fn charset_from_content(value: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn charset_from_content(value: &[u8]) -> Option<Vec<u8>> {
     let mut pos = 0;
     loop {
         let found = find_ignore_case(&value[pos..], b"charset")?;

@@ -6,7 +6,7 @@ use crate::config::ContentSettings;
 use crate::content::formats::Format;
 
 /// One sentence per enabled format, or `""` when none is (the SRD's answers).
-pub fn formats_description(content: &ContentSettings) -> String {
+pub(crate) fn formats_description(content: &ContentSettings) -> String {
     let formats = content.formats;
     if formats.is_empty() {
         return String::new();
@@ -86,6 +86,9 @@ mod tests {
         }
         content.formats = Formats::NONE.with(Format::Json);
         let json_only = formats_description(&content);
-        assert!(json_only.contains("JSON") && !json_only.contains("PDF"), "{json_only}");
+        assert!(
+            json_only.contains("JSON") && !json_only.contains("PDF"),
+            "{json_only}"
+        );
     }
 }

@@ -13,9 +13,9 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 use url::Url;
 
-use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 use crate::error::{FetchError, UnreadableReason};
 use crate::extract;
+use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 
 /// Bytes looked at for the root element of an XML document served as
 /// `application/xml` or `text/xml`.
@@ -28,7 +28,7 @@ const MAX_DEPTH: usize = 64;
 /// Whether an XML body's root element is `rss` or `feed` (Atom), `rdf:RDF`
 /// (RSS 1.0) too: the first element after the prolog, comments, processing
 /// instructions and doctype, within the first 4 KiB.
-pub fn is_feed(body: &[u8]) -> bool {
+pub(crate) fn is_feed(body: &[u8]) -> bool {
     let head = &body[..body.len().min(ROOT_SCAN)];
     let mut reader = Reader::from_reader(head);
     let mut buf = Vec::new();
@@ -112,7 +112,7 @@ struct Capture {
 /// A document that is not well-formed XML is `extraction_failed` with
 /// `details.reason = "feed_malformed"`; a feed with neither a title nor an
 /// entry is `no_extractable_content`.
-pub fn to_markdown(text: &str, base: &Url) -> Result<ExtractedDocument, FetchError> {
+pub(crate) fn to_markdown(text: &str, base: &Url) -> Result<ExtractedDocument, FetchError> {
     let feed = parse(text).map_err(|detail| {
         FetchError::unreadable(
             UnreadableReason::FeedMalformed,
@@ -146,13 +146,15 @@ fn parse(text: &str) -> Result<Feed, String> {
             Event::Empty(start) => {
                 let name = start.local_name().as_ref().to_ascii_lowercase();
                 // An Atom `<link href=.../>` is the one empty element with content.
-                if name == b"link" && capture.is_none()
-                    && let Some(href) = alternate_href(&start) {
-                        match &mut entry {
-                            Some((_, e)) if e.link.is_empty() => e.link = href,
-                            _ => {}
-                        }
+                if name == b"link"
+                    && capture.is_none()
+                    && let Some(href) = alternate_href(&start)
+                {
+                    match &mut entry {
+                        Some((_, e)) if e.link.is_empty() => e.link = href,
+                        _ => {}
                     }
+                }
             }
             Event::End(_) => {
                 if let Some(c) = capture.take_if(|c| c.depth == depth) {
@@ -218,9 +220,10 @@ fn open(
     let Some(field) = Field::of(name) else { return };
     if name == b"link"
         && let (Some(href), Some((_, e))) = (alternate_href(start), entry.as_mut())
-            && e.link.is_empty() {
-                e.link = href;
-            }
+        && e.link.is_empty()
+    {
+        e.link = href;
+    }
     let kind = attribute(start, b"type").unwrap_or_default();
     // RSS descriptions are HTML; Atom's text constructs say so with `type`.
     let html = match kind.as_str() {
@@ -469,8 +472,12 @@ mod tests {
 
     #[test]
     fn root_detection() {
-        assert!(is_feed(b"<?xml version='1.0'?><!-- x --><rss version='2.0'>"));
-        assert!(is_feed(b"\xEF\xBB\xBF<feed xmlns='http://www.w3.org/2005/Atom'/>"));
+        assert!(is_feed(
+            b"<?xml version='1.0'?><!-- x --><rss version='2.0'>"
+        ));
+        assert!(is_feed(
+            b"\xEF\xBB\xBF<feed xmlns='http://www.w3.org/2005/Atom'/>"
+        ));
         assert!(is_feed(b"<rdf:RDF xmlns:rdf='x'>"));
         assert!(!is_feed(b"<html><body/></html>"));
         assert!(!is_feed(b"text <rss>"));

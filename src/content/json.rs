@@ -11,18 +11,18 @@
 //! cuts only between values. Indentation stops growing past [`MAX_INDENT_LEVELS`], so
 //! a hostile nesting cannot make the output quadratic.
 
-use crate::vocabulary::ExtractedDocument;
 use crate::error::{FetchError, UnreadableReason};
+use crate::vocabulary::ExtractedDocument;
 
 /// Nesting levels that indent; deeper values line up with the last level.
-pub const MAX_INDENT_LEVELS: usize = 32;
+pub(crate) const MAX_INDENT_LEVELS: usize = 32;
 
 /// A JSON document (decoded text) as a Markdown ```json fence.
 ///
 /// Not JSON (a syntax error, trailing data, a raw control character in a
 /// string) is `extraction_failed` with `details.reason = "json_malformed"` and the
 /// byte offset in the message; a blank body is `no_extractable_content`.
-pub fn to_markdown(text: &str) -> Result<ExtractedDocument, FetchError> {
+pub(crate) fn to_markdown(text: &str) -> Result<ExtractedDocument, FetchError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(FetchError::no_extractable_content());
@@ -48,7 +48,8 @@ pub fn to_markdown(text: &str) -> Result<ExtractedDocument, FetchError> {
 
 /// Where and why the text is not JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyntaxError {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct SyntaxError {
     /// Byte offset of the problem.
     pub at: usize,
     /// What was expected or found.
@@ -64,7 +65,8 @@ enum Open {
 
 /// Reformats `text` with two-space indentation, one member or element per line,
 /// `": "` after keys; empty containers stay `{}` and `[]`.
-pub fn pretty(text: &str) -> Result<String, SyntaxError> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn pretty(text: &str) -> Result<String, SyntaxError> {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let mut stack: Vec<Open> = Vec::new();
@@ -307,6 +309,10 @@ mod tests {
         let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
         let out = pretty(&text).unwrap();
         // Two lines a level, each at most the capped indentation and a bracket.
-        assert!(out.len() <= depth * 2 * (2 * MAX_INDENT_LEVELS + 2), "{}", out.len());
+        assert!(
+            out.len() <= depth * 2 * (2 * MAX_INDENT_LEVELS + 2),
+            "{}",
+            out.len()
+        );
     }
 }

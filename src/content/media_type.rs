@@ -14,11 +14,12 @@ use crate::error::FetchError;
 
 /// Bytes examined by sniffing, after the BOM and leading whitespace (FR-WF-10h,
 /// SRD-READINGS 9).
-pub const SNIFF_LEN: usize = 512;
+pub(crate) const SNIFF_LEN: usize = 512;
 
 /// The pipeline a supported response goes to (FR-WF-10f).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MediaKind {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum MediaKind {
     /// `text/html` or `application/xhtml+xml`: HTML extraction.
     Html,
     /// `text/plain`: pass-through with minimal normalization.
@@ -37,14 +38,14 @@ impl MediaKind {
     /// Whether this is one of the SRD's kinds (FR-WF-10f), which the browser
     /// renders; the extension kinds are read from the HTTP response, never by
     /// Chromium (issue 31).
-    pub fn is_srd(self) -> bool {
+    pub(crate) fn is_srd(self) -> bool {
         matches!(self, MediaKind::Html | MediaKind::Plain)
     }
 }
 
 /// The `Content-Type` of a response. With several fields the last one wins, as in
 /// the Fetch standard's header-list extraction.
-pub fn last_content_type(headers: &http::HeaderMap) -> Option<String> {
+pub(crate) fn last_content_type(headers: &http::HeaderMap) -> Option<String> {
     headers
         .get_all(http::header::CONTENT_TYPE)
         .iter()
@@ -61,7 +62,8 @@ pub fn last_content_type(headers: &http::HeaderMap) -> Option<String> {
 ///
 /// `formats` (issue 31) accepts more: see [`extension_kind`]; a sniffed `%PDF-`
 /// is a PDF when PDF is enabled. [`Formats::NONE`] is FR-WF-10f..10h exactly.
-pub fn select(
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn select(
     content_type: Option<&str>,
     body: &[u8],
     formats: Formats,
@@ -98,7 +100,7 @@ pub fn select(
 /// | `application/xml`, `text/xml` whose root element is `rss` or `feed` | feed | `feed` |
 ///
 /// Anything else (an XML document that is not a feed, say) stays unsupported.
-pub fn extension_kind(media_type: &str, body: &[u8], formats: Formats) -> Option<MediaKind> {
+pub(crate) fn extension_kind(media_type: &str, body: &[u8], formats: Formats) -> Option<MediaKind> {
     let (kind, format) = match media_type {
         "application/pdf" | "application/x-pdf" => (MediaKind::Pdf, Format::Pdf),
         "application/octet-stream" | "binary/octet-stream"
@@ -118,7 +120,7 @@ pub fn extension_kind(media_type: &str, body: &[u8], formats: Formats) -> Option
 
 /// Whether a `Content-Type` value names a PDF (issue 31: such a response gets the
 /// PDF size cap, `max_pdf_bytes`).
-pub fn names_pdf(content_type: &str) -> bool {
+pub(crate) fn names_pdf(content_type: &str) -> bool {
     matches!(
         media_type(content_type).as_str(),
         "application/pdf" | "application/x-pdf"
@@ -126,7 +128,7 @@ pub fn names_pdf(content_type: &str) -> bool {
 }
 
 /// The lowercase `type/subtype` of a Content-Type value (FR-WF-CT-01).
-pub fn media_type(content_type: &str) -> String {
+pub(crate) fn media_type(content_type: &str) -> String {
     content_type
         .split(';')
         .next()
@@ -137,7 +139,7 @@ pub fn media_type(content_type: &str) -> String {
 
 /// The `charset` parameter of a Content-Type value, unquoted and trimmed, for the
 /// charset decoder (FR-WF-10i, CHARSET-02). `None` when absent or empty.
-pub fn charset_param(content_type: &str) -> Option<String> {
+pub(crate) fn charset_param(content_type: &str) -> Option<String> {
     content_type.split(';').skip(1).find_map(|param| {
         let (name, value) = param.split_once('=')?;
         if !name.trim().eq_ignore_ascii_case("charset") {
@@ -155,7 +157,7 @@ pub fn charset_param(content_type: &str) -> Option<String> {
 
 /// The outcome of FR-WF-10h sniffing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sniffed {
+pub(crate) enum Sniffed {
     /// Begins with `<!DOCTYPE` or `<html`.
     Html,
     /// Anything else without a NUL or a signature.
@@ -170,7 +172,7 @@ pub enum Sniffed {
 /// FR-WF-10h: strip a UTF-8 BOM and leading ASCII whitespace, look at the next 512
 /// bytes. Signatures are checked before the NUL rule so an MP4 (whose box size
 /// starts with NULs) is named (SRD-READINGS 9).
-pub fn sniff(body: &[u8]) -> Sniffed {
+pub(crate) fn sniff(body: &[u8]) -> Sniffed {
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     let start = body
         .iter()
@@ -226,14 +228,25 @@ mod tests {
     fn unsupported(content_type: Option<&str>, body: &[u8]) -> String {
         let error = select(content_type, body, Formats::NONE).unwrap_err();
         assert_eq!(error.code, ErrorCode::UnsupportedContentType);
-        error.details_json()["content_type"].as_str().unwrap().to_owned()
+        error.details_json()["content_type"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     #[test]
     fn header_media_types() {
-        assert_eq!(select(Some("text/html"), b"", Formats::NONE).unwrap(), MediaKind::Html);
         assert_eq!(
-            select(Some(" Application/XHTML+XML ; charset=utf-8"), b"", Formats::NONE).unwrap(),
+            select(Some("text/html"), b"", Formats::NONE).unwrap(),
+            MediaKind::Html
+        );
+        assert_eq!(
+            select(
+                Some(" Application/XHTML+XML ; charset=utf-8"),
+                b"",
+                Formats::NONE
+            )
+            .unwrap(),
             MediaKind::Html
         );
         assert_eq!(
@@ -253,7 +266,10 @@ mod tests {
 
     #[test]
     fn blank_header_is_sniffed() {
-        assert_eq!(select(Some("  "), b"<html>", Formats::NONE).unwrap(), MediaKind::Html);
+        assert_eq!(
+            select(Some("  "), b"<html>", Formats::NONE).unwrap(),
+            MediaKind::Html
+        );
     }
 
     #[test]
@@ -306,21 +322,33 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(unsupported(None, &body), expected, "{body:?}");
         }
-        assert_eq!(select(None, b"%PDF", Formats::NONE).unwrap(), MediaKind::Plain);
-        assert_eq!(select(None, b"GIF88a", Formats::NONE).unwrap(), MediaKind::Plain);
+        assert_eq!(
+            select(None, b"%PDF", Formats::NONE).unwrap(),
+            MediaKind::Plain
+        );
+        assert_eq!(
+            select(None, b"GIF88a", Formats::NONE).unwrap(),
+            MediaKind::Plain
+        );
     }
 
     #[test]
     fn sniffing_looks_at_512_bytes_only() {
         let mut late_nul = vec![b'a'; SNIFF_LEN];
         late_nul.push(0);
-        assert_eq!(select(None, &late_nul, Formats::NONE).unwrap(), MediaKind::Plain);
+        assert_eq!(
+            select(None, &late_nul, Formats::NONE).unwrap(),
+            MediaKind::Plain
+        );
         let mut early_nul = vec![b'a'; SNIFF_LEN - 1];
         early_nul.push(0);
         assert_eq!(unsupported(None, &early_nul), "missing");
         let mut padded = vec![b' '; 4096];
         padded.extend_from_slice(b"<html>");
-        assert_eq!(select(None, &padded, Formats::NONE).unwrap(), MediaKind::Html);
+        assert_eq!(
+            select(None, &padded, Formats::NONE).unwrap(),
+            MediaKind::Html
+        );
     }
 
     #[test]
@@ -329,37 +357,93 @@ mod tests {
         let cases: [(&str, &[u8], MediaKind, Format); 10] = [
             ("application/pdf", b"%PDF-1.7", MediaKind::Pdf, Format::Pdf),
             ("Application/X-PDF; q=1", b"", MediaKind::Pdf, Format::Pdf),
-            ("application/octet-stream", b"%PDF-1.4", MediaKind::Pdf, Format::Pdf),
-            ("text/markdown; charset=utf-8", b"# T", MediaKind::Markdown, Format::Markdown),
+            (
+                "application/octet-stream",
+                b"%PDF-1.4",
+                MediaKind::Pdf,
+                Format::Pdf,
+            ),
+            (
+                "text/markdown; charset=utf-8",
+                b"# T",
+                MediaKind::Markdown,
+                Format::Markdown,
+            ),
             ("application/json", b"{}", MediaKind::Json, Format::Json),
             ("application/ld+json", b"{}", MediaKind::Json, Format::Json),
-            ("application/rss+xml", b"<rss/>", MediaKind::Feed, Format::Feed),
-            ("application/atom+xml", b"<feed/>", MediaKind::Feed, Format::Feed),
-            ("text/xml", b"<?xml version='1.0'?>\n<rss version='2.0'>", MediaKind::Feed, Format::Feed),
-            ("application/xml", b"<!-- c --><feed xmlns='http://www.w3.org/2005/Atom'>", MediaKind::Feed, Format::Feed),
+            (
+                "application/rss+xml",
+                b"<rss/>",
+                MediaKind::Feed,
+                Format::Feed,
+            ),
+            (
+                "application/atom+xml",
+                b"<feed/>",
+                MediaKind::Feed,
+                Format::Feed,
+            ),
+            (
+                "text/xml",
+                b"<?xml version='1.0'?>\n<rss version='2.0'>",
+                MediaKind::Feed,
+                Format::Feed,
+            ),
+            (
+                "application/xml",
+                b"<!-- c --><feed xmlns='http://www.w3.org/2005/Atom'>",
+                MediaKind::Feed,
+                Format::Feed,
+            ),
         ];
         for (content_type, body, kind, format) in cases {
-            assert_eq!(select(Some(content_type), body, all).unwrap(), kind, "{content_type}");
+            assert_eq!(
+                select(Some(content_type), body, all).unwrap(),
+                kind,
+                "{content_type}"
+            );
             let only = Formats::NONE.with(format);
-            assert_eq!(select(Some(content_type), body, only).unwrap(), kind, "{content_type}");
+            assert_eq!(
+                select(Some(content_type), body, only).unwrap(),
+                kind,
+                "{content_type}"
+            );
             // Every other format enabled, this one not: the SRD's error, byte for byte.
             let others: Formats = Format::ALL.into_iter().filter(|f| *f != format).collect();
             for formats in [Formats::NONE, others] {
-                assert_eq!(unsupported_with(Some(content_type), body, formats), content_type);
+                assert_eq!(
+                    unsupported_with(Some(content_type), body, formats),
+                    content_type
+                );
             }
         }
         assert_eq!(select(None, b"%PDF-1.7", all).unwrap(), MediaKind::Pdf);
-        assert_eq!(unsupported_with(None, b"%PDF-1.7", Formats::NONE.with(Format::Json)), "sniffed:pdf");
-        assert_eq!(unsupported_with(Some("application/xml"), b"<html/>", all), "application/xml");
-        assert_eq!(unsupported_with(Some("application/octet-stream"), b"PK\x03\x04", all), "application/octet-stream");
-        assert_eq!(unsupported_with(Some("image/png"), b"\x89PNG", all), "image/png");
+        assert_eq!(
+            unsupported_with(None, b"%PDF-1.7", Formats::NONE.with(Format::Json)),
+            "sniffed:pdf"
+        );
+        assert_eq!(
+            unsupported_with(Some("application/xml"), b"<html/>", all),
+            "application/xml"
+        );
+        assert_eq!(
+            unsupported_with(Some("application/octet-stream"), b"PK\x03\x04", all),
+            "application/octet-stream"
+        );
+        assert_eq!(
+            unsupported_with(Some("image/png"), b"\x89PNG", all),
+            "image/png"
+        );
         assert_eq!(unsupported_with(None, b"\x89PNG", all), "sniffed:png");
         assert!(names_pdf("application/PDF; x=y") && !names_pdf("text/html"));
     }
 
     fn unsupported_with(content_type: Option<&str>, body: &[u8], formats: Formats) -> String {
         let error = select(content_type, body, formats).unwrap_err();
-        error.details_json()["content_type"].as_str().unwrap().to_owned()
+        error.details_json()["content_type"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     #[test]

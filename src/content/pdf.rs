@@ -33,8 +33,8 @@ use std::time::Instant;
 
 use lopdf::{Document, LoadOptions, Object};
 
-use crate::vocabulary::ExtractedDocument;
 use crate::error::{FetchError, TimeoutPhase, UnreadableReason};
+use crate::vocabulary::ExtractedDocument;
 
 /// Bytes one stream may decompress to while the file is loaded (object and
 /// cross-reference streams).
@@ -42,7 +42,8 @@ const MAX_LOAD_STREAM_BYTES: usize = 64 << 20;
 
 /// What bounds one read.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Limits {
     /// Pages read, from the first.
     pub max_pages: u32,
     /// The call's deadline: a read still going then is a `timeout`.
@@ -53,7 +54,8 @@ pub struct Limits {
 
 /// A PDF read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PdfRead {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct PdfRead {
     /// The Markdown, title from the document info or the first heading.
     pub document: ExtractedDocument,
     /// Pages past `max_pages` were left out.
@@ -67,7 +69,8 @@ pub struct PdfRead {
 /// Errors (`extraction_failed`, `details.reason`): `pdf_encrypted` (a password is
 /// needed), `pdf_no_text_layer` (pages but no text: a scan), `pdf_malformed`
 /// (not readable as a PDF); `timeout` (phase `response`) past the deadline.
-pub fn read(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn read(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> {
     match catch_unwind(AssertUnwindSafe(|| read_unguarded(bytes, limits))) {
         Ok(result) => result,
         Err(_) => Err(malformed("the parser failed on it")),

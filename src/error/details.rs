@@ -9,8 +9,8 @@
 use std::fmt::Display;
 use std::net::IpAddr;
 
-use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
 use super::TimeoutPhase;
 
@@ -358,8 +358,12 @@ mod tests {
             ErrorDetails::Validation {
                 validation: "\"x\" is not an integer".into(),
             },
-            ErrorDetails::InvalidUrl { url: "ht tp://".into() },
-            ErrorDetails::InvalidScheme { scheme: "ftp".into() },
+            ErrorDetails::InvalidUrl {
+                url: "ht tp://".into(),
+            },
+            ErrorDetails::InvalidScheme {
+                scheme: "ftp".into(),
+            },
             ErrorDetails::InvalidHost {
                 host: "1.2.3.256".into(),
             },

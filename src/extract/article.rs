@@ -27,8 +27,8 @@
 use ego_tree::NodeId;
 use url::Url;
 
-use super::element::{self, Tag};
 use super::dom::{self, Document, Node, Scripting};
+use super::element::{self, Tag};
 use super::{markdown, normalize_whitespace, root};
 use crate::vocabulary::ExtractedDocument;
 
@@ -53,7 +53,7 @@ const MIN_ARTICLE_CHARS: usize = 500;
 /// (a crawler view such as Discourse's): parsed with scripting off, markup in a
 /// `<noscript>` can escape it (an inner `<p>` closes the `<p>` around it), and
 /// what a browser with scripts on never shows must not become text by default.
-pub fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
+pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
     extract_parsed(html, final_url, Scripting::On)
         .or_else(|| extract_parsed(html, final_url, Scripting::Off))
 }
@@ -229,7 +229,7 @@ mod tests {
     use super::names::{is_label, names_furniture, style_hides};
     use super::*;
     use crate::extract::extract_html;
-use crate::vocabulary::{ExtractionMode};
+    use crate::vocabulary::ExtractionMode;
 
     fn url() -> Url {
         Url::parse("https://example.com/news/story").unwrap()
@@ -317,7 +317,12 @@ use crate::vocabulary::{ExtractionMode};
         assert_eq!(extract(tiny, &url()), None);
         let fell_back = extract_html(tiny, &url(), ExtractionMode::Article).unwrap();
         assert!(fell_back.article_fell_back);
-        assert_eq!(fell_back.document, extract_html(tiny, &url(), ExtractionMode::Srd).map(|e| e.document).unwrap());
+        assert_eq!(
+            fell_back.document,
+            extract_html(tiny, &url(), ExtractionMode::Srd)
+                .map(|e| e.document)
+                .unwrap()
+        );
     }
 
     #[test]
@@ -337,7 +342,9 @@ use crate::vocabulary::{ExtractionMode};
     #[test]
     fn a_forum_thread_in_noscript_is_read_where_srd_mode_finds_nothing() {
         let html = fixture("forum-discourse.html");
-        let srd = extract_html(&html, &url(), ExtractionMode::Srd).map(|e| e.document).unwrap_err();
+        let srd = extract_html(&html, &url(), ExtractionMode::Srd)
+            .map(|e| e.document)
+            .unwrap_err();
         assert_eq!(srd.details_json()["error"], "no_extractable_content");
         let markdown = article(&html);
         assert_has(

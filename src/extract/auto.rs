@@ -17,11 +17,12 @@
 use url::Url;
 
 use super::{article, dom};
-use crate::vocabulary::{ExtractedDocument, PageType};
 use crate::error::FetchError;
+use crate::vocabulary::{ExtractedDocument, PageType};
 
-pub mod classify;
 mod cards;
+pub(crate) mod classify;
+#[cfg(any(test, feature = "internals"))]
 mod features;
 mod product;
 mod repeat;
@@ -41,7 +42,9 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, 
 /// Auto mode's reading of `html` as a page of type `page_type`, whatever the page
 /// says it is: for benches and tests that measure each type's reading apart from
 /// the classifier (issue 29).
-pub fn extract_as(
+#[cfg(any(test, feature = "internals"))]
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn extract_as(
     html: &str,
     final_url: &Url,
     page_type: PageType,
@@ -98,7 +101,11 @@ fn add_product_facts(html: &str, markdown: &mut String) {
         0
     };
     let tail = if at < markdown.len() { "\n\n" } else { "" };
-    let lead = if at > 0 && !markdown[..at].ends_with("\n\n") { "\n\n" } else { "" };
+    let lead = if at > 0 && !markdown[..at].ends_with("\n\n") {
+        "\n\n"
+    } else {
+        ""
+    };
     markdown.insert_str(at, &format!("{lead}{supplement}{tail}"));
 }
 

@@ -54,25 +54,25 @@ mod tokenize;
 /// tags are dropped. Half of Blink's 512: every start tag costs html5ever a scope
 /// scan of the open elements, so this bounds the cost per tag; real pages stay far
 /// below it.
-pub const MAX_OPEN: usize = 256;
+pub(crate) const MAX_OPEN: usize = 256;
 /// Formatting elements held (open, or waiting in the active formatting list) past
 /// which formatting start tags (`<b>`, `<a>`, `<font>`, ...) are dropped: each
 /// entry may be re-created for every later text run, and each new one is compared
 /// with all of them (the "Noah's Ark" clause). Counted apart from [`MAX_OPEN`], so
 /// a legitimately deep page keeps its links and emphasis.
-pub const MAX_OPEN_FORMATTING: usize = 128;
+pub(crate) const MAX_OPEN_FORMATTING: usize = 128;
 /// Attributes kept per tag.
-pub const MAX_ATTRIBUTES: usize = 128;
+pub(crate) const MAX_ATTRIBUTES: usize = 128;
 
 /// Elements the tree may hold for an input of `len` bytes: generous for real pages
 /// (which have one element per 30 or more bytes), linear in the input.
-pub fn element_budget(len: usize) -> usize {
+pub(crate) fn element_budget(len: usize) -> usize {
     10_000 + len / 4
 }
 
 /// A borrowed [`Name`], as html5ever's tree builder asks for it.
 #[derive(Debug)]
-pub struct NameRef<'a>(Ref<'a, Name>);
+pub(crate) struct NameRef<'a>(Ref<'a, Name>);
 
 impl ElemName for NameRef<'_> {
     fn ns(&self) -> &Namespace {
@@ -84,9 +84,16 @@ impl ElemName for NameRef<'_> {
     }
 }
 
-/// A node of the tree.
+/// A node of the tree. Under `internals` the stage-timing example names it
+/// (it is in the parser's and the converter's signatures) but never looks inside
+/// an element, so the element type stays the crate's own.
 #[derive(Debug)]
-pub enum Node {
+#[cfg_attr(
+    feature = "internals",
+    visibility::make(pub),
+    allow(private_interfaces)
+)]
+pub(crate) enum Node {
     /// The document root.
     Document,
     /// An element.
@@ -99,7 +106,7 @@ pub enum Node {
 
 impl Node {
     /// The element, if this node is one.
-    pub fn element(&self) -> Option<&Element> {
+    pub(crate) fn element(&self) -> Option<&Element> {
         match self {
             Node::Element(e) => Some(e),
             _ => None,
@@ -108,19 +115,20 @@ impl Node {
 }
 
 /// A parsed document.
-pub struct Document {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Document {
     /// The arena; dropping it is a flat loop, whatever the nesting depth.
     pub tree: Tree<Node>,
 }
 
 impl Document {
     /// The document node.
-    pub fn root(&self) -> NodeRef<'_, Node> {
+    pub(crate) fn root(&self) -> NodeRef<'_, Node> {
         self.tree.root()
     }
 
     /// Every node in document order, without recursion.
-    pub fn descendants(&self) -> impl Iterator<Item = NodeRef<'_, Node>> {
+    pub(crate) fn descendants(&self) -> impl Iterator<Item = NodeRef<'_, Node>> {
         self.tree.root().descendants()
     }
 }
@@ -130,7 +138,8 @@ impl Document {
 /// it (scripting off: markup). Article mode and auto mode's thread reading read
 /// the crawler views that forums (Discourse) put there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scripting {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum Scripting {
     /// `<noscript>` content is raw text.
     On,
     /// `<noscript>` content is parsed as markup.
@@ -139,7 +148,8 @@ pub enum Scripting {
 
 /// Parses `html` into a [`Document`], within the bounds described in the module
 /// docs, with `scripting` on or off: one parser for both (issue 30).
-pub fn parse(html: &str, scripting: Scripting) -> Document {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn parse(html: &str, scripting: Scripting) -> Document {
     parse_counting(html, Counting::Bounded, scripting == Scripting::On)
 }
 
@@ -190,7 +200,8 @@ fn full_outline(doc: &Document) -> String {
             match node.value() {
                 Node::Text(text) => out.push_str(&format!("{depth} {:?}\n", &**text)),
                 Node::Element(e) => {
-                    let attrs: Vec<(Attr, &str)> = e.attrs.iter().map(|(a, v)| (*a, &**v)).collect();
+                    let attrs: Vec<(Attr, &str)> =
+                        e.attrs.iter().map(|(a, v)| (*a, &**v)).collect();
                     out.push_str(&format!(
                         "{depth} {:?} {:?} {:?} removed={} {attrs:?}\n",
                         e.name.ns, e.name.local, e.tag, e.removed

@@ -12,9 +12,8 @@ use html5ever::tendril::StrTendril;
 use html5ever::tokenizer;
 use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 
-
 /// The FR-WF-EXT-CLASS-01 boilerplate tokens, lowercase.
-pub const BOILERPLATE_TOKENS: [&str; 10] = [
+pub(crate) const BOILERPLATE_TOKENS: [&str; 10] = [
     "nav",
     "menu",
     "sidebar",
@@ -29,7 +28,7 @@ pub const BOILERPLATE_TOKENS: [&str; 10] = [
 
 /// What the converter does with an element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tag {
+pub(crate) enum Tag {
     /// `<html>`.
     Html,
     /// `<head>`: never rendered, but searched for `<title>` and `<base>`.
@@ -94,7 +93,7 @@ pub enum Tag {
 
 impl Tag {
     /// Block-level for separation purposes.
-    pub fn is_block(self) -> bool {
+    pub(crate) fn is_block(self) -> bool {
         !matches!(
             self,
             Tag::Inline
@@ -113,7 +112,7 @@ impl Tag {
 /// Classifies an element by name. Only HTML-namespace elements get HTML meanings;
 /// `<svg>` is skipped whole (inline graphics: icon titles are not page text), MathML
 /// is kept as inline text.
-pub fn classify(name: &Name) -> Tag {
+pub(crate) fn classify(name: &Name) -> Tag {
     if name.ns == ns!(svg) && name.local == local_name!("svg") {
         return Tag::Skip;
     }
@@ -195,7 +194,7 @@ pub fn classify(name: &Name) -> Tag {
 
 /// A `<script>` or `<style>`, in any namespace (an SVG's own count too): removed
 /// whole by FR-WF-13 step 1, so no pass ever reads their text.
-pub fn is_script_or_style(local: &LocalName) -> bool {
+pub(crate) fn is_script_or_style(local: &LocalName) -> bool {
     matches!(*local, local_name!("script") | local_name!("style"))
 }
 
@@ -206,7 +205,7 @@ pub fn is_script_or_style(local: &LocalName) -> bool {
 /// last resort (EXT-ROOT-01 step 6), and a `<body class="menu-open">`-style token on
 /// them would otherwise turn a whole page into `no_extractable_content` (our
 /// reading; listed in the report).
-pub fn is_boilerplate(element: &Element) -> bool {
+pub(crate) fn is_boilerplate(element: &Element) -> bool {
     let name = &element.name;
     if is_script_or_style(&name.local) {
         return true;
@@ -231,7 +230,7 @@ pub fn is_boilerplate(element: &Element) -> bool {
 
 /// FR-WF-13 steps 2 and 3 alone: `hidden`, `aria-hidden="true"`, or a boilerplate
 /// class token or id (EXT-CLASS-01), whatever the element's name.
-pub fn is_hidden_or_boilerplate_named(element: &Element) -> bool {
+pub(crate) fn is_hidden_or_boilerplate_named(element: &Element) -> bool {
     if element.has_attr(Attr::Hidden) {
         return true;
     }
@@ -251,7 +250,7 @@ pub fn is_hidden_or_boilerplate_named(element: &Element) -> bool {
 /// them when the element is made: real pages' class lists run to dozens of tokens,
 /// and both questions are asked of every element.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClassTokens {
+pub(crate) struct ClassTokens {
     /// A boilerplate token (EXT-CLASS-01).
     pub boilerplate: bool,
     /// The token `content` (EXT-ROOT-01's fifth root candidate).
@@ -261,7 +260,7 @@ pub struct ClassTokens {
 impl ClassTokens {
     /// The tokens of a `class` value (case-insensitive, whole tokens only:
     /// `site-nav` and `navigate` are not `nav`).
-    pub fn of(class: &str) -> ClassTokens {
+    pub(crate) fn of(class: &str) -> ClassTokens {
         let mut found = ClassTokens::default();
         for token in class.split_ascii_whitespace() {
             found.boilerplate |= is_boilerplate_token(token);
@@ -273,7 +272,7 @@ impl ClassTokens {
 
 /// Whether a single token (an `id` value, or one class token) is a boilerplate
 /// token. The `id` is compared whole (trimmed), as EXT-CLASS-01 says "equals".
-pub fn is_boilerplate_token(token: &str) -> bool {
+pub(crate) fn is_boilerplate_token(token: &str) -> bool {
     let token = token.trim_matches(|c: char| c.is_ascii_whitespace());
     BOILERPLATE_TOKENS
         .iter()
@@ -281,14 +280,14 @@ pub fn is_boilerplate_token(token: &str) -> bool {
 }
 
 /// Whether a `class` value has the token `token` (case-insensitive).
-pub fn has_class_token(class: &str, token: &str) -> bool {
+pub(crate) fn has_class_token(class: &str, token: &str) -> bool {
     class
         .split_ascii_whitespace()
         .any(|t| t.eq_ignore_ascii_case(token))
 }
 
 /// Void elements: never open, so never deepen the tree.
-pub fn is_void(name: &LocalName) -> bool {
+pub(crate) fn is_void(name: &LocalName) -> bool {
     matches!(
         *name,
         local_name!("area")
@@ -315,7 +314,7 @@ pub fn is_void(name: &LocalName) -> bool {
 
 /// Elements whose content the tokenizer reads as raw text up to their end tag:
 /// dropping their start tag would turn scripts and styles into page text.
-pub fn is_raw_text(name: &LocalName) -> bool {
+pub(crate) fn is_raw_text(name: &LocalName) -> bool {
     matches!(
         *name,
         local_name!("script")
@@ -332,7 +331,7 @@ pub fn is_raw_text(name: &LocalName) -> bool {
 }
 
 /// The HTML formatting elements (the tree builder's active formatting list).
-pub fn is_formatting(name: &LocalName) -> bool {
+pub(crate) fn is_formatting(name: &LocalName) -> bool {
     matches!(
         *name,
         local_name!("a")
@@ -354,7 +353,7 @@ pub fn is_formatting(name: &LocalName) -> bool {
 
 /// The attributes extraction reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Attr {
+pub(crate) enum Attr {
     /// `href` (links, `<base>`).
     Href,
     /// `src` (images).
@@ -406,7 +405,8 @@ pub(crate) const READ_ATTRIBUTES: [&str; 11] = [
 /// and markup5ever's `create_element_with_flags`: re-check on an upgrade. The
 /// test `attributes_nobody_reads_change_no_tree`, the tokenizer proptests and the
 /// `tokenizers` fuzz target compare with html5ever's own tokenizer, which keeps all.
-pub(crate) const TREE_BUILDER_ATTRIBUTES: [&str; 4] = ["type", "form", "shadowrootmode", "encoding"];
+pub(crate) const TREE_BUILDER_ATTRIBUTES: [&str; 4] =
+    ["type", "form", "shadowrootmode", "encoding"];
 
 impl Attr {
     pub(crate) fn from_name(name: &QualName) -> Option<Attr> {
@@ -434,7 +434,7 @@ impl Attr {
 /// extraction reads (a prefix never matters in HTML, and leaving it out keeps the
 /// tree small).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Name {
+pub(crate) struct Name {
     /// The namespace (HTML, SVG, MathML).
     pub ns: Namespace,
     /// The local name (`div`).
@@ -444,7 +444,7 @@ pub struct Name {
 /// An element: its name (the tree builder asks for it), its classification and the
 /// attributes extraction reads.
 #[derive(Debug)]
-pub struct Element {
+pub(crate) struct Element {
     /// The name, as parsed.
     pub name: Name,
     /// How extraction treats it.
@@ -507,7 +507,10 @@ impl Element {
     /// Reads the class tokens, then judges boilerplate (which reads them), from the
     /// attributes as they now are.
     pub(crate) fn classify_attributes(&mut self) {
-        self.classes = self.attr(Attr::Class).map(ClassTokens::of).unwrap_or_default();
+        self.classes = self
+            .attr(Attr::Class)
+            .map(ClassTokens::of)
+            .unwrap_or_default();
         self.removed = is_boilerplate(self);
     }
 
@@ -518,7 +521,7 @@ impl Element {
     }
 
     /// The value of `attr`, if present.
-    pub fn attr(&self, attr: Attr) -> Option<&str> {
+    pub(crate) fn attr(&self, attr: Attr) -> Option<&str> {
         self.attrs
             .iter()
             .find(|(a, _)| *a == attr)
@@ -528,12 +531,12 @@ impl Element {
     /// Whether the converter renders this element: not removed as boilerplate and
     /// not an element whose content is never page text (`<head>`, `<title>`,
     /// skipped ones). Every pass over the cleaned tree asks this.
-    pub fn is_rendered(&self) -> bool {
+    pub(crate) fn is_rendered(&self) -> bool {
         !(self.removed || matches!(self.tag, Tag::Skip | Tag::Head | Tag::Title))
     }
 
     /// Whether `attr` is present (any value).
-    pub fn has_attr(&self, attr: Attr) -> bool {
+    pub(crate) fn has_attr(&self, attr: Attr) -> bool {
         self.attrs.iter().any(|(a, _)| *a == attr)
     }
 }
@@ -584,9 +587,21 @@ mod tests {
         };
         for (class, expected) in [
             ("main-content article", ClassTokens::default()),
-            ("x Content\ty", ClassTokens { content: true, ..ClassTokens::default() }),
+            (
+                "x Content\ty",
+                ClassTokens {
+                    content: true,
+                    ..ClassTokens::default()
+                },
+            ),
             ("content sidebar", both),
-            ("Sidebar", ClassTokens { boilerplate: true, ..ClassTokens::default() }),
+            (
+                "Sidebar",
+                ClassTokens {
+                    boilerplate: true,
+                    ..ClassTokens::default()
+                },
+            ),
             ("", ClassTokens::default()),
         ] {
             assert_eq!(ClassTokens::of(class), expected, "{class:?}");

@@ -35,8 +35,8 @@
 use ego_tree::NodeRef;
 use url::Url;
 
-use super::element::Tag;
 use super::dom::Node;
+use super::element::Tag;
 use super::element::{Attr, Element};
 use super::table::TableBuilder;
 use super::walk::{Step, Visitor, walk};
@@ -86,7 +86,8 @@ struct Converter<'a> {
 }
 
 /// Converts the subtree of `root` to Markdown (not yet whitespace-normalised).
-pub fn convert(root: NodeRef<'_, Node>, base: &Url) -> String {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn convert(root: NodeRef<'_, Node>, base: &Url) -> String {
     let mut converter = Converter {
         base,
         writers: vec![Writer::new()],
@@ -469,7 +470,7 @@ fn destination(url: &str) -> String {
 }
 
 /// The fenced block for `code` (EXT-CODE-01/02, SRD-READINGS 16).
-pub fn fenced_block(code: &str, language: Option<&str>) -> String {
+pub(crate) fn fenced_block(code: &str, language: Option<&str>) -> String {
     let fence = "`".repeat(longest_backtick_run(code).max(2) + 1);
     let mut out = String::with_capacity(code.len() + 2 * fence.len() + 16);
     out.push_str(&fence);
@@ -484,7 +485,7 @@ pub fn fenced_block(code: &str, language: Option<&str>) -> String {
 }
 
 /// Language hints longer than this give a plain fence.
-pub const MAX_LANGUAGE_LEN: usize = 32;
+pub(crate) const MAX_LANGUAGE_LEN: usize = 32;
 
 /// The `language-xxx` hint of a class list (FR-WF-EXT-CODE-01 step 1): the first
 /// `language-` token whose name is 1 to [`MAX_LANGUAGE_LEN`] characters of

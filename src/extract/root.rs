@@ -5,15 +5,16 @@
 use ego_tree::{NodeId, NodeRef};
 use url::Url;
 
-use super::element::{self, Tag, has_class_token};
 use super::dom::{Document, Node};
 use super::element::Attr;
+use super::element::{self, Tag, has_class_token};
 use super::walk::{Step, Visitor, walk};
 use super::writer::is_html_space;
 
 /// What one walk of the whole document finds.
 #[derive(Debug, Default)]
-pub struct Survey {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Survey {
     /// Root candidates in EXT-ROOT-01 order: first `<main>`, first `<article>`,
     /// first `role="main"`, first `id="content"`, first `class~="content"`, `<body>`.
     pub candidates: [Option<NodeId>; 6],
@@ -41,7 +42,8 @@ pub struct Survey {
 /// `<h1>`, `<base>`, language) are not content and are searched everywhere: 13e,
 /// 13d1 and 13f name "the first" element of the document, and a site's `<h1>`
 /// often sits in its `<header>`.
-pub fn survey(doc: &Document) -> Survey {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn survey(doc: &Document) -> Survey {
     let mut survey = Survey::default();
     let mut skip_until: Option<NodeId> = None;
     let mut removed_until: Option<NodeId> = None;
@@ -118,7 +120,8 @@ pub fn survey(doc: &Document) -> Survey {
 ///
 /// Each check stops at the first visible character, and there are at most six, so
 /// selection is linear in the document however the candidates nest.
-pub fn select_root<'a>(doc: &'a Document, survey: &Survey) -> Option<NodeRef<'a, Node>> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn select_root<'a>(doc: &'a Document, survey: &Survey) -> Option<NodeRef<'a, Node>> {
     survey
         .candidates
         .iter()
@@ -132,7 +135,7 @@ pub fn select_root<'a>(doc: &'a Document, survey: &Survey) -> Option<NodeRef<'a,
 /// blank (it renders as `![alt](...)`; "images without alt text" are what the SRD
 /// calls empty). What the converter never renders (`<svg>`, `<template>`, form
 /// selects) does not count either, so "not empty" means "renders some text".
-pub fn is_empty(root: NodeRef<'_, Node>) -> bool {
+pub(crate) fn is_empty(root: NodeRef<'_, Node>) -> bool {
     // Removed or skipped itself, or inside something removed or skipped.
     if root
         .ancestors()
@@ -170,7 +173,7 @@ impl<'a> Visitor<'a> for FirstVisible {
 /// The text of an element's subtree, scripts, styles and skipped elements left
 /// out, whitespace collapsed and trimmed (FR-WF-13e's normalisation: Unicode
 /// whitespace runs become one space).
-pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
+pub(crate) fn normalized_text(root: NodeRef<'_, Node>) -> String {
     let mut out = String::new();
     let mut skip_until: Option<NodeId> = None;
     for edge in root.traverse() {
@@ -184,7 +187,9 @@ pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
                         out.push_str(word);
                     }
                 }
-                Node::Element(e) if e.tag == Tag::Skip || element::is_script_or_style(&e.name.local) => {
+                Node::Element(e)
+                    if e.tag == Tag::Skip || element::is_script_or_style(&e.name.local) =>
+                {
                     skip_until = Some(node.id());
                 }
                 _ => {}
@@ -200,7 +205,7 @@ pub fn normalized_text(root: NodeRef<'_, Node>) -> String {
 
 /// FR-WF-13d1: the `<base href>` when it resolves (against the final URL, as HTML
 /// resolves a relative base) to an `http(s)` URL, else the final URL.
-pub fn base_url(doc: &Document, survey: &Survey, final_url: &Url) -> Url {
+pub(crate) fn base_url(doc: &Document, survey: &Survey, final_url: &Url) -> Url {
     survey
         .base
         .and_then(|id| doc.tree.get(id))

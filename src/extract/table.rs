@@ -2,7 +2,7 @@
 
 /// The rows of one `<table>`, cells already rendered as inline Markdown.
 #[derive(Debug, Default)]
-pub struct TableBuilder {
+pub(crate) struct TableBuilder {
     rows: Vec<Row>,
     current: Option<Row>,
     /// `<caption>` text, written as a paragraph above the table.
@@ -17,21 +17,21 @@ struct Row {
 
 impl TableBuilder {
     /// Starts a `<tr>`.
-    pub fn start_row(&mut self) {
+    pub(crate) fn start_row(&mut self) {
         self.end_row();
         self.current = Some(Row::default());
     }
 
     /// Adds a cell to the current row (a cell outside any `<tr>` starts one).
     /// `rowspan` / `colspan` are ignored: one element, one cell (EXT-TABLE-01.1).
-    pub fn add_cell(&mut self, markdown: String, header: bool) {
+    pub(crate) fn add_cell(&mut self, markdown: String, header: bool) {
         let row = self.current.get_or_insert_with(Row::default);
         row.has_th |= header;
         row.cells.push(cell_text(&markdown));
     }
 
     /// Ends the current `<tr>`; rows without cells are dropped.
-    pub fn end_row(&mut self) {
+    pub(crate) fn end_row(&mut self) {
         if let Some(row) = self.current.take()
             && !row.cells.is_empty()
         {
@@ -48,7 +48,7 @@ impl TableBuilder {
     /// every row has the widest row's column count (EXT-TABLE-02). An empty header
     /// cell is a single space, so a header with no text is `| | |`
     /// (EXT-TABLE-01.6).
-    pub fn render(mut self) -> String {
+    pub(crate) fn render(mut self) -> String {
         self.end_row();
         if self
             .rows
@@ -92,7 +92,7 @@ fn push_row(out: &mut String, cells: &[String], columns: usize) {
 /// (EXT-TABLE-01.5, code spans and link targets included, as GFM splits cells
 /// before anything else), any newline left becomes `<br>` (EXT-TABLE-01.4; the cell
 /// writer already writes line breaks as `<br>`).
-pub fn cell_text(markdown: &str) -> String {
+pub(crate) fn cell_text(markdown: &str) -> String {
     let trimmed = markdown.trim();
     let mut out = String::with_capacity(trimmed.len());
     for c in trimmed.chars() {

@@ -8,7 +8,7 @@ use super::dom::Node;
 
 /// What the walk does after entering a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(super) enum Step {
     /// Visit the node's children, then [`Visitor::leave`] it.
     Into,
     /// Go on with the next node after this one's subtree; no `leave`.
@@ -18,7 +18,7 @@ pub enum Step {
 }
 
 /// A pass over a subtree.
-pub trait Visitor<'a> {
+pub(super) trait Visitor<'a> {
     /// Called on each node in document order, unless inside a subtree passed over.
     fn enter(&mut self, node: NodeRef<'a, Node>) -> Step;
 
@@ -28,7 +28,7 @@ pub trait Visitor<'a> {
 
 /// Walks `root`'s subtree, `root` included, in document order. Returns `false`
 /// when a visitor stopped it.
-pub fn walk<'a>(root: NodeRef<'a, Node>, visitor: &mut impl Visitor<'a>) -> bool {
+pub(super) fn walk<'a>(root: NodeRef<'a, Node>, visitor: &mut impl Visitor<'a>) -> bool {
     let mut node = root;
     'next: loop {
         match visitor.enter(node) {

@@ -17,7 +17,8 @@ use std::borrow::Cow;
 /// it closes at a line of the same character, at least as long, followed only by
 /// whitespace, or at the end of the document (CommonMark). Lines in between are
 /// copied as they are.
-pub fn normalize_whitespace(markdown: &str) -> String {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn normalize_whitespace(markdown: &str) -> String {
     let text = if markdown.contains('\r') {
         Cow::Owned(markdown.replace("\r\n", "\n"))
     } else {

@@ -46,7 +46,7 @@ struct Wrapper {
 /// What an inline wrapper is; one of each kind is enough (nested emphasis inside
 /// emphasis adds nothing, and Markdown links cannot nest).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WrapperKind {
+pub(crate) enum WrapperKind {
     /// `*text*`.
     Emphasis,
     /// `**text**`.
@@ -57,7 +57,7 @@ pub enum WrapperKind {
 
 /// Writes Markdown for one flow of content: the document, or one table cell.
 #[derive(Debug, Default)]
-pub struct Writer {
+pub(crate) struct Writer {
     out: String,
     /// Table-cell mode: line breaks become `<br>`, no prefixes, no line-start rules.
     cell: bool,
@@ -81,7 +81,7 @@ pub struct Writer {
 
 impl Writer {
     /// A writer for the document.
-    pub fn new() -> Writer {
+    pub(crate) fn new() -> Writer {
         Writer {
             at_line_start: true,
             ..Writer::default()
@@ -89,7 +89,7 @@ impl Writer {
     }
 
     /// A writer for one table cell.
-    pub fn cell() -> Writer {
+    pub(crate) fn cell() -> Writer {
         Writer {
             cell: true,
             at_line_start: true,
@@ -98,18 +98,13 @@ impl Writer {
     }
 
     /// Whether this writer renders a table cell.
-    pub fn is_cell(&self) -> bool {
+    pub(crate) fn is_cell(&self) -> bool {
         self.cell
     }
 
     /// The Markdown written so far.
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.out
-    }
-
-    /// Whether anything was written.
-    pub fn is_empty(&self) -> bool {
-        !self.started
     }
 
     fn prefix(&self) -> &str {
@@ -119,7 +114,7 @@ impl Writer {
     /// A block boundary: a blank line, or one newline inside a list (blank lines
     /// would split the list into separate blocks for the chunker, FR-WF-CHK-LIST-01),
     /// or a space inside a heading (a heading is one line).
-    pub fn block_break(&mut self) {
+    pub(crate) fn block_break(&mut self) {
         let want = if self.list_depth > 0 || self.cell {
             LINE
         } else {
@@ -129,12 +124,12 @@ impl Writer {
     }
 
     /// A single line break (list items).
-    pub fn line_break(&mut self) {
+    pub(crate) fn line_break(&mut self) {
         self.request_newlines(LINE);
     }
 
     /// `<br>`: one newline more, at most a blank line (EXT-TAGS-01).
-    pub fn hard_break(&mut self) {
+    pub(crate) fn hard_break(&mut self) {
         if self.heading_depth > 0 {
             self.pending_space = true;
             return;
@@ -169,7 +164,7 @@ impl Writer {
 
     /// Whitespace in the source between inline content: one space, written only
     /// between two pieces of content on the same line.
-    pub fn space(&mut self) {
+    pub(crate) fn space(&mut self) {
         self.pending_space = true;
     }
 
@@ -251,7 +246,7 @@ impl Writer {
 
     /// Inline text from a text node: whitespace runs collapse to one space, words
     /// are escaped (see the module docs).
-    pub fn text(&mut self, text: &str) {
+    pub(crate) fn text(&mut self, text: &str) {
         // HTML whitespace is ASCII, so byte positions are char boundaries.
         let Some(first) = text.bytes().position(|b| !is_html_space_byte(b)) else {
             // Whitespace only: a space owed (nothing at all for an empty text).
@@ -265,7 +260,7 @@ impl Writer {
     }
 
     /// Already-formatted inline Markdown (an image, a code span): no escaping.
-    pub fn inline_raw(&mut self, markdown: &str) {
+    pub(crate) fn inline_raw(&mut self, markdown: &str) {
         if markdown.is_empty() {
             return;
         }
@@ -275,7 +270,7 @@ impl Writer {
 
     /// A fenced code block or a table: always at the start of a line with no prefix
     /// and blank lines around it (see `markdown.rs` on why blocks leave lists).
-    pub fn raw_block(&mut self, block: &str) {
+    pub(crate) fn raw_block(&mut self, block: &str) {
         if block.is_empty() {
             return;
         }
@@ -299,7 +294,7 @@ impl Writer {
 
     /// Opens an inline wrapper; the delimiter is written before the first content.
     /// Returns false (and does nothing) when one of the same kind is already open.
-    pub fn open_wrapper(&mut self, kind: WrapperKind, url: Option<&str>) -> bool {
+    pub(crate) fn open_wrapper(&mut self, kind: WrapperKind, url: Option<&str>) -> bool {
         if self.wrappers.iter().any(|w| w.kind == kind) {
             return false;
         }
@@ -318,7 +313,7 @@ impl Writer {
     }
 
     /// Closes the innermost wrapper (written only if it wrapped content).
-    pub fn close_wrapper(&mut self) {
+    pub(crate) fn close_wrapper(&mut self) {
         if let Some(wrapper) = self.wrappers.pop()
             && wrapper.written
         {
@@ -328,7 +323,7 @@ impl Writer {
 
     /// Starts a heading: a block whose marker is written with its first content
     /// and whose inner breaks become spaces. In a table cell a heading is plain text.
-    pub fn open_heading(&mut self, level: u8) -> bool {
+    pub(crate) fn open_heading(&mut self, level: u8) -> bool {
         if self.heading_depth > 0 || self.cell {
             return false;
         }
@@ -339,14 +334,14 @@ impl Writer {
     }
 
     /// Ends a heading opened by [`Writer::open_heading`].
-    pub fn close_heading(&mut self) {
+    pub(crate) fn close_heading(&mut self) {
         self.heading_depth = self.heading_depth.saturating_sub(1);
         self.pending_heading = None;
         self.block_break();
     }
 
     /// Enters a list (`<ul>`, `<ol>`).
-    pub fn open_list(&mut self) {
+    pub(crate) fn open_list(&mut self) {
         if self.list_depth == 0 {
             self.block_break();
         } else {
@@ -356,19 +351,19 @@ impl Writer {
     }
 
     /// Leaves a list.
-    pub fn close_list(&mut self) {
+    pub(crate) fn close_list(&mut self) {
         self.list_depth = self.list_depth.saturating_sub(1);
         self.block_break();
     }
 
     /// Number of enclosing lists.
-    pub fn list_depth(&self) -> usize {
+    pub(crate) fn list_depth(&self) -> usize {
         self.list_depth
     }
 
     /// Starts a list item: its marker line is `indent + marker`, its continuation
     /// lines are indented to the item's text (EXT-LIST-01).
-    pub fn open_item(&mut self, level: usize, marker: &str) {
+    pub(crate) fn open_item(&mut self, level: usize, marker: &str) {
         self.line_break();
         let base = self.quote_prefix();
         let indent = if self.cell { 0 } else { 2 * level };
@@ -383,7 +378,7 @@ impl Writer {
     }
 
     /// Ends a list item.
-    pub fn close_item(&mut self) {
+    pub(crate) fn close_item(&mut self) {
         self.pending_marker = None;
         self.prefixes.pop();
         self.line_break();
@@ -400,20 +395,20 @@ impl Writer {
     }
 
     /// Enters a blockquote.
-    pub fn open_quote(&mut self) {
+    pub(crate) fn open_quote(&mut self) {
         self.block_break();
         let prefix = format!("{}> ", self.prefix());
         self.prefixes.push(prefix);
     }
 
     /// Leaves a blockquote.
-    pub fn close_quote(&mut self) {
+    pub(crate) fn close_quote(&mut self) {
         self.prefixes.pop();
         self.block_break();
     }
 
     /// Whether a heading is open (blocks inside it are inline).
-    pub fn in_heading(&self) -> bool {
+    pub(crate) fn in_heading(&self) -> bool {
         self.heading_depth > 0
     }
 }
@@ -431,7 +426,7 @@ fn heading_marker(level: u8) -> &'static str {
 
 /// HTML's ASCII whitespace (the characters inline whitespace collapsing applies to;
 /// a no-break space is content).
-pub fn is_html_space(c: char) -> bool {
+pub(crate) fn is_html_space(c: char) -> bool {
     u8::try_from(c).is_ok_and(is_html_space_byte)
 }
 
@@ -443,7 +438,7 @@ const fn is_html_space_byte(b: u8) -> bool {
 /// `text` as one line of Markdown text, escaped per the module docs (whitespace
 /// runs become one space): for text that comes from elsewhere than HTML, such as
 /// a PDF's text layer (issue 31).
-pub fn escape_line(text: &str) -> String {
+pub(crate) fn escape_line(text: &str) -> String {
     let text = text.trim_start_matches(is_html_space_char);
     let mut out = String::with_capacity(text.len() + 8);
     escape_text_into(&mut out, text, true, false);
@@ -601,7 +596,7 @@ fn looks_like_entity(rest: &[u8]) -> bool {
 
 /// A code span for `code` (whitespace already collapsed): delimited by one backtick
 /// more than its longest backtick run, padded when it starts or ends with one.
-pub fn code_span(code: &str) -> String {
+pub(crate) fn code_span(code: &str) -> String {
     let code = code.trim_matches(is_html_space);
     if code.is_empty() {
         return String::new();
@@ -618,7 +613,7 @@ pub fn code_span(code: &str) -> String {
 }
 
 /// The longest run of backticks in `text`.
-pub fn longest_backtick_run(text: &str) -> usize {
+pub(crate) fn longest_backtick_run(text: &str) -> usize {
     let mut longest = 0;
     let mut run = 0;
     for b in text.bytes() {
@@ -716,7 +711,10 @@ mod tests {
     /// The escaping rules applied word by word, as the module docs state them:
     /// what [`escape_text_into`]'s one pass must agree with.
     fn escaped_word_by_word(text: &str, line_start: bool, in_link: bool) -> (String, bool) {
-        let words: Vec<&str> = text.split(is_html_space).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> = text
+            .split(is_html_space)
+            .filter(|w| !w.is_empty())
+            .collect();
         let trailing_space = text.ends_with(is_html_space);
         let mut out = String::new();
         for (n, word) in words.iter().enumerate() {
@@ -737,8 +735,10 @@ mod tests {
                 let escape = match c {
                     '*' | '`' | '[' | '~' => true,
                     ']' => in_link,
-                    '_' => !(prev.is_some_and(|p| is_word_byte(&p))
-                        && next.is_some_and(|n| is_word_byte(&n))),
+                    '_' => {
+                        !(prev.is_some_and(|p| is_word_byte(&p))
+                            && next.is_some_and(|n| is_word_byte(&n)))
+                    }
                     '\\' => next.map_or(at_end, |n| n.is_ascii_punctuation()),
                     '<' => next.map_or(at_end, |n| {
                         n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?')

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::conn::{Redis, Unavailable};
 use super::flight::{self, Claim, Lease, Wait};
 use crate::canonical_url::Origin;
-use crate::robots::FetchOutcome;
+use crate::robots::policy::FetchOutcome;
 
 /// The first bytes of a shared robots.txt outcome, format version 1.
 const MAGIC: &[u8; 4] = b"WFR1";

@@ -115,24 +115,23 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::budget::{Budget, millis};
+use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::error::{FetchError, TimeoutPhase};
-use crate::transport::{GetOptions, HopHook, HttpClient};
 use crate::pass::Pass;
-use crate::canonical_url::CanonicalUrl;
+use crate::transport::{GetOptions, HopHook, HttpClient};
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
-pub use self::policy::CONTENT_SECURITY_POLICY;
-pub use self::profile::PROFILE_PREFIX;
-pub use self::standby::Standby;
+pub(crate) use self::standby::Standby;
 
 /// Time allowed for Chromium to start and answer DevTools. It comes out of
 /// FR-WF-TIMEOUT-01's `page_load_buffer_s` (5 s), not out of `timeout_seconds`.
-pub const LAUNCH_BUDGET: Duration = Duration::from_secs(5);
+pub(crate) const LAUNCH_BUDGET: Duration = Duration::from_secs(5);
 
 /// What one browser render needs.
-pub struct RenderContext<'a> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct RenderContext<'a> {
     /// The configuration; the same the client runs with.
     pub settings: Arc<Settings>,
     /// The pinned client every request of the page goes through (BSSR-01 A).
@@ -168,7 +167,8 @@ pub struct RenderContext<'a> {
 impl<'a> RenderContext<'a> {
     /// A context with the client's settings, a pass of its own, no robots hook,
     /// and the default profile location.
-    pub fn new(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(
         client: &'a HttpClient,
         url: &'a CanonicalUrl,
         deadline: Instant,
@@ -188,32 +188,35 @@ impl<'a> RenderContext<'a> {
     }
 
     /// Renders only with a slot of `slots` (see [`RenderContext::render_slots`]).
-    pub fn with_render_slots(mut self, slots: &'a Semaphore) -> RenderContext<'a> {
+    pub(crate) fn with_render_slots(mut self, slots: &'a Semaphore) -> RenderContext<'a> {
         self.render_slots = Some(slots);
         self
     }
 
     /// Renders with `standby`'s parked Chromium when it has one, and parks the
     /// next after the render (a long-lived host; see [`Standby`]).
-    pub fn with_standby(mut self, standby: &'a Standby) -> RenderContext<'a> {
+    pub(crate) fn with_standby(mut self, standby: &'a Standby) -> RenderContext<'a> {
         self.standby = Some(standby);
         self
     }
 
     /// Renders within the tool call's `pass`.
-    pub fn with_pass(mut self, pass: &Pass) -> RenderContext<'a> {
+    pub(crate) fn with_pass(mut self, pass: &Pass) -> RenderContext<'a> {
         self.pass = pass.clone();
         self
     }
 
     /// Sets the robots.txt hook (see [`RenderContext::robots_hook`]).
-    pub fn with_robots_hook(mut self, hook: &'a dyn HopHook) -> RenderContext<'a> {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn with_robots_hook(mut self, hook: &'a dyn HopHook) -> RenderContext<'a> {
         self.robots_hook = Some(hook);
         self
     }
 
     /// Creates temporary profiles under `root` instead of the default location.
-    pub fn with_profile_root(mut self, root: PathBuf) -> RenderContext<'a> {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn with_profile_root(mut self, root: PathBuf) -> RenderContext<'a> {
         self.profile_root = Some(root);
         self
     }
@@ -221,7 +224,8 @@ impl<'a> RenderContext<'a> {
 
 /// A rendered page, ready for the same extraction as an HTTP document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrowserPage {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct BrowserPage {
     /// The last document of the top frame's chain (FR-WF-RESP-METHOD-01).
     pub final_url: CanonicalUrl,
     /// `document.documentElement.outerHTML`, at most `max_rendered_dom_bytes`
@@ -255,7 +259,8 @@ pub struct BrowserPage {
 /// `robots_disallowed`, `redirect_limit`, `http_4xx`, ...). The Chromium process
 /// group and the temporary profile are gone when this returns, and also when the
 /// future is dropped or a panic unwinds through it (BROWSER-ISO-01).
-pub async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) async fn render(ctx: &RenderContext<'_>) -> Result<BrowserPage, FetchError> {
     let admitted = admit(ctx).await?;
     let browser = &ctx.settings.browser;
     let configured = browser.chromium_path.as_deref();
@@ -352,7 +357,7 @@ async fn admit(ctx: &RenderContext<'_>) -> Result<Budget, FetchError> {
 /// Whether a render could start now: browser mode is enabled and a Chromium
 /// executable is found. It does not launch one, so a Chromium that fails to start
 /// still ends a render with `browser_unavailable`.
-pub fn is_available(settings: &Settings) -> bool {
+pub(crate) fn is_available(settings: &Settings) -> bool {
     let browser = &settings.browser;
     browser.enabled
         && launch::resolve_executable(browser.chromium_path.as_deref(), std::env::var_os("PATH"))

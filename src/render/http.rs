@@ -5,17 +5,18 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::budget::Budget;
+use crate::canonical_url::CanonicalUrl;
 use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
+use crate::pass::Pass;
 use crate::transport::request::ACCEPT_MARKDOWN;
 use crate::transport::{GetOptions, HopHook, HttpClient, check_status};
-use crate::pass::Pass;
-use crate::canonical_url::CanonicalUrl;
 
 /// A fetched document ready for charset decoding and extraction.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchedDocument {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct FetchedDocument {
     /// The URL that answered (after redirects); the cache key of CCH-KEY-01.
     pub final_url: CanonicalUrl,
     /// The pipeline to use.
@@ -41,7 +42,8 @@ pub struct FetchedDocument {
 /// accepted. `deadline` is the fetch's absolute deadline;
 /// `hook` checks robots.txt of each URL, the first one included; `pass` is the
 /// tool call's (one resolution per host), or `None` for a fetch on its own.
-pub async fn fetch_document(
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) async fn fetch_document(
     client: &HttpClient,
     url: &CanonicalUrl,
     deadline: Instant,

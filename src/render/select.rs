@@ -4,13 +4,14 @@
 //! Everything here is a pure rule over the request, the configuration and the raw
 //! HTML; the pipeline (`tool.rs`) carries the decisions out.
 
+use crate::canonical_url::CanonicalUrl;
 use crate::config::{RenderingSettings, Settings};
 use crate::vocabulary::RenderingMethod;
-use crate::canonical_url::CanonicalUrl;
 
 /// How a fetch is rendered (FR-WF-12, Appendix B.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RenderPlan {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum RenderPlan {
     /// HTTP only: the SPA fallback is disabled (FR-WF-12e).
     Http,
     /// Browser only, required: `force_browser=true` (FR-WF-12a). An unavailable
@@ -29,7 +30,7 @@ pub enum RenderPlan {
 
 impl RenderPlan {
     /// The method the plan tries first, whose cache entry a call reads first.
-    pub fn first_method(self) -> RenderingMethod {
+    pub(crate) fn first_method(self) -> RenderingMethod {
         match self {
             RenderPlan::Browser | RenderPlan::BrowserPreferred => RenderingMethod::Browser,
             RenderPlan::Http | RenderPlan::HttpThenMaybeBrowser => RenderingMethod::Http,
@@ -40,7 +41,7 @@ impl RenderPlan {
     /// may answer the call too: entries are filed under the method actually used
     /// (CCH-KEY-03). A js-heavy host served over HTTP because the browser was
     /// unavailable, or an SPA shell over HTTP that fell back to the browser.
-    pub fn other_method(self) -> Option<RenderingMethod> {
+    pub(crate) fn other_method(self) -> Option<RenderingMethod> {
         match self {
             RenderPlan::BrowserPreferred => Some(RenderingMethod::Http),
             RenderPlan::HttpThenMaybeBrowser => Some(RenderingMethod::Browser),
@@ -50,7 +51,9 @@ impl RenderPlan {
 
     /// Whether an unavailable browser (`browser_unavailable`) degrades to the HTTP
     /// result with the `browser_unavailable_used_http` note instead of failing.
-    pub fn falls_back_to_http_when_unavailable(self) -> bool {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn falls_back_to_http_when_unavailable(self) -> bool {
         matches!(
             self,
             RenderPlan::BrowserPreferred | RenderPlan::HttpThenMaybeBrowser
@@ -62,7 +65,8 @@ impl RenderPlan {
 /// SPA fallback when it is enabled. `browser.enabled = false` does not change the
 /// plan: the render then reports `browser_unavailable` and the plan says whether
 /// that is an error or a note (FR-WF-11a, 12d).
-pub fn plan(force_browser: bool, url: &CanonicalUrl, settings: &Settings) -> RenderPlan {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn plan(force_browser: bool, url: &CanonicalUrl, settings: &Settings) -> RenderPlan {
     if force_browser {
         RenderPlan::Browser
     } else if is_js_heavy(url.host_str(), &settings.rendering.js_heavy_domains) {
@@ -78,7 +82,7 @@ pub fn plan(force_browser: bool, url: &CanonicalUrl, settings: &Settings) -> Ren
 /// normalised `js_heavy_domains`. An entry starting with `.` matches strict
 /// subdomains only (`.example.com` matches `a.example.com`, not `example.com`);
 /// any other entry matches the host exactly, with no implicit subdomains.
-pub fn is_js_heavy(host: &str, js_heavy_domains: &[String]) -> bool {
+pub(crate) fn is_js_heavy(host: &str, js_heavy_domains: &[String]) -> bool {
     js_heavy_domains
         .iter()
         .any(|entry| match entry.strip_prefix('.') {
@@ -91,7 +95,7 @@ pub fn is_js_heavy(host: &str, js_heavy_domains: &[String]) -> bool {
 
 /// The SPA markers of FR-WF-12c step 2, matched as ASCII-case-insensitive
 /// substrings of the raw decoded HTML.
-pub const SPA_INDICATORS: [&str; 6] = [
+pub(crate) const SPA_INDICATORS: [&str; 6] = [
     "<script type=\"module\">",
     "id=\"__next\"",
     "id=\"app\"",
@@ -103,7 +107,7 @@ pub const SPA_INDICATORS: [&str; 6] = [
 /// FR-WF-12c step 2: the raw decoded HTML (before boilerplate removal) contains one
 /// of [`SPA_INDICATORS`], case-insensitively. Linear in the input (the needles are
 /// at most 24 bytes), no allocation.
-pub fn spa_indicators(raw_html: &str) -> bool {
+pub(crate) fn spa_indicators(raw_html: &str) -> bool {
     let haystack = raw_html.as_bytes();
     SPA_INDICATORS
         .iter()
@@ -118,7 +122,8 @@ fn contains_ignore_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// FR-WF-12c-UNIT: the length `min_extracted_chars` is compared with: Unicode
 /// scalar values of the whitespace-normalised Markdown, before chunking.
-pub fn extracted_chars(markdown: &str) -> usize {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn extracted_chars(markdown: &str) -> usize {
     markdown.chars().count()
 }
 
@@ -128,7 +133,8 @@ pub fn extracted_chars(markdown: &str) -> usize {
 /// an SPA marker. HTTP-mode errors never reach this rule (FR-WF-12f): the pipeline
 /// returns them. Whether the browser is available is the render's answer, not this
 /// rule's (FR-WF-12d).
-pub fn should_fall_back(
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn should_fall_back(
     extracted_chars: usize,
     raw_html: &str,
     status_200: bool,
@@ -146,7 +152,9 @@ mod tests {
     use crate::config::{LoadOptions, load_str};
 
     fn settings(toml: &str) -> Settings {
-        load_str(toml, LoadOptions::default()).expect("test config loads").settings
+        load_str(toml, LoadOptions::default())
+            .expect("test config loads")
+            .settings
     }
 
     #[test]

@@ -14,18 +14,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::matcher::Rules;
-use crate::config::RobotsSettings;
 use crate::canonical_url::Origin;
+use crate::config::RobotsSettings;
 
 /// A source of "now", so TTL behaviour can be tested without sleeping.
-pub trait Clock: Send + Sync + fmt::Debug {
+pub(crate) trait Clock: Send + Sync + fmt::Debug {
     /// The current instant.
     fn now(&self) -> Instant;
 }
 
 /// The real monotonic clock.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> Instant {
@@ -35,7 +35,8 @@ impl Clock for SystemClock {
 
 /// The origin cache: TTL plus LRU, thread-safe (FR-WF-08f, 08g).
 #[derive(Debug)]
-pub struct RobotsCache {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct RobotsCache {
     capacity: usize,
     ttl: Duration,
     clock: Arc<dyn Clock>,
@@ -59,7 +60,7 @@ struct Entry {
 
 impl RobotsCache {
     /// A cache with the configured capacity and TTL and the real clock.
-    pub fn from_settings(robots: &RobotsSettings) -> RobotsCache {
+    pub(crate) fn from_settings(robots: &RobotsSettings) -> RobotsCache {
         RobotsCache::new(
             robots.cache_entries as usize,
             robots.cache_ttl,
@@ -69,7 +70,7 @@ impl RobotsCache {
 
     /// A cache of `capacity` origins (0 disables it, ROBOTS-CACHE-03) whose entries
     /// live for `ttl` on `clock`.
-    pub fn new(capacity: usize, ttl: Duration, clock: Arc<dyn Clock>) -> RobotsCache {
+    pub(crate) fn new(capacity: usize, ttl: Duration, clock: Arc<dyn Clock>) -> RobotsCache {
         RobotsCache {
             capacity,
             ttl,
@@ -79,13 +80,13 @@ impl RobotsCache {
     }
 
     /// Whether the cache is disabled (`robots_cache_entries = 0`).
-    pub fn is_disabled(&self) -> bool {
+    pub(crate) fn is_disabled(&self) -> bool {
         self.capacity == 0
     }
 
     /// The fresh rules of `origin`, marking them recently used. An expired entry is
     /// dropped and reported as a miss, so the caller refetches (FR-WF-08f).
-    pub fn get(&self, origin: &Origin) -> Option<Arc<Rules>> {
+    pub(crate) fn get(&self, origin: &Origin) -> Option<Arc<Rules>> {
         if self.is_disabled() {
             return None;
         }
@@ -109,7 +110,7 @@ impl RobotsCache {
     /// shorter (rules another instance of a fleet fetched, kept only for what is
     /// left of their TTL, issue 32), evicting the least recently used entry when
     /// full (FR-WF-08g). A no-op when disabled.
-    pub fn insert(&self, origin: Origin, rules: Arc<Rules>, max_age: Option<Duration>) {
+    pub(crate) fn insert(&self, origin: Origin, rules: Arc<Rules>, max_age: Option<Duration>) {
         if self.is_disabled() {
             return;
         }
@@ -142,12 +143,15 @@ impl RobotsCache {
     }
 
     /// The number of entries held, expired ones included until they are looked up.
-    pub fn len(&self) -> usize {
+    #[cfg(any(test, feature = "internals"))]
+    pub(crate) fn len(&self) -> usize {
         self.lock().entries.len()
     }
 
     /// Whether the cache holds nothing.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -168,8 +172,8 @@ impl Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ManualClock;
     use crate::canonical_url::CanonicalUrl;
+    use crate::testing::ManualClock;
 
     fn origin(url: &str) -> Origin {
         CanonicalUrl::parse(url).unwrap().origin()
@@ -266,7 +270,11 @@ mod tests {
     fn fr_wf_08a_origins_are_separate_keys() {
         let clock = Arc::new(ManualClock::new());
         let cache = cache(8, &clock);
-        cache.insert(origin("https://e.example/"), Arc::new(Rules::allow_all()), None);
+        cache.insert(
+            origin("https://e.example/"),
+            Arc::new(Rules::allow_all()),
+            None,
+        );
         assert!(cache.get(&origin("http://e.example:8080/")).is_none());
         assert!(cache.get(&origin("http://e.example/")).is_none());
         assert!(cache.get(&origin("https://e.example:443/x")).is_some());

@@ -11,14 +11,15 @@ use tokio::time::Instant;
 use super::cache::RobotsCache;
 use super::matcher::Rules;
 use super::policy::{FetchOutcome, PolicyParams, Resolution, resolve};
+use crate::canonical_url::{CanonicalUrl, Origin};
 use crate::config::Settings;
 use crate::error::FetchError;
 use crate::notes::{Note, Notes};
-use crate::canonical_url::{CanonicalUrl, Origin};
 
 /// One robots.txt retrieval to perform.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RobotsRequest<'a> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct RobotsRequest<'a> {
     /// The origin whose `/robots.txt` to fetch (FR-WF-08).
     pub origin: &'a Origin,
     /// Absolute deadline of the retrieval (ROBOTS-TIMEOUT-01).
@@ -34,7 +35,8 @@ pub struct RobotsRequest<'a> {
 /// its SSRF and port checks on every hop and the robots origin scope,
 /// ROBOTS-FETCH-01, REDIR-02), a fake in unit tests. It reports what happened;
 /// the policy decides what it means.
-pub trait RobotsSource: Send + Sync {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) trait RobotsSource: Send + Sync {
     /// Fetches `{origin}/robots.txt`.
     fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome>;
 }
@@ -42,7 +44,8 @@ pub trait RobotsSource: Send + Sync {
 /// The robots.txt gate of the pipeline: one per tool instance, shared by all
 /// concurrent fetches (the cache inside is process-local, ROBOTS-CACHE-01).
 #[derive(Debug)]
-pub struct RobotsChecker {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct RobotsChecker {
     cache: RobotsCache,
     settings: Arc<Settings>,
     /// One in-flight retrieval per origin, so concurrent fetches of one site wait
@@ -56,13 +59,14 @@ pub struct RobotsChecker {
 
 impl RobotsChecker {
     /// A checker with the configured cache.
-    pub fn new(settings: Arc<Settings>) -> RobotsChecker {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(settings: Arc<Settings>) -> RobotsChecker {
         let cache = RobotsCache::from_settings(&settings.robots);
         RobotsChecker::with_cache(settings, cache)
     }
 
     /// A checker over a given cache (tests inject a manual clock).
-    pub fn with_cache(settings: Arc<Settings>, cache: RobotsCache) -> RobotsChecker {
+    pub(crate) fn with_cache(settings: Arc<Settings>, cache: RobotsCache) -> RobotsChecker {
         RobotsChecker {
             cache,
             settings,
@@ -81,7 +85,9 @@ impl RobotsChecker {
     }
 
     /// The origin cache.
-    pub fn cache(&self) -> &RobotsCache {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn cache(&self) -> &RobotsCache {
         &self.cache
     }
 
@@ -96,7 +102,8 @@ impl RobotsChecker {
     /// B: SSRFCheck, then RobotsCheck), and passes a
     /// [`RobotsHopCheck`](super::http_source::RobotsHopCheck) to the document
     /// fetch so every redirect target is checked too (FR-WF-07e).
-    pub async fn check(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) async fn check(
         &self,
         source: &dyn RobotsSource,
         url: &CanonicalUrl,
@@ -324,7 +331,11 @@ mod tests {
 
     fn settings(extra: &str) -> Arc<Settings> {
         let text = format!("[tools.webfetch]\n{extra}");
-        Arc::new(crate::config::load_str(&text, crate::config::LoadOptions::default()).unwrap().settings)
+        Arc::new(
+            crate::config::load_str(&text, crate::config::LoadOptions::default())
+                .unwrap()
+                .settings,
+        )
     }
 
     fn url(text: &str) -> CanonicalUrl {

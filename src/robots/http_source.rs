@@ -19,24 +19,24 @@ use tokio::time::Instant;
 use super::checker::{RobotsChecker, RobotsRequest, RobotsSource};
 use super::policy::{FetchOutcome, check_scope};
 use crate::budget::Budget;
+use crate::canonical_url::{CanonicalUrl, Origin};
 use crate::error::{ErrorCode, FetchError};
-use crate::transport::{GetOptions, HopHook, HttpClient, OverLimit};
 use crate::notes::Notes;
 use crate::pass::Pass;
-use crate::canonical_url::{CanonicalUrl, Origin};
+use crate::transport::{GetOptions, HopHook, HttpClient, OverLimit};
 
 /// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
 /// leaves it stops the retrieval with `robots_unavailable` /
 /// `robots_cross_origin_redirect` before its port, SSRF or DNS checks, so the target
 /// is never resolved or contacted (SRD-READINGS 27).
 #[derive(Debug)]
-pub struct ScopeHook<'a> {
+pub(crate) struct ScopeHook<'a> {
     origin: &'a Origin,
 }
 
 impl<'a> ScopeHook<'a> {
     /// The scope of `origin`'s robots.txt.
-    pub fn new(origin: &'a Origin) -> ScopeHook<'a> {
+    pub(crate) fn new(origin: &'a Origin) -> ScopeHook<'a> {
         ScopeHook { origin }
     }
 }
@@ -60,14 +60,14 @@ impl HopHook for ScopeHook<'_> {
 /// robots.txt retrievals that belong to a tool call: the origin's host is
 /// resolved once for the robots.txt and the document alike (FR-WF-DNS-01 step 3).
 #[derive(Debug, Clone, Copy)]
-pub struct InPass<'a> {
+pub(crate) struct InPass<'a> {
     client: &'a HttpClient,
     pass: &'a Pass,
 }
 
 impl<'a> InPass<'a> {
     /// Retrievals over `client` within `pass`.
-    pub fn new(client: &'a HttpClient, pass: &'a Pass) -> InPass<'a> {
+    pub(crate) fn new(client: &'a HttpClient, pass: &'a Pass) -> InPass<'a> {
         InPass { client, pass }
     }
 }
@@ -142,7 +142,8 @@ async fn fetch_robots(
 /// (`robots_unavailable_fail_open`) are collected for the response; read them with
 /// [`RobotsHopCheck::into_notes`].
 #[derive(Debug)]
-pub struct RobotsHopCheck<'a> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct RobotsHopCheck<'a> {
     checker: &'a RobotsChecker,
     source: InPass<'a>,
     state: Mutex<Checked>,
@@ -158,7 +159,8 @@ struct Checked {
 impl<'a> RobotsHopCheck<'a> {
     /// A hook checking URLs with `checker`, fetching robots.txt over `client`
     /// within `pass`.
-    pub fn new(
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(
         checker: &'a RobotsChecker,
         client: &'a HttpClient,
         pass: &'a Pass,
@@ -171,7 +173,8 @@ impl<'a> RobotsHopCheck<'a> {
     }
 
     /// The notes added by the checks so far.
-    pub fn into_notes(self) -> Notes {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn into_notes(self) -> Notes {
         self.state
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())

@@ -26,7 +26,7 @@ use super::path::normalize_path;
 
 /// Whether a rule allows or disallows the paths it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RuleKind {
+pub(crate) enum RuleKind {
     /// `Allow:`.
     Allow,
     /// `Disallow:`.
@@ -41,15 +41,17 @@ pub enum RuleKind {
 /// controls, space, `"`, `<`, `>`) are percent-encoded. A normalised pattern is
 /// therefore always ASCII. `*` matches any sequence; `$` anchors the end only as the
 /// last character and is a literal elsewhere (RFC 9309 2.2.3).
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     text: String,
 }
 
+#[cfg(test)]
 impl Pattern {
     /// Compiles a raw rule value; `None` for an empty value, which matches nothing
     /// (FR-WF-ROBOTS-EMPTY-01).
-    pub fn new(raw: &[u8]) -> Option<Pattern> {
+    pub(crate) fn new(raw: &[u8]) -> Option<Pattern> {
         if raw.is_empty() {
             return None;
         }
@@ -59,25 +61,19 @@ impl Pattern {
     }
 
     /// The normalised pattern text, `*` and `$` included.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.text
     }
 
     /// The precedence length of ROBOTS-RULE-01: every character of the (normalised)
     /// pattern counts, `*` and `$` included.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.text.len()
-    }
-
-    /// Always false: empty values never become patterns. Present for clippy's
-    /// `len_without_is_empty`.
-    pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
     }
 
     /// Whether the pattern matches `path` (the canonical path plus `?query`) from its
     /// start. Linear time: see the module documentation.
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         pattern_matches(&self.text, path)
     }
 }
@@ -118,8 +114,9 @@ fn pattern_matches(text: &str, path: &str) -> bool {
 
 /// One `Allow`/`Disallow` line, owned; [`Rules::new`] compiles a list of them into
 /// the compact set.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// Allow or disallow.
     pub kind: RuleKind,
     /// The compiled value.
@@ -128,7 +125,7 @@ pub struct Rule {
 
 /// A rule of a [`Rules`] set as stored: its kind and its normalised pattern text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RuleRef<'a> {
+pub(crate) struct RuleRef<'a> {
     /// Allow or disallow.
     pub kind: RuleKind,
     /// The normalised pattern text, `*` and `$` included.
@@ -137,7 +134,7 @@ pub struct RuleRef<'a> {
 
 impl RuleRef<'_> {
     /// Whether the rule's pattern matches `path` (see [`Pattern::matches`]).
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         pattern_matches(self.pattern, path)
     }
 }
@@ -150,7 +147,8 @@ impl RuleRef<'_> {
 /// of 512 KiB the cap cannot be reached: the shortest rule line, `Allow:a` plus its
 /// line break, is 8 bytes, and 524 288 / 8 is exactly this number, with the
 /// `User-agent` line still to fit.
-pub const MAX_RULES_PER_FILE: usize = 65_536;
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) const MAX_RULES_PER_FILE: usize = 65_536;
 
 /// One stored rule: a slice of the arena and its kind (12 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,7 +176,8 @@ struct Span {
 /// itself cut at `max_robots_bytes` and at most [`MAX_RULES_PER_FILE`] rules
 /// (FR-WF-ROBOTS-SIZE-01). A 512 KiB file of `Allow: a` lines is one rule.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rules {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Rules {
     /// The normalised pattern texts, back to back, in the order of `rules`.
     arena: String,
     /// Precedence order: longer patterns first, `Allow` before `Disallow` on equal
@@ -189,13 +188,14 @@ pub struct Rules {
 
 impl Rules {
     /// Allow everything.
-    pub fn allow_all() -> Rules {
+    pub(crate) fn allow_all() -> Rules {
         Rules::default()
     }
 
     /// The rules of a group, sorted once so that the first match is the winner
     /// (FR-WF-08c, ROBOTS-RULE-01), duplicates dropped.
-    pub fn new(rules: Vec<Rule>) -> Rules {
+    #[cfg(test)]
+    pub(crate) fn new(rules: Vec<Rule>) -> Rules {
         let mut builder = RulesBuilder::default();
         for rule in &rules {
             builder.push_normalized(rule.kind, rule.pattern.as_str());
@@ -204,40 +204,49 @@ impl Rules {
     }
 
     /// Whether there is no rule at all (allow-all).
-    pub fn is_allow_all(&self) -> bool {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn is_allow_all(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// The number of distinct rules.
-    pub fn len(&self) -> usize {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn len(&self) -> usize {
         self.rules.len()
     }
 
     /// Whether there are no rules.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// The rules in precedence order.
-    pub fn iter(&self) -> impl Iterator<Item = RuleRef<'_>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = RuleRef<'_>> {
         self.rules.iter().map(|span| self.rule(*span))
     }
 
     /// The approximate heap bytes the set holds: the arena and the rule records
     /// (allocator overhead aside). See the memory bound in the type documentation.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.arena.capacity() + self.rules.capacity() * std::mem::size_of::<Span>()
     }
 
     /// The rule that decides `path` under FR-WF-08c: the longest matching pattern,
     /// `Allow` winning ties; `None` when no rule matches.
-    pub fn decisive_rule(&self, path: &str) -> Option<RuleRef<'_>> {
+    pub(crate) fn decisive_rule(&self, path: &str) -> Option<RuleRef<'_>> {
         self.iter().find(|rule| rule.matches(path))
     }
 
     /// Whether `path` (canonical path plus `?query`, FR-WF-ROBOTS-PATH-01) may be
     /// fetched. No matching rule means allowed (FR-WF-08c step 4).
-    pub fn is_allowed(&self, path: &str) -> bool {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn is_allowed(&self, path: &str) -> bool {
         self.decisive_rule(path)
             .is_none_or(|rule| rule.kind == RuleKind::Allow)
     }
@@ -246,7 +255,7 @@ impl Rules {
     /// may be fetched only if both it and the form a normalizing server routes
     /// ([`normalize_path`]) are allowed, each by [`Rules::is_allowed`]'s
     /// longest match.
-    pub fn is_allowed_normalized(&self, path: &str) -> bool {
+    pub(crate) fn is_allowed_normalized(&self, path: &str) -> bool {
         self.is_allowed(path) && self.is_allowed(&normalize_path(path))
     }
 
@@ -287,6 +296,7 @@ impl RulesBuilder {
         true
     }
 
+    #[cfg(test)]
     fn push_normalized(&mut self, kind: RuleKind, text: &str) {
         let start = self.arena.len();
         self.arena.push_str(text);
@@ -348,6 +358,7 @@ impl RulesBuilder {
 }
 
 /// Normalises a raw pattern to the canonical-URL form (see [`Pattern`]).
+#[cfg(test)]
 fn normalize(raw: &[u8]) -> String {
     let mut out = String::with_capacity(raw.len());
     normalize_into(&mut out, raw);
@@ -369,16 +380,17 @@ fn normalize_into(out: &mut String, raw: &[u8]) {
             && let (Some(hi), Some(lo)) = (
                 raw.get(i + 1).and_then(|b| hex_value(*b)),
                 raw.get(i + 2).and_then(|b| hex_value(*b)),
-            ) {
-                let value = hi << 4 | lo;
-                if value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~') {
-                    out.push(value as char);
-                } else {
-                    push_escape(out, value);
-                }
-                i += 3;
-                continue;
+            )
+        {
+            let value = hi << 4 | lo;
+            if value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~') {
+                out.push(value as char);
+            } else {
+                push_escape(out, value);
             }
+            i += 3;
+            continue;
+        }
         if byte >= 0x7f || byte <= b' ' || matches!(byte, b'"' | b'<' | b'>') {
             push_escape(out, byte);
         } else {
@@ -618,7 +630,11 @@ mod tests {
         ];
         for (path, literal, hardened) in table {
             assert_eq!(rules.is_allowed(path), *literal, "literal {path}");
-            assert_eq!(rules.is_allowed_normalized(path), *hardened, "hardened {path}");
+            assert_eq!(
+                rules.is_allowed_normalized(path),
+                *hardened,
+                "hardened {path}"
+            );
         }
     }
 

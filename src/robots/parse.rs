@@ -15,14 +15,16 @@ use super::matcher::{MAX_RULES_PER_FILE, RuleKind, Rules, RulesBuilder};
 /// [`MAX_RULES_PER_FILE`] rule lines are read. The whole parse is transient: only the
 /// selected group's [`Rules`] reaches the origin cache.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RobotsTxt {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct RobotsTxt {
     groups: Vec<Group>,
 }
 
 /// One group: the consecutive `User-agent` lines that open it and the rules up to the
 /// next `User-agent` line that follows a rule (RFC 9309 2.1).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Group {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Group {
     /// The `User-agent` values, comments stripped, as written.
     agents: Vec<String>,
     /// The non-empty `Allow`/`Disallow` rules, in precedence order, deduplicated.
@@ -31,24 +33,21 @@ pub struct Group {
 
 impl Group {
     /// The `User-agent` values of the group.
-    pub fn agents(&self) -> &[String] {
+    #[cfg(test)]
+    pub(crate) fn agents(&self) -> &[String] {
         &self.agents
     }
 
-    /// The rules of the group, in precedence order, duplicates dropped.
-    pub fn rules(&self) -> &Rules {
-        &self.rules
-    }
-
     /// The approximate heap bytes of the group (allocator overhead aside).
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(any(test, feature = "internals"))]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.agents.capacity() * std::mem::size_of::<String>()
             + self.agents.iter().map(String::capacity).sum::<usize>()
             + self.rules.heap_bytes()
     }
 
     /// Whether one of the group's lines is `User-agent: *`.
-    pub fn is_wildcard(&self) -> bool {
+    pub(crate) fn is_wildcard(&self) -> bool {
         self.agents.iter().any(|agent| agent == "*")
     }
 
@@ -56,7 +55,7 @@ impl Group {
     /// length of the longest `User-agent` value containing the token as an ASCII
     /// case-insensitive substring; `None` when no value contains it. An empty token
     /// matches nothing (it would otherwise match every group).
-    pub fn specificity(&self, token: &str) -> Option<usize> {
+    pub(crate) fn specificity(&self, token: &str) -> Option<usize> {
         if token.is_empty() {
             return None;
         }
@@ -85,7 +84,8 @@ impl RobotsTxt {
     /// empty file or one without a single group is simply allow-all. The SRD asks for
     /// no note and no log line for an undecodable file: like a 404 it is an ordinary
     /// allow-all, cached as such.
-    pub fn parse(body: &[u8], truncated: bool) -> RobotsTxt {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn parse(body: &[u8], truncated: bool) -> RobotsTxt {
         let Some(text) = usable_text(body, truncated) else {
             return RobotsTxt::default();
         };
@@ -99,33 +99,39 @@ impl RobotsTxt {
     }
 
     /// The groups in file order.
-    pub fn groups(&self) -> &[Group] {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn groups(&self) -> &[Group] {
         &self.groups
     }
 
     /// The one group that applies to `token` (FR-WF-08b, ROBOTS-UA-01): the most
     /// specific matching group, the first on a tie; else the first `*` group
     /// (ROBOTS-WILDCARD-01); else `None`, which is allow-all. Groups are never merged.
-    pub fn select(&self, token: &str) -> Option<&Group> {
+    pub(crate) fn select(&self, token: &str) -> Option<&Group> {
         let mut best: Option<(usize, &Group)> = None;
         for group in &self.groups {
             if let Some(len) = group.specificity(token)
-                && best.is_none_or(|(best_len, _)| len > best_len) {
-                    best = Some((len, group));
-                }
+                && best.is_none_or(|(best_len, _)| len > best_len)
+            {
+                best = Some((len, group));
+            }
         }
         best.map(|(_, group)| group)
             .or_else(|| self.groups.iter().find(|group| group.is_wildcard()))
     }
 
     /// The rules that apply to `token`, ready for matching.
-    pub fn rules_for(&self, token: &str) -> Rules {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn rules_for(&self, token: &str) -> Rules {
         self.select(token)
             .map_or_else(Rules::allow_all, |group| group.rules.clone())
     }
 
     /// The approximate heap bytes of the parsed file (allocator overhead aside).
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(any(test, feature = "internals"))]
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.groups.capacity() * std::mem::size_of::<Group>()
             + self.groups.iter().map(Group::heap_bytes).sum::<usize>()
     }

@@ -22,7 +22,8 @@
 /// segments are removed as in RFC 3986 5.2.4 (`.` and `..`, also spelled with
 /// `%2E`, as WHATWG URL parsing counts them). The `?query` is kept as it is. The
 /// result starts with `/`, and normalizing it again changes nothing.
-pub fn normalize_path(path_and_query: &str) -> String {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn normalize_path(path_and_query: &str) -> String {
     let (path, query) = match path_and_query.find('?') {
         Some(at) => path_and_query.split_at(at),
         None => (path_and_query, ""),

@@ -10,16 +10,18 @@ use bytes::Bytes;
 
 use super::matcher::Rules;
 use super::parse::RobotsTxt;
-use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 use crate::canonical_url::{CanonicalUrl, Origin};
+use crate::error::{ErrorCode, FetchError, TimeoutPhase};
 
 /// `details.error` of a robots.txt redirect that leaves the robots origin scope
 /// (FR-WF-ROBOTS-REDIR-02).
-pub const CROSS_ORIGIN_REDIRECT: &str = "robots_cross_origin_redirect";
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) const CROSS_ORIGIN_REDIRECT: &str = "robots_cross_origin_redirect";
 
 /// How a robots.txt retrieval ended, as the policy needs to know it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FetchOutcome {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) enum FetchOutcome {
     /// Final status 200 with the decompressed body, cut at `max_robots_bytes`
     /// (`truncated` when bytes were left unread, FR-WF-ROBOTS-SIZE-01).
     Body {
@@ -39,7 +41,7 @@ pub enum FetchOutcome {
 
 /// What the policy decided for one origin.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// The rules to enforce; empty for the allow-all of 404/4xx and of empty or
     /// malformed files (FR-WF-09, 09b, 09c). Cacheable (ROBOTS-CACHE-02).
     Rules(Rules),
@@ -54,14 +56,15 @@ pub enum Resolution {
 impl Resolution {
     /// Whether the outcome may be stored in the origin cache: only real rules and
     /// allow-all decisions, never a fail-open or an error (ROBOTS-CACHE-02, 04).
-    pub fn is_cacheable(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_cacheable(&self) -> bool {
         matches!(self, Resolution::Rules(_))
     }
 }
 
 /// The parameters of the decision that come from the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyParams<'a> {
+pub(crate) struct PolicyParams<'a> {
     /// `robots.fail_open`.
     pub fail_open: bool,
     /// `robots.user_agent_token`, for group selection.
@@ -78,7 +81,11 @@ pub struct PolicyParams<'a> {
 /// 200 with a body a success, and FR-WF-07a2 treats every other 2xx as an error.
 /// `ssrf_blocked` and `port_blocked` are returned unchanged, with or without
 /// `fail_open`: they are the refusals the document fetch itself would give.
-pub fn resolve(outcome: FetchOutcome, origin: &Origin, params: &PolicyParams<'_>) -> Resolution {
+pub(crate) fn resolve(
+    outcome: FetchOutcome,
+    origin: &Origin,
+    params: &PolicyParams<'_>,
+) -> Resolution {
     let unavailable = |error: FetchError| {
         if params.fail_open {
             Resolution::FailOpen
@@ -144,7 +151,7 @@ fn failure_reason(error: &FetchError) -> String {
 /// effective port must stay the same, a move between the two default ports
 /// (80 for http, 443 for https) counting as the same. Anything else is
 /// `robots_unavailable` with `details.error = "robots_cross_origin_redirect"`.
-pub fn check_scope(
+pub(crate) fn check_scope(
     origin: &Origin,
     from: &CanonicalUrl,
     to: &CanonicalUrl,

@@ -29,7 +29,7 @@ const BOOLEAN_PARAMS: [&str; 2] = ["no_cache", "force_browser"];
 
 /// What one `GET /v1/fetch` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiResponse {
+pub(super) struct ApiResponse {
     /// 200, or the status of the error's code ([`status_of`]).
     pub status: StatusCode,
     /// The response JSON or the error envelope.
@@ -41,7 +41,7 @@ pub struct ApiResponse {
 /// The HTTP status of an error envelope's code: 4xx for what the caller asked
 /// (a bad request, a target refused by policy), 502 for what the target did,
 /// 504 for a timeout, 503 for a browser this server does not have, 500 for a bug.
-pub fn status_of(code: ErrorCode) -> StatusCode {
+pub(super) fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::BadArgs
         | ErrorCode::InvalidUrl
@@ -69,7 +69,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
 /// The tool's JSON arguments of a query string (without the `?`). A repeated
 /// parameter is `bad_args`; a value that is not of its parameter's type stays a
 /// string, so the schema check names the parameter and the type.
-pub fn args_from_query(query: &str) -> Result<Value, FetchError> {
+pub(super) fn args_from_query(query: &str) -> Result<Value, FetchError> {
     let mut args = Map::new();
     for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
         let typed = if INTEGER_PARAMS.contains(&key.as_ref()) {
@@ -96,7 +96,11 @@ pub fn args_from_query(query: &str) -> Result<Value, FetchError> {
 
 /// Runs one `GET /v1/fetch` with `query` under the tool's own timeout, the
 /// output fitted to `max_output_bytes`. `tool` has the extended schema.
-pub async fn fetch(tool: &WebFetchTool, query: &str, max_output_bytes: usize) -> ApiResponse {
+pub(super) async fn fetch(
+    tool: &WebFetchTool,
+    query: &str,
+    max_output_bytes: usize,
+) -> ApiResponse {
     let args = match args_from_query(query) {
         Ok(args) => args,
         Err(error) => return failure(&error),

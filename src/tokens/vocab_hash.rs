@@ -4,11 +4,11 @@
 
 /// Slots of the open-addressing table: a power of two, about 2.6x the 100,256
 /// tokens, so a lookup probes 1.3 slots on average.
-pub const SLOT_BITS: u32 = 18;
+pub(super) const SLOT_BITS: u32 = 18;
 
 /// A 64-bit hash of a token's bytes, 8 bytes at a time (tokens are at most 128
 /// bytes, most under 8).
-pub fn hash(bytes: &[u8]) -> u64 {
+pub(super) fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut h = 0xCBF2_9CE4_8422_2325 ^ (bytes.len() as u64).wrapping_mul(K);
     let mut chunks = bytes.chunks_exact(8);

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::args::ArgsSchema;
 use crate::config::{ConfigError, Settings};
-use crate::transport::HttpClient;
 use crate::ssrf::{SsrfValidator, SystemValidator};
 use crate::tokens::{Cl100k, TokenCounter};
+use crate::transport::HttpClient;
 
 use super::WebFetchTool;
 
@@ -135,7 +135,8 @@ impl WebFetchToolBuilder {
                 fleet.limiter.clone(),
             ));
         }
-        let tool = WebFetchTool::from_parts(settings, client, self.counter).with_schema(self.schema);
+        let tool =
+            WebFetchTool::from_parts(settings, client, self.counter).with_schema(self.schema);
         #[cfg(feature = "fleet")]
         let tool = match fleet {
             Some(fleet) => tool.with_fleet(fleet),

@@ -17,12 +17,12 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::cache::{CacheKey, CachedDocument, DiskCache, Fresh, Variant};
-use crate::config::Settings;
-use crate::vocabulary::{ExtractedDocument, RenderingMethod};
-use crate::vocabulary::ExtractionMode;
-use crate::render;
+use crate::cache::{CachedDocument, DiskCache, Fresh, Variant};
 use crate::canonical_url::CanonicalUrl;
+use crate::config::Settings;
+use crate::render;
+use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 
 /// Where the documents of this tool are kept.
 #[derive(Debug, Clone)]
@@ -45,6 +45,10 @@ pub(crate) struct Lookup<'a> {
     /// result that stood in for an unavailable browser is then passed over.
     pub(crate) settings: &'a Settings,
     /// How long to wait for another instance fetching the same page.
+    #[cfg_attr(
+        not(feature = "fleet"),
+        expect(dead_code, reason = "only the fleet's shared look-up waits")
+    )]
     pub(crate) wait_until: Instant,
 }
 
@@ -100,7 +104,11 @@ pub(crate) struct Put<'a> {
 /// enabled set, on disk and in the fleet's Redis alike, so a call never gets a
 /// representation its own settings would not have fetched (publisher Markdown
 /// for HTML, a PDF's text where the SRD refuses).
-pub(crate) fn variant(settings: &Settings, method: RenderingMethod, mode: ExtractionMode) -> Variant {
+pub(crate) fn variant(
+    settings: &Settings,
+    method: RenderingMethod,
+    mode: ExtractionMode,
+) -> Variant {
     Variant {
         extraction: mode,
         robots_for_frames: method == RenderingMethod::Browser && settings.browser.robots_for_frames,
@@ -175,7 +183,7 @@ fn usable(stand_in: bool, settings: &Settings) -> bool {
 
 #[cfg(feature = "fleet")]
 async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_>) -> Looked {
-    use crate::cache::Entry;
+    use crate::cache::{CacheKey, Entry};
     use crate::fleet::Found;
     use crate::vocabulary::Timestamp;
 
@@ -227,11 +235,7 @@ async fn disk_get(
 
 /// `DiskCache::put` on a blocking thread.
 async fn disk_put(cache: &Arc<DiskCache>, put: Put<'_>) -> Result<(), String> {
-    let (cache, url, document) = (
-        Arc::clone(cache),
-        put.url.clone(),
-        Arc::clone(put.document),
-    );
+    let (cache, url, document) = (Arc::clone(cache), put.url.clone(), Arc::clone(put.document));
     let (method, variant, stand_in, fetched_at) =
         (put.method, put.variant, put.stand_in, put.fetched_at);
     let span = tracing::Span::current();

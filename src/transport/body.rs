@@ -295,7 +295,10 @@ mod tests {
         );
         let unknown = codings(&headers("zstd")).unwrap_err();
         assert_eq!(unknown.code, ErrorCode::Network);
-        assert_eq!(unknown.details_json()["error"], "unsupported_content_encoding");
+        assert_eq!(
+            unknown.details_json()["error"],
+            "unsupported_content_encoding"
+        );
         assert_eq!(unknown.details_json()["content_encoding"], "zstd");
         assert!(codings(&headers("gzip,gzip,gzip,gzip")).is_err());
     }

@@ -47,8 +47,8 @@ use super::io_error::io_error_token;
 use super::proxy::{self, ProxyEndpoint};
 use super::tls::{self, HandshakeFailure};
 use crate::budget::Budget;
-use crate::error::{FetchError, TimeoutPhase};
 use crate::canonical_url::CanonicalUrl;
+use crate::error::{FetchError, TimeoutPhase};
 
 /// A byte stream hyper can speak HTTP over: plain TCP, a proxy tunnel or TLS.
 pub(crate) trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}

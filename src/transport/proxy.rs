@@ -22,7 +22,7 @@ const MAX_CONNECT_REPLY: usize = 8 * 1024;
 /// Proxies read from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, in
 /// either case; the lowercase name wins when both are set).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProxyConfig {
+pub(crate) struct ProxyConfig {
     http: Option<ProxyEndpoint>,
     https: Option<ProxyEndpoint>,
     no_proxy: Vec<NoProxyEntry>,
@@ -55,7 +55,7 @@ enum NoProxyEntry {
 impl ProxyConfig {
     /// Reads the proxy variables through `env` (a seam so tests need not touch the
     /// process environment). `None` when no proxy variable is set.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<ProxyConfig> {
+    pub(crate) fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<ProxyConfig> {
         let var = |name: &str| {
             env(&name.to_ascii_lowercase())
                 .or_else(|| env(name))

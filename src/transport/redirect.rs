@@ -7,8 +7,8 @@
 
 use http::HeaderValue;
 
-use crate::error::FetchError;
 use crate::canonical_url::CanonicalUrl;
+use crate::error::FetchError;
 
 /// Appendix B.2: count the hop, refuse it past `max_redirects`
 /// (`redirect_limit {count, max}` where `count` includes the refused hop, so
@@ -63,7 +63,10 @@ mod tests {
         let zero = next_hop(&base(), Some(&location), 0, 0).unwrap_err();
         assert_eq!(zero.code, ErrorCode::RedirectLimit);
         assert_eq!(
-            (zero.details_json()["count"].as_u64(), zero.details_json()["max"].as_u64()),
+            (
+                zero.details_json()["count"].as_u64(),
+                zero.details_json()["max"].as_u64()
+            ),
             (Some(1), Some(0))
         );
         let sixth = next_hop(&base(), Some(&location), 5, 5).unwrap_err();

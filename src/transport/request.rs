@@ -17,20 +17,20 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::task::JoinHandle;
 
 use super::connect::Connected;
-use crate::error::FetchError;
 use crate::canonical_url::CanonicalUrl;
+use crate::error::FetchError;
 
 /// FR-WF-10b's `Accept`, exactly.
-pub const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1";
+pub(crate) const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1";
 
 /// Extension (issue 31): the `Accept` of a document request with publisher
 /// Markdown enabled: `text/markdown` first, then FR-WF-10b's types at lower
 /// q-values, in their order.
-pub const ACCEPT_MARKDOWN: &str =
+pub(crate) const ACCEPT_MARKDOWN: &str =
     "text/markdown,text/html;q=0.9,application/xhtml+xml;q=0.9,text/plain;q=0.8,*/*;q=0.1";
 
 /// FR-WF-10b's `Accept-Encoding`: the three codings the body decoder supports.
-pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
+pub(crate) const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 
 /// Headers a caller can never set: identity and credentials (FR-WF-07d: no
 /// cookies), the codings we decode, message framing owned by hyper, and `Range`

@@ -9,7 +9,7 @@ const MAX_STATUS_TEXT: usize = 256;
 
 /// Whether `status` is a redirect the client follows (FR-WF-07a): 301, 302, 303,
 /// 307 and 308 only.
-pub fn is_followed_redirect(status: u16) -> bool {
+pub(crate) fn is_followed_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
@@ -18,7 +18,7 @@ pub fn is_followed_redirect(status: u16) -> bool {
 /// `unexpected_status` (SRD-READINGS 8 for a 1xx that ends the exchange); 4xx is
 /// `http_4xx` (retryable for 408 and 429) and 5xx `http_5xx`, both with
 /// `status_text`. Anything outside 100..=599 is `unexpected_status` too.
-pub fn check_status(status: u16, status_text: &str) -> Result<(), FetchError> {
+pub(crate) fn check_status(status: u16, status_text: &str) -> Result<(), FetchError> {
     match status {
         200 => Ok(()),
         400..=599 => Err(FetchError::http_status(status, status_text)),

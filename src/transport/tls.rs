@@ -12,8 +12,8 @@ use std::sync::Arc;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
 
-use crate::error::FetchError;
 use crate::canonical_url::{CanonicalUrl, TargetHost};
+use crate::error::FetchError;
 
 /// ALPN offers, most preferred first: HTTP/2, then HTTP/1.1.
 const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];

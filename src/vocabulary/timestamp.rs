@@ -119,10 +119,7 @@ const FORMAT: &[BorrowedFormatItem<'static>] =
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // In range by construction (years 0000..=9999), so neither step fails.
-        let text = self
-            .to_datetime()
-            .format(FORMAT)
-            .map_err(|_| fmt::Error)?;
+        let text = self.to_datetime().format(FORMAT).map_err(|_| fmt::Error)?;
         f.write_str(&text)
     }
 }

@@ -18,13 +18,13 @@ use std::sync::{Arc, Mutex};
 
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
-use webfetch::cache::Variant;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::Settings;
-use webfetch::error::{ErrorCode, FetchError};
-use webfetch::render::browser::{BrowserPage, RenderContext, render};
+use webfetch::CanonicalUrl;
+use webfetch::Settings;
+use webfetch::internals::cache::Variant;
+use webfetch::internals::render::browser::{BrowserPage, RenderContext, render};
+use webfetch::internals::transport::{HopHook, HttpClient};
 use webfetch::testing::StubValidator;
-use webfetch::transport::{HopHook, HttpClient};
+use webfetch::{ErrorCode, FetchError};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -1672,10 +1672,10 @@ async fn serve_spa_shell(server: &MockServer, at: &str, loading: &str, sentence:
 
 #[tokio::test]
 async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
-    use webfetch::content::charset;
-    use webfetch::extract;
-    use webfetch::render::select::{extracted_chars, should_fall_back};
-    use webfetch::vocabulary::ExtractionMode;
+    use webfetch::ExtractionMode;
+    use webfetch::internals::content::charset;
+    use webfetch::internals::extract;
+    use webfetch::internals::render::select::{extracted_chars, should_fall_back};
 
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
@@ -1700,7 +1700,7 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
         let client = stub_client(settings.clone());
         async move {
             let url = CanonicalUrl::parse(&url).unwrap();
-            let fetched = webfetch::render::fetch_document(
+            let fetched = webfetch::internals::render::fetch_document(
                 &client,
                 &url,
                 Instant::now() + client.settings().timeout(),
@@ -1754,9 +1754,9 @@ async fn it_wf_br_07_spa_shell_falls_back_to_the_browser() {
 /// result is cached, under its own key and final URL (FR-WF-CCH-KEY-03).
 #[tokio::test]
 async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
-    use webfetch::cache::DiskCache;
-    use webfetch::tool::WebFetchTool;
-    use webfetch::vocabulary::RenderingMethod;
+    use webfetch::RenderingMethod;
+    use webfetch::WebFetchTool;
+    use webfetch::internals::cache::DiskCache;
 
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
@@ -1826,7 +1826,7 @@ async fn t_wf_cch_10_fallback_caches_the_browser_result_only() {
 /// that error; only an unavailable browser leaves the HTTP result standing.
 #[tokio::test]
 async fn srd_readings_30_a_failing_browser_during_the_fallback_is_the_answer() {
-    use webfetch::tool::WebFetchTool;
+    use webfetch::WebFetchTool;
 
     let Some(rig) = Rig::new().await else { return };
     let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;

@@ -18,12 +18,12 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber as _;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::Settings;
-use webfetch::error::{ErrorCode, FetchError};
-use webfetch::render::browser::{BrowserPage, RenderContext, render};
+use webfetch::CanonicalUrl;
+use webfetch::Settings;
+use webfetch::internals::render::browser::{BrowserPage, RenderContext, render};
+use webfetch::internals::transport::HttpClient;
 use webfetch::testing::StubValidator;
-use webfetch::transport::HttpClient;
+use webfetch::{ErrorCode, FetchError};
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{
@@ -337,9 +337,9 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
         .section("[tools.webfetch.browser]\nallow_no_sandbox = true")
         .settings();
     assert!(on.browser.allow_no_sandbox);
-    let bad = webfetch::config::load_str(
+    let bad = webfetch::load_str(
         "[tools.webfetch.browser]\nallow_no_sandbox = \"yes\"",
-        webfetch::config::LoadOptions::default(),
+        webfetch::LoadOptions::default(),
     );
     assert!(bad.is_err());
 }
@@ -365,7 +365,7 @@ async fn a_warm_standby_serves_the_next_render() {
         .section(&browser_section(&chromium, ""))
         .settings();
     let validator = Arc::new(StubValidator::new(&settings.security));
-    let tool = webfetch::tool::WebFetchTool::builder(settings)
+    let tool = webfetch::WebFetchTool::builder(settings)
         .ssrf_validator(validator)
         .browser_standby(true)
         .build()

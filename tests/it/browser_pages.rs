@@ -4,7 +4,7 @@
 //! `charset_fallback` note. Runs where `FORGE_TEST_CHROMIUM_PATH` names a Chromium.
 
 use serde_json::{Value, json};
-use webfetch::tool::WebFetchTool;
+use webfetch::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{Config, browser_section, chromium, serve, site};

@@ -407,7 +407,7 @@ async fn issue_28_the_cache_keeps_documents_rendered_with_and_without_the_check_
     };
     let (srd, agent) = (tool(""), tool("robots_for_frames = true\n"));
     let args = json!({ "url": site(&server, "/page"), "force_browser": true });
-    let fetch = |tool: &webfetch::tool::WebFetchTool| {
+    let fetch = |tool: &webfetch::WebFetchTool| {
         let (tool, args) = (tool.clone(), args.clone());
         async move {
             let json = tool

@@ -11,10 +11,11 @@ use sha2::{Digest, Sha256};
 use tempfile::TempDir;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
-use webfetch::cache::{CacheKey, CacheWriteError, DiskCache, Fresh, Variant};
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::CacheSettings;
-use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
+use webfetch::CacheSettings;
+use webfetch::CanonicalUrl;
+use webfetch::RenderingMethod;
+use webfetch::internals::cache::{CacheKey, CacheWriteError, DiskCache, Fresh, Variant};
+use webfetch::internals::vocabulary::ExtractedDocument;
 
 use crate::support::Config;
 
@@ -576,7 +577,7 @@ fn t_wf_cch_13_dir_creation_failure_disables_caching() {
 fn fr_wf_cch_enable_01_disabled_by_config() {
     let dir = tempfile::tempdir().unwrap();
     let text = "[tools.webfetch]\ncache_dir = ''\n";
-    let empty = webfetch::config::load_str(text, webfetch::config::LoadOptions::default())
+    let empty = webfetch::load_str(text, webfetch::LoadOptions::default())
         .unwrap()
         .settings
         .cache;

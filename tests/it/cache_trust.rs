@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
-use webfetch::cache::{CacheKey, DiskCache, Fresh, Variant};
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
+use webfetch::CanonicalUrl;
+use webfetch::RenderingMethod;
+use webfetch::internals::cache::{CacheKey, DiskCache, Fresh, Variant};
+use webfetch::internals::vocabulary::ExtractedDocument;
 use wiremock::MockServer;
 
 use crate::support::{Config, LogBuffer, html, robots, serve, site};

@@ -6,11 +6,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use webfetch::chunk::{
-    BlockKind, FetchChunk, MAX_HEADING_BYTES, SourcedChunk, blocks, chunk_markdown,
-    chunk_with_hints, chunk_with_sources, heading_text,
+use webfetch::FetchChunk;
+use webfetch::internals::chunk::{
+    BlockKind, MAX_HEADING_BYTES, SourcedChunk, blocks, chunk, heading_text,
 };
-use webfetch::tokens::{Cl100k, TokenCounter};
+
+use crate::support::plain_chunks;
+use webfetch::{Cl100k, TokenCounter};
 
 /// Every property a chunking must have, checked against the source:
 /// * T-WF-CHK-01: `token_count <= max` for every chunk (SRD-READINGS 18);
@@ -85,7 +87,7 @@ fn headings(markdown: &str) -> Vec<(usize, String)> {
 }
 
 fn checked(markdown: &str, max: usize) -> Vec<FetchChunk> {
-    let chunks = chunk_with_sources(markdown, max, &Cl100k);
+    let chunks = chunk(markdown, &[], max, &Cl100k);
     if let Err(e) = check(markdown, max, &chunks) {
         panic!("{e}");
     }
@@ -313,8 +315,8 @@ fn t_wf_chk_09_separator_at_a_cut_belongs_to_neither_chunk() {
 
 #[test]
 fn empty_and_blank_documents_have_no_chunks() {
-    assert!(chunk_markdown("", 600, &Cl100k).is_empty());
-    assert!(chunk_markdown("\n\n   \n", 600, &Cl100k).is_empty());
+    assert!(plain_chunks("", 600, &Cl100k).is_empty());
+    assert!(plain_chunks("\n\n   \n", 600, &Cl100k).is_empty());
 }
 
 #[test]
@@ -322,8 +324,8 @@ fn t_wf_det_03_chunking_is_deterministic() {
     for input in golden_inputs() {
         let markdown = fs::read_to_string(&input).expect("read input");
         for max in [128, 600] {
-            let first = chunk_markdown(&markdown, max, &Cl100k);
-            let second = chunk_markdown(&markdown, max, &Cl100k);
+            let first = plain_chunks(&markdown, max, &Cl100k);
+            let second = plain_chunks(&markdown, max, &Cl100k);
             assert_eq!(first, second, "{}", input.display());
         }
     }
@@ -378,7 +380,7 @@ fn golden_chunk_files() {
             continue;
         }
         for max in [128, 600, 2048] {
-            let sourced = chunk_with_sources(&markdown, max, &Cl100k);
+            let sourced = chunk(&markdown, &[], max, &Cl100k);
             if let Err(e) = check(&markdown, max, &sourced) {
                 failures.push(format!("{name} at {max}: {e}"));
             }
@@ -527,19 +529,19 @@ proptest! {
     /// The span index changes the speed of chunking, never its result.
     #[test]
     fn span_index_gives_the_same_chunks_as_counting_from_scratch(md in markdown(), max in 128usize..=2048) {
-        prop_assert_eq!(chunk_markdown(&md, max, &Cl100k), chunk_markdown(&md, max, &FromScratch));
+        prop_assert_eq!(plain_chunks(&md, max, &Cl100k), plain_chunks(&md, max, &FromScratch));
     }
 
     /// T-WF-CHK-01, 04, 15a1, 15f on generated Markdown, any budget in the tool's range.
     #[test]
     fn t_wf_chk_01_property_markdown_within_budget_and_lossless(md in markdown(), max in 128usize..=2048) {
-        check(&md, max, &chunk_with_sources(&md, max, &Cl100k))?;
+        check(&md, max, &chunk(&md, &[], max, &Cl100k))?;
     }
 
     /// The same on arbitrary text (control characters, lone `\r`, any Unicode).
     #[test]
     fn t_wf_chk_01_property_any_text_within_budget_and_lossless(text in noise(), max in 128usize..=2048) {
-        check(&text, max, &chunk_with_sources(&text, max, &Cl100k))?;
+        check(&text, max, &chunk(&text, &[], max, &Cl100k))?;
     }
 
     /// Issue 31: preferred cuts (here block starts picked by `pick`) keep every
@@ -557,14 +559,14 @@ proptest! {
             .filter(|(i, _)| (pick >> (i % 64)) & 1 == 1)
             .map(|(_, at)| at)
             .collect();
-        let hinted = chunk_with_hints(&md, &hints, max, &Cl100k);
+        let hinted = chunk(&md, &hints, max, &Cl100k);
         check(&md, max, &hinted)?;
-        prop_assert!(hinted.len() <= chunk_with_sources(&md, max, &Cl100k).len());
+        prop_assert!(hinted.len() <= chunk(&md, &[], max, &Cl100k).len());
     }
 
     /// T-WF-DET-03 on generated Markdown.
     #[test]
     fn t_wf_det_03_property_deterministic(md in markdown(), max in 128usize..=2048) {
-        prop_assert_eq!(chunk_markdown(&md, max, &Cl100k), chunk_markdown(&md, max, &Cl100k));
+        prop_assert_eq!(plain_chunks(&md, max, &Cl100k), plain_chunks(&md, max, &Cl100k));
     }
 }

@@ -3,18 +3,16 @@
 
 use std::path::PathBuf;
 
-use webfetch::config::{
-    self, ApprovalSettings, ConfigError, Loaded, Registration, Settings, ToolsMode,
-};
-use webfetch::executor::ToolExecutor;
-use webfetch::tool::WebFetchTool;
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::ToolExecutor;
+use webfetch::WebFetchTool;
+use webfetch::{ApprovalSettings, ConfigError, Loaded, Registration, Settings, ToolsMode};
 
 fn load(toml: &str) -> Loaded {
-    config::load_str(
+    webfetch::load_str(
         toml,
-        config::LoadOptions {
-            contract: config::Contract::Srd,
+        webfetch::LoadOptions {
+            contract: webfetch::Contract::Srd,
             env: Some(&|name| match name {
                 "HOME" => Some("/home/agent".to_owned()),
                 "EMPTY" => Some(String::new()),
@@ -26,7 +24,7 @@ fn load(toml: &str) -> Loaded {
 }
 
 fn error(toml: &str) -> ConfigError {
-    config::load_str(toml, config::LoadOptions::default()).expect_err(toml)
+    webfetch::load_str(toml, webfetch::LoadOptions::default()).expect_err(toml)
 }
 
 #[test]
@@ -456,9 +454,9 @@ fn fr_wf_cfg_03_env_expansion() {
         Some(cwd.join("bin/chromium"))
     );
     // An unset variable is an error, not a silent empty string.
-    let e = config::load_str(
+    let e = webfetch::load_str(
         "[tools.webfetch]\ncache_dir = \"${NOPE_X}/c\"\n",
-        config::LoadOptions {
+        webfetch::LoadOptions {
             env: Some(&|_| None),
             ..Default::default()
         },

@@ -16,12 +16,12 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::time::Instant;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::Settings;
-use webfetch::error::{ErrorCode, FetchError};
-use webfetch::render::{FetchedDocument, fetch_document};
+use webfetch::CanonicalUrl;
+use webfetch::Settings;
+use webfetch::internals::render::{FetchedDocument, fetch_document};
+use webfetch::internals::transport::HttpClient;
 use webfetch::testing::StubValidator;
-use webfetch::transport::HttpClient;
+use webfetch::{ErrorCode, FetchError};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -22,10 +22,10 @@ use std::io::Read as _;
 use std::path::PathBuf;
 
 use url::Url;
-use webfetch::content::charset::decode;
-use webfetch::extract::extract_html;
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::decode;
+use webfetch::internals::extract::extract_html;
+use webfetch::{Cl100k, TokenCounter};
 
 use quality::{Totals, score, text_view};
 

@@ -8,9 +8,9 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use webfetch::ssrf::{SsrfError, SsrfValidator};
+use webfetch::WebFetchTool;
 use webfetch::testing::StubValidator;
-use webfetch::tool::WebFetchTool;
+use webfetch::{SsrfError, SsrfValidator};
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{Config, browser_section, chromium, hits, html, robots, serve, site, stub};

@@ -11,9 +11,10 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use url::Url;
-use webfetch::content::charset::{Charset, decode};
-use webfetch::extract::{extract_html, extract_plain, normalize_whitespace};
-use webfetch::vocabulary::{ExtractedDocument, ExtractionMode};
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::{Charset, decode};
+use webfetch::internals::extract::{extract_html, extract_plain, normalize_whitespace};
+use webfetch::internals::vocabulary::ExtractedDocument;
 use webfetch::{ErrorCode, FetchError};
 
 fn url(s: &str) -> Url {

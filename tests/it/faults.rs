@@ -15,8 +15,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use webfetch::cache::Variant;
-use webfetch::error::{ErrorCode, FetchError};
+use webfetch::internals::cache::Variant;
+use webfetch::{ErrorCode, FetchError};
 use wiremock::MockServer;
 
 use crate::support::{Config, html, json_files, read_head, serve};
@@ -341,12 +341,12 @@ pub(crate) fn assert_whole_entries(dir: &Path) -> (usize, u64) {
         assert_eq!(entry["version"], 2, "{name}");
         let page = entry["canonical_url"].as_str().unwrap();
         let method = entry["rendering_method"].as_str().unwrap();
-        let key = webfetch::cache::CacheKey::new(
-            &webfetch::canonical_url::CanonicalUrl::parse(page).unwrap(),
+        let key = webfetch::internals::cache::CacheKey::new(
+            &webfetch::CanonicalUrl::parse(page).unwrap(),
             if method == "http" {
-                webfetch::vocabulary::RenderingMethod::Http
+                webfetch::RenderingMethod::Http
             } else {
-                webfetch::vocabulary::RenderingMethod::Browser
+                webfetch::RenderingMethod::Browser
             },
             Variant::default(),
         );

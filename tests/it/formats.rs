@@ -4,12 +4,13 @@
 //! off.
 
 use serde_json::{Value, json};
-use webfetch::chunk::chunk_markdown;
-use webfetch::tokens::Cl100k;
+use webfetch::Cl100k;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use crate::support::{Config, browser_section, browser_turn, chromium, pdf, robots, serve, site};
+use crate::support::{
+    Config, browser_section, browser_turn, chromium, pdf, plain_chunks, robots, serve, site,
+};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -353,7 +354,7 @@ async fn issue_31_a_pdf_table_is_a_pipe_table_and_chunks_prefer_the_page_boundar
         "{chunks:#?}"
     );
     // Without the hint, the same Markdown is cut after page 2's note.
-    let plain = chunk_markdown(&format!("{markdown}\n"), BUDGET, &Cl100k);
+    let plain = plain_chunks(&format!("{markdown}\n"), BUDGET, &Cl100k);
     assert_eq!(plain.len(), 2);
     assert!(plain[0].text.ends_with("this short note."), "{plain:#?}");
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use webfetch::error::ErrorCode;
+use webfetch::ErrorCode;
 use wiremock::MockServer;
 use wiremock::ResponseTemplate;
 
@@ -32,7 +32,7 @@ async fn replying_site(reply: Vec<u8>) -> SocketAddr {
 async fn fetch_reply(
     reply: Vec<u8>,
     config: impl FnOnce(Config) -> Config,
-) -> webfetch::error::FetchError {
+) -> webfetch::FetchError {
     let site = replying_site(reply).await;
     let cache = tempfile::tempdir().unwrap();
     failing_fetch(

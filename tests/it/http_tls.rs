@@ -15,11 +15,11 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::Settings;
-use webfetch::error::{ErrorCode, FetchError};
-use webfetch::render::{FetchedDocument, fetch_document};
-use webfetch::transport::HttpClient;
+use webfetch::CanonicalUrl;
+use webfetch::Settings;
+use webfetch::internals::render::{FetchedDocument, fetch_document};
+use webfetch::internals::transport::HttpClient;
+use webfetch::{ErrorCode, FetchError};
 
 use crate::support::{Config, stub};
 

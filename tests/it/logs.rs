@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use tracing::Level;
-use webfetch::tool::WebFetchTool;
+use webfetch::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::support::{Config, LogBuffer, html, robots, serve, site};

@@ -1,17 +1,17 @@
 //! The response and output enforcement (SRD 3.1, 3.5.4): T-WF-CHK-05, 06,
 //! T-WF-OUT-01..05, FR-WF-OUT-02/02a/03, with property tests over byte budgets.
 
+use crate::support::plain_chunks;
 use proptest::prelude::*;
 use serde_json::Value;
-use webfetch::chunk::chunk_markdown;
-use webfetch::error::ErrorCode;
-use webfetch::notes::{Note, Notes};
-use webfetch::output::{
-    BuildOptions, FetchChunk, FetchResponse, ResponseMeta, TruncationReason, build, fit,
-};
-use webfetch::tokens::{Cl100k, TokenCounter};
-use webfetch::vocabulary::Timestamp;
-use webfetch::vocabulary::{ExtractedDocument, RenderingMethod};
+use webfetch::ErrorCode;
+use webfetch::RenderingMethod;
+use webfetch::Timestamp;
+use webfetch::internals::output::{BuildOptions, ResponseMeta, build};
+use webfetch::internals::vocabulary::ExtractedDocument;
+use webfetch::{Cl100k, TokenCounter};
+use webfetch::{FetchChunk, FetchResponse, TruncationReason};
+use webfetch::{Note, Notes};
 
 /// [`build`] without a window: the SRD's response JSON.
 fn build_json(
@@ -19,7 +19,7 @@ fn build_json(
     meta: ResponseMeta,
     max_chunk_tokens: usize,
     effective_max_bytes: usize,
-    counter: &dyn webfetch::tokens::TokenCounter,
+    counter: &dyn webfetch::TokenCounter,
 ) -> Result<String, webfetch::FetchError> {
     windowed(
         doc,
@@ -39,8 +39,8 @@ fn windowed(
     max_chunk_tokens: usize,
     start_chunk: Option<usize>,
     effective_max_bytes: usize,
-    counter: &dyn webfetch::tokens::TokenCounter,
-) -> Result<webfetch::output::Built, webfetch::FetchError> {
+    counter: &dyn webfetch::TokenCounter,
+) -> Result<webfetch::Built, webfetch::FetchError> {
     let options = BuildOptions {
         max_chunk_tokens,
         start_chunk,
@@ -100,17 +100,14 @@ fn issue_29_page_type_follows_the_notes_and_only_in_auto_mode() {
     let mut d = doc("# Hi\n\nBody.\n");
     let srd = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!srd.contains("page_type"), "{srd}");
-    d.page_type = Some(webfetch::vocabulary::PageType::Product);
+    d.page_type = Some(webfetch::PageType::Product);
     let auto = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(
         auto.ends_with(r#""truncated":false,"notes":[],"page_type":"product"}"#),
         "{auto}"
     );
     let back: FetchResponse = serde_json::from_str(&auto).expect("reads back");
-    assert_eq!(
-        back.page_type,
-        Some(webfetch::vocabulary::PageType::Product)
-    );
+    assert_eq!(back.page_type, Some(webfetch::PageType::Product));
     // Fitting counts it: a budget cut still fits, with the field kept.
     let long = ExtractedDocument {
         markdown: sections(40),
@@ -234,7 +231,7 @@ fn t_wf_out_03_truncation_reason_precedence() {
 #[test]
 fn t_wf_chk_05_output_fits_by_dropping_trailing_chunks() {
     let d = doc(&sections(12));
-    let chunks = chunk_markdown(&d.markdown, 128, &Cl100k);
+    let chunks = plain_chunks(&d.markdown, 128, &Cl100k);
     assert!(chunks.len() >= 12);
     for keep in 1..chunks.len() {
         let exact = truncated_len(&d, &[], chunks[..keep].to_vec());
@@ -265,7 +262,7 @@ fn t_wf_chk_05_output_fits_by_dropping_trailing_chunks() {
 #[test]
 fn t_wf_chk_06_first_chunk_over_budget_is_cut_not_dropped() {
     let d = doc(&sections(3));
-    let chunks = chunk_markdown(&d.markdown, 2048, &Cl100k);
+    let chunks = plain_chunks(&d.markdown, 2048, &Cl100k);
     assert_eq!(chunks.len(), 1);
     let whole = truncated_len(&d, &[], chunks.clone());
     let json = build_json(&d, meta(&[]), 2048, whole - 100, &Cl100k).expect("fits");
@@ -284,7 +281,7 @@ fn t_wf_out_02_utf8_cut_recounts_tokens_and_keeps_heading() {
         "日本語のテキスト😀 with ASCII, \"quotes\", back\\slashes and\ttabs\u{1}. ".repeat(30);
     let markdown = format!("# 見出し\n\n{body}\n");
     let d = doc(&markdown);
-    let chunk = chunk_markdown(&markdown, 2048, &Cl100k).remove(0);
+    let chunk = plain_chunks(&markdown, 2048, &Cl100k).remove(0);
     let empty = FetchChunk {
         heading: chunk.heading.clone(),
         text: String::new(),
@@ -335,7 +332,7 @@ fn t_wf_out_02_utf8_cut_recounts_tokens_and_keeps_heading() {
 #[test]
 fn fr_wf_out_02_tool_output_limit_error_when_nothing_fits() {
     let d = doc(&sections(2));
-    let chunks = chunk_markdown(&d.markdown, 128, &Cl100k);
+    let chunks = plain_chunks(&d.markdown, 128, &Cl100k);
     let empty = FetchChunk {
         heading: chunks[0].heading.clone(),
         text: String::new(),
@@ -366,16 +363,6 @@ fn a_document_without_chunks_still_answers_or_errors_cleanly() {
     assert!(build_json(&d, meta(&[]), 600, json.len() - 1, &Cl100k).is_err());
 }
 
-#[test]
-fn fit_accepts_a_response_built_elsewhere() {
-    let d = doc("Body.\n");
-    let chunks = chunk_markdown(&d.markdown, 600, &Cl100k);
-    let response = FetchResponse::new(&d, meta(&[Note::CacheHit]), chunks);
-    let json = fit(response.clone(), 1 << 20, &Cl100k).expect("fits");
-    assert_eq!(json, response.to_json());
-    assert!(json.contains(r#""notes":["cache_hit"]"#));
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -390,7 +377,7 @@ proptest! {
         max in 128usize..=2048,
     ) {
         let d = doc(&paragraphs.join("\n\n"));
-        let full = chunk_markdown(&d.markdown, max, &Cl100k);
+        let full = plain_chunks(&d.markdown, max, &Cl100k);
         match build_json(&d, meta(&[]), max, budget, &Cl100k) {
             Ok(json) => {
                 prop_assert!(json.len() <= budget);
@@ -430,7 +417,7 @@ proptest! {
 #[test]
 fn continuation_windows_read_every_chunk_once_in_order() {
     let d = doc(&sections(12));
-    let all = chunk_markdown(&d.markdown, 256, &Cl100k);
+    let all = plain_chunks(&d.markdown, 256, &Cl100k);
     assert!(all.len() >= 12, "{}", all.len());
     let roomy = 1 << 20;
     let srd = build_json(&d, meta(&[]), 256, roomy, &Cl100k).unwrap();
@@ -488,7 +475,7 @@ fn continuation_field_is_absent_without_a_window_even_when_cut() {
 #[test]
 fn continuation_start_past_the_end_is_bad_args_with_the_chunk_count() {
     let d = doc(&sections(3));
-    let total = chunk_markdown(&d.markdown, 256, &Cl100k).len();
+    let total = plain_chunks(&d.markdown, 256, &Cl100k).len();
     let error = windowed(&d, meta(&[]), 256, Some(total), 1 << 20, &Cl100k).unwrap_err();
     assert_eq!(error.code, ErrorCode::BadArgs);
     assert_eq!(error.details_json()["field"], "start_chunk");

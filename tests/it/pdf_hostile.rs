@@ -6,8 +6,8 @@
 
 use std::io::Write as _;
 
-use webfetch::content::pdf::{Limits, read};
-use webfetch::error::ErrorCode;
+use webfetch::ErrorCode;
+use webfetch::internals::content::pdf::{Limits, read};
 
 const FONT: &str = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>";
 const TEXT: &str = "BT /F1 12 Tf 72 720 Td (Hello hostile world) Tj ET";

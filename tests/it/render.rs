@@ -5,18 +5,18 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use webfetch::config::Settings;
+use webfetch::Settings;
 
 use crate::support::load as settings;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::error::ErrorCode;
-use webfetch::extract::extract_html;
-use webfetch::render::browser::{RenderContext, render};
-use webfetch::render::select::{RenderPlan, extracted_chars, plan, should_fall_back};
-use webfetch::ssrf::SsrfValidator;
+use webfetch::CanonicalUrl;
+use webfetch::ErrorCode;
+use webfetch::ExtractionMode;
+use webfetch::SsrfValidator;
+use webfetch::internals::extract::extract_html;
+use webfetch::internals::render::browser::{RenderContext, render};
+use webfetch::internals::render::select::{RenderPlan, extracted_chars, plan, should_fall_back};
+use webfetch::internals::transport::HttpClient;
 use webfetch::testing::StubValidator;
-use webfetch::transport::HttpClient;
-use webfetch::vocabulary::ExtractionMode;
 
 fn url(text: &str) -> CanonicalUrl {
     CanonicalUrl::parse(text).unwrap()

@@ -2,9 +2,8 @@
 //! directly; the fetch ones run the real HTTP client against wiremock on loopback.
 
 use proptest::prelude::*;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config;
-use webfetch::robots::{MAX_RULES_PER_FILE, RobotsTxt, Rules};
+use webfetch::CanonicalUrl;
+use webfetch::internals::robots::{MAX_RULES_PER_FILE, RobotsTxt, Rules};
 
 const TOKEN: &str = "forge-webfetch";
 
@@ -105,9 +104,9 @@ fn t_wf_rob_11_multiple_matching_groups_first_wins_never_merged() {
 
 #[test]
 fn t_wf_rob_14_token_derived_from_user_agent() {
-    let loaded = config::load_str(
+    let loaded = webfetch::load_str(
         "[tools.webfetch]\nuser_agent = \"Acme.Crawler_v2/3.1 (+https://acme.example/bot)\"\n",
-        config::LoadOptions::default(),
+        webfetch::LoadOptions::default(),
     )
     .unwrap();
     let token = &loaded.settings.robots.user_agent_token;
@@ -117,13 +116,13 @@ fn t_wf_rob_14_token_derived_from_user_agent() {
     assert!(rules.is_allowed("/elsewhere"));
     assert!(!rules.is_allowed("/mine"));
     // An explicit token wins over the derivation.
-    let loaded = config::load_str("[tools.webfetch]\nuser_agent = \"Acme/1.0\"\n[tools.webfetch.robots]\nuser_agent_token = \"other\"\n", config::LoadOptions::default())
+    let loaded = webfetch::load_str("[tools.webfetch]\nuser_agent = \"Acme/1.0\"\n[tools.webfetch.robots]\nuser_agent_token = \"other\"\n", webfetch::LoadOptions::default())
     .unwrap();
     assert_eq!(loaded.settings.robots.user_agent_token, "other");
     // Nothing usable before the `/`: the default token.
-    let loaded = config::load_str(
+    let loaded = webfetch::load_str(
         "[tools.webfetch]\nuser_agent = \"(+)/1.0\"\n",
-        config::LoadOptions::default(),
+        webfetch::LoadOptions::default(),
     )
     .unwrap();
     assert_eq!(loaded.settings.robots.user_agent_token, "forge-webfetch");
@@ -483,17 +482,17 @@ mod fetch {
     use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
     use tokio::net::TcpListener;
     use tokio::time::Instant;
+    use webfetch::CanonicalUrl;
     use webfetch::ErrorCode;
     use webfetch::FetchError;
-    use webfetch::canonical_url::CanonicalUrl;
-    use webfetch::config::Settings;
-    use webfetch::notes::{Note, Notes};
-    use webfetch::pass::Pass;
-    use webfetch::render::{FetchedDocument, fetch_document};
-    use webfetch::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
-    use webfetch::ssrf::{SsrfError, SsrfValidator};
+    use webfetch::Settings;
+    use webfetch::internals::pass::Pass;
+    use webfetch::internals::render::{FetchedDocument, fetch_document};
+    use webfetch::internals::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
+    use webfetch::internals::transport::HttpClient;
     use webfetch::testing::StubValidator;
-    use webfetch::transport::HttpClient;
+    use webfetch::{Note, Notes};
+    use webfetch::{SsrfError, SsrfValidator};
     use wiremock::matchers::{header, method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -549,7 +548,7 @@ mod fetch {
                  [tools.webfetch.robots]\n{robots}\n"
             );
             let settings = Arc::new(
-                webfetch::config::load_str(&toml, webfetch::config::LoadOptions::default())
+                webfetch::load_str(&toml, webfetch::LoadOptions::default())
                     .unwrap()
                     .settings,
             );

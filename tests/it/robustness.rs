@@ -4,9 +4,9 @@
 
 use proptest::prelude::*;
 
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::config::{self, SecuritySettings};
-use webfetch::ssrf;
+use webfetch::CanonicalUrl;
+use webfetch::SecuritySettings;
+use webfetch::internals::ssrf;
 use webfetch::testing::StubValidator;
 
 fn url_like() -> impl Strategy<Value = String> {
@@ -55,7 +55,7 @@ proptest! {
 
     #[test]
     fn config_loader_never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
-        let _ = config::load_str(&String::from_utf8_lossy(&bytes), config::LoadOptions::default());
+        let _ = webfetch::load_str(&String::from_utf8_lossy(&bytes), webfetch::LoadOptions::default());
     }
 
     #[test]
@@ -67,6 +67,6 @@ proptest! {
             "\\[(\"[a-z0-9./:]{0,12}\", ?){0,3}\\]", "\\[([0-9]{1,6}, ?){0,3}\\]",
         ],
     ) {
-        let _ = config::load_str(&format!("[tools.webfetch{table}]\n{key} = {value}\n"), config::LoadOptions::default());
+        let _ = webfetch::load_str(&format!("[tools.webfetch{table}]\n{key} = {value}\n"), webfetch::LoadOptions::default());
     }
 }

@@ -3,13 +3,13 @@
 
 use std::net::IpAddr;
 
-use webfetch::config::{self, SecuritySettings};
+use webfetch::SecuritySettings;
 
 use crate::support::load as settings;
-use webfetch::canonical_url::CanonicalUrl;
-use webfetch::error::{ErrorCode, FetchError};
-use webfetch::ssrf;
+use webfetch::CanonicalUrl;
+use webfetch::internals::ssrf;
 use webfetch::testing::StubValidator;
+use webfetch::{ErrorCode, FetchError};
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()
@@ -178,9 +178,9 @@ fn t_wf_ssrf_08_custom_ports_accepted_when_configured() {
 
 #[test]
 fn t_wf_ssrf_11_disabling_protection_needs_the_override() {
-    let refused = config::load_str(
+    let refused = webfetch::load_str(
         "[tools.webfetch.security]\nblock_private_ips = false\n",
-        config::LoadOptions::default(),
+        webfetch::LoadOptions::default(),
     )
     .unwrap_err();
     assert_eq!(
@@ -188,7 +188,7 @@ fn t_wf_ssrf_11_disabling_protection_needs_the_override() {
         "Configuration error: SSRF protection cannot be disabled without allow_insecure_overrides=true\n\
          Affected settings: block_private_ips=false"
     );
-    let loaded = config::load_str("[tools.webfetch.security]\nblock_private_ips = false\nblock_loopback = false\nallow_insecure_overrides = true\n", config::LoadOptions::default())
+    let loaded = webfetch::load_str("[tools.webfetch.security]\nblock_private_ips = false\nblock_loopback = false\nallow_insecure_overrides = true\n", webfetch::LoadOptions::default())
     .unwrap();
     assert!(
         loaded.warnings.contains(
@@ -210,10 +210,10 @@ fn t_wf_ssrf_11_disabling_protection_needs_the_override() {
 
 #[test]
 fn t_wf_ssrf_11_additional_cidrs_always_blocked() {
-    let loaded = config::load_str(
+    let loaded = webfetch::load_str(
         "[tools.webfetch.security]\nblock_private_ips = false\nallow_insecure_overrides = true\n\
          additional_blocked_cidrs = [\"10.9.0.0/16\", \"2606:4700::/32\", \"93.184.216.34\"]\n",
-        config::LoadOptions::default(),
+        webfetch::LoadOptions::default(),
     )
     .unwrap();
     let security = &loaded.settings.security;

@@ -5,10 +5,10 @@
 
 #![allow(dead_code)]
 
-pub mod gate;
-pub mod origin;
-pub mod race;
-pub mod redis_server;
+pub(crate) mod gate;
+pub(crate) mod origin;
+pub(crate) mod race;
+pub(crate) mod redis_server;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -17,20 +17,21 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use webfetch::config::{LoadOptions, Settings, load_str};
+use webfetch::internals::chunk::chunk;
 use webfetch::testing::StubValidator;
-use webfetch::tool::{WebFetchTool, WebFetchToolBuilder};
+use webfetch::{FetchChunk, LoadOptions, Settings, TokenCounter, load_str};
+use webfetch::{WebFetchTool, WebFetchToolBuilder};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// 127.0.0.1, where every wiremock listens.
-pub const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+pub(crate) const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 /// A `[tools.webfetch]` configuration under construction. Loopback is unblocked
 /// through the visible gate (`allow_insecure_overrides`, `block_loopback = false`);
 /// private, link-local and reserved ranges stay blocked.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     ports: Vec<u16>,
     timeout_seconds: u32,
     cache_dir: Option<PathBuf>,
@@ -42,7 +43,7 @@ pub struct Config {
 impl Config {
     /// Loopback allowed on `ports`, caching disabled, `timeout_seconds = 10`, the
     /// browser disabled.
-    pub fn new(ports: &[u16]) -> Config {
+    pub(crate) fn new(ports: &[u16]) -> Config {
         Config {
             ports: ports.to_vec(),
             timeout_seconds: 10,
@@ -55,39 +56,39 @@ impl Config {
 
     /// `timeout_seconds = secs` instead of 10 (a `timeout_seconds` line given to
     /// [`Config::top`] wins over both).
-    pub fn timeout(mut self, secs: u32) -> Config {
+    pub(crate) fn timeout(mut self, secs: u32) -> Config {
         self.timeout_seconds = secs;
         self
     }
 
     /// Caches in `dir` (a tempdir: T-WF-INFRA-03).
-    pub fn cache(mut self, dir: &Path) -> Config {
+    pub(crate) fn cache(mut self, dir: &Path) -> Config {
         self.cache_dir = Some(dir.to_path_buf());
         self
     }
 
     /// A `key = value` line under `[tools.webfetch]`.
-    pub fn top(mut self, line: &str) -> Config {
+    pub(crate) fn top(mut self, line: &str) -> Config {
         self.top.push(line.to_owned());
         self
     }
 
     /// A `key = value` line under `[tools.webfetch.security]`, after the loopback
     /// gate and `allowed_ports`, e.g. `additional_blocked_cidrs = ["127.0.0.2/32"]`.
-    pub fn security(mut self, line: &str) -> Config {
+    pub(crate) fn security(mut self, line: &str) -> Config {
         self.security.push(line.to_owned());
         self
     }
 
     /// A whole sub-table, e.g. `"[tools.webfetch.robots]\nfail_open = true"`. A
     /// `[tools.webfetch.browser]` table replaces the default `enabled = false` one.
-    pub fn section(mut self, text: &str) -> Config {
+    pub(crate) fn section(mut self, text: &str) -> Config {
         self.sections.push(text.to_owned());
         self
     }
 
     /// The TOML text.
-    pub fn toml(&self) -> String {
+    pub(crate) fn toml(&self) -> String {
         let mut text = String::from("[tools.webfetch]\n");
         if !self.top.iter().any(|l| l.starts_with("timeout_seconds")) {
             let _ = writeln!(text, "timeout_seconds = {}", self.timeout_seconds);
@@ -124,19 +125,19 @@ impl Config {
     }
 
     /// The resolved settings, through the real loader.
-    pub fn settings(&self) -> Settings {
+    pub(crate) fn settings(&self) -> Settings {
         load(&self.toml())
     }
 
     /// A builder of a tool with these settings and the stub resolver of [`stub`].
-    pub fn builder(&self) -> WebFetchToolBuilder {
+    pub(crate) fn builder(&self) -> WebFetchToolBuilder {
         let settings = self.settings();
         let validator = Arc::new(stub(&settings));
         WebFetchTool::builder(settings).ssrf_validator(validator)
     }
 
     /// The tool of [`Config::builder`].
-    pub fn tool(&self) -> WebFetchTool {
+    pub(crate) fn tool(&self) -> WebFetchTool {
         self.builder()
             .build()
             .expect("the test config builds a tool")
@@ -145,7 +146,7 @@ impl Config {
 
 /// T-WF-BR-ENV-01: the Chromium under test (`FORGE_TEST_CHROMIUM_PATH`), or `None`
 /// with a message: the browser tests are skipped.
-pub fn chromium() -> Option<String> {
+pub(crate) fn chromium() -> Option<String> {
     match std::env::var("FORGE_TEST_CHROMIUM_PATH") {
         Ok(path) if !path.trim().is_empty() => Some(path),
         _ => {
@@ -159,7 +160,7 @@ pub fn chromium() -> Option<String> {
 /// (`FORGE_TEST_CHROMIUM_NO_SANDBOX=1`: no unprivileged user namespaces, as in some
 /// containers). The browser tests then run with `allow_no_sandbox = true`, and the
 /// test that proves the sandbox is skipped.
-pub fn chromium_without_sandbox() -> bool {
+pub(crate) fn chromium_without_sandbox() -> bool {
     std::env::var("FORGE_TEST_CHROMIUM_NO_SANDBOX").is_ok_and(|v| v == "1")
 }
 
@@ -170,7 +171,7 @@ const HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// One browser test's turn at Chromium: `serial` held (one browser at a time) and
 /// a hang watchdog running until the turn is dropped.
-pub struct BrowserTurn {
+pub(crate) struct BrowserTurn {
     // Dropping the sender ends the watchdog's wait.
     _watchdog: std::sync::mpsc::Sender<()>,
     _serial: tokio::sync::MutexGuard<'static, ()>,
@@ -182,7 +183,7 @@ pub struct BrowserTurn {
 /// failure. A hung Chromium or CDP connection then fails CI at once, saying where,
 /// instead of stalling it until its own time limit. Not a timing assertion: no
 /// test passes or fails by how fast it is.
-pub async fn browser_turn(serial: &'static tokio::sync::Mutex<()>) -> BrowserTurn {
+pub(crate) async fn browser_turn(serial: &'static tokio::sync::Mutex<()>) -> BrowserTurn {
     let guard = serial.lock().await;
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let test = std::thread::current()
@@ -213,7 +214,7 @@ pub async fn browser_turn(serial: &'static tokio::sync::Mutex<()>) -> BrowserTur
 }
 
 /// Live (non-zombie) processes whose command line contains `needle`.
-pub fn live_processes_naming(needle: &Path) -> Vec<String> {
+pub(crate) fn live_processes_naming(needle: &Path) -> Vec<String> {
     let needle = needle.display().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -244,7 +245,7 @@ pub fn live_processes_naming(needle: &Path) -> Vec<String> {
 
 /// The `[tools.webfetch.browser]` table of the browser tests: Chromium at
 /// `chromium`, `network_idle_ms = 10000`, then the `extra` lines.
-pub fn browser_section(chromium: &str, extra: &str) -> String {
+pub(crate) fn browser_section(chromium: &str, extra: &str) -> String {
     let mut table = format!(
         "[tools.webfetch.browser]\nchromium_path = {}\nnetwork_idle_ms = 10000\n",
         toml_string(chromium)
@@ -259,7 +260,7 @@ pub fn browser_section(chromium: &str, extra: &str) -> String {
 /// A `tracing` writer collecting everything written to it: every clone appends to
 /// the same buffer. Give it to a subscriber with `.with_writer(buffer.clone())`.
 #[derive(Clone, Default)]
-pub struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct LogBuffer(Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for LogBuffer {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -286,7 +287,10 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
 impl LogBuffer {
     /// A plain-text subscriber writing into this buffer, filtered by `filter`
     /// (an `EnvFilter` directive such as `webfetch=debug`).
-    pub fn subscriber(&self, filter: &str) -> impl tracing::Subscriber + Send + Sync + use<> {
+    pub(crate) fn subscriber(
+        &self,
+        filter: &str,
+    ) -> impl tracing::Subscriber + Send + Sync + use<> {
         tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_ansi(false)
@@ -295,27 +299,40 @@ impl LogBuffer {
     }
 
     /// What was written so far, as text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
     }
 }
 
 /// Settings from a whole TOML text, through the real loader.
-pub fn load(toml: &str) -> Settings {
+/// The chunks of `markdown` without their provenance, as a response carries them
+/// (FR-WF-15), with no page hints.
+pub(crate) fn plain_chunks(
+    markdown: &str,
+    max: usize,
+    counter: &dyn TokenCounter,
+) -> Vec<FetchChunk> {
+    chunk(markdown, &[], max, counter)
+        .into_iter()
+        .map(|sourced| sourced.chunk)
+        .collect()
+}
+
+pub(crate) fn load(toml: &str) -> Settings {
     load_str(toml, LoadOptions::default())
         .expect("test config loads")
         .settings
 }
 
 /// A TOML basic string.
-pub fn toml_string(text: &str) -> String {
+pub(crate) fn toml_string(text: &str) -> String {
     format!("{:?}", text)
 }
 
 /// The stub resolver (T-WF-INFRA-01): `site.test` and `other.test` are loopback;
 /// `internal.test` (10/8), `metadata.test` (169.254/16) and `mapped.test`
 /// (`::ffff:10.0.0.1`) must stay blocked; anything else does not resolve.
-pub fn stub(settings: &Settings) -> StubValidator {
+pub(crate) fn stub(settings: &Settings) -> StubValidator {
     StubValidator::new(&settings.security)
         .with_host("site.test", &[LOCALHOST])
         .with_host("other.test", &[LOCALHOST])
@@ -332,12 +349,12 @@ pub fn stub(settings: &Settings) -> StubValidator {
 }
 
 /// A 200 `text/html; charset=utf-8` response.
-pub fn html(body: &str) -> ResponseTemplate {
+pub(crate) fn html(body: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "text/html; charset=utf-8")
 }
 
 /// Mounts `GET path` answering `response`.
-pub async fn serve(server: &MockServer, at: &str, response: ResponseTemplate) {
+pub(crate) async fn serve(server: &MockServer, at: &str, response: ResponseTemplate) {
     Mock::given(method("GET"))
         .and(path(at))
         .respond_with(response)
@@ -346,7 +363,7 @@ pub async fn serve(server: &MockServer, at: &str, response: ResponseTemplate) {
 }
 
 /// Mounts a robots.txt with `body`.
-pub async fn robots(server: &MockServer, body: &str) {
+pub(crate) async fn robots(server: &MockServer, body: &str) {
     serve(
         server,
         "/robots.txt",
@@ -356,7 +373,7 @@ pub async fn robots(server: &MockServer, body: &str) {
 }
 
 /// How many requests for `at` (path only) the server received.
-pub async fn hits(server: &MockServer, at: &str) -> usize {
+pub(crate) async fn hits(server: &MockServer, at: &str) -> usize {
     server
         .received_requests()
         .await
@@ -367,12 +384,12 @@ pub async fn hits(server: &MockServer, at: &str) -> usize {
 }
 
 /// `http://site.test:{port}{path}`.
-pub fn site(server: &MockServer, path: &str) -> String {
+pub(crate) fn site(server: &MockServer, path: &str) -> String {
     format!("http://site.test:{}{path}", server.address().port())
 }
 
 /// Every `*.json` file under `dir`, recursively.
-pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {
     fn walk(at: &Path, out: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(at) else {
             return;
@@ -395,7 +412,7 @@ pub fn json_files(dir: &Path) -> Vec<PathBuf> {
 /// A JSON value with object keys in document order (serde_json's `Value` sorts them),
 /// to check the field order of FR-WF-OUT-01a and FR-WF-18.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Ordered {
+pub(crate) enum Ordered {
     /// An object, keys in order.
     Object(Vec<(String, Ordered)>),
     /// An array.
@@ -406,12 +423,12 @@ pub enum Ordered {
 
 impl Ordered {
     /// Parses `text`.
-    pub fn parse(text: &str) -> Ordered {
+    pub(crate) fn parse(text: &str) -> Ordered {
         serde_json::from_str(text).expect("valid JSON")
     }
 
     /// The keys of an object, in order (empty for anything else).
-    pub fn keys(&self) -> Vec<&str> {
+    pub(crate) fn keys(&self) -> Vec<&str> {
         match self {
             Ordered::Object(fields) => fields.iter().map(|(k, _)| k.as_str()).collect(),
             _ => Vec::new(),
@@ -419,7 +436,7 @@ impl Ordered {
     }
 
     /// The value of `key` in an object.
-    pub fn get(&self, key: &str) -> Option<&Ordered> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Ordered> {
         match self {
             Ordered::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -427,7 +444,7 @@ impl Ordered {
     }
 
     /// The elements of an array.
-    pub fn items(&self) -> &[Ordered] {
+    pub(crate) fn items(&self) -> &[Ordered] {
         match self {
             Ordered::Array(items) => items,
             _ => &[],
@@ -482,7 +499,7 @@ impl<'de> Deserialize<'de> for Ordered {
 
 /// Reads up to the blank line that ends a request head (at most 16 KiB) from a raw
 /// loopback server's socket; returns it.
-pub async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
+pub(crate) async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
     use tokio::io::AsyncReadExt;
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -499,7 +516,7 @@ pub async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
 /// in Helvetica, with `/Title` when `title` is given and `extra_trailer` (e.g. an
 /// `/Encrypt` entry) appended to the trailer. Offsets in the cross-reference table
 /// are exact, so a strict reader reads it as written.
-pub fn pdf(
+pub(crate) fn pdf(
     pages: &[Vec<(&str, f32, f32, f32)>],
     title: Option<&str>,
     extra_trailer: &str,

@@ -14,9 +14,9 @@
 mod split;
 
 use url::Url;
-use webfetch::content::charset::decode;
-use webfetch::extract::extract_html;
-use webfetch::vocabulary::ExtractionMode;
+use webfetch::ExtractionMode;
+use webfetch::internals::content::charset::decode;
+use webfetch::internals::extract::extract_html;
 
 use super::corpus::quality::text_view;
 use split::{Sums, TYPES};

@@ -91,7 +91,10 @@ pub(crate) fn blocks(lines: &[Line], page: usize) -> Vec<Block> {
         }
         if let Some(block) = out.last_mut() {
             let text = if bullet && block.lines.is_empty() {
-                line.text.trim_start_matches(BULLETS).trim_start().to_owned()
+                line.text
+                    .trim_start_matches(BULLETS)
+                    .trim_start()
+                    .to_owned()
             } else {
                 line.text.clone()
             };

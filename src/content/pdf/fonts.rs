@@ -48,7 +48,10 @@ impl<'a> Font<'a> {
     /// Reads a font dictionary. Nothing here fails: what can not be read falls
     /// back (no map, standard encoding, estimated widths).
     pub(crate) fn load(doc: &'a Document, dict: &Dictionary) -> Font<'a> {
-        let subtype = dict.get(b"Subtype").and_then(Object::as_name).unwrap_or(b"");
+        let subtype = dict
+            .get(b"Subtype")
+            .and_then(Object::as_name)
+            .unwrap_or(b"");
         let two_byte = subtype == b"Type0";
         let base_font = dict
             .get(b"BaseFont")
@@ -79,7 +82,9 @@ impl<'a> Font<'a> {
     }
 
     fn load_simple_widths(&mut self, doc: &Document, dict: &Dictionary) {
-        self.first_char = number(doc, dict.get(b"FirstChar").ok()).unwrap_or(0.0).max(0.0) as u32;
+        self.first_char = number(doc, dict.get(b"FirstChar").ok())
+            .unwrap_or(0.0)
+            .max(0.0) as u32;
         if let Some(widths) = array(doc, dict.get(b"Widths").ok()) {
             self.widths = widths
                 .iter()
@@ -285,7 +290,10 @@ pub(crate) fn glyph_name_text(name: &[u8]) -> Option<String> {
     let hex = base
         .strip_prefix("uni")
         .filter(|h| h.len() == 4)
-        .or_else(|| base.strip_prefix('u').filter(|h| (4..=6).contains(&h.len())))?;
+        .or_else(|| {
+            base.strip_prefix('u')
+                .filter(|h| (4..=6).contains(&h.len()))
+        })?;
     let code = u32::from_str_radix(hex, 16).ok()?;
     char::from_u32(code).map(String::from)
 }

@@ -150,9 +150,21 @@ mod tests {
     #[test]
     fn running_heads_and_page_numbers_repeat() {
         let pages = vec![
-            page("A Title", &["one", "two", "three", "four", "five"], "Page 1 of 3"),
-            page("A Title", &["six", "seven", "eight", "nine", "ten"], "Page 2 of 3"),
-            page("A Title", &["eleven", "twelve", "thirteen", "x", "y"], "Page 3 of 3"),
+            page(
+                "A Title",
+                &["one", "two", "three", "four", "five"],
+                "Page 1 of 3",
+            ),
+            page(
+                "A Title",
+                &["six", "seven", "eight", "nine", "ten"],
+                "Page 2 of 3",
+            ),
+            page(
+                "A Title",
+                &["eleven", "twelve", "thirteen", "x", "y"],
+                "Page 3 of 3",
+            ),
         ];
         let marks = furniture(&pages);
         for page in &marks {

@@ -29,7 +29,9 @@ impl Vocabulary {
                 if i + 1 == words.len() && word.ends_with(['-', '\u{ad}', '\u{2010}']) {
                     continue;
                 }
-                let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+                let word = word
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase();
                 if word.is_empty() {
                     continue;
                 }
@@ -123,8 +125,14 @@ mod tests {
     #[test]
     fn line_end_hyphens_are_judged_by_the_document_itself() {
         assert_eq!(join("the work-", "ers went", &[]), "the workers went");
-        assert_eq!(join("a long-", "term plan", &["long-term"]), "a long-term plan");
-        assert_eq!(join("at Rec-", "Sports now", &["RecSports members"]), "at RecSports now");
+        assert_eq!(
+            join("a long-", "term plan", &["long-term"]),
+            "a long-term plan"
+        );
+        assert_eq!(
+            join("at Rec-", "Sports now", &["RecSports members"]),
+            "at RecSports now"
+        );
         assert_eq!(join("Anglo-", "Saxon", &[]), "Anglo-Saxon");
         assert_eq!(join("a 30-", "minute call", &[]), "a 30-minute call");
         assert_eq!(join("ends with -", "next", &[]), "ends with - next");

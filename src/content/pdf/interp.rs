@@ -138,7 +138,13 @@ fn page_resources(doc: &Document, page_id: ObjectId) -> Option<Dictionary> {
 }
 
 impl<'d> Interp<'d> {
-    fn run(&mut self, content: &[u8], resources: Option<&Dictionary>, mut gs: GraphicsState, depth: usize) {
+    fn run(
+        &mut self,
+        content: &[u8],
+        resources: Option<&Dictionary>,
+        mut gs: GraphicsState,
+        depth: usize,
+    ) {
         let mut stack: Vec<GraphicsState> = Vec::new();
         let mut tm = Matrix::IDENTITY;
         let mut line = Matrix::IDENTITY;
@@ -150,10 +156,9 @@ impl<'d> Interp<'d> {
             }
             let n = |i: usize| op.operands.get(i).and_then(|o| number(self.doc, Some(o)));
             match op.operator.as_str() {
-                "q"
-                    if stack.len() < 256 => {
-                        stack.push(gs);
-                    }
+                "q" if stack.len() < 256 => {
+                    stack.push(gs);
+                }
                 "Q" => {
                     if let Some(saved) = stack.pop() {
                         gs = saved;
@@ -247,7 +252,13 @@ impl<'d> Interp<'d> {
     }
 
     /// Runs a form XObject named `name` in `resources`.
-    fn form(&mut self, resources: Option<&Dictionary>, name: &[u8], gs: GraphicsState, depth: usize) {
+    fn form(
+        &mut self,
+        resources: Option<&Dictionary>,
+        name: &[u8],
+        gs: GraphicsState,
+        depth: usize,
+    ) {
         let doc = self.doc;
         let Some(stream) = resources
             .and_then(|r| r.get(b"XObject").ok())
@@ -266,10 +277,15 @@ impl<'d> Interp<'d> {
             return;
         };
         let mut inner = gs;
-        if let Some(m) = stream.dict.get(b"Matrix").ok().and_then(|m| match deref(doc, m) {
-            Object::Array(a) => matrix(a, doc),
-            _ => None,
-        }) {
+        if let Some(m) = stream
+            .dict
+            .get(b"Matrix")
+            .ok()
+            .and_then(|m| match deref(doc, m) {
+                Object::Array(a) => matrix(a, doc),
+                _ => None,
+            })
+        {
             inner.ctm = m.then(gs.ctm);
         }
         let own = stream
@@ -332,7 +348,8 @@ impl<'d> Interp<'d> {
             let step = Matrix::translate(advance, 0.0).then(*tm);
             // Horizontal text only: a rotated or mirrored glyph (a margin stamp,
             // a vertical label) is not part of the reading text.
-            let upright = b.abs() <= 0.01 * a.abs() && c.abs() <= 0.01 * d.abs() && a > 0.0 && d > 0.0;
+            let upright =
+                b.abs() <= 0.01 * a.abs() && c.abs() <= 0.01 * d.abs() && a > 0.0 && d > 0.0;
             // Code 32 takes `Tw` whatever it maps to, but is text when it maps to
             // text (LibreOffice's subsets give `s` code 32).
             let is_blank = code.text.chars().all(char::is_whitespace);

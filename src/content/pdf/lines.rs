@@ -169,8 +169,7 @@ impl Builder {
             .iter()
             .filter_map(|g| {
                 let at = g.at.checked_sub(lead)?;
-                (at > 0 && at < text.len() && text.is_char_boundary(at))
-                    .then_some(Gap { at, ..*g })
+                (at > 0 && at < text.len() && text.is_char_boundary(at)).then_some(Gap { at, ..*g })
             })
             .collect();
         if let Some((key, _)) = self.sizes.iter().max_by_key(|(k, n)| (*n, *k)) {

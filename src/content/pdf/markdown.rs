@@ -196,7 +196,8 @@ fn heading_sizes<'a>(blocks: impl Iterator<Item = &'a Block>, body: f32) -> Vec<
 }
 
 fn heading_level(block: &Block, body: f32, sizes: &[f32], text: &str) -> Option<usize> {
-    if block.table.is_some() || block.bullet || block.lines.len() > 3 || text.chars().count() > 200 {
+    if block.table.is_some() || block.bullet || block.lines.len() > 3 || text.chars().count() > 200
+    {
         return None;
     }
     let size = (block.size * 2.0).round() / 2.0;
@@ -213,7 +214,11 @@ fn heading_level(block: &Block, body: f32, sizes: &[f32], text: &str) -> Option<
 pub(crate) fn first_heading(markdown: &str) -> Option<String> {
     markdown
         .lines()
-        .find_map(|line| line.trim_start_matches('#').strip_prefix(' ').filter(|_| line.starts_with('#')))
+        .find_map(|line| {
+            line.trim_start_matches('#')
+                .strip_prefix(' ')
+                .filter(|_| line.starts_with('#'))
+        })
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty())
 }
@@ -247,12 +252,20 @@ mod tests {
     #[test]
     fn issue_31_a_table_is_a_pipe_table_and_pages_begin_at_block_boundaries() {
         let mut first = vec![line("Intro text.", 760.0, 10.0, false)];
-        for (i, (a, b)) in [("Name", "Mark"), ("x|y", "*b*"), ("c", "d")].iter().enumerate() {
+        for (i, (a, b)) in [("Name", "Mark"), ("x|y", "*b*"), ("c", "d")]
+            .iter()
+            .enumerate()
+        {
             let y = 730.0 - 14.0 * i as f32;
             first.push(cell(a, 72.0, y));
             first.push(cell(b, 200.0, y));
         }
-        first.push(line("A paragraph that runs on and on across the", 600.0, 10.0, false));
+        first.push(line(
+            "A paragraph that runs on and on across the",
+            600.0,
+            10.0,
+            false,
+        ));
         let second = vec![
             line("page break and ends.", 760.0, 10.0, false),
             line("Second paragraph.", 730.0, 10.0, false),
@@ -269,9 +282,17 @@ mod tests {
         // Most of it page 2's: page 2 begins where the paragraph does; page 3
         // at its first block.
         let pages = vec![
-            vec![line("Intro text.", 760.0, 10.0, false), line("It runs", 700.0, 10.0, false)],
             vec![
-                line("on across the page break and ends much later.", 760.0, 10.0, false),
+                line("Intro text.", 760.0, 10.0, false),
+                line("It runs", 700.0, 10.0, false),
+            ],
+            vec![
+                line(
+                    "on across the page break and ends much later.",
+                    760.0,
+                    10.0,
+                    false,
+                ),
                 line("More.", 730.0, 10.0, false),
             ],
             vec![line("Third page.", 760.0, 10.0, false)],
@@ -281,7 +302,10 @@ mod tests {
             written.markdown,
             "Intro text.\n\nIt runs on across the page break and ends much later.\n\nMore.\n\nThird page.\n"
         );
-        assert_eq!(written.page_starts, [13, written.markdown.find("Third").unwrap()]);
+        assert_eq!(
+            written.page_starts,
+            [13, written.markdown.find("Third").unwrap()]
+        );
     }
 
     #[test]
@@ -303,7 +327,16 @@ mod tests {
             lines
         };
         let pages = vec![
-            page(1, &["Big Title", "Body text that runs long enough.", "Section", "• one", "\u{f0b7} two"]),
+            page(
+                1,
+                &[
+                    "Big Title",
+                    "Body text that runs long enough.",
+                    "Section",
+                    "• one",
+                    "\u{f0b7} two",
+                ],
+            ),
             page(2, &["Run-in", "More body text here, and a work-"]),
             page(3, &["ers line # kept.", "Final words"]),
         ];
@@ -312,7 +345,13 @@ mod tests {
             "# Big Title\n\nBody text that runs long enough.\n\n## Section\n\n- one\n- two\n\n\
              ### Run-in\n\nMore body text here, and a workers line # kept.\n\nFinal words\n"
         );
-        assert_eq!(first_heading("text\n## Sec tion \n").as_deref(), Some("Sec tion"));
-        assert_eq!(escape_line("1. not a __list__"), "1\\. not a \\_\\_list\\_\\_");
+        assert_eq!(
+            first_heading("text\n## Sec tion \n").as_deref(),
+            Some("Sec tion")
+        );
+        assert_eq!(
+            escape_line("1. not a __list__"),
+            "1\\. not a \\_\\_list\\_\\_"
+        );
     }
 }

@@ -256,7 +256,11 @@ fn table(rows: &[Row]) -> Option<Table> {
     if grid.iter().any(|row| filled(row) < 2) {
         return None;
     }
-    let column = |j: usize| grid.iter().map(move |row| row[j].as_str()).filter(|c| !c.is_empty());
+    let column = |j: usize| {
+        grid.iter()
+            .map(move |row| row[j].as_str())
+            .filter(|c| !c.is_empty())
+    };
     if (0..columns.len()).any(|j| 2 * column(j).count() < grid.len()) {
         return None;
     }
@@ -297,7 +301,9 @@ fn is_marker(cell: &str) -> bool {
     let roman = decorated
         && !core.is_empty()
         && core.len() <= 5
-        && core.chars().all(|c| matches!(c, 'i' | 'v' | 'x' | 'I' | 'V' | 'X'));
+        && core
+            .chars()
+            .all(|c| matches!(c, 'i' | 'v' | 'x' | 'I' | 'V' | 'X'));
     digits || letter || roman
 }
 
@@ -383,22 +389,28 @@ mod tests {
         // Gaps of more than three ems part the line builder's lines: each cell
         // is a line of its own, on the row's baseline.
         let mut lines = Vec::new();
-        for (i, (a, b)) in [("Key", "Value"), ("alpha", "1.5"), ("beta", "2.25")].iter().enumerate() {
+        for (i, (a, b)) in [("Key", "Value"), ("alpha", "1.5"), ("beta", "2.25")]
+            .iter()
+            .enumerate()
+        {
             let y = 700.0 - 14.0 * i as f32;
             lines.push(prose(a, 72.0, y));
             lines.push(prose(b, 250.0, y));
         }
         let parts = parts(&lines);
-        assert_eq!(parts, vec![Part::Table(
-            0..6,
-            Table {
-                rows: vec![
-                    vec!["Key".into(), "Value".into()],
-                    vec!["alpha".into(), "1.5".into()],
-                    vec!["beta".into(), "2.25".into()],
-                ]
-            }
-        )]);
+        assert_eq!(
+            parts,
+            vec![Part::Table(
+                0..6,
+                Table {
+                    rows: vec![
+                        vec!["Key".into(), "Value".into()],
+                        vec!["alpha".into(), "1.5".into()],
+                        vec!["beta".into(), "2.25".into()],
+                    ]
+                }
+            )]
+        );
     }
 
     #[test]
@@ -422,11 +434,22 @@ mod tests {
 
     #[test]
     fn hanging_list_markers_are_a_list_not_a_table() {
-        for markers in [["•", "•", "•"], ["\u{f0b7}", "\u{f0b7}", "\u{f0b7}"], ["1.", "2.", "3."], ["[1]", "[2]", "[3]"], ["(a)", "(b)", "(c)"]] {
+        for markers in [
+            ["•", "•", "•"],
+            ["\u{f0b7}", "\u{f0b7}", "\u{f0b7}"],
+            ["1.", "2.", "3."],
+            ["[1]", "[2]", "[3]"],
+            ["(a)", "(b)", "(c)"],
+        ] {
             let lines: Vec<Line> = markers
                 .iter()
                 .enumerate()
-                .map(|(i, m)| row(&[(m, 72.0), ("an item of the list", 90.0)], 700.0 - 12.0 * i as f32))
+                .map(|(i, m)| {
+                    row(
+                        &[(m, 72.0), ("an item of the list", 90.0)],
+                        700.0 - 12.0 * i as f32,
+                    )
+                })
                 .collect();
             assert!(tables(&parts(&lines)).is_empty(), "{markers:?}");
         }
@@ -467,7 +490,13 @@ mod tests {
     #[test]
     fn paragraphs_without_wide_gaps_are_never_tables() {
         let lines: Vec<Line> = (0..6)
-            .map(|i| prose("plain words of a paragraph in lines", 72.0, 700.0 - 12.0 * i as f32))
+            .map(|i| {
+                prose(
+                    "plain words of a paragraph in lines",
+                    72.0,
+                    700.0 - 12.0 * i as f32,
+                )
+            })
             .collect();
         assert_eq!(parts(&lines), vec![Part::Lines(0..6)]);
         // Rows too far apart are not one table either.

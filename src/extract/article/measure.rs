@@ -3,9 +3,9 @@
 
 use ego_tree::{NodeId, NodeRef};
 
-use crate::extract::element::Tag;
 use crate::extract::dom::{Document, Node};
 use crate::extract::element::Element;
+use crate::extract::element::Tag;
 use crate::extract::walk::{Step, Visitor, walk};
 
 /// Per-element measurements of the cleaned body, in document order (a parent

@@ -8,8 +8,8 @@ use aho_corasick::AhoCorasick;
 use ego_tree::NodeId;
 
 use super::Strictness;
-use crate::extract::element::Tag;
 use crate::extract::dom::Document;
+use crate::extract::element::Tag;
 use crate::extract::element::{Attr, Element};
 
 /// Readability's class and id weight: -25 for each of class and id that names

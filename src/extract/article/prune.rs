@@ -7,8 +7,8 @@ use super::Strictness;
 use super::measure::{Measure, Measured};
 use super::names::{FURNITURE_MAX_CHARS, class_weight, is_label, names_furniture};
 use super::score::{element, is_ancestor};
-use crate::extract::element::Tag;
 use crate::extract::dom::Document;
+use crate::extract::element::Tag;
 use crate::extract::root;
 
 /// Readability's conditional cleaning inside the chosen content: tables, lists and

@@ -7,8 +7,8 @@ use ego_tree::NodeId;
 use super::Strictness;
 use super::measure::{Measure, Measured};
 use super::names::class_weight;
-use crate::extract::element::Tag;
 use crate::extract::dom::Document;
+use crate::extract::element::Tag;
 use crate::extract::element::{Attr, Element};
 
 /// The chosen content: the element converted, and which of its children (when it

@@ -11,10 +11,10 @@
 
 use ego_tree::NodeId;
 
-use super::repeat::{self, is_ancestor};
 use super::super::article::measure::Measured;
 use super::super::dom::{Document, Node};
 use super::super::element::Tag;
+use super::repeat::{self, is_ancestor};
 
 /// A card's mean text is under this many characters: longer blocks are posts or
 /// sections, which read as paragraphs.
@@ -87,9 +87,7 @@ fn is_card_group(doc: &Document, measured: &Measured, parent: usize, members: &[
     parent.children().all(|child| match child.value() {
         Node::Text(text) => text.trim().is_empty(),
         Node::Element(element) => {
-            element.removed
-                || card_ids.contains(&child.id())
-                || !with_text.contains(&child.id())
+            element.removed || card_ids.contains(&child.id()) || !with_text.contains(&child.id())
         }
         _ => true,
     })
@@ -107,8 +105,8 @@ fn retag(doc: &mut Document, id: NodeId, tag: Tag) {
 mod tests {
     use url::Url;
 
-    use super::super::whole::{self, Furniture};
     use super::super::super::dom;
+    use super::super::whole::{self, Furniture};
 
     fn read(html: &str, cards: bool) -> String {
         let url = Url::parse("https://shop.example/c/shoes").expect("url");
@@ -157,9 +155,16 @@ mod tests {
              <div><h3><a href=/b>B</a></h3><p>{long}</p></div>\
              <div><h3><a href=/c>C</a></h3><p>{long}</p></div></div></main></body></html>"
         );
-        assert!(!read(&sections, true).contains("- "), "{}", read(&sections, true));
+        assert!(
+            !read(&sections, true).contains("- "),
+            "{}",
+            read(&sections, true)
+        );
         // A parent that holds other text besides the cards keeps its layout.
-        let mixed = GRID.replace(r#"<div class="grid">"#, r#"<div class="grid"><p>Filter results by size and colour here.</p>"#);
+        let mixed = GRID.replace(
+            r#"<div class="grid">"#,
+            r#"<div class="grid"><p>Filter results by size and colour here.</p>"#,
+        );
         assert!(!read(&mixed, true).contains("- **["));
     }
 }

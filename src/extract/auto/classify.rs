@@ -8,10 +8,10 @@
 
 use url::Url;
 
-use crate::vocabulary::PageType;
-use super::features;
 use super::signals::{self, Signals};
-use super::super::dom;
+#[cfg(any(test, feature = "internals"))]
+use super::{super::dom, features};
+use crate::vocabulary::PageType;
 
 /// What the decision reads.
 #[derive(Debug, Clone, Default)]
@@ -44,7 +44,9 @@ pub(crate) fn classify(html: &str, final_url: &Url) -> PageType {
 
 /// The decision, then the page's clues and structure as `name=value` text: for the
 /// bench's error analysis (`WCXB_FEATURES`).
-pub fn describe(html: &str, final_url: &Url) -> String {
+#[cfg(any(test, feature = "internals"))]
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn describe(html: &str, final_url: &Url) -> String {
     let clues = Clues::read(html, final_url);
     let doc = dom::parse(html, dom::Scripting::On);
     let counts = features::read(&doc);
@@ -86,8 +88,16 @@ const DOCS_TYPES: &[&str] = &["techarticle", "apireference", "softwaresourcecode
 /// Path segments of forum threads (whole segments: `/topics/` is a subject
 /// index, not a thread).
 const FORUM_SEGMENTS: &[&str] = &[
-    "thread", "threads", "topic", "t", "questions", "discussion", "discussions", "community",
-    "r", "comments",
+    "thread",
+    "threads",
+    "topic",
+    "t",
+    "questions",
+    "discussion",
+    "discussions",
+    "community",
+    "r",
+    "comments",
 ];
 
 /// Whether a path segment names a forum thread: one of [`FORUM_SEGMENTS`], a
@@ -104,20 +114,49 @@ fn forum_path(path: &str) -> bool {
 const FORUM_HOSTS: &[&str] = &["forum.", "forums.", "community.", "discuss.", "discourse."];
 /// Path segments of documentation.
 const DOCS_PATHS: &[&str] = &[
-    "/docs/", "/doc/", "/documentation/", "/api/", "/reference/", "/manual/", "/guide/",
-    "/guides/", "/wiki/", "/man/", "/learn/", "/tutorial",
+    "/docs/",
+    "/doc/",
+    "/documentation/",
+    "/api/",
+    "/reference/",
+    "/manual/",
+    "/guide/",
+    "/guides/",
+    "/wiki/",
+    "/man/",
+    "/learn/",
+    "/tutorial",
 ];
 /// Host prefixes of documentation.
-const DOCS_HOSTS: &[&str] = &["docs.", "doc.", "developer.", "developers.", "wiki.", "learn."];
+const DOCS_HOSTS: &[&str] = &[
+    "docs.",
+    "doc.",
+    "developer.",
+    "developers.",
+    "wiki.",
+    "learn.",
+];
 /// Path segments of single products.
 const PRODUCT_PATHS: &[&str] = &["/product/", "/products/", "/p/", "/dp/", "/item/", "/app/"];
 /// Path segments of listings and collections.
 const LISTING_PATHS: &[&str] = &[
-    "/collections/", "/collection/", "/category/", "/categories/", "/c/", "/shop/", "/search",
-    "/tag/", "/tags/", "/archive", "/catalog", "/browse",
+    "/collections/",
+    "/collection/",
+    "/category/",
+    "/categories/",
+    "/c/",
+    "/shop/",
+    "/search",
+    "/tag/",
+    "/tags/",
+    "/archive",
+    "/catalog",
+    "/browse",
 ];
 /// Path segments of articles.
-const ARTICLE_PATHS: &[&str] = &["/blog/", "/news/", "/article", "/story/", "/posts/", "/post/"];
+const ARTICLE_PATHS: &[&str] = &[
+    "/blog/", "/news/", "/article", "/story/", "/posts/", "/post/",
+];
 
 fn any(haystack: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| haystack.contains(n))
@@ -140,9 +179,9 @@ pub(crate) fn decide(f: &Clues) -> PageType {
     let listing_declared = s.count(LISTING_TYPES) > 0 || og == "product.group";
     let article_declared = s.count(ARTICLE_TYPES) > 0 || og == "article";
     let docs_declared = s.count(DOCS_TYPES) > 0;
-    let year_path = path
-        .split('/')
-        .any(|seg| seg.len() == 4 && seg.starts_with("20") && seg.bytes().all(|b| b.is_ascii_digit()));
+    let year_path = path.split('/').any(|seg| {
+        seg.len() == 4 && seg.starts_with("20") && seg.bytes().all(|b| b.is_ascii_digit())
+    });
 
     if forum_declared || starts(host, FORUM_HOSTS) || forum_path(path) {
         return PageType::Forum;

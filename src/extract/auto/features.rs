@@ -5,16 +5,16 @@
 //! classifier would be trained on (`cargo bench --bench wcxb` with
 //! `WCXB_FEATURES` writes them per page).
 
-use ego_tree::iter::Edge;
-use super::super::element::Tag;
 use super::super::dom::{Document, Node};
+use super::super::element::Tag;
 use crate::extract::element::Attr;
+use ego_tree::iter::Edge;
 
 /// Words of class and id names counted as markers, matched as substrings of the
 /// lowercased name. Each names a structure, not a site.
 pub(crate) const NAME_MARKERS: [&str; 14] = [
-    "post", "comment", "reply", "answer", "author", "product", "price", "cart", "card",
-    "sidebar", "toc", "hero", "pricing", "thread",
+    "post", "comment", "reply", "answer", "author", "product", "price", "cart", "card", "sidebar",
+    "toc", "hero", "pricing", "thread",
 ];
 
 /// The counts.
@@ -142,7 +142,10 @@ fn count_element(features: &mut Features, e: &crate::extract::element::Element) 
         local_name!("p") => features.paragraphs += 1,
         _ => {}
     }
-    for value in [e.attr(Attr::Class), e.attr(Attr::Id)].into_iter().flatten() {
+    for value in [e.attr(Attr::Class), e.attr(Attr::Id)]
+        .into_iter()
+        .flatten()
+    {
         if value.len() > 256 {
             continue;
         }

@@ -9,11 +9,16 @@
 
 use serde_json::{Map, Value};
 
-use super::signals;
 use super::super::{dom, root};
+use super::signals;
 
 /// schema.org types read as a product.
-const PRODUCT_TYPES: [&str; 4] = ["Product", "ProductGroup", "IndividualProduct", "ProductModel"];
+const PRODUCT_TYPES: [&str; 4] = [
+    "Product",
+    "ProductGroup",
+    "IndividualProduct",
+    "ProductModel",
+];
 /// How deep into a JSON-LD block a product is looked for (`@graph`, arrays,
 /// `mainEntity`).
 const MAX_DEPTH: usize = 6;
@@ -69,7 +74,11 @@ pub(crate) fn supplement(markdown: &str, facts: &Facts) -> Option<String> {
         None => price.clone(),
     });
     fact("Price", &price, shown.price(facts.price.as_deref()));
-    fact("Availability", &facts.availability, shown.text(facts.availability.as_deref()));
+    fact(
+        "Availability",
+        &facts.availability,
+        shown.text(facts.availability.as_deref()),
+    );
     fact("Rating", &facts.rating, false);
     fact("SKU", &facts.sku, shown.text(facts.sku.as_deref()));
     if facts.rating.is_some() && shown.rating(facts.rating.as_deref()) {
@@ -388,12 +397,11 @@ mod tests {
         let all = format!("{shown}\n\nRated 4.6 out of 5. Light and grippy.");
         assert_eq!(supplement(&all, &facts), None);
         // 189.00 is not 89.00.
-        let other_price = "Trail Shoe X & Co by Acme, €189, in stock, TS-9, 280 g, rated 4.6. Light and grippy.";
+        let other_price =
+            "Trail Shoe X & Co by Acme, €189, in stock, TS-9, 280 g, rated 4.6. Light and grippy.";
         assert_eq!(
             supplement(other_price, &facts).as_deref(),
-            Some(
-                "Product facts from the page's structured data (JSON-LD):\n\n- Price: 89.00 EUR"
-            )
+            Some("Product facts from the page's structured data (JSON-LD):\n\n- Price: 89.00 EUR")
         );
     }
 
@@ -407,7 +415,12 @@ mod tests {
         assert_eq!(facts.price.as_deref(), Some("10 to 25.5"));
         assert_eq!(facts.currency.as_deref(), Some("USD"));
         assert_eq!(super::facts("<p>no structured data</p>"), None);
-        assert_eq!(super::facts("<script type=application/ld+json>[[[[[[[[[[{\"@type\":\"Product\"}]]]]]]]]]]</script>"), None);
+        assert_eq!(
+            super::facts(
+                "<script type=application/ld+json>[[[[[[[[[[{\"@type\":\"Product\"}]]]]]]]]]]</script>"
+            ),
+            None
+        );
     }
 
     #[test]

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use super::super::article::measure::{Measure, Measured};
 pub(crate) use super::super::article::score::is_ancestor;
-use super::super::element::Tag;
 use super::super::dom::Document;
-use crate::extract::element::Attr;
+use super::super::element::Tag;
 use super::super::root::normalized_text;
+use crate::extract::element::Attr;
 
 /// Sibling blocks of one kind under one parent.
 #[derive(Debug, Clone)]
@@ -177,16 +177,20 @@ pub(crate) fn link_cards(doc: &Document, measured: &Measured) -> Vec<usize> {
 /// Whether `text` shows a price: a currency sign or code next to a digit
 /// (`$12`, `£ 675`, `12,99 €`, `EUR 163.12`).
 pub(crate) fn has_price(text: &str) -> bool {
-    const SIGNS: &[&str] = &["$", "£", "€", "¥", "₹", "USD", "EUR", "GBP", "CHF", "AUD", "CAD"];
+    const SIGNS: &[&str] = &[
+        "$", "£", "€", "¥", "₹", "USD", "EUR", "GBP", "CHF", "AUD", "CAD",
+    ];
     SIGNS.iter().any(|sign| {
         text.match_indices(sign).any(|(at, _)| {
             let before = text[..at].trim_end_matches(' ').chars().next_back();
-            let after = text[at + sign.len()..].trim_start_matches(' ').chars().next();
+            let after = text[at + sign.len()..]
+                .trim_start_matches(' ')
+                .chars()
+                .next();
             before.is_some_and(|c| c.is_ascii_digit()) || after.is_some_and(|c| c.is_ascii_digit())
         })
     })
 }
-
 
 /// The lowest common ancestor of `a` and `b` (either may be the other's).
 pub(crate) fn common_ancestor(nodes: &[Measure], a: usize, b: usize) -> usize {

@@ -122,7 +122,10 @@ pub(crate) fn count_pre(html: &str) -> usize {
     let mut at = 0;
     while let Some(i) = find_ci(&bytes[at..], b"<pre") {
         let end = at + i + 4;
-        if matches!(bytes.get(end), Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0C' | b'/')) {
+        if matches!(
+            bytes.get(end),
+            Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0C' | b'/')
+        ) {
             count += 1;
         }
         at = end;
@@ -236,10 +239,21 @@ mod tests {
         assert_eq!(signals.og_type.as_deref(), Some("product"));
         assert_eq!(
             signals.types,
-            ["product", "offer", "breadcrumblist", "thing", "webpage", "itemlist", "offer"]
+            [
+                "product",
+                "offer",
+                "breadcrumblist",
+                "thing",
+                "webpage",
+                "itemlist",
+                "offer"
+            ]
         );
         assert_eq!(signals.count(&["offer"]), 2);
-        assert_eq!(count_pre("<PRE>a</pre><pre class=x>b</pre><preface><pre"), 2);
+        assert_eq!(
+            count_pre("<PRE>a</pre><pre class=x>b</pre><preface><pre"),
+            2
+        );
     }
 
     #[test]
@@ -257,6 +271,9 @@ mod tests {
         ] {
             let _ = read(html);
         }
-        assert_eq!(read("<script type=application/ld+json>{\"@type\": [\"A\", ").types, ["a"]);
+        assert_eq!(
+            read("<script type=application/ld+json>{\"@type\": [\"A\", ").types,
+            ["a"]
+        );
     }
 }

@@ -5,9 +5,9 @@
 use url::Url;
 
 use super::{classify, extract, extract_as};
-use crate::vocabulary::PageType;
 use crate::extract::extract_html;
 use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::PageType;
 
 fn url(path: &str) -> Url {
     Url::parse(&format!("https://example.com{path}")).unwrap()
@@ -92,19 +92,30 @@ fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
         "### Alert routing",
         "| Team | 100 | $49 per month |",
     ] {
-        assert!(markdown.contains(wanted), "missing {wanted:?} in:\n{markdown}");
+        assert!(
+            markdown.contains(wanted),
+            "missing {wanted:?} in:\n{markdown}"
+        );
     }
     for unwanted in ["cookies", "Accept", "Blog", "Start free trial", "Privacy"] {
-        assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
+        assert!(
+            !markdown.contains(unwanted),
+            "kept {unwanted:?} in:\n{markdown}"
+        );
     }
     assert_eq!(document.page_type, Some(PageType::Service));
 }
 
 #[test]
 fn a_listing_keeps_every_item() {
-    let document = extract_as(&fixture("listing.html"), &url("/search"), PageType::Listing).unwrap();
+    let document =
+        extract_as(&fixture("listing.html"), &url("/search"), PageType::Listing).unwrap();
     for name in ["reqwest", "ureq", "hyper", "isahc"] {
-        assert!(document.markdown.contains(name), "{name}:\n{}", document.markdown);
+        assert!(
+            document.markdown.contains(name),
+            "{name}:\n{}",
+            document.markdown
+        );
     }
 }
 
@@ -117,7 +128,11 @@ fn a_thread_keeps_every_post() {
         "Eviction runs in each process",
         "Upgrading to 2.5 fixed it",
     ] {
-        assert!(document.markdown.contains(post), "{post}:\n{}", document.markdown);
+        assert!(
+            document.markdown.contains(post),
+            "{post}:\n{}",
+            document.markdown
+        );
     }
 }
 
@@ -159,11 +174,20 @@ fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{markdown}");
     for unwanted in ["Similar threads", "Disk full", "Quote"] {
-        assert!(!markdown.contains(unwanted), "kept {unwanted:?} in:\n{markdown}");
+        assert!(
+            !markdown.contains(unwanted),
+            "kept {unwanted:?} in:\n{markdown}"
+        );
     }
     // Posts in a container the SRD drops by name (`id="comments"`) are read.
     let named = THREAD.replace("<div class=\"posts\">", "<div id=\"comments\">");
-    assert!(!extract_html(&named, &url("/t/1"), ExtractionMode::Srd).map(|e| e.document).unwrap().markdown.contains("jberg"));
+    assert!(
+        !extract_html(&named, &url("/t/1"), ExtractionMode::Srd)
+            .map(|e| e.document)
+            .unwrap()
+            .markdown
+            .contains("jberg")
+    );
     let document = extract_as(&named, &url("/threads/cache-grows.12"), PageType::Forum).unwrap();
     assert_eq!(&document.markdown, markdown);
 }
@@ -194,8 +218,14 @@ fn an_faq_in_an_article_is_not_a_thread_and_a_topic_index_is_not_a_forum() {
     let question = "<script type=\"application/ld+json\">{\"@type\": \"Question\"}</script>";
     assert_eq!(kind(question, "/page"), PageType::Forum);
     let plain = format!("<main>{PROSE}</main>");
-    assert_eq!(kind(&plain, "/topics/camping/best-stoves"), PageType::Service);
-    assert_eq!(kind(&plain, "/topic/1103020-payment-issues"), PageType::Forum);
+    assert_eq!(
+        kind(&plain, "/topics/camping/best-stoves"),
+        PageType::Service
+    );
+    assert_eq!(
+        kind(&plain, "/topic/1103020-payment-issues"),
+        PageType::Forum
+    );
     assert_eq!(kind(&plain, "/travel-forum/japan"), PageType::Forum);
 }
 
@@ -208,8 +238,17 @@ fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
          <article class=\"review\"><p>Carried it for a week, no complaints.</p></article></body>"
     );
     let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
-    for wanted in ["A forty litre pack", "| Weight | 1.2 kg |", "Residents", "Carried it for a week"] {
-        assert!(document.markdown.contains(wanted), "missing {wanted:?} in:\n{}", document.markdown);
+    for wanted in [
+        "A forty litre pack",
+        "| Weight | 1.2 kg |",
+        "Residents",
+        "Carried it for a week",
+    ] {
+        assert!(
+            document.markdown.contains(wanted),
+            "missing {wanted:?} in:\n{}",
+            document.markdown
+        );
     }
 }
 
@@ -227,11 +266,23 @@ fn a_product_leaves_out_other_products_but_a_list_of_products_stays() {
         cards(4)
     );
     let document = extract_as(&product, &url("/p/pack-40"), PageType::Product).unwrap();
-    assert!(document.markdown.contains("$129.00, in stock."), "{}", document.markdown);
-    assert!(!document.markdown.contains("Pack 20"), "{}", document.markdown);
+    assert!(
+        document.markdown.contains("$129.00, in stock."),
+        "{}",
+        document.markdown
+    );
+    assert!(
+        !document.markdown.contains("Pack 20"),
+        "{}",
+        document.markdown
+    );
     let category = format!("<body><h1>Packs</h1>{}</body>", cards(6));
     let document = extract_as(&category, &url("/p/packs"), PageType::Product).unwrap();
-    assert!(document.markdown.contains("Pack 20"), "{}", document.markdown);
+    assert!(
+        document.markdown.contains("Pack 20"),
+        "{}",
+        document.markdown
+    );
 }
 
 #[test]
@@ -246,11 +297,23 @@ fn a_product_leaves_out_sections_its_headings_name_as_recommendations() {
          <div class=\"specs\"><h2>Specifications</h2><p>Volume 40 litres, weight 1.2 kg, made of recycled nylon.</p></div></body>"
     );
     let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
-    assert!(!document.markdown.contains("Pack 20"), "{}", document.markdown);
-    assert!(document.markdown.contains("Volume 40 litres"), "{}", document.markdown);
+    assert!(
+        !document.markdown.contains("Pack 20"),
+        "{}",
+        document.markdown
+    );
+    assert!(
+        document.markdown.contains("Volume 40 litres"),
+        "{}",
+        document.markdown
+    );
     // Read as a listing, the same section stays.
     let document = extract_as(&html, &url("/p/pack-40"), PageType::Listing).unwrap();
-    assert!(document.markdown.contains("Pack 20"), "{}", document.markdown);
+    assert!(
+        document.markdown.contains("Pack 20"),
+        "{}",
+        document.markdown
+    );
 }
 
 #[test]
@@ -266,9 +329,17 @@ fn a_whole_page_reading_leaves_out_screen_reader_only_labels_but_not_collapsed_c
     let document = extract_as(&html, &url("/c/packs"), PageType::Listing).unwrap();
     assert!(document.markdown.contains("$129"), "{}", document.markdown);
     assert!(document.markdown.contains("Kept"), "{}", document.markdown);
-    assert!(document.markdown.contains("Collapsed answer"), "{}", document.markdown);
+    assert!(
+        document.markdown.contains("Collapsed answer"),
+        "{}",
+        document.markdown
+    );
     for hidden in ["Regular price", "Unit price", "Sale price"] {
-        assert!(!document.markdown.contains(hidden), "{hidden} in:\n{}", document.markdown);
+        assert!(
+            !document.markdown.contains(hidden),
+            "{hidden} in:\n{}",
+            document.markdown
+        );
     }
 }
 
@@ -293,7 +364,11 @@ fn a_product_adds_the_facts_only_its_json_ld_shows_and_names_the_source() {
     );
     // Article mode and other page types never add them.
     let document = extract_as(&html, &url("/p/pack-40"), PageType::Article).unwrap();
-    assert!(!document.markdown.contains("JSON-LD"), "{}", document.markdown);
+    assert!(
+        !document.markdown.contains("JSON-LD"),
+        "{}",
+        document.markdown
+    );
 }
 
 #[test]
@@ -301,15 +376,28 @@ fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text
     let html = "<body><header><h1>Opening hours</h1><p>Mon to Fri, 9 to 5</p></header>\
                 <nav><a href=\"/\">Home</a></nav><div hidden>INJECTED one</div>\
                 <footer><span aria-hidden=\"true\">INJECTED two</span>Call 555 0100</footer></body>";
-    let srd = extract_html(html, &url("/"), ExtractionMode::Srd).map(|e| e.document).unwrap_err();
+    let srd = extract_html(html, &url("/"), ExtractionMode::Srd)
+        .map(|e| e.document)
+        .unwrap_err();
     assert_eq!(srd.details_json()["error"], "no_extractable_content");
     let document = extract(html, &url("/")).unwrap();
     for wanted in ["Opening hours", "Mon to Fri, 9 to 5", "Call 555 0100"] {
-        assert!(document.markdown.contains(wanted), "{wanted}:\n{}", document.markdown);
+        assert!(
+            document.markdown.contains(wanted),
+            "{wanted}:\n{}",
+            document.markdown
+        );
     }
-    assert!(!document.markdown.contains("INJECTED"), "{}", document.markdown);
+    assert!(
+        !document.markdown.contains("INJECTED"),
+        "{}",
+        document.markdown
+    );
     assert!(document.page_type.is_some());
-    for blank in ["", "<body><div hidden>INJECTED</div><script>x()</script></body>"] {
+    for blank in [
+        "",
+        "<body><div hidden>INJECTED</div><script>x()</script></body>",
+    ] {
         let error = extract(blank, &url("/")).unwrap_err();
         assert_eq!(error.details_json()["error"], "no_extractable_content");
     }

@@ -30,16 +30,16 @@ use ego_tree::NodeId;
 use url::Url;
 
 use super::super::article::measure::measure;
+use super::super::article::names::style_hides;
 use super::super::article::names::unseen_elements;
 use super::super::article::score::score;
 use super::super::article::{Strictness, reveal_noscript};
-use super::super::article::names::style_hides;
 use super::super::dom::{self, Document};
-use crate::extract::element::Attr;
-use super::visible::{is_hidden, restore};
 use super::super::{markdown, normalize_whitespace, root, title};
 use super::repeat::{self, Group, common_ancestor, is_ancestor};
+use super::visible::{is_hidden, restore};
 use super::whole::{form_controls, link_lists, remove_all};
+use crate::extract::element::Attr;
 use crate::vocabulary::ExtractedDocument;
 
 /// Posts have this many characters outside links, or more.
@@ -181,7 +181,9 @@ fn posts(groups: Vec<Group>, nodes: &[super::super::article::measure::Measure]) 
         .into_iter()
         .filter(|g| g.link_density() <= 0.5)
         .collect();
-    let mut best = candidates.iter().max_by_key(|g| (g.prose, std::cmp::Reverse(g.parent)))?;
+    let mut best = candidates
+        .iter()
+        .max_by_key(|g| (g.prose, std::cmp::Reverse(g.parent)))?;
     loop {
         let nested = candidates
             .iter()

@@ -9,12 +9,12 @@
 
 use url::Url;
 
-use super::super::element::{self, Tag};
 use super::super::dom::{self, Document, Node};
-use crate::extract::element::{Attr, Element};
+use super::super::element::{self, Tag};
 use super::super::{markdown, normalize_whitespace, root, title};
-use crate::vocabulary::ExtractedDocument;
 use crate::error::FetchError;
+use crate::extract::element::{Attr, Element};
+use crate::vocabulary::ExtractedDocument;
 
 /// The body's visible text as Markdown; `no_extractable_content` when there is
 /// none.

@@ -25,14 +25,14 @@ use ego_tree::NodeId;
 use html5ever::local_name;
 use url::Url;
 
-use super::{cards, repeat};
 use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
-use super::super::element::{Attr, Tag};
 use super::super::dom::{Document, Node};
+use super::super::element::{Attr, Tag};
 use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
+use super::{cards, repeat};
 use crate::vocabulary::ExtractedDocument;
 
 /// The strict pass's reading of names: unlikely candidates removed.

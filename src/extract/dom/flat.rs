@@ -37,8 +37,8 @@ use html5ever::tokenizer::{self, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::{LocalName, local_name};
 
 use super::{Limiter, MAX_OPEN, MAX_OPEN_FORMATTING, Node, Sink, raw_switch};
-use crate::extract::element::{self, tag_name};
 use crate::extract::element::Tag;
+use crate::extract::element::{self, tag_name};
 
 /// Ancestors an end tag looks through for its element: more than the tree
 /// builder's stack can hold when it is retired ([`MAX_OPEN`] handles, plus the

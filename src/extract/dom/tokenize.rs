@@ -223,7 +223,9 @@ impl<'a, S: TokenSink> Feed<'a, S> {
             named(&READ_ATTRIBUTES)
         } else {
             let atom = tag.atom.get_or_insert_with(|| local_name(&tag.name));
-            element::is_formatting(atom) || named(&READ_ATTRIBUTES) || named(&TREE_BUILDER_ATTRIBUTES)
+            element::is_formatting(atom)
+                || named(&READ_ATTRIBUTES)
+                || named(&TREE_BUILDER_ATTRIBUTES)
         };
         if !kept {
             return;
@@ -520,7 +522,10 @@ mod tests {
         let common = "a p b i br em li ul ol td th tr h1 h2 h3 h4 id div img nav pre src alt \
                       rel span code href link meta path type name class style table title \
                       strong script button footer header section article content blockquote";
-        for name in common.split_whitespace().chain(["x-widget", "data-id", "h5", ""]) {
+        for name in common
+            .split_whitespace()
+            .chain(["x-widget", "data-id", "h5", ""])
+        {
             assert_eq!(local_name(name.as_bytes()), LocalName::from(name), "{name}");
         }
     }
@@ -552,7 +557,9 @@ mod tests {
                     )
                 }
                 Token::TagToken(tag) => (format!("</{}>", tag.name), TokenSinkResult::Continue),
-                Token::CharacterTokens(text) => (format!("{:?}", &*text), TokenSinkResult::Continue),
+                Token::CharacterTokens(text) => {
+                    (format!("{:?}", &*text), TokenSinkResult::Continue)
+                }
                 Token::NullCharacterToken => ("NUL".to_owned(), TokenSinkResult::Continue),
                 Token::CommentToken(text) => (format!("<!--{text}-->"), TokenSinkResult::Continue),
                 Token::DoctypeToken(d) => {
@@ -625,7 +632,14 @@ mod tests {
     fn script_and_style_text_is_skipped_up_to_the_end_tag() {
         assert_eq!(
             tokens_of("<script>a</p><b>\0</script><style>i<p></style>t"),
-            ["<script>", "</script>", "<style>", "</style>", r#""t""#, "EOF"]
+            [
+                "<script>",
+                "</script>",
+                "<style>",
+                "</style>",
+                r#""t""#,
+                "EOF"
+            ]
         );
     }
 
@@ -705,7 +719,9 @@ mod tests {
 
     /// `n` attributes in the form `form`, `{i}` standing for the index.
     fn attributes(form: &str, n: usize) -> String {
-        (0..n).map(|i| form.replace("{i}", &i.to_string())).collect()
+        (0..n)
+            .map(|i| form.replace("{i}", &i.to_string()))
+            .collect()
     }
 
     #[test]
@@ -718,7 +734,15 @@ mod tests {
         assert_eq!(bounded.matches("\"/a").count(), 3, "{bounded}");
         let tokens = tokens_of(&bounded);
         let expected: String = (0..100).map(|i| format!(" a{i}=v{i}")).collect();
-        assert_eq!(tokens, [format!("<b{expected}>"), r#""text""#.to_owned(), "</b>".to_owned(), "EOF".to_owned()]);
+        assert_eq!(
+            tokens,
+            [
+                format!("<b{expected}>"),
+                r#""text""#.to_owned(),
+                "</b>".to_owned(),
+                "EOF".to_owned()
+            ]
+        );
     }
 
     /// html5gum nests a call per double-quoted attribute in a row (see
@@ -726,8 +750,20 @@ mod tests {
     /// on a thread with a small stack, must tokenize, not abort the process.
     #[test]
     fn a_hundred_thousand_attributes_fit_a_small_stack() {
-        for form in [" a{i}=\"v\"", " a{i} = \"v\"", "\na{i}=\"\"", " a{i}='v'", " a{i}=v", " a{i}", "/a{i}"] {
-            let html = format!("<b{}>x</b><svg><g{}>", attributes(form, 100_000), attributes(form, 100_000));
+        for form in [
+            " a{i}=\"v\"",
+            " a{i} = \"v\"",
+            "\na{i}=\"\"",
+            " a{i}='v'",
+            " a{i}=v",
+            " a{i}",
+            "/a{i}",
+        ] {
+            let html = format!(
+                "<b{}>x</b><svg><g{}>",
+                attributes(form, 100_000),
+                attributes(form, 100_000)
+            );
             let tokens = std::thread::Builder::new()
                 .stack_size(1 << 20)
                 .spawn(move || tokens_of(&html))
@@ -744,9 +780,26 @@ mod tests {
     #[test]
     fn repeated_markup_fits_a_small_stack() {
         let patterns = [
-            "<a b=\"c\" ", "a=\"\" ", "<a b\"c=\"d\" ", "=\"", "\"", "<a ", "<a b='c' ",
-            "<a b=c ", " b=\"&\" ", "<p\t=\"x\"", "</a ", "</", "<a/", "<!--", "<!-- -- ",
-            "&amp;", "&#x41;", "<![CDATA[", "<svg><![CDATA[x]]>", "<!DOCTYPE a PUBLIC \"x\" ",
+            "<a b=\"c\" ",
+            "a=\"\" ",
+            "<a b\"c=\"d\" ",
+            "=\"",
+            "\"",
+            "<a ",
+            "<a b='c' ",
+            "<a b=c ",
+            " b=\"&\" ",
+            "<p\t=\"x\"",
+            "</a ",
+            "</",
+            "<a/",
+            "<!--",
+            "<!-- -- ",
+            "&amp;",
+            "&#x41;",
+            "<![CDATA[",
+            "<svg><![CDATA[x]]>",
+            "<!DOCTYPE a PUBLIC \"x\" ",
             "<script><!--<script>",
         ];
         for pattern in patterns {
@@ -756,7 +809,11 @@ mod tests {
                 .spawn(move || tokens_of(&html).last().cloned())
                 .expect("thread")
                 .join();
-            assert_eq!(tokenized.ok().flatten().as_deref(), Some("EOF"), "{pattern:?}");
+            assert_eq!(
+                tokenized.ok().flatten().as_deref(),
+                Some("EOF"),
+                "{pattern:?}"
+            );
         }
     }
 }

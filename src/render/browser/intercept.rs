@@ -46,13 +46,12 @@ use super::policy::{
 };
 use super::replay::{Fulfilment, Replay, Replays};
 use crate::budget::Budget;
+use crate::canonical_url::CanonicalUrl;
 use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
-use crate::transport::{GetOptions, HopHook, HttpResponse, check_status};
 use crate::render::FetchedDocument;
-use crate::canonical_url::CanonicalUrl;
-
+use crate::transport::{GetOptions, HopHook, HttpResponse, check_status};
 
 /// The phase a paused request belongs to: when a main-chain fetch must be done
 /// and which phase its timeout reports. Subresources get `timeout_seconds` each
@@ -614,4 +613,3 @@ fn log_fetch_error(url: &CanonicalUrl, resource_type: &str, error: &FetchError) 
         ),
     }
 }
-

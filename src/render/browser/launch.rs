@@ -54,12 +54,12 @@ use crate::error::FetchError;
 
 /// The oldest Chromium accepted: FR-WF-11 step 3, "Minimum Chromium version: 100
 /// (for stable CDP API)".
-pub const MIN_CHROMIUM_MAJOR: u32 = 100;
+pub(super) const MIN_CHROMIUM_MAJOR: u32 = 100;
 
 /// The user and group Chromium runs as when this process is root: `nobody` and
 /// `nogroup` on Debian (65534). Chromium refuses to sandbox itself as root, and an
 /// unprivileged browser is what a renderer escape would land in.
-pub const UNPRIVILEGED_ID: u32 = 65534;
+pub(super) const UNPRIVILEGED_ID: u32 = 65534;
 
 /// What Chromium prints when its sandbox cannot start; any of these in the
 /// start-up output makes the launch failure a sandbox failure.

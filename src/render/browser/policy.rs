@@ -11,16 +11,16 @@ use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
 use http::Method;
 use http::header::{CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue};
 
+use crate::canonical_url::CanonicalUrl;
 use crate::config::BrowserSettings;
 use crate::error::FetchError;
-use crate::canonical_url::CanonicalUrl;
 
 /// Added to every fulfilled response. `*` matches network schemes only, so
 /// `data:`, `blob:` and `filesystem:` loads of any kind (fetch, images, frames,
 /// workers, scripts) are refused by Chromium itself (BSSR-SCHEME-01 by outcome,
 /// SRD-READINGS 24); `connect-src` also leaves out `ws:`/`wss:` (BSSR-WS-01). The
 /// page's own policy, if any, still applies on top.
-pub const CONTENT_SECURITY_POLICY: &str =
+pub(crate) const CONTENT_SECURITY_POLICY: &str =
     "default-src * 'unsafe-inline' 'unsafe-eval'; connect-src http: https:";
 
 /// Response headers never passed to Chromium: framing we recompute, state that
@@ -371,7 +371,10 @@ mod tests {
     }
 
     fn browser_settings(toml: &str) -> BrowserSettings {
-        load_str(toml, LoadOptions::default()).unwrap().settings.browser
+        load_str(toml, LoadOptions::default())
+            .unwrap()
+            .settings
+            .browser
     }
 
     #[test]
@@ -631,4 +634,3 @@ mod tests {
         assert!(CONTENT_SECURITY_POLICY.contains("connect-src http: https:"));
     }
 }
-

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// Prefix of every temporary profile directory; the name is also how stragglers
 /// are found (`/proc/*/cmdline` naming the profile) and what the CI checks for.
-pub const PROFILE_PREFIX: &str = "webfetch-chromium-";
+pub(crate) const PROFILE_PREFIX: &str = "webfetch-chromium-";
 
 /// The owner lock's file name, at the top of the profile (beside Chromium's
 /// `data`, `home` and `tmp`).

@@ -13,10 +13,10 @@ use base64::Engine as _;
 use chromiumoxide::cdp::browser_protocol::fetch::{FulfillRequestParams, HeaderEntry, RequestId};
 
 use super::policy::{CONTENT_SECURITY_POLICY, FETCH_SLOTS, Paused, fulfil_headers};
+use crate::canonical_url::CanonicalUrl;
 use crate::content::charset;
 use crate::content::media_type::{self, MediaKind};
 use crate::transport::HttpResponse;
-use crate::canonical_url::CanonicalUrl;
 
 /// Subrequest responses waiting for Chromium to follow our `302` at most; the
 /// oldest is dropped first (its follow-up, if it ever comes, is fetched again).
@@ -46,7 +46,10 @@ impl Fulfilment {
     /// choose for it (FR-WF-10i, SRD-READINGS 31): one `Content-Type` naming the
     /// media type selected and that charset, so both modes read the same text.
     /// Also returns the choice, for the `charset_fallback` note.
-    pub(crate) fn main_document(response: &HttpResponse, kind: MediaKind) -> (Fulfilment, charset::Choice) {
+    pub(crate) fn main_document(
+        response: &HttpResponse,
+        kind: MediaKind,
+    ) -> (Fulfilment, charset::Choice) {
         let content_type = media_type::last_content_type(&response.headers);
         let header_charset = content_type.as_deref().and_then(media_type::charset_param);
         let choice = charset::choose(
@@ -106,7 +109,6 @@ impl Fulfilment {
         params
     }
 }
-
 
 /// A response our client reached through redirects, held for the follow-up of the
 /// one request it was fetched for.
@@ -375,5 +377,4 @@ mod tests {
         assert!(replays.take(&follow).is_some());
         assert_eq!(replays.bytes, 10);
     }
-
 }

@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use std::pin::Pin;
 
-use chromiumoxide::listeners::EventStream;
-use chromiumoxide::{Browser, Page};
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
@@ -24,15 +22,17 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, EventTargetCrashed};
 use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::error::CdpError;
-use futures_util::{Stream, StreamExt};
+use chromiumoxide::listeners::EventStream;
+use chromiumoxide::{Browser, Page};
 use futures_util::stream::FuturesUnordered;
+use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::idle::{self, IdleState, NetworkIdle, truncate_utf8};
 use super::intercept::{Interceptor, Outcome, PhaseBudget};
-use super::policy::Paused;
 use super::launch::Chromium;
+use super::policy::Paused;
 use super::{BrowserPage, RenderContext};
 use crate::budget::{Budget, millis};
 use crate::error::{FetchError, TimeoutPhase};

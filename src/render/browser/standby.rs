@@ -56,7 +56,8 @@ impl SpareSpec {
 
 /// The standby of one tool (shared by its clones): at most one parked Chromium.
 #[derive(Clone, Default)]
-pub struct Standby {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct Standby {
     /// The parked Chromium. A background launch holds the lock until it has
     /// parked its Chromium, so a render that arrives meanwhile waits for that
     /// launch (already under way) instead of starting a second one.
@@ -71,7 +72,7 @@ impl std::fmt::Debug for Standby {
 
 impl Standby {
     /// An empty standby: the first render launches cold, then parks the next one.
-    pub fn new() -> Standby {
+    pub(crate) fn new() -> Standby {
         Standby::default()
     }
 
@@ -89,7 +90,7 @@ impl Standby {
     /// Shuts the parked Chromium down (after a launch under way has finished)
     /// and waits until it and its profile are gone: a host calls this before it
     /// exits, so nothing of the standby outlives it even for a moment.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let parked = self.spare.lock().await.take();
         if let Some((_, chromium, _)) = parked {
             chromium.shutdown().await;

@@ -16,14 +16,14 @@ use tokio::task::JoinHandle;
 use super::read_head;
 
 /// The running gate; dropping it stops the server and answers nothing more.
-pub struct Gate {
+pub(crate) struct Gate {
     port: u16,
     server: JoinHandle<()>,
 }
 
 impl Gate {
     /// Starts a gate on a free loopback port.
-    pub async fn start() -> Gate {
+    pub(crate) async fn start() -> Gate {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let (release, released) = watch::channel(HashSet::<String>::new());
@@ -58,7 +58,7 @@ impl Gate {
     }
 
     /// The gate's port, to allow in the test's config.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
@@ -68,7 +68,7 @@ impl Gate {
     /// `fetch()` cannot send (the page spent its subresource budget) goes as an
     /// iframe's document instead, which the budget does not cover
     /// (BROWSER-BUDGET-02).
-    pub fn script(&self) -> String {
+    pub(crate) fn script(&self) -> String {
         format!(
             "const GATE = location.protocol + '//' + location.hostname + ':{port}';\n\
              const GATE_TOKEN = String(Math.random()).slice(2);\n\

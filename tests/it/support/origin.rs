@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::watch;
 
 /// The running origin; its listener thread lives as long as the test binary.
-pub struct Origin {
+pub(crate) struct Origin {
     port: u16,
     /// Requests per path, published on each one counted.
     counts: watch::Sender<HashMap<String, usize>>,
@@ -20,7 +20,7 @@ pub struct Origin {
 
 impl Origin {
     /// An origin on a free loopback port whose page is `page` (HTML).
-    pub fn start(page: &'static str) -> Origin {
+    pub(crate) fn start(page: &'static str) -> Origin {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let counts = watch::Sender::new(HashMap::new());
@@ -36,24 +36,24 @@ impl Origin {
     }
 
     /// The origin's port.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// `path` on the origin, by IP address.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
     /// Requests for `path` so far.
-    pub fn count(&self, path: &str) -> usize {
+    pub(crate) fn count(&self, path: &str) -> usize {
         self.counts.borrow().get(path).copied().unwrap_or(0)
     }
 
     /// Resolves once `path` was asked for `n` times (woken by each request). It
     /// has no end of its own: race it with the calls under test
     /// ([`super::race::until`]).
-    pub async fn wait_for(&self, path: &str, n: usize) {
+    pub(crate) async fn wait_for(&self, path: &str, n: usize) {
         let mut counts = self.counts.subscribe();
         // The sender lives in `self`, so the channel stays open.
         let _ = counts
@@ -62,7 +62,7 @@ impl Origin {
     }
 
     /// Answers every held request, now and from now on.
-    pub fn open(&self) {
+    pub(crate) fn open(&self) {
         let (open, changed) = &*self.gate;
         *open.lock().unwrap() = true;
         changed.notify_all();
@@ -108,7 +108,7 @@ fn answer(
 
 /// Reads one request's head from `stream`: the path it asks for, or `None` when
 /// the connection ends first.
-pub fn request_path(stream: &std::net::TcpStream) -> Option<String> {
+pub(crate) fn request_path(stream: &std::net::TcpStream) -> Option<String> {
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 /// # Panics
 ///
 /// When a call ends (or panics) before `event`, or there is no call.
-pub async fn until<'a, E, T: Debug + 'a>(
+pub(crate) async fn until<'a, E, T: Debug + 'a>(
     event: impl Future<Output = E>,
     calls: impl IntoIterator<Item = &'a mut JoinHandle<T>>,
 ) -> E {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// TLS files of a server started with [`RedisServer::start_tls`].
 #[derive(Debug, Clone)]
-pub struct TlsFiles {
+pub(crate) struct TlsFiles {
     /// The CA of the server's certificate (PEM): here the certificate itself.
     pub ca: PathBuf,
     pub cert: PathBuf,
@@ -21,7 +21,7 @@ pub struct TlsFiles {
 }
 
 /// A running `redis-server`.
-pub struct RedisServer {
+pub(crate) struct RedisServer {
     binary: PathBuf,
     child: Option<Child>,
     port: u16,
@@ -58,13 +58,13 @@ fn binary() -> Option<PathBuf> {
 
 impl RedisServer {
     /// A plain server, or `None` when there is no redis-server to run here.
-    pub fn start() -> Option<RedisServer> {
+    pub(crate) fn start() -> Option<RedisServer> {
         RedisServer::launch(None)
     }
 
     /// A server that speaks TLS only, with a certificate for 127.0.0.1 signed
     /// by a fresh CA (rcgen).
-    pub fn start_tls() -> Option<RedisServer> {
+    pub(crate) fn start_tls() -> Option<RedisServer> {
         RedisServer::launch(Some(()))
     }
 
@@ -144,7 +144,7 @@ impl RedisServer {
     }
 
     /// The URL of the server (`rediss://` for TLS).
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         match self.tls {
             None => format!("redis://127.0.0.1:{}/", self.port),
             Some(_) => format!("rediss://127.0.0.1:{}/", self.port),
@@ -152,12 +152,12 @@ impl RedisServer {
     }
 
     /// The TLS files, for a server started with TLS.
-    pub fn tls(&self) -> Option<&TlsFiles> {
+    pub(crate) fn tls(&self) -> Option<&TlsFiles> {
         self.tls.as_ref()
     }
 
     /// A client for the test's own looks at the data.
-    pub fn client(&self) -> redis::Client {
+    pub(crate) fn client(&self) -> redis::Client {
         match &self.tls {
             None => redis::Client::open(self.url()).unwrap(),
             Some(tls) => redis::Client::build_with_tls(
@@ -172,14 +172,14 @@ impl RedisServer {
     }
 
     /// A connection for the test's own looks at the data.
-    pub fn conn(&self) -> redis::Connection {
+    pub(crate) fn conn(&self) -> redis::Connection {
         self.client()
             .get_connection_with_timeout(Duration::from_secs(5))
             .unwrap()
     }
 
     /// Kills the server (SIGKILL: no goodbye to its clients).
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -187,7 +187,7 @@ impl RedisServer {
     }
 
     /// Starts it again on the same port, empty.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.kill();
         assert!(
             self.spawn(),

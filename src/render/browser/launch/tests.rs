@@ -23,7 +23,10 @@ fn fr_wf_11a_missing_or_non_executable_path_is_unavailable() {
     let missing = dir.path().join("nope");
     let err = resolve_executable(Some(&missing), None).unwrap_err();
     assert_eq!(err.code, crate::ErrorCode::BrowserUnavailable);
-    assert_eq!(err.details_json()["chromium_path"], missing.display().to_string());
+    assert_eq!(
+        err.details_json()["chromium_path"],
+        missing.display().to_string()
+    );
     let plain = dir.path().join("plain");
     std::fs::write(&plain, b"not a program").unwrap();
     assert!(resolve_executable(Some(&plain), None).is_err());
