@@ -116,6 +116,11 @@ pub mod robots {
     pub use crate::robots::policy::CROSS_ORIGIN_REDIRECT;
 }
 
+/// The HTTP server's query-string arguments (`GET /v1/fetch`, issue 16).
+pub mod serve {
+    pub use crate::serve::http_api::args_from_query;
+}
+
 /// The SSRF policy (FR-WF-05).
 pub mod ssrf {
     pub use crate::ssrf::{authorize, sort_addresses};

@@ -65,6 +65,7 @@ impl DecodedPage {
     /// and noted `publisher_markdown`; JSON becomes a ```json fence, a feed a
     /// Markdown list, a PDF its text layer as Markdown (binary: no charset, no
     /// `charset_fallback`).
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn read(
         body: &[u8],
         kind: MediaKind,

@@ -30,11 +30,7 @@
 //! tool's timeout plus [`SHUTDOWN_MARGIN`].
 
 mod auth;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod http_api;
-#[cfg(not(feature = "internals"))]
-mod http_api;
+pub(crate) mod http_api;
 mod origin;
 
 use std::convert::Infallible;

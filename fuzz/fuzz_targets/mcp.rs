@@ -9,7 +9,7 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
 use webfetch::{ArgsSchema, FetchArgs};
 use webfetch::serve::WebOrigin;
-use webfetch::serve::http_api::args_from_query;
+use webfetch::internals::serve::args_from_query;
 
 fn parse_args(args: &Value) {
     for schema in [ArgsSchema::Srd, ArgsSchema::Extended] {

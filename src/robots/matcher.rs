@@ -255,6 +255,7 @@ impl Rules {
     /// may be fetched only if both it and the form a normalizing server routes
     /// ([`normalize_path`]) are allowed, each by [`Rules::is_allowed`]'s
     /// longest match.
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn is_allowed_normalized(&self, path: &str) -> bool {
         self.is_allowed(path) && self.is_allowed(&normalize_path(path))
     }

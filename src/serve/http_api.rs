@@ -69,7 +69,8 @@ pub(super) fn status_of(code: ErrorCode) -> StatusCode {
 /// The tool's JSON arguments of a query string (without the `?`). A repeated
 /// parameter is `bad_args`; a value that is not of its parameter's type stays a
 /// string, so the schema check names the parameter and the type.
-pub(super) fn args_from_query(query: &str) -> Result<Value, FetchError> {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn args_from_query(query: &str) -> Result<Value, FetchError> {
     let mut args = Map::new();
     for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
         let typed = if INTEGER_PARAMS.contains(&key.as_ref()) {
