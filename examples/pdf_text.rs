@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use webfetch::internals::config::DEFAULT_MAX_PDF_PAGES;
+use webfetch::ContentSettings;
 use webfetch::internals::content::pdf::{Limits, read};
 
 fn main() {
@@ -21,7 +21,7 @@ fn main() {
         args.remove(0);
     }
     let limits = Limits {
-        max_pages: DEFAULT_MAX_PDF_PAGES,
+        max_pages: ContentSettings::default().max_pdf_pages,
         deadline: None,
         timeout_ms: 0,
     };

@@ -62,8 +62,6 @@ pub use self::fleet::{FleetSettings, RedisSettings, RedisUrl};
 mod content;
 
 pub use self::content::ContentSettings;
-#[cfg(feature = "internals")]
-pub use self::content::DEFAULT_MAX_PDF_PAGES;
 
 /// A configuration error that stops start-up. `Display` is the full message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -45,11 +45,6 @@ pub mod content {
     }
 }
 
-/// Configuration constants not in the API.
-pub mod config {
-    pub use crate::config::DEFAULT_MAX_PDF_PAGES;
-}
-
 /// HTML extraction (FR-WF-12).
 pub mod extract {
     pub use crate::extract::{Extraction, extract_html, extract_plain, normalize_whitespace};

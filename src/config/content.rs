@@ -25,7 +25,6 @@ pub struct RawContent {
 pub(crate) const DEFAULT_MAX_PDF_BYTES: u64 = 32 << 20;
 
 /// Default of `max_pdf_pages`: pages read from one PDF (issue 31).
-#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) const DEFAULT_MAX_PDF_PAGES: u32 = 1000;
 
 /// `[tools.webfetch.content]`, resolved (issue 31).
