@@ -4,7 +4,7 @@
 
 use url::Url;
 
-use super::{classify, extract, extract_as};
+use super::{classify, extract, extract_as, thread_outweighs};
 use crate::extract::extract_html;
 use crate::vocabulary::ExtractionMode;
 use crate::vocabulary::PageType;
@@ -205,6 +205,44 @@ fn an_article_with_comments_read_as_a_thread_keeps_the_article() {
     let article = extract_as(&html, &url("/threads/1"), PageType::Article).unwrap();
     assert_eq!(thread.markdown, article.markdown);
     assert!(thread.markdown.contains("Residents of three river towns"));
+}
+
+#[test]
+fn a_short_article_reading_gives_way_to_a_thread_four_times_its_words() {
+    for (article, thread, expected) in [
+        (100, 400, true),
+        (100, 399, false),
+        (299, 1196, true),
+        (300, 3000, false), // a long article reading stands
+        (10, 40, true),
+    ] {
+        assert_eq!(
+            thread_outweighs(article, thread),
+            expected,
+            "{article} / {thread}"
+        );
+    }
+    // A story with a few comments below it stays an article.
+    let comments: String = (1..=3)
+        .map(|i| format!("<div class=\"comment\"><b>reader{i}</b><p>Comment number {i} says the article was a fine read indeed.</p></div>"))
+        .collect();
+    let story = PROSE.repeat(6);
+    let html = format!(
+        "<body><div class=\"story\"><h1>River towns</h1>{story}</div><div class=\"comments\">{comments}</div></body>"
+    );
+    let document = extract(&html, &url("/blog/river-towns")).unwrap();
+    assert_eq!(document.page_type, Some(PageType::Article));
+    // So does a short post under a long thread of comments in a container named
+    // `comments`: on an article they are its comments (a blog's open thread).
+    let comments: String = (1..=30)
+        .map(|i| format!("<div class=\"comment\"><b>reader{i}</b><p>Reply {i}: the eviction runs in each process here too, and one directory per process fixed it.</p></div>"))
+        .collect();
+    let story = PROSE.repeat(2);
+    let html = format!(
+        "<body><article><h1>Open thread</h1>{story}</article><div id=\"comments\">{comments}</div></body>"
+    );
+    let document = extract(&html, &url("/blog/open-thread")).unwrap();
+    assert_eq!(document.page_type, Some(PageType::Article));
 }
 
 #[test]

@@ -59,16 +59,30 @@ const STRICT: Strictness = Strictness {
     prune: true,
 };
 
+/// Whether containers the SRD drops for the name `comments` are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Comments {
+    /// On a page known to be a thread they hold the posts.
+    Read,
+    /// On a page classified as an article they are its comments, which stay out.
+    Dropped,
+}
+
 /// The thread of `html` as Markdown, or `None` when it has no repeated posts.
-pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
-    let visible = read(dom::parse(html, dom::Scripting::On), final_url, false);
+pub(crate) fn extract(
+    html: &str,
+    final_url: &Url,
+    comments: Comments,
+) -> Option<ExtractedDocument> {
+    let read = |doc, noscript| read(doc, final_url, noscript, comments);
+    let visible = read(dom::parse(html, dom::Scripting::On), false);
     if visible
         .as_ref()
         .is_some_and(|d| d.markdown.chars().count() >= MIN_THREAD_CHARS)
     {
         return visible;
     }
-    let crawler_view = read(dom::parse(html, dom::Scripting::Off), final_url, true);
+    let crawler_view = read(dom::parse(html, dom::Scripting::Off), true);
     match (visible, crawler_view) {
         (Some(v), Some(c)) if c.markdown.len() > v.markdown.len() * 2 => Some(c),
         (Some(v), _) => Some(v),
@@ -76,13 +90,20 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> 
     }
 }
 
-fn read(mut doc: Document, final_url: &Url, noscript: bool) -> Option<ExtractedDocument> {
+fn read(
+    mut doc: Document,
+    final_url: &Url,
+    noscript: bool,
+    comments: Comments,
+) -> Option<ExtractedDocument> {
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
     if noscript {
         reveal_noscript(&mut doc, body);
     }
-    reveal_comments(&mut doc, body);
+    if comments == Comments::Read {
+        reveal_comments(&mut doc, body);
+    }
     let unseen = unseen_elements(&doc, body, LOOSE);
     remove_all(&mut doc, &unseen);
     let measured = measure(&doc, body);
