@@ -114,7 +114,7 @@ fn article_or_thread(html: &str, final_url: &Url) -> (Option<ExtractedDocument>,
     let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
     let article = article::extract(html, final_url);
     if let Some(article_words) = article.as_ref().map(words)
-        && article_words < SHORT_ARTICLE_WORDS
+        && may_be_one_post(article_words)
         && let Some(thread) = thread::extract(html, final_url, thread::Comments::Dropped)
         && thread_outweighs(article_words, words(&thread))
     {
@@ -123,10 +123,16 @@ fn article_or_thread(html: &str, final_url: &Url) -> (Option<ExtractedDocument>,
     (article, PageType::Article)
 }
 
-/// Whether a thread reading of `thread_words` replaces an article reading of
-/// `article_words` (both short of [`SHORT_ARTICLE_WORDS`] or not).
+/// Whether an article reading of `article_words` is short enough to be worth a
+/// thread reading ([`SHORT_ARTICLE_WORDS`]).
+fn may_be_one_post(article_words: usize) -> bool {
+    article_words < SHORT_ARTICLE_WORDS
+}
+
+/// Whether a thread reading of `thread_words` holds [`THREAD_OVER_ARTICLE`] times
+/// an article reading of `article_words`.
 fn thread_outweighs(article_words: usize, thread_words: usize) -> bool {
-    article_words < SHORT_ARTICLE_WORDS && thread_words >= article_words * THREAD_OVER_ARTICLE
+    thread_words >= article_words * THREAD_OVER_ARTICLE
 }
 
 /// Adds the product facts the page's JSON-LD declares and its Markdown does not
