@@ -16,6 +16,9 @@
 //! that type;
 //! `WCXB_FEATURES=FILE` writes the classifier's decision and features per page
 //! there and measures nothing;
+//! `WCXB_BLOCKS=FILE` writes the block filter's rows (page, gold type, auto's
+//! type, block text, features) for the pages auto reads whole, for
+//! `scripts/train_blocks.py`, and measures nothing;
 //! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
 //! with, without, words, gold words, detected page type).
 
@@ -108,6 +111,10 @@ fn main() {
             out.push_str(&format!("{}\t{}\t{described}\n", page.id, page.page_type));
         }
         let _ = std::fs::write(path, out);
+        return;
+    }
+    if let Some(path) = std::env::var_os("WCXB_BLOCKS") {
+        write_blocks(&pages, &html, &fallback, &path);
         return;
     }
     let mut runs = Vec::new();
@@ -294,5 +301,45 @@ fn sums(run: &Run, t: Option<usize>) -> Sums {
     match t {
         Some(t) => run.by_type[t],
         None => run.all,
+    }
+}
+
+/// The block filter's training rows: one line per leaf block of each page auto
+/// mode reads whole (id, gold type, auto's type, text, `index:value` features).
+fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &std::ffi::OsStr) {
+    use webfetch::PageType;
+    let Ok(file) = std::fs::File::create(path) else {
+        eprintln!("cannot write {}", path.to_string_lossy());
+        return;
+    };
+    let mut out = std::io::BufWriter::new(file);
+    for (page, body) in pages.iter().zip(html) {
+        let url = page
+            .url
+            .as_deref()
+            .and_then(|u| Url::parse(u).ok())
+            .unwrap_or_else(|| fallback.clone());
+        let decoded = decode(body, None, true);
+        let Ok(extraction) = extract_html(&decoded.text, &url, ExtractionMode::Auto) else {
+            continue;
+        };
+        let Some(page_type) = extraction.document.page_type else {
+            continue;
+        };
+        if matches!(page_type, PageType::Article | PageType::Forum) {
+            continue;
+        }
+        for (text, row) in webfetch::internals::extract::auto::block_rows(&decoded.text, page_type)
+        {
+            let features: Vec<String> = row.iter().map(|(i, x)| format!("{i}:{x}")).collect();
+            let _ = writeln!(
+                out,
+                "{}\t{}\t{}\t{text}\t{}",
+                page.id,
+                page.page_type,
+                page_type.as_str(),
+                features.join(" ")
+            );
+        }
     }
 }

@@ -63,7 +63,7 @@ pub mod extract {
     }
     /// `auto` extraction (extension, issue 29).
     pub mod auto {
-        pub use crate::extract::auto::extract_as;
+        pub use crate::extract::auto::{block_rows, extract_as};
 
         /// The page-type classifier.
         pub mod classify {

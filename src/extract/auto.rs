@@ -23,6 +23,7 @@ use super::{article, dom};
 use crate::error::FetchError;
 use crate::vocabulary::{ExtractedDocument, PageType};
 
+mod blocks;
 mod cards;
 pub(crate) mod classify;
 #[cfg(any(test, feature = "internals"))]
@@ -55,6 +56,18 @@ pub(crate) fn extract_as(
     read(html, final_url, page_type)
 }
 
+/// The whole-page reading's leaf blocks of `html` read as `page_type`: each
+/// block's text and its features as the block filter reads them, for
+/// `scripts/train_blocks.py` (through the WCXB bench's `WCXB_BLOCKS`).
+#[cfg(any(test, feature = "internals"))]
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) fn block_rows(html: &str, page_type: PageType) -> Vec<(String, Vec<(u32, f32)>)> {
+    whole::block_rows(
+        &mut dom::parse(html, dom::Scripting::On),
+        whole::Furniture::for_page(page_type),
+    )
+}
+
 /// Reads a parsed page as `page_type`, falling back to the whole page, then to its
 /// visible text.
 fn read(
@@ -77,12 +90,7 @@ fn read(
         None => match whole::extract(
             &mut dom::parse(html, dom::Scripting::On),
             final_url,
-            whole::Furniture {
-                link_lists: page_type != PageType::Documentation,
-                link_cards: page_type == PageType::Product,
-                cards_as_items: page_type == PageType::Listing,
-                recommendations: page_type == PageType::Product,
-            },
+            whole::Furniture::for_page(page_type),
         ) {
             Some(document) => document,
             None => visible::extract(html, final_url)?,

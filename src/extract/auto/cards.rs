@@ -118,6 +118,7 @@ mod tests {
                 link_cards: false,
                 cards_as_items: cards,
                 recommendations: false,
+                page_type: crate::vocabulary::PageType::Listing,
             },
         )
         .expect("content")

@@ -32,8 +32,8 @@ use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Tag};
 use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
-use super::{cards, repeat};
-use crate::vocabulary::ExtractedDocument;
+use super::{blocks, cards, repeat};
+use crate::vocabulary::{ExtractedDocument, PageType};
 
 /// The strict pass's reading of names: unlikely candidates removed.
 const STRICT: Strictness = Strictness {
@@ -55,18 +55,94 @@ pub(crate) struct Furniture {
     /// Sections under a heading that names recommendations ("Customers also
     /// viewed", "Similar items"): other products, beside a product.
     pub(crate) recommendations: bool,
+    /// The page's type, as the block filter reads it.
+    pub(crate) page_type: PageType,
 }
 
-/// The page's content as Markdown, or `None` when nothing is left.
-///
-/// An element named like furniture is kept when it holds the SRD's root (a
-/// `<div class="page with-sidebar">` around `<main>`) or 40% or more of the body's
-/// text: a wrapper, not furniture.
+impl Furniture {
+    /// What a page of `page_type` reads without.
+    pub(crate) fn for_page(page_type: PageType) -> Furniture {
+        Furniture {
+            link_lists: page_type != PageType::Documentation,
+            link_cards: page_type == PageType::Product,
+            cards_as_items: page_type == PageType::Listing,
+            recommendations: page_type == PageType::Product,
+            page_type,
+        }
+    }
+}
+
+/// The page's content as Markdown, or `None` when nothing is left: the rules'
+/// removals ([`clear`]), then the learned block filter's (`blocks`).
 pub(crate) fn extract(
     doc: &mut Document,
     final_url: &Url,
     furniture: Furniture,
 ) -> Option<ExtractedDocument> {
+    let cleared = clear(doc, furniture)?;
+    let boilerplate = blocks::boilerplate(doc, cleared.body, &cleared.context(doc, furniture));
+    remove_all(doc, &boilerplate);
+    let root = widen(
+        doc,
+        cleared.body,
+        root::select_root(doc, &cleared.survey)?.id(),
+    );
+    let root = doc.tree.get(root)?;
+    let base = root::base_url(doc, &cleared.survey, final_url);
+    let markdown = normalize_whitespace(&markdown::convert(root, &base));
+    if markdown.is_empty() {
+        return None;
+    }
+    Some(ExtractedDocument {
+        markdown,
+        title: title(doc, &cleared.survey),
+        language: cleared.survey.language.clone(),
+        page_type: None,
+        page_starts: Vec::new(),
+    })
+}
+
+/// Each leaf block's text and features as the block filter reads them, after
+/// the rules' removals: what `scripts/train_blocks.py` trains on.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn block_rows(doc: &mut Document, furniture: Furniture) -> Vec<(String, blocks::Row)> {
+    let Some(cleared) = clear(doc, furniture) else {
+        return Vec::new();
+    };
+    let measured = measure(doc, cleared.body);
+    let found = blocks::leaf_blocks(doc, &measured);
+    let rows = blocks::features(doc, &measured, &found, &cleared.context(doc, furniture));
+    found.into_iter().map(|b| b.text).zip(rows).collect()
+}
+
+/// The body after the rules' removals, with what the reading needs of it.
+struct Cleared {
+    body: NodeId,
+    survey: root::Survey,
+    content_root: Option<NodeId>,
+}
+
+impl Cleared {
+    /// What the block filter reads each block beside.
+    fn context(&self, doc: &Document, furniture: Furniture) -> blocks::Context {
+        let title_words = title(doc, &self.survey)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        blocks::Context {
+            page_type: furniture.page_type,
+            content_root: self.content_root,
+            title_words,
+        }
+    }
+}
+
+/// Removes the furniture the rules name (module docs). An element named like
+/// furniture is kept when it holds the SRD's root (a `<div class="page
+/// with-sidebar">` around `<main>`) or 40% or more of the body's text: a
+/// wrapper, not furniture.
+fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     let survey = root::survey(doc);
     let body = survey.candidates[5]?;
     let measured = measure(doc, body);
@@ -128,19 +204,10 @@ pub(crate) fn extract(
     if furniture.cards_as_items {
         cards::as_list_items(doc, &measure(doc, body));
     }
-    let root = widen(doc, body, root::select_root(doc, &survey)?.id());
-    let root = doc.tree.get(root)?;
-    let base = root::base_url(doc, &survey, final_url);
-    let markdown = normalize_whitespace(&markdown::convert(root, &base));
-    if markdown.is_empty() {
-        return None;
-    }
-    Some(ExtractedDocument {
-        markdown,
-        title: title(doc, &survey),
-        language: survey.language.clone(),
-        page_type: None,
-        page_starts: Vec::new(),
+    Some(Cleared {
+        body,
+        survey,
+        content_root,
     })
 }
 

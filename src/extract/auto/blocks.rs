@@ -1,0 +1,616 @@
+//! The learned block filter (issue 29): after the whole-page reading has removed
+//! the furniture its rules name, a logistic model reads each remaining leaf block
+//! (a paragraph, heading, list item or cell holding text) and drops the blocks
+//! it reads as boilerplate: shipping and seller boxes beside a product, "Loading"
+//! placeholders, per-card calls to act, a landing page's badges.
+//!
+//! The model is gradient-boosted trees over the block's features ([`Dense`]
+//! and four hashed groups): its length, link density, punctuation and place on
+//! the page, how far up the tree it meets the page's main text and its `<h1>`,
+//! the elements around it, and hashed tokens of its class names, of its nearest
+//! heading and of its own words when it is short. The trees (`model.rs`) are
+//! trained by `scripts/train_blocks.py` on WCXB's dev split only, from the
+//! features `cargo bench --bench wcxb` writes with `WCXB_BLOCKS`; the script
+//! says how to retrain them, and which page types it filters.
+
+use std::collections::{HashMap, HashSet};
+
+use ego_tree::NodeId;
+use html5ever::{LocalName, local_name};
+
+use super::super::article::measure::{Measured, measure};
+use super::super::dom::{Document, Node};
+use super::super::element::{Attr, Tag};
+use crate::vocabulary::PageType;
+
+mod model;
+
+/// What a block is read beside: the page's type, the SRD's content root and
+/// the page title's words.
+pub(crate) struct Context {
+    pub(crate) page_type: PageType,
+    pub(crate) content_root: Option<NodeId>,
+    pub(crate) title_words: HashSet<String>,
+}
+
+/// A leaf block: a block element whose text is all its own (no nested blocks).
+pub(crate) struct Block {
+    /// Index into [`Measured::nodes`].
+    pub(crate) node: usize,
+    /// Its visible text, whitespace collapsed.
+    pub(crate) text: String,
+    /// Characters of `text`.
+    chars: usize,
+}
+
+/// Leaf blocks of the body that hold text, in document order.
+pub(crate) fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
+    measured
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.tag.is_block() && !m.has_block_child && m.text > 0)
+        .filter_map(|(i, m)| {
+            let node = doc.tree.get(m.id)?;
+            let text = visible_text(node);
+            let chars = text.chars().count();
+            (chars > 0).then_some(Block {
+                node: i,
+                text,
+                chars,
+            })
+        })
+        .collect()
+}
+
+/// The leaf blocks the model reads as boilerplate, to remove: none on page types
+/// the model does not filter, none when it would remove nine tenths of the text
+/// (a page unlike those it learned from), and never the page's `<h1>`.
+pub(crate) fn boilerplate(doc: &Document, body: NodeId, context: &Context) -> Vec<NodeId> {
+    let Some(threshold) = model::threshold(context.page_type) else {
+        return Vec::new();
+    };
+    let measured = &measure(doc, body);
+    let blocks = leaf_blocks(doc, measured);
+    let rows = features(doc, measured, &blocks, context);
+    let mut dense = vec![0.0f32; FEATURES as usize];
+    let mut total = 0usize;
+    let mut dropped = 0usize;
+    let mut out = Vec::new();
+    for (block, row) in blocks.iter().zip(&rows) {
+        let chars = block.chars;
+        total += chars;
+        for &(i, x) in row {
+            dense[i as usize] = x;
+        }
+        let content = log_odds(&dense);
+        for &(i, _) in row {
+            dense[i as usize] = 0.0;
+        }
+        if measured.nodes[block.node].tag != Tag::Heading(1) && content < threshold {
+            dropped += chars;
+            out.push(measured.nodes[block.node].id);
+        }
+    }
+    if dropped * 10 > total * 9 {
+        return Vec::new();
+    }
+    out
+}
+
+/// A node of one of the model's trees: a split (feature index, threshold, then
+/// the left and right children's indexes: a block goes left when its feature is
+/// at most the threshold), or a leaf's log-odds.
+#[derive(Debug, Clone, Copy)]
+enum TreeNode {
+    Split(u16, f64, u8, u8),
+    Leaf(f64),
+}
+
+/// The model's log-odds that a block with the (dense) `features` is content.
+fn log_odds(features: &[f32]) -> f64 {
+    model::BASELINE
+        + model::TREES
+            .iter()
+            .map(|tree| leaf(tree, features))
+            .sum::<f64>()
+}
+
+/// The leaf of `tree` a block reaches. A tree is walked root to leaf, each step
+/// to a child, so at most its length of steps.
+fn leaf(tree: &[TreeNode], features: &[f32]) -> f64 {
+    let mut at = 0usize;
+    for _ in 0..tree.len() {
+        match tree.get(at) {
+            Some(&TreeNode::Split(feature, threshold, left, right)) => {
+                let x = features.get(usize::from(feature)).copied().unwrap_or(0.0);
+                at = usize::from(if f64::from(x) <= threshold {
+                    left
+                } else {
+                    right
+                });
+            }
+            Some(&TreeNode::Leaf(value)) => return value,
+            None => break,
+        }
+    }
+    0.0
+}
+
+/// A block's features, sparse: (index, value) pairs.
+pub(crate) type Row = Vec<(u32, f32)>;
+
+/// Hashed token groups: where each starts among the features, and its size.
+const CLASS_OWN: (u32, u32) = (DENSE, 256);
+const CLASS_ANCESTORS: (u32, u32) = (CLASS_OWN.0 + CLASS_OWN.1, 512);
+const HEADING_WORDS: (u32, u32) = (CLASS_ANCESTORS.0 + CLASS_ANCESTORS.1, 256);
+const SHORT_WORDS: (u32, u32) = (HEADING_WORDS.0 + HEADING_WORDS.1, 512);
+
+/// How many features a row can name.
+const FEATURES: u32 = SHORT_WORDS.0 + SHORT_WORDS.1;
+
+/// The dense features, by index.
+#[derive(Clone, Copy)]
+#[repr(u32)]
+enum Dense {
+    Bias,
+    LogWords,
+    LogChars,
+    LinkDensity,
+    Position,
+    PositionSquared,
+    EndsSentence,
+    CommasPerWord,
+    Digits,
+    Capitalized,
+    WordLength,
+    InContentRoot,
+    Depth,
+    TagH1,
+    TagH2H3,
+    TagH4H6,
+    TagParagraph,
+    TagListItem,
+    TagCell,
+    TagDefinition,
+    TagPre,
+    TagQuote,
+    TagOther,
+    InMain,
+    InArticle,
+    InAside,
+    InNav,
+    InFooter,
+    InHeader,
+    InForm,
+    InSection,
+    InTable,
+    InList,
+    TypeProduct,
+    TypeListing,
+    TypeService,
+    TypeDocumentation,
+    TypeArticle,
+    TypeForum,
+    TitleOverlap,
+    BeforeH1,
+    FromH1,
+    PrevLinkDensity,
+    NextLinkDensity,
+    PrevLogWords,
+    NextLogWords,
+    LogSiblingsAlike,
+    ShortBlock,
+    RelativeWords,
+    UpToMainText,
+    MainTextLcaShare,
+    FromMainText,
+    UpToH1,
+    H1LcaShare,
+    Count,
+}
+
+/// Where the hashed groups begin.
+const DENSE: u32 = Dense::Count as u32;
+
+/// Each block's features, in the order of `blocks`.
+pub(crate) fn features(
+    doc: &Document,
+    measured: &Measured,
+    blocks: &[Block],
+    context: &Context,
+) -> Vec<Row> {
+    let nodes = &measured.nodes;
+    let total: usize = blocks.iter().map(|b| b.chars).sum::<usize>().max(1);
+    let mut starts = Vec::with_capacity(blocks.len());
+    let mut at = 0usize;
+    for block in blocks {
+        starts.push(at as f32 / total as f32);
+        at += block.chars;
+    }
+    let h1 = blocks
+        .iter()
+        .position(|b| nodes[b.node].tag == Tag::Heading(1))
+        .map(|i| starts[i]);
+    let words_of = |b: &Block| b.text.split_whitespace().count();
+    let most_words = blocks.iter().map(words_of).max().unwrap_or(0);
+    // The page's main text: its longest block of prose (not a run of links).
+    let main_text = blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| nodes[b.node].link_density() < 0.5)
+        .max_by_key(|(_, b)| words_of(b))
+        .map(|(i, _)| i);
+    let h1_block = blocks
+        .iter()
+        .position(|b| nodes[b.node].tag == Tag::Heading(1));
+    let inherited = Inherited::new(doc, measured, context.content_root);
+    let to_main_text = main_text.map(|i| meeting(measured, blocks[i].node));
+    let to_h1 = h1_block.map(|i| meeting(measured, blocks[i].node));
+    let alike = siblings_alike(doc, measured, blocks);
+    let mut heading: Vec<String> = Vec::new();
+    let mut rows = Vec::with_capacity(blocks.len());
+    for (i, block) in blocks.iter().enumerate() {
+        let m = &nodes[block.node];
+        let mut row = Row::new();
+        let mut set = |f: Dense, x: f32| {
+            if x != 0.0 {
+                row.push((f as u32, x));
+            }
+        };
+        let words: Vec<&str> = block.text.split_whitespace().collect();
+        let chars = block.chars.max(1);
+        set(Dense::Bias, 1.0);
+        set(Dense::LogWords, (1.0 + words.len() as f32).ln());
+        set(Dense::LogChars, (1.0 + chars as f32).ln());
+        set(Dense::LinkDensity, m.link_density());
+        set(Dense::Position, starts[i]);
+        set(Dense::PositionSquared, starts[i] * starts[i]);
+        set(
+            Dense::EndsSentence,
+            f32::from(u8::from(
+                block
+                    .text
+                    .ends_with(['.', '!', '?', ':', ';', '。', '」', '"', '”', ')']),
+            )),
+        );
+        set(
+            Dense::CommasPerWord,
+            m.commas as f32 / words.len().max(1) as f32,
+        );
+        let digits = block.text.chars().filter(char::is_ascii_digit).count();
+        set(Dense::Digits, digits as f32 / chars as f32);
+        let capitalized = words
+            .iter()
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .count();
+        set(
+            Dense::Capitalized,
+            capitalized as f32 / words.len().max(1) as f32,
+        );
+        set(
+            Dense::WordLength,
+            (chars as f32 / words.len().max(1) as f32).min(20.0) / 10.0,
+        );
+        set(Dense::TagH1, flag(m.tag == Tag::Heading(1)));
+        set(Dense::TagH2H3, flag(matches!(m.tag, Tag::Heading(2 | 3))));
+        set(Dense::TagH4H6, flag(matches!(m.tag, Tag::Heading(4..))));
+        set(Dense::TagParagraph, flag(m.is_p));
+        set(Dense::TagListItem, flag(m.tag == Tag::ListItem));
+        set(Dense::TagCell, flag(matches!(m.tag, Tag::Cell { .. })));
+        set(Dense::TagPre, flag(m.tag == Tag::Pre));
+        set(Dense::TagQuote, flag(m.tag == Tag::Quote));
+        let name = doc
+            .tree
+            .get(m.id)
+            .and_then(|n| n.value().element().map(|e| e.name.local.clone()));
+        let definition = matches!(name, Some(local_name!("dt") | local_name!("dd")));
+        set(Dense::TagDefinition, flag(definition));
+        let other = !(m.is_p
+            || definition
+            || matches!(
+                m.tag,
+                Tag::Heading(_) | Tag::ListItem | Tag::Cell { .. } | Tag::Pre | Tag::Quote
+            ));
+        set(Dense::TagOther, flag(other));
+        set(
+            Dense::Depth,
+            (inherited.depth[block.node] as f32 / 30.0).min(2.0),
+        );
+        set(Dense::InContentRoot, flag(inherited.in_root[block.node]));
+        let inside = inherited.inside[block.node];
+        for (bit, f) in INSIDE.iter().enumerate() {
+            set(*f, flag(inside & (1 << bit) != 0));
+        }
+        let type_flag = match context.page_type {
+            PageType::Product => Dense::TypeProduct,
+            PageType::Listing => Dense::TypeListing,
+            PageType::Service => Dense::TypeService,
+            PageType::Documentation => Dense::TypeDocumentation,
+            PageType::Article => Dense::TypeArticle,
+            PageType::Forum => Dense::TypeForum,
+        };
+        set(type_flag, 1.0);
+        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let in_title = lower
+            .iter()
+            .filter(|w| context.title_words.contains(w.as_str()))
+            .count();
+        set(
+            Dense::TitleOverlap,
+            in_title as f32 / lower.len().max(1) as f32,
+        );
+        if let Some(h1) = h1 {
+            set(Dense::BeforeH1, flag(starts[i] < h1));
+            set(Dense::FromH1, (starts[i] - h1).abs());
+        }
+        let neighbour = |j: Option<usize>| {
+            j.and_then(|j| blocks.get(j)).map_or((0.0, 0.0), |b| {
+                let words = b.text.split_whitespace().count();
+                (nodes[b.node].link_density(), (1.0 + words as f32).ln())
+            })
+        };
+        let (prev_links, prev_words) = neighbour(i.checked_sub(1));
+        let (next_links, next_words) = neighbour(Some(i + 1));
+        set(Dense::PrevLinkDensity, prev_links);
+        set(Dense::NextLinkDensity, next_links);
+        set(Dense::PrevLogWords, prev_words);
+        set(Dense::NextLogWords, next_words);
+        set(Dense::LogSiblingsAlike, (1.0 + alike[i] as f32).ln());
+        let short = words.len() <= 6;
+        set(Dense::ShortBlock, flag(short));
+        set(
+            Dense::RelativeWords,
+            (1.0 + words.len() as f32).ln() - (1.0 + most_words as f32).ln(),
+        );
+        if let (Some(main), Some(meet)) = (main_text, &to_main_text) {
+            let (up, share) = meet[block.node];
+            set(Dense::UpToMainText, up);
+            set(Dense::MainTextLcaShare, share);
+            set(
+                Dense::FromMainText,
+                (i as f32 - main as f32).abs() / blocks.len() as f32,
+            );
+        }
+        if let Some(meet) = &to_h1 {
+            let (up, share) = meet[block.node];
+            set(Dense::UpToH1, up);
+            set(Dense::H1LcaShare, share);
+        }
+        if let Some(element) = doc.tree.get(m.id).and_then(|n| n.value().element()) {
+            for token in name_tokens(element.attr(Attr::Class), element.attr(Attr::Id)) {
+                row.push((hashed(CLASS_OWN, &token), 1.0));
+            }
+        }
+        for a in std::iter::successors(m.parent, |&a| nodes[a].parent).take(5) {
+            if let Some(element) = doc.tree.get(nodes[a].id).and_then(|n| n.value().element()) {
+                for token in name_tokens(element.attr(Attr::Class), element.attr(Attr::Id)) {
+                    row.push((hashed(CLASS_ANCESTORS, &token), 1.0));
+                }
+            }
+        }
+        for word in &heading {
+            row.push((hashed(HEADING_WORDS, word), 1.0));
+        }
+        if short {
+            for word in &lower {
+                row.push((hashed(SHORT_WORDS, &letters(word)), 1.0));
+            }
+        }
+        if matches!(m.tag, Tag::Heading(_)) {
+            heading = lower.iter().take(8).map(|w| letters(w)).collect();
+        }
+        rows.push(merge(row));
+    }
+    rows
+}
+
+fn flag(on: bool) -> f32 {
+    f32::from(u8::from(on))
+}
+
+/// A word's letters and digits, lowercased: "Loading..." and "loading" are one
+/// token.
+fn letters(word: &str) -> String {
+    word.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The tokens of a class and id: runs of ASCII letters, lowercased, two to 20
+/// long (`product-reviews__item` gives `product`, `reviews`, `item`).
+fn name_tokens(class: Option<&str>, id: Option<&str>) -> HashSet<String> {
+    class
+        .into_iter()
+        .chain(id)
+        .flat_map(|s| s.split(|c: char| !c.is_ascii_alphabetic()))
+        .filter(|t| (2..=20).contains(&t.len()))
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// The bucket of `token` in a hashed group: FNV-1a, so the trained weights
+/// and this reading agree on every platform.
+fn hashed((start, size): (u32, u32), token: &str) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in token.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    start + hash % size
+}
+
+/// One entry per index, values summed (two tokens may share a bucket).
+fn merge(mut row: Row) -> Row {
+    row.sort_by_key(|&(i, _)| i);
+    let mut out: Row = Vec::with_capacity(row.len());
+    for (i, x) in row {
+        match out.last_mut() {
+            Some((j, y)) if *j == i => *y += x,
+            _ => out.push((i, x)),
+        }
+    }
+    out
+}
+
+/// For each block, how many siblings share its tag and class: cards, menu
+/// entries and per-post furniture repeat; paragraphs of prose rarely carry a
+/// class. Each parent's children are counted once.
+fn siblings_alike(doc: &Document, measured: &Measured, blocks: &[Block]) -> Vec<usize> {
+    let key = |node: ego_tree::NodeRef<'_, Node>| {
+        node.value()
+            .element()
+            .filter(|e| e.is_rendered())
+            .map(|e| (e.name.local.clone(), e.attr(Attr::Class).map(str::to_owned)))
+    };
+    let mut counted: HashMap<NodeId, HashMap<(LocalName, Option<String>), usize>> = HashMap::new();
+    blocks
+        .iter()
+        .map(|block| {
+            let Some(node) = doc.tree.get(measured.nodes[block.node].id) else {
+                return 0;
+            };
+            let (Some(parent), Some(own)) = (node.parent(), key(node)) else {
+                return 0;
+            };
+            let counts = counted.entry(parent.id()).or_insert_with(|| {
+                let mut counts = HashMap::new();
+                for child in parent.children() {
+                    if let Some(k) = key(child) {
+                        *counts.entry(k).or_insert(0) += 1;
+                    }
+                }
+                counts
+            });
+            counts.get(&own).map_or(0, |n| n.saturating_sub(1))
+        })
+        .collect()
+}
+
+/// The kinds of ancestor a block may sit inside, by bit of [`Inherited::inside`].
+const INSIDE: [Dense; 10] = [
+    Dense::InMain,
+    Dense::InArticle,
+    Dense::InAside,
+    Dense::InNav,
+    Dense::InFooter,
+    Dense::InHeader,
+    Dense::InForm,
+    Dense::InSection,
+    Dense::InTable,
+    Dense::InList,
+];
+
+/// What each element of the body inherits from its ancestors, found in one
+/// pass (a parent comes before its children): hostile nesting stays linear.
+struct Inherited {
+    /// Ancestors below the body.
+    depth: Vec<u32>,
+    /// Bit `k` set when an ancestor (not the element) is of kind `INSIDE[k]`.
+    inside: Vec<u16>,
+    /// The element is the SRD's content root or inside it.
+    in_root: Vec<bool>,
+}
+
+impl Inherited {
+    fn new(doc: &Document, measured: &Measured, content_root: Option<NodeId>) -> Inherited {
+        let nodes = &measured.nodes;
+        let kind = |i: usize| -> u16 {
+            let m = &nodes[i];
+            let name = doc
+                .tree
+                .get(m.id)
+                .and_then(|n| n.value().element().map(|e| e.name.local.clone()));
+            let bits = [
+                m.tag == Tag::Main,
+                m.tag == Tag::Article,
+                name == Some(local_name!("aside")),
+                name == Some(local_name!("nav")),
+                name == Some(local_name!("footer")),
+                name == Some(local_name!("header")),
+                name == Some(local_name!("form")),
+                name == Some(local_name!("section")),
+                m.tag == Tag::Table,
+                matches!(m.tag, Tag::UnorderedList | Tag::OrderedList),
+            ];
+            bits.iter()
+                .enumerate()
+                .fold(0, |acc, (bit, &on)| acc | (u16::from(on) << bit))
+        };
+        let mut inherited = Inherited {
+            depth: Vec::with_capacity(nodes.len()),
+            inside: Vec::with_capacity(nodes.len()),
+            in_root: Vec::with_capacity(nodes.len()),
+        };
+        for (i, m) in nodes.iter().enumerate() {
+            let is_root = content_root == Some(m.id);
+            let (depth, inside, in_root) = match m.parent {
+                Some(p) => (
+                    inherited.depth[p] + 1,
+                    inherited.inside[p] | kind(p),
+                    is_root || inherited.in_root[p],
+                ),
+                None => (0, 0, is_root),
+            };
+            debug_assert_eq!(inherited.depth.len(), i);
+            inherited.depth.push(depth);
+            inherited.inside.push(inside);
+            inherited.in_root.push(in_root);
+        }
+        inherited
+    }
+}
+
+/// For each element of the body: how many levels up it meets the lineage of
+/// the element `anchor` (its lowest common ancestor with it), over 10, and
+/// that ancestor's share of the body's text. One pass, parents first.
+fn meeting(measured: &Measured, anchor: usize) -> Vec<(f32, f32)> {
+    let nodes = &measured.nodes;
+    let body_text = nodes.first().map_or(1.0, |m| m.text.max(1) as f32);
+    let mut lineage = vec![false; nodes.len()];
+    let mut at = Some(anchor);
+    while let Some(i) = at {
+        lineage[i] = true;
+        at = nodes[i].parent;
+    }
+    let mut out: Vec<(u32, f32)> = Vec::with_capacity(nodes.len());
+    for (i, m) in nodes.iter().enumerate() {
+        let met = match (lineage[i], m.parent) {
+            (true, _) | (false, None) => (0, m.text as f32 / body_text),
+            (false, Some(p)) => (out[p].0 + 1, out[p].1),
+        };
+        out.push(met);
+    }
+    out.into_iter()
+        .map(|(up, share)| ((up as f32 / 10.0).min(2.0), share))
+        .collect()
+}
+
+/// The rendered text of `node`, whitespace collapsed.
+fn visible_text(node: ego_tree::NodeRef<'_, Node>) -> String {
+    let mut out = String::new();
+    let mut skip_until: Option<NodeId> = None;
+    for edge in node.traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(n) if skip_until.is_none() => match n.value() {
+                Node::Text(text) => {
+                    for word in text.split_whitespace() {
+                        if !out.is_empty() {
+                            out.push(' ');
+                        }
+                        out.push_str(word);
+                    }
+                }
+                Node::Element(e) if !e.is_rendered() => skip_until = Some(n.id()),
+                _ => {}
+            },
+            ego_tree::iter::Edge::Close(n) if skip_until == Some(n.id()) => skip_until = None,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
