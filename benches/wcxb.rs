@@ -17,7 +17,7 @@
 //! `WCXB_FEATURES=FILE` writes the classifier's decision and features per page
 //! there and measures nothing;
 //! `WCXB_BLOCKS=FILE` writes the block filter's rows (page, gold type, auto's
-//! type, block text, features) for the pages auto reads whole, for
+//! type, block text, features) for the pages auto reads whole or as threads, for
 //! `scripts/train_blocks.py`, and measures nothing;
 //! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
 //! with, without, words, gold words, detected page type).
@@ -305,7 +305,7 @@ fn sums(run: &Run, t: Option<usize>) -> Sums {
 }
 
 /// The block filter's training rows: one line per leaf block of each page auto
-/// mode reads whole (id, gold type, auto's type, text, `index:value` features).
+/// mode reads whole or as a thread (id, gold type, auto's type, text, `index:value` features).
 fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &std::ffi::OsStr) {
     use webfetch::PageType;
     let Ok(file) = std::fs::File::create(path) else {
@@ -326,7 +326,7 @@ fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &s
         let Some(page_type) = extraction.document.page_type else {
             continue;
         };
-        if matches!(page_type, PageType::Article | PageType::Forum) {
+        if page_type == PageType::Article {
             continue;
         }
         for (text, row) in webfetch::internals::extract::auto::block_rows(&decoded.text, page_type)

@@ -56,12 +56,16 @@ pub(crate) fn extract_as(
     read(html, final_url, page_type)
 }
 
-/// The whole-page reading's leaf blocks of `html` read as `page_type`: each
+/// The leaf blocks of `html` read as `page_type` (the thread reading's for a
+/// forum, the whole-page reading's otherwise): each
 /// block's text and its features as the block filter reads them, for
 /// `scripts/train_blocks.py` (through the WCXB bench's `WCXB_BLOCKS`).
 #[cfg(any(test, feature = "internals"))]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn block_rows(html: &str, page_type: PageType) -> Vec<(String, Vec<(u32, f32)>)> {
+    if page_type == PageType::Forum {
+        return thread::block_rows(html);
+    }
     whole::block_rows(
         &mut dom::parse(html, dom::Scripting::On),
         whole::Furniture::for_page(page_type),

@@ -21,6 +21,8 @@ use html5ever::{LocalName, local_name};
 use super::super::article::measure::{Measured, measure};
 use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Tag};
+use super::super::root::Survey;
+use super::super::title;
 use crate::vocabulary::PageType;
 
 mod model;
@@ -31,6 +33,31 @@ pub(crate) struct Context {
     pub(crate) page_type: PageType,
     pub(crate) content_root: Option<NodeId>,
     pub(crate) title_words: HashSet<String>,
+    /// The element the reading returns: only its blocks are judged (all the
+    /// body's blocks are read for their places on the page). `None`: all.
+    pub(crate) within: Option<NodeId>,
+}
+
+impl Context {
+    /// The context of a page of `page_type` whose survey is `survey`.
+    pub(crate) fn new(
+        doc: &Document,
+        survey: &Survey,
+        content_root: Option<NodeId>,
+        page_type: PageType,
+    ) -> Context {
+        let title_words = title(doc, survey)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        Context {
+            page_type,
+            content_root,
+            title_words,
+            within: None,
+        }
+    }
 }
 
 /// A leaf block: a block element whose text is all its own (no nested blocks).
@@ -65,7 +92,8 @@ pub(crate) fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
 
 /// The leaf blocks the model reads as boilerplate, to remove: none on page types
 /// the model does not filter, none when it would remove nine tenths of the text
-/// (a page unlike those it learned from), and never the page's `<h1>`.
+/// (a page unlike those it learned from), and never those [`kept_whatever`]
+/// keeps.
 pub(crate) fn boilerplate(doc: &Document, body: NodeId, context: &Context) -> Vec<NodeId> {
     let Some(threshold) = model::threshold(context.page_type) else {
         return Vec::new();
@@ -80,6 +108,9 @@ pub(crate) fn boilerplate(doc: &Document, body: NodeId, context: &Context) -> Ve
     for (block, row) in blocks.iter().zip(&rows) {
         let chars = block.chars;
         total += chars;
+        if row.is_empty() {
+            continue;
+        }
         for &(i, x) in row {
             dense[i as usize] = x;
         }
@@ -87,7 +118,7 @@ pub(crate) fn boilerplate(doc: &Document, body: NodeId, context: &Context) -> Ve
         for &(i, _) in row {
             dense[i as usize] = 0.0;
         }
-        if measured.nodes[block.node].tag != Tag::Heading(1) && content < threshold {
+        if content < threshold && !kept_whatever(doc, measured, block, context) {
             dropped += chars;
             out.push(measured.nodes[block.node].id);
         }
@@ -96,6 +127,54 @@ pub(crate) fn boilerplate(doc: &Document, body: NodeId, context: &Context) -> Ve
         return Vec::new();
     }
     out
+}
+
+/// Class and id words that name a post's author or date: on a thread each post
+/// keeps them (issue 29), though the benchmark's gold often leaves them out.
+const AUTHOR_OR_DATE: &[&str] = &[
+    "author",
+    "user",
+    "username",
+    "poster",
+    "byline",
+    "date",
+    "time",
+    "timestamp",
+    "posted",
+];
+
+/// Blocks the filter never drops, whatever the model says: the page's `<h1>`;
+/// table cells (a table missing some cells is not a table); and on a thread,
+/// a post's author and date (named so by the block's or its three nearest
+/// ancestors' class or id, or shown in a `<time>`).
+fn kept_whatever(doc: &Document, measured: &Measured, block: &Block, context: &Context) -> bool {
+    let nodes = &measured.nodes;
+    let m = &nodes[block.node];
+    if matches!(
+        m.tag,
+        Tag::Heading(1) | Tag::Cell { .. } | Tag::Row | Tag::Table
+    ) {
+        return true;
+    }
+    if context.page_type != PageType::Forum {
+        return false;
+    }
+    let names_author_or_date = std::iter::successors(Some(block.node), |&a| nodes[a].parent)
+        .take(4)
+        .filter_map(|a| doc.tree.get(nodes[a].id)?.value().element())
+        .any(|e| {
+            name_tokens(e.attr(Attr::Class), e.attr(Attr::Id))
+                .iter()
+                .any(|t| AUTHOR_OR_DATE.contains(&t.as_str()))
+        });
+    names_author_or_date
+        || doc.tree.get(m.id).is_some_and(|node| {
+            node.descendants().any(|d| {
+                d.value()
+                    .element()
+                    .is_some_and(|e| e.name.local == local_name!("time"))
+            })
+        })
 }
 
 /// A node of one of the model's trees: a split (feature index, threshold, then
@@ -213,7 +292,8 @@ enum Dense {
 /// Where the hashed groups begin.
 const DENSE: u32 = Dense::Count as u32;
 
-/// Each block's features, in the order of `blocks`.
+/// Each block's features, in the order of `blocks`; an empty row for a block
+/// outside [`Context::within`].
 pub(crate) fn features(
     doc: &Document,
     measured: &Measured,
@@ -244,15 +324,21 @@ pub(crate) fn features(
     let h1_block = blocks
         .iter()
         .position(|b| nodes[b.node].tag == Tag::Heading(1));
-    let inherited = Inherited::new(doc, measured, context.content_root);
+    let inherited = Inherited::new(doc, measured, context);
     let to_main_text = main_text.map(|i| meeting(measured, blocks[i].node));
     let to_h1 = h1_block.map(|i| meeting(measured, blocks[i].node));
     let alike = siblings_alike(doc, measured, blocks);
+    // Siblings share their ancestors: each ancestor's class tokens are hashed once.
+    let mut ancestor_buckets: HashMap<usize, Vec<u32>> = HashMap::new();
     let mut heading: Vec<String> = Vec::new();
     let mut rows = Vec::with_capacity(blocks.len());
     for (i, block) in blocks.iter().enumerate() {
         let m = &nodes[block.node];
         let mut row = Row::new();
+        if !inherited.in_within[block.node] {
+            rows.push(row);
+            continue;
+        }
         let mut set = |f: Dense, x: f32| {
             if x != 0.0 {
                 row.push((f as u32, x));
@@ -331,10 +417,11 @@ pub(crate) fn features(
             PageType::Forum => Dense::TypeForum,
         };
         set(type_flag, 1.0);
-        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let lower_text = block.text.to_lowercase();
+        let lower: Vec<&str> = lower_text.split_whitespace().collect();
         let in_title = lower
             .iter()
-            .filter(|w| context.title_words.contains(w.as_str()))
+            .filter(|w| context.title_words.contains(**w))
             .count();
         set(
             Dense::TitleOverlap,
@@ -383,11 +470,17 @@ pub(crate) fn features(
             }
         }
         for a in std::iter::successors(m.parent, |&a| nodes[a].parent).take(5) {
-            if let Some(element) = doc.tree.get(nodes[a].id).and_then(|n| n.value().element()) {
-                for token in name_tokens(element.attr(Attr::Class), element.attr(Attr::Id)) {
-                    row.push((hashed(CLASS_ANCESTORS, &token), 1.0));
-                }
-            }
+            let buckets = ancestor_buckets.entry(a).or_insert_with(|| {
+                doc.tree
+                    .get(nodes[a].id)
+                    .and_then(|n| n.value().element())
+                    .map(|e| name_tokens(e.attr(Attr::Class), e.attr(Attr::Id)))
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|token| hashed(CLASS_ANCESTORS, token))
+                    .collect()
+            });
+            row.extend(buckets.iter().map(|&b| (b, 1.0)));
         }
         for word in &heading {
             row.push((hashed(HEADING_WORDS, word), 1.0));
@@ -511,10 +604,12 @@ struct Inherited {
     inside: Vec<u16>,
     /// The element is the SRD's content root or inside it.
     in_root: Vec<bool>,
+    /// The element is [`Context::within`] or inside it (all, without one).
+    in_within: Vec<bool>,
 }
 
 impl Inherited {
-    fn new(doc: &Document, measured: &Measured, content_root: Option<NodeId>) -> Inherited {
+    fn new(doc: &Document, measured: &Measured, context: &Context) -> Inherited {
         let nodes = &measured.nodes;
         let kind = |i: usize| -> u16 {
             let m = &nodes[i];
@@ -542,21 +637,25 @@ impl Inherited {
             depth: Vec::with_capacity(nodes.len()),
             inside: Vec::with_capacity(nodes.len()),
             in_root: Vec::with_capacity(nodes.len()),
+            in_within: Vec::with_capacity(nodes.len()),
         };
         for (i, m) in nodes.iter().enumerate() {
-            let is_root = content_root == Some(m.id);
-            let (depth, inside, in_root) = match m.parent {
+            let is_root = context.content_root == Some(m.id);
+            let is_within = context.within.is_none_or(|within| within == m.id);
+            let (depth, inside, in_root, in_within) = match m.parent {
                 Some(p) => (
                     inherited.depth[p] + 1,
                     inherited.inside[p] | kind(p),
                     is_root || inherited.in_root[p],
+                    is_within || inherited.in_within[p],
                 ),
-                None => (0, 0, is_root),
+                None => (0, 0, is_root, is_within),
             };
             debug_assert_eq!(inherited.depth.len(), i);
             inherited.depth.push(depth);
             inherited.inside.push(inside);
             inherited.in_root.push(in_root);
+            inherited.in_within.push(in_within);
         }
         inherited
     }

@@ -36,11 +36,12 @@ use super::super::article::score::score;
 use super::super::article::{Strictness, reveal_noscript};
 use super::super::dom::{self, Document};
 use super::super::{markdown, normalize_whitespace, root, title};
+use super::blocks;
 use super::repeat::{self, Group, common_ancestor, is_ancestor};
 use super::visible::{is_hidden, restore};
 use super::whole::{form_controls, link_lists, remove_all};
 use crate::extract::element::Attr;
-use crate::vocabulary::ExtractedDocument;
+use crate::vocabulary::{ExtractedDocument, PageType};
 
 /// Posts have this many characters outside links, or more.
 const MIN_POST_CHARS: u32 = 40;
@@ -90,30 +91,27 @@ pub(crate) fn extract(
     }
 }
 
-fn read(
-    mut doc: Document,
-    final_url: &Url,
-    noscript: bool,
-    comments: Comments,
-) -> Option<ExtractedDocument> {
-    let survey = root::survey(&doc);
+/// The thread of a parsed page, its furniture removed: the page's survey and
+/// the thread's element.
+fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root::Survey, NodeId)> {
+    let survey = root::survey(doc);
     let body = survey.candidates[5]?;
     if noscript {
-        reveal_noscript(&mut doc, body);
+        reveal_noscript(doc, body);
     }
     if comments == Comments::Read {
-        reveal_comments(&mut doc, body);
+        reveal_comments(doc, body);
     }
-    let unseen = unseen_elements(&doc, body, LOOSE);
-    remove_all(&mut doc, &unseen);
-    let measured = measure(&doc, body);
+    let unseen = unseen_elements(doc, body, LOOSE);
+    remove_all(doc, &unseen);
+    let measured = measure(doc, body);
     let nodes = &measured.nodes;
-    let posts = posts(repeat::groups(&doc, &measured, MIN_POST_CHARS), nodes)?;
+    let posts = posts(repeat::groups(doc, &measured, MIN_POST_CHARS), nodes)?;
     let parent = posts.parent;
     let mut thread = parent;
     let index: HashMap<NodeId, usize> = nodes.iter().enumerate().map(|(i, m)| (m.id, i)).collect();
     let index_of = |id: NodeId| index.get(&id).copied();
-    if let Some(chosen) = score(&doc, &measured, LOOSE).and_then(|c| index_of(c.root)) {
+    if let Some(chosen) = score(doc, &measured, LOOSE).and_then(|c| index_of(c.root)) {
         let common = common_ancestor(nodes, chosen, parent);
         let disjoint = common != chosen && common != parent;
         let held = nodes[parent].text + if disjoint { nodes[chosen].text } else { 0 };
@@ -138,16 +136,32 @@ fn read(
                 .iter()
                 .any(|&m| is_ancestor(nodes, m, i) || is_ancestor(nodes, i, m))
     };
-    let furniture: Vec<NodeId> = unseen_elements(&doc, body, STRICT)
+    let furniture: Vec<NodeId> = unseen_elements(doc, body, STRICT)
         .into_iter()
         .filter(|&id| !in_or_around_post(id))
         .collect();
     let menus = link_lists(&measured);
     let thread_id = nodes[thread].id;
-    remove_all(&mut doc, &furniture);
-    remove_all(&mut doc, &menus);
-    let controls = form_controls(&doc, thread_id);
-    remove_all(&mut doc, &controls);
+    remove_all(doc, &furniture);
+    remove_all(doc, &menus);
+    let controls = form_controls(doc, thread_id);
+    remove_all(doc, &controls);
+    Some((survey, thread_id))
+}
+
+fn read(
+    mut doc: Document,
+    final_url: &Url,
+    noscript: bool,
+    comments: Comments,
+) -> Option<ExtractedDocument> {
+    let (survey, thread_id) = clear(&mut doc, noscript, comments)?;
+    let body = survey.candidates[5]?;
+    let content_root = root::select_root(&doc, &survey).map(|node| node.id());
+    let mut context = blocks::Context::new(&doc, &survey, content_root, PageType::Forum);
+    context.within = Some(thread_id);
+    let boilerplate = blocks::boilerplate(&doc, body, &context);
+    remove_all(&mut doc, &boilerplate);
     let base = root::base_url(&doc, &survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(doc.tree.get(thread_id)?, &base));
     if markdown.is_empty() {
@@ -160,6 +174,26 @@ fn read(
         page_type: None,
         page_starts: Vec::new(),
     })
+}
+
+/// Each leaf block's text and features as the block filter reads them, in the
+/// thread reading of `html` (its visible view, comments read): what
+/// `scripts/train_blocks.py` trains on.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn block_rows(html: &str) -> Vec<(String, blocks::Row)> {
+    let mut doc = dom::parse(html, dom::Scripting::On);
+    let Some((survey, _)) = clear(&mut doc, false, Comments::Read) else {
+        return Vec::new();
+    };
+    let Some(body) = survey.candidates[5] else {
+        return Vec::new();
+    };
+    let content_root = root::select_root(&doc, &survey).map(|node| node.id());
+    let context = blocks::Context::new(&doc, &survey, content_root, PageType::Forum);
+    let measured = measure(&doc, body);
+    let found = blocks::leaf_blocks(&doc, &measured);
+    let rows = blocks::features(&doc, &measured, &found, &context);
+    found.into_iter().map(|b| b.text).zip(rows).collect()
 }
 
 /// On a thread the comments are the content: containers the SRD removes only for

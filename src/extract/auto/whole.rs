@@ -80,13 +80,15 @@ pub(crate) fn extract(
     furniture: Furniture,
 ) -> Option<ExtractedDocument> {
     let cleared = clear(doc, furniture)?;
-    let boilerplate = blocks::boilerplate(doc, cleared.body, &cleared.context(doc, furniture));
-    remove_all(doc, &boilerplate);
     let root = widen(
         doc,
         cleared.body,
         root::select_root(doc, &cleared.survey)?.id(),
     );
+    let mut context = cleared.context(doc, furniture);
+    context.within = Some(root);
+    let boilerplate = blocks::boilerplate(doc, cleared.body, &context);
+    remove_all(doc, &boilerplate);
     let root = doc.tree.get(root)?;
     let base = root::base_url(doc, &cleared.survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(root, &base));
@@ -125,16 +127,7 @@ struct Cleared {
 impl Cleared {
     /// What the block filter reads each block beside.
     fn context(&self, doc: &Document, furniture: Furniture) -> blocks::Context {
-        let title_words = title(doc, &self.survey)
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(str::to_lowercase)
-            .collect();
-        blocks::Context {
-            page_type: furniture.page_type,
-            content_root: self.content_root,
-            title_words,
-        }
+        blocks::Context::new(doc, &self.survey, self.content_root, furniture.page_type)
     }
 }
 

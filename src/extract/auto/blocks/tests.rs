@@ -4,7 +4,7 @@ use super::super::super::article::measure::measure;
 use super::super::super::dom;
 use super::super::extract_as;
 use super::{
-    Dense, INSIDE, Inherited, TreeNode, hashed, leaf, leaf_blocks, meeting, name_tokens,
+    Context, Dense, INSIDE, Inherited, TreeNode, hashed, leaf, leaf_blocks, meeting, name_tokens,
     siblings_alike,
 };
 use crate::vocabulary::PageType;
@@ -65,7 +65,13 @@ fn leaf_blocks_hold_their_own_text_and_inherit_their_ancestors() {
             "Cell text"
         ]
     );
-    let inherited = Inherited::new(&doc, &measured, None);
+    let context = Context {
+        page_type: PageType::Product,
+        content_root: None,
+        title_words: Default::default(),
+        within: None,
+    };
+    let inherited = Inherited::new(&doc, &measured, &context);
     let bits = |i: usize| inherited.inside[blocks[i].node];
     let bit = |kind: Dense| {
         1u16 << INSIDE
