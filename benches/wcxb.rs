@@ -3,7 +3,8 @@
 //! recall per page, macro-averaged; snippet rates), on what the model reads (the
 //! Markdown with link and image targets dropped), beside mean words per page over
 //! the gold text's, mean cl100k tokens per page, pages with no text where the gold
-//! has some, and extraction time (decode included) on one core.
+//! has some, and extraction time (decode included) on one core: the thread's CPU
+//! time, so other processes' load does not count.
 //!
 //! `cargo bench --bench wcxb`. The split is read from `WEBFETCH_WCXB_DIR`, else
 //! `wcxb-dev` beside `WEBFETCH_CORPUS_DIR`. Environment:
@@ -22,6 +23,8 @@
 //! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
 //! with, without, words, gold words, detected page type).
 
+#[path = "support/clock.rs"]
+mod clock;
 #[path = "support/quality.rs"]
 mod quality;
 #[path = "support/wcxb.rs"]
@@ -133,6 +136,7 @@ fn main() {
                 .and_then(|u| Url::parse(u).ok())
                 .unwrap_or_else(|| fallback.clone());
             let started = Instant::now();
+            let started_cpu = clock::thread_cpu_ns();
             let decoded = decode(body, None, true);
             let result = match (mode, oracle) {
                 // The gold type's reading: each type's extraction apart from the
@@ -155,7 +159,12 @@ fn main() {
                 }
                 _ => extract_html(&decoded.text, &url, mode),
             };
-            run.time += started.elapsed();
+            // This thread's CPU time where the clock is there: other processes'
+            // load on a shared machine does not count.
+            run.time += match (started_cpu, clock::thread_cpu_ns()) {
+                (Some(from), Some(to)) => Duration::from_nanos((to - from) as u64),
+                _ => started.elapsed(),
+            };
             let (markdown, detected) = match result {
                 Ok(extraction) => (
                     extraction.document.markdown,
