@@ -35,7 +35,8 @@ from scipy.sparse import csr_matrix
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import GroupKFold
 
-# Must match blocks.rs: the dense features, then the four hashed groups.
+# Must match blocks.rs: the dense features, then the four hashed groups (a unit
+# test there reads these three constants and fails when they differ).
 DENSE = 54
 FEATURES = DENSE + 256 + 512 + 256 + 512
 # The dense feature saying the block is the page's <h1> (never dropped).

@@ -136,3 +136,25 @@ fn a_product_reading_keeps_the_description_and_drops_placeholders() {
         "{placeholders} placeholders kept:\n{markdown}"
     );
 }
+
+#[test]
+fn the_training_script_reads_the_same_feature_layout() {
+    let path = format!("{}/scripts/train_blocks.py", env!("CARGO_MANIFEST_DIR"));
+    let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let constant = |name: &str| -> u32 {
+        let line = script
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} = ")))
+            .unwrap_or_else(|| panic!("{name} not in {path}"));
+        line[name.len() + 3..]
+            .split('+')
+            .map(|term| match term.trim() {
+                "DENSE" => super::DENSE,
+                n => n.parse().unwrap_or_else(|_| panic!("{line}")),
+            })
+            .sum()
+    };
+    assert_eq!(constant("DENSE"), super::DENSE);
+    assert_eq!(constant("FEATURES"), super::FEATURES);
+    assert_eq!(constant("TAG_H1"), Dense::TagH1 as u32);
+}
