@@ -103,11 +103,7 @@ fn main() {
         // The classifier's features and decision per page, beside the gold type.
         let mut out = String::new();
         for (page, body) in pages.iter().zip(&html) {
-            let url = page
-                .url
-                .as_deref()
-                .and_then(|u| Url::parse(u).ok())
-                .unwrap_or_else(|| fallback.clone());
+            let url = page_url(page, &fallback);
             let decoded = decode(body, None, true);
             let described =
                 webfetch::internals::extract::auto::classify::describe(&decoded.text, &url);
@@ -130,11 +126,7 @@ fn main() {
             per_page: Vec::new(),
         };
         for (index, (page, body)) in pages.iter().zip(&html).enumerate() {
-            let url = page
-                .url
-                .as_deref()
-                .and_then(|u| Url::parse(u).ok())
-                .unwrap_or_else(|| fallback.clone());
+            let url = page_url(page, &fallback);
             let started = Instant::now();
             let started_cpu = clock::thread_cpu_ns();
             let decoded = decode(body, None, true);
@@ -323,11 +315,7 @@ fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &s
     };
     let mut out = std::io::BufWriter::new(file);
     for (page, body) in pages.iter().zip(html) {
-        let url = page
-            .url
-            .as_deref()
-            .and_then(|u| Url::parse(u).ok())
-            .unwrap_or_else(|| fallback.clone());
+        let url = page_url(page, fallback);
         let decoded = decode(body, None, true);
         let Ok(extraction) = extract_html(&decoded.text, &url, ExtractionMode::Auto) else {
             continue;
@@ -351,4 +339,12 @@ fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &s
             );
         }
     }
+}
+
+/// The page's URL, or `fallback` for the few the benchmark has none for.
+fn page_url(page: &wcxb::Page, fallback: &Url) -> Url {
+    page.url
+        .as_deref()
+        .and_then(|u| Url::parse(u).ok())
+        .unwrap_or_else(|| fallback.clone())
 }

@@ -232,8 +232,8 @@ def write(path, model, cols, thresholds, pages, blocks):
                     f"{int(node['left'])}, {int(node['right'])})"
                 )
         lines.append("    &[")
-        for i in range(0, len(out), 4):
-            lines.append("        " + " ".join(n + "," for n in out[i:i + 4]))
+        for i in range(0, len(out), 5):
+            lines.append("        " + " ".join(n + "," for n in out[i:i + 5]))
         lines.append("    ],")
     lines += ["];", ""]
     with open(path, "w") as f:

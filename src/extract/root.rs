@@ -7,7 +7,7 @@ use url::Url;
 
 use super::dom::{Document, Node};
 use super::element::Attr;
-use super::element::{self, Tag, has_class_token};
+use super::element::{self, Element, Tag, has_class_token};
 use super::walk::{Step, Visitor, walk};
 use super::writer::is_html_space;
 
@@ -174,6 +174,14 @@ impl<'a> Visitor<'a> for FirstVisible {
 /// out, whitespace collapsed and trimmed (FR-WF-13e's normalisation: Unicode
 /// whitespace runs become one space).
 pub(crate) fn normalized_text(root: NodeRef<'_, Node>) -> String {
+    collapsed_text(root, |e| {
+        e.tag == Tag::Skip || element::is_script_or_style(&e.name.local)
+    })
+}
+
+/// The text of `root` with whitespace runs collapsed to single spaces, leaving
+/// out the subtrees of elements `skip` names.
+pub(crate) fn collapsed_text(root: NodeRef<'_, Node>, skip: impl Fn(&Element) -> bool) -> String {
     let mut out = String::new();
     let mut skip_until: Option<NodeId> = None;
     for edge in root.traverse() {
@@ -187,11 +195,7 @@ pub(crate) fn normalized_text(root: NodeRef<'_, Node>) -> String {
                         out.push_str(word);
                     }
                 }
-                Node::Element(e)
-                    if e.tag == Tag::Skip || element::is_script_or_style(&e.name.local) =>
-                {
-                    skip_until = Some(node.id());
-                }
+                Node::Element(e) if skip(e) => skip_until = Some(node.id()),
                 _ => {}
             },
             ego_tree::iter::Edge::Close(node) if skip_until == Some(node.id()) => {

@@ -21,7 +21,7 @@ use html5ever::{LocalName, local_name};
 use super::super::article::measure::{Measured, measure};
 use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Tag};
-use super::super::root::Survey;
+use super::super::root::{Survey, collapsed_text};
 use super::super::title;
 use crate::vocabulary::PageType;
 
@@ -79,7 +79,7 @@ pub(crate) fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
         .filter(|(_, m)| m.tag.is_block() && !m.has_block_child && m.text > 0)
         .filter_map(|(i, m)| {
             let node = doc.tree.get(m.id)?;
-            let text = visible_text(node);
+            let text = collapsed_text(node, |e| !e.is_rendered());
             let chars = text.chars().count();
             (chars > 0).then_some(Block {
                 node: i,
@@ -684,31 +684,6 @@ fn meeting(measured: &Measured, anchor: usize) -> Vec<(f32, f32)> {
     out.into_iter()
         .map(|(up, share)| ((up as f32 / 10.0).min(2.0), share))
         .collect()
-}
-
-/// The rendered text of `node`, whitespace collapsed.
-fn visible_text(node: ego_tree::NodeRef<'_, Node>) -> String {
-    let mut out = String::new();
-    let mut skip_until: Option<NodeId> = None;
-    for edge in node.traverse() {
-        match edge {
-            ego_tree::iter::Edge::Open(n) if skip_until.is_none() => match n.value() {
-                Node::Text(text) => {
-                    for word in text.split_whitespace() {
-                        if !out.is_empty() {
-                            out.push(' ');
-                        }
-                        out.push_str(word);
-                    }
-                }
-                Node::Element(e) if !e.is_rendered() => skip_until = Some(n.id()),
-                _ => {}
-            },
-            ego_tree::iter::Edge::Close(n) if skip_until == Some(n.id()) => skip_until = None,
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]

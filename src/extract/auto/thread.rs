@@ -157,8 +157,7 @@ fn read(
 ) -> Option<ExtractedDocument> {
     let (survey, thread_id) = clear(&mut doc, noscript, comments)?;
     let body = survey.candidates[5]?;
-    let content_root = root::select_root(&doc, &survey).map(|node| node.id());
-    let mut context = blocks::Context::new(&doc, &survey, content_root, PageType::Forum);
+    let mut context = filter_context(&doc, &survey);
     context.within = Some(thread_id);
     let boilerplate = blocks::boilerplate(&doc, body, &context);
     remove_all(&mut doc, &boilerplate);
@@ -176,6 +175,12 @@ fn read(
     })
 }
 
+/// What the block filter reads a thread's blocks beside.
+fn filter_context(doc: &Document, survey: &root::Survey) -> blocks::Context {
+    let content_root = root::select_root(doc, survey).map(|node| node.id());
+    blocks::Context::new(doc, survey, content_root, PageType::Forum)
+}
+
 /// Each leaf block's text and features as the block filter reads them, in the
 /// thread reading of `html` (its visible view, comments read): what
 /// `scripts/train_blocks.py` trains on.
@@ -188,8 +193,7 @@ pub(crate) fn block_rows(html: &str) -> Vec<(String, blocks::Row)> {
     let Some(body) = survey.candidates[5] else {
         return Vec::new();
     };
-    let content_root = root::select_root(&doc, &survey).map(|node| node.id());
-    let context = blocks::Context::new(&doc, &survey, content_root, PageType::Forum);
+    let context = filter_context(&doc, &survey);
     let measured = measure(&doc, body);
     let found = blocks::leaf_blocks(&doc, &measured);
     let rows = blocks::features(&doc, &measured, &found, &context);
