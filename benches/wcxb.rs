@@ -21,7 +21,12 @@
 //! type, block text, features) for the pages auto reads whole or as threads, for
 //! `scripts/train_blocks.py`, and measures nothing;
 //! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
-//! with, without, words, gold words, detected page type).
+//! with, without, words, gold words, detected page type);
+//! `WCXB_REPEAT=N` times each page's extraction N times per mode and counts the
+//! fastest (less noise from a shared machine; N times as long).
+//!
+//! Each page is read in every mode back to back, so drift in the machine's load
+//! during the run weighs on every mode alike.
 
 #[path = "support/clock.rs"]
 mod clock;
@@ -116,47 +121,46 @@ fn main() {
         write_blocks(&pages, &html, &fallback, &path);
         return;
     }
-    let mut runs = Vec::new();
-    for mode in modes {
-        let mut run = Run {
+    // Pages outer, modes inner: each page is read in every mode back to back, so
+    // a shared machine's drift in load weighs on every mode alike.
+    let mut runs: Vec<Run> = modes
+        .iter()
+        .map(|&mode| Run {
             mode,
             by_type: vec![Sums::default(); TYPES.len()],
             all: Sums::default(),
             time: Duration::ZERO,
             per_page: Vec::new(),
-        };
-        for (index, (page, body)) in pages.iter().zip(&html).enumerate() {
-            let url = page_url(page, &fallback);
-            let started = Instant::now();
-            let started_cpu = clock::thread_cpu_ns();
-            let decoded = decode(body, None, true);
-            let result = match (mode, oracle) {
+        })
+        .collect();
+    let repeat: usize = std::env::var("WCXB_REPEAT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    for (index, (page, body)) in pages.iter().zip(&html).enumerate() {
+        let url = page_url(page, &fallback);
+        for run in &mut runs {
+            let mode = run.mode;
+            let forced_type = match (mode, oracle) {
                 // The gold type's reading: each type's extraction apart from the
                 // classifier (`WCXB_ORACLE=1`).
-                (ExtractionMode::Auto, true) => {
-                    let page_type = match (forced.as_deref(), page.page_type.as_str()) {
+                (ExtractionMode::Auto, true) => Some(
+                    match (forced.as_deref(), page.page_type.as_str()) {
                         (Some(forced), _) => forced,
                         (None, "collection") => "listing",
                         (None, other) => other,
-                    };
-                    webfetch::internals::extract::auto::extract_as(
-                        &decoded.text,
-                        &url,
-                        page_type.parse().unwrap_or(webfetch::PageType::Article),
-                    )
-                    .map(|document| webfetch::internals::extract::Extraction {
-                        document,
-                        article_fell_back: false,
-                    })
-                }
-                _ => extract_html(&decoded.text, &url, mode),
+                    }
+                    .parse()
+                    .unwrap_or(webfetch::PageType::Article),
+                ),
+                _ => None,
             };
-            // This thread's CPU time where the clock is there: other processes'
-            // load on a shared machine does not count.
-            run.time += match (started_cpu, clock::thread_cpu_ns()) {
-                (Some(from), Some(to)) => Duration::from_nanos((to - from) as u64),
-                _ => started.elapsed(),
-            };
+            let (result, time) = (0..repeat)
+                .map(|_| timed(|| extract(body, &url, mode, forced_type)))
+                .min_by_key(|(_, time)| *time)
+                .expect("at least one run");
+            run.time += time;
             let (markdown, detected) = match result {
                 Ok(extraction) => (
                     extraction.document.markdown,
@@ -191,7 +195,6 @@ fn main() {
                 );
             }
         }
-        runs.push(run);
     }
     print_tables(&runs, bytes);
     let worst: usize = std::env::var("WCXB_WORST")
@@ -218,6 +221,42 @@ fn main() {
             }
         }
     }
+}
+
+/// One extraction of a page's bytes (decode included) in `mode`; in auto mode
+/// as `forced_type` when there is one.
+fn extract(
+    body: &[u8],
+    url: &Url,
+    mode: ExtractionMode,
+    forced_type: Option<webfetch::PageType>,
+) -> Result<webfetch::internals::extract::Extraction, webfetch::FetchError> {
+    let decoded = decode(body, None, true);
+    match forced_type {
+        Some(page_type) => {
+            webfetch::internals::extract::auto::extract_as(&decoded.text, url, page_type).map(
+                |document| webfetch::internals::extract::Extraction {
+                    document,
+                    article_fell_back: false,
+                },
+            )
+        }
+        None => extract_html(&decoded.text, url, mode),
+    }
+}
+
+/// `f`'s result and the time it took: this thread's CPU time where the clock
+/// is there (other processes' load on a shared machine does not count), else
+/// the wall clock's.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let started = Instant::now();
+    let started_cpu = clock::thread_cpu_ns();
+    let out = f();
+    let time = match (started_cpu, clock::thread_cpu_ns()) {
+        (Some(from), Some(to)) => Duration::from_nanos((to - from) as u64),
+        _ => started.elapsed(),
+    };
+    (out, time)
 }
 
 fn print_tables(runs: &[Run], bytes: usize) {

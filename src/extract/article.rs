@@ -59,10 +59,20 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> 
 }
 
 fn extract_parsed(html: &str, final_url: &Url, scripting: Scripting) -> Option<ExtractedDocument> {
+    // Each pass removes what it reads as furniture, so each reads its own copy
+    // of one parse: a copy costs a fraction of a parse, and on WCXB's dev split
+    // one page in three runs a second pass.
+    let mut parsed = Some(dom::parse(html, scripting));
     // (substance, document) of each pass run.
     let mut attempts: Vec<(usize, ExtractedDocument)> = Vec::new();
-    for pass in Strictness::ALL {
-        let Some(document) = extract_pass(html, final_url, pass, scripting) else {
+    for (k, pass) in Strictness::ALL.into_iter().enumerate() {
+        let doc = if k + 1 == Strictness::ALL.len() {
+            parsed.take()
+        } else {
+            parsed.clone()
+        };
+        let Some(document) = doc.and_then(|doc| extract_pass(doc, final_url, pass, scripting))
+        else {
             continue;
         };
         if attempts.is_empty() && document.markdown.chars().count() >= MIN_ARTICLE_CHARS {
@@ -122,12 +132,11 @@ impl Strictness {
 }
 
 fn extract_pass(
-    html: &str,
+    mut doc: Document,
     final_url: &Url,
     pass: Strictness,
     scripting: Scripting,
 ) -> Option<ExtractedDocument> {
-    let mut doc = dom::parse(html, scripting);
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
     if scripting == Scripting::Off {

@@ -87,7 +87,7 @@ impl ElemName for NameRef<'_> {
 /// A node of the tree. Under `internals` the stage-timing example names it
 /// (it is in the parser's and the converter's signatures) but never looks inside
 /// an element, so the element type stays the crate's own.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[cfg_attr(
     feature = "internals",
     visibility::make(pub),
@@ -115,6 +115,7 @@ impl Node {
 }
 
 /// A parsed document.
+#[derive(Clone)]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) struct Document {
     /// The arena; dropping it is a flat loop, whatever the nesting depth.

@@ -443,7 +443,7 @@ pub(crate) struct Name {
 
 /// An element: its name (the tree builder asks for it), its classification and the
 /// attributes extraction reads.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Element {
     /// The name, as parsed.
     pub name: Name,

@@ -13,12 +13,12 @@
 //! features `cargo bench --bench wcxb` writes with `WCXB_BLOCKS`; the script
 //! says how to retrain them, and which page types it filters.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use ego_tree::NodeId;
 use html5ever::{LocalName, local_name};
 
-use super::super::article::measure::{Measured, measure};
+use super::super::article::measure::Measured;
 use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Tag};
 use super::super::root::{Survey, collapsed_text};
@@ -32,7 +32,9 @@ mod model;
 pub(crate) struct Context {
     pub(crate) page_type: PageType,
     pub(crate) content_root: Option<NodeId>,
-    pub(crate) title_words: HashSet<String>,
+    /// The title's words, lowercased, sorted and deduplicated (a title has
+    /// few: a binary search beats hashing each block's words).
+    pub(crate) title_words: Vec<String>,
     /// The element the reading returns: only its blocks are judged (all the
     /// body's blocks are read for their places on the page). `None`: all.
     pub(crate) within: Option<NodeId>,
@@ -46,11 +48,13 @@ impl Context {
         content_root: Option<NodeId>,
         page_type: PageType,
     ) -> Context {
-        let title_words = title(doc, survey)
+        let mut title_words: Vec<String> = title(doc, survey)
             .unwrap_or_default()
             .split_whitespace()
             .map(str::to_lowercase)
             .collect();
+        title_words.sort_unstable();
+        title_words.dedup();
         Context {
             page_type,
             content_root,
@@ -94,11 +98,10 @@ pub(crate) fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
 /// the model does not filter, none when it would remove nine tenths of the text
 /// (a page unlike those it learned from), and never those [`kept_whatever`]
 /// keeps.
-pub(crate) fn boilerplate(doc: &Document, body: NodeId, context: &Context) -> Vec<NodeId> {
+pub(crate) fn boilerplate(doc: &Document, measured: &Measured, context: &Context) -> Vec<NodeId> {
     let Some(threshold) = model::threshold(context.page_type) else {
         return Vec::new();
     };
-    let measured = &measure(doc, body);
     let blocks = leaf_blocks(doc, measured);
     let rows = features(doc, measured, &blocks, context);
     let mut dense = vec![0.0f32; FEATURES as usize];
@@ -203,11 +206,13 @@ fn leaf(tree: &[TreeNode], features: &[f32]) -> f64 {
         match tree.get(at) {
             Some(&TreeNode::Split(feature, threshold, left, right)) => {
                 let x = features.get(usize::from(feature)).copied().unwrap_or(0.0);
-                at = usize::from(if f64::from(x) <= threshold {
-                    left
-                } else {
-                    right
-                });
+                // Which way a block goes is data, not a pattern a branch
+                // predictor learns: a conditional move is faster.
+                at = usize::from(std::hint::select_unpredictable(
+                    f64::from(x) <= threshold,
+                    left,
+                    right,
+                ));
             }
             Some(&TreeNode::Leaf(value)) => return value,
             None => break,
@@ -312,14 +317,17 @@ pub(crate) fn features(
         .iter()
         .position(|b| nodes[b.node].tag == Tag::Heading(1))
         .map(|i| starts[i]);
-    let words_of = |b: &Block| b.text.split_whitespace().count();
-    let most_words = blocks.iter().map(words_of).max().unwrap_or(0);
+    let word_counts: Vec<usize> = blocks
+        .iter()
+        .map(|b| b.text.split_whitespace().count())
+        .collect();
+    let most_words = word_counts.iter().copied().max().unwrap_or(0);
     // The page's main text: its longest block of prose (not a run of links).
     let main_text = blocks
         .iter()
         .enumerate()
         .filter(|(_, b)| nodes[b.node].link_density() < 0.5)
-        .max_by_key(|(_, b)| words_of(b))
+        .max_by_key(|&(i, _)| word_counts[i])
         .map(|(i, _)| i);
     let h1_block = blocks
         .iter()
@@ -327,9 +335,9 @@ pub(crate) fn features(
     let inherited = Inherited::new(doc, measured, context);
     let to_main_text = main_text.map(|i| meeting(measured, blocks[i].node));
     let to_h1 = h1_block.map(|i| meeting(measured, blocks[i].node));
-    let alike = siblings_alike(doc, measured, blocks);
+    let alike = siblings_alike(doc, measured, blocks, &inherited.in_within);
     // Siblings share their ancestors: each ancestor's class tokens are hashed once.
-    let mut ancestor_buckets: HashMap<usize, Vec<u32>> = HashMap::new();
+    let mut ancestor_buckets: Vec<Option<Vec<u32>>> = vec![None; nodes.len()];
     let mut heading: Vec<String> = Vec::new();
     let mut rows = Vec::with_capacity(blocks.len());
     for (i, block) in blocks.iter().enumerate() {
@@ -421,7 +429,12 @@ pub(crate) fn features(
         let lower: Vec<&str> = lower_text.split_whitespace().collect();
         let in_title = lower
             .iter()
-            .filter(|w| context.title_words.contains(**w))
+            .filter(|w| {
+                context
+                    .title_words
+                    .binary_search_by(|t| t.as_str().cmp(**w))
+                    .is_ok()
+            })
             .count();
         set(
             Dense::TitleOverlap,
@@ -432,9 +445,12 @@ pub(crate) fn features(
             set(Dense::FromH1, (starts[i] - h1).abs());
         }
         let neighbour = |j: Option<usize>| {
-            j.and_then(|j| blocks.get(j)).map_or((0.0, 0.0), |b| {
-                let words = b.text.split_whitespace().count();
-                (nodes[b.node].link_density(), (1.0 + words as f32).ln())
+            j.filter(|&j| j < blocks.len()).map_or((0.0, 0.0), |j| {
+                let words = word_counts[j];
+                (
+                    nodes[blocks[j].node].link_density(),
+                    (1.0 + words as f32).ln(),
+                )
             })
         };
         let (prev_links, prev_words) = neighbour(i.checked_sub(1));
@@ -470,7 +486,7 @@ pub(crate) fn features(
             }
         }
         for a in std::iter::successors(m.parent, |&a| nodes[a].parent).take(5) {
-            let buckets = ancestor_buckets.entry(a).or_insert_with(|| {
+            let buckets = ancestor_buckets[a].get_or_insert_with(|| {
                 doc.tree
                     .get(nodes[a].id)
                     .and_then(|n| n.value().element())
@@ -513,14 +529,18 @@ fn letters(word: &str) -> String {
 
 /// The tokens of a class and id: runs of ASCII letters, lowercased, two to 20
 /// long (`product-reviews__item` gives `product`, `reviews`, `item`).
-fn name_tokens(class: Option<&str>, id: Option<&str>) -> HashSet<String> {
-    class
+/// Each token once.
+fn name_tokens(class: Option<&str>, id: Option<&str>) -> Vec<String> {
+    let mut tokens: Vec<String> = class
         .into_iter()
         .chain(id)
         .flat_map(|s| s.split(|c: char| !c.is_ascii_alphabetic()))
         .filter(|t| (2..=20).contains(&t.len()))
         .map(str::to_ascii_lowercase)
-        .collect()
+        .collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens
 }
 
 /// The bucket of `token` in a hashed group: FNV-1a, so the trained weights
@@ -549,8 +569,14 @@ fn merge(mut row: Row) -> Row {
 
 /// For each block, how many siblings share its tag and class: cards, menu
 /// entries and per-post furniture repeat; paragraphs of prose rarely carry a
-/// class. Each parent's children are counted once.
-fn siblings_alike(doc: &Document, measured: &Measured, blocks: &[Block]) -> Vec<usize> {
+/// class. Each parent's children are counted once, and only for blocks
+/// `judged` (by index into [`Measured::nodes`]); others read 0.
+fn siblings_alike(
+    doc: &Document,
+    measured: &Measured,
+    blocks: &[Block],
+    judged: &[bool],
+) -> Vec<usize> {
     let key = |node: ego_tree::NodeRef<'_, Node>| {
         node.value()
             .element()
@@ -561,6 +587,9 @@ fn siblings_alike(doc: &Document, measured: &Measured, blocks: &[Block]) -> Vec<
     blocks
         .iter()
         .map(|block| {
+            if !judged[block.node] {
+                return 0;
+            }
             let Some(node) = doc.tree.get(measured.nodes[block.node].id) else {
                 return 0;
             };

@@ -28,9 +28,10 @@ pub(crate) struct Clues {
 impl Clues {
     /// The clues of `html`, fetched from `final_url`.
     pub(crate) fn read(html: &str, final_url: &Url) -> Clues {
+        let page = signals::Haystack::new(html);
         Clues {
-            signals: signals::read(html),
-            pre: signals::count_pre(html),
+            signals: signals::read(&page),
+            pre: signals::count_pre(&page),
             host: final_url.host_str().unwrap_or("").to_ascii_lowercase(),
             path: final_url.path().to_ascii_lowercase(),
         }

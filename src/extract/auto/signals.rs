@@ -2,15 +2,16 @@
 //! JSON-LD (`"@type"`) and microdata (`itemtype`), and its Open Graph `og:type`.
 //!
 //! Read from the raw HTML, not the tree: the parse keeps no script text and no
-//! attribute extraction does not read. One case-insensitive pass finds the three
-//! markers; each is read a bounded distance past its marker, so the scan is linear
-//! in the page however it is written. JSON-LD is not parsed as JSON: its `"@type"`
+//! attribute extraction does not read. The three markers are found in the page's
+//! lowercased copy ([`Haystack`]), each searched for once over the page; each is
+//! read a bounded distance past its marker, so the scan is linear in the page
+//! however it is written. JSON-LD is not parsed as JSON: its `"@type"`
 //! values are read where they stand, so a block with a syntax error (common) still
 //! counts.
 
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
+use memchr::memmem::Finder;
 
 /// Bytes read past a marker for its value.
 const VALUE_WINDOW: usize = 512;
@@ -42,28 +43,56 @@ impl Signals {
 
 const MARKERS: [&str; 3] = ["application/ld+json", "og:type", "itemtype"];
 
-static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(MARKERS)
-        .expect("fixed markers build")
-});
+static FINDERS: LazyLock<[Finder<'static>; 3]> =
+    LazyLock::new(|| MARKERS.map(|marker| Finder::new(marker.as_bytes())));
 
-/// Reads the signals of `html`.
-pub(crate) fn read(html: &str) -> Signals {
+/// A page's HTML beside its ASCII-lowercased copy: the same bytes at the same
+/// offsets but for case. Markers are found in the copy with a plain substring
+/// search, values read from the original. On HTML, where every letter is
+/// common, this is about four times as fast as a case-insensitive automaton
+/// (WCXB's dev split: 0.10 s against 0.41 s for its 416 MB).
+pub(crate) struct Haystack<'a> {
+    html: &'a str,
+    lower: String,
+}
+
+impl<'a> Haystack<'a> {
+    /// The haystack of `html`.
+    pub(crate) fn new(html: &'a str) -> Haystack<'a> {
+        Haystack {
+            html,
+            lower: html.to_ascii_lowercase(),
+        }
+    }
+}
+
+/// Reads the signals of a page.
+pub(crate) fn read(page: &Haystack<'_>) -> Signals {
+    let (html, lower) = (page.html, page.lower.as_bytes());
     let mut signals = Signals::default();
-    let bytes = html.as_bytes();
+    // The next place of each marker at or after `at`, found again only once
+    // passed, so each marker's search runs over the page once.
+    let mut next: [Option<usize>; 3] = FINDERS.each_ref().map(|finder| finder.find(lower));
     let mut at = 0;
-    while at < bytes.len() && signals.types.len() < MAX_TYPES {
-        let Some(found) = FINDER.find(&html[at..]) else {
+    while at < lower.len() && signals.types.len() < MAX_TYPES {
+        for (place, finder) in next.iter_mut().zip(FINDERS.iter()) {
+            if place.is_some_and(|p| p < at) {
+                *place = finder.find(&lower[at..]).map(|i| at + i);
+            }
+        }
+        let Some((pattern, start)) = next
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| p.map(|p| (k, p)))
+            .min_by_key(|&(_, p)| p)
+        else {
             break;
         };
-        let start = at + found.start();
-        let end = at + found.end();
+        let end = start + MARKERS[pattern].len();
         at = end;
-        match found.pattern().as_usize() {
+        match pattern {
             0 => {
-                let Some((from, to)) = block_after(html, end) else {
+                let Some((from, to)) = block_after(lower, end) else {
                     break;
                 };
                 json_ld_types(slice(html, from, to), &mut signals.types);
@@ -97,16 +126,15 @@ pub(crate) fn json_ld_blocks(html: &str) -> impl Iterator<Item = &str> {
     let mut at = 0;
     std::iter::from_fn(move || {
         let marker = at + find_ci(&bytes[at.min(bytes.len())..], MARKERS[0].as_bytes())?;
-        let (from, to) = block_after(html, marker + MARKERS[0].len())?;
+        let (from, to) = block_after(bytes, marker + MARKERS[0].len())?;
         at = to.max(marker + 1);
         Some(slice(html, from, to))
     })
 }
 
 /// Where the JSON-LD block of a marker ending at `end` runs: from the end of its
-/// `<script ...>` tag to `</script`, at most `BLOCK_WINDOW` bytes.
-fn block_after(html: &str, end: usize) -> Option<(usize, usize)> {
-    let bytes = html.as_bytes();
+/// `<script ...>` tag to `</script` (in any case), at most `BLOCK_WINDOW` bytes.
+fn block_after(bytes: &[u8], end: usize) -> Option<(usize, usize)> {
     let open = memchr::memchr(b'>', bytes.get(end..)?)?;
     let from = end + open + 1;
     let to = find_ci(&bytes[from..], b"</script")
@@ -115,12 +143,13 @@ fn block_after(html: &str, end: usize) -> Option<(usize, usize)> {
     Some((from, to))
 }
 
-/// `<pre>` start tags in `html` (any case): code blocks, read without a parse.
-pub(crate) fn count_pre(html: &str) -> usize {
-    let bytes = html.as_bytes();
+/// `<pre>` start tags of a page (any case): code blocks, read without a parse.
+pub(crate) fn count_pre(page: &Haystack<'_>) -> usize {
+    static PRE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"<pre"));
+    let bytes = page.lower.as_bytes();
     let mut count = 0;
     let mut at = 0;
-    while let Some(i) = find_ci(&bytes[at..], b"<pre") {
+    while let Some(i) = PRE.find(&bytes[at..]) {
         let end = at + i + 4;
         if matches!(
             bytes.get(end),
@@ -235,7 +264,7 @@ mod tests {
             <SCRIPT TYPE='application/LD+JSON'>{"@type": "https://schema.org/WebPage"</SCRIPT>
             </head><body><div itemscope itemtype="http://schema.org/ItemList"></div>
             <div itemtype=https://schema.org/Offer/>x</div></body>"#;
-        let signals = read(html);
+        let signals = read(&Haystack::new(html));
         assert_eq!(signals.og_type.as_deref(), Some("product"));
         assert_eq!(
             signals.types,
@@ -251,7 +280,9 @@ mod tests {
         );
         assert_eq!(signals.count(&["offer"]), 2);
         assert_eq!(
-            count_pre("<PRE>a</pre><pre class=x>b</pre><preface><pre"),
+            count_pre(&Haystack::new(
+                "<PRE>a</pre><pre class=x>b</pre><preface><pre"
+            )),
             2
         );
     }
@@ -269,10 +300,13 @@ mod tests {
             "<meta property=\"og:type\" content=\"é\u{301}\">",
             "itemtype='http://schema.org/' og:type",
         ] {
-            let _ = read(html);
+            let _ = read(&Haystack::new(html));
         }
         assert_eq!(
-            read("<script type=application/ld+json>{\"@type\": [\"A\", ").types,
+            read(&Haystack::new(
+                "<script type=application/ld+json>{\"@type\": [\"A\", "
+            ))
+            .types,
             ["a"]
         );
     }

@@ -159,7 +159,7 @@ fn read(
     let body = survey.candidates[5]?;
     let mut context = filter_context(&doc, &survey);
     context.within = Some(thread_id);
-    let boilerplate = blocks::boilerplate(&doc, body, &context);
+    let boilerplate = blocks::boilerplate(&doc, &measure(&doc, body), &context);
     remove_all(&mut doc, &boilerplate);
     let base = root::base_url(&doc, &survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(doc.tree.get(thread_id)?, &base));

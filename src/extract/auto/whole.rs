@@ -80,14 +80,11 @@ pub(crate) fn extract(
     furniture: Furniture,
 ) -> Option<ExtractedDocument> {
     let cleared = clear(doc, furniture)?;
-    let root = widen(
-        doc,
-        cleared.body,
-        root::select_root(doc, &cleared.survey)?.id(),
-    );
+    let measured = measure(doc, cleared.body);
+    let root = widen(&measured, root::select_root(doc, &cleared.survey)?.id());
     let mut context = cleared.context(doc, furniture);
     context.within = Some(root);
-    let boilerplate = blocks::boilerplate(doc, cleared.body, &context);
+    let boilerplate = blocks::boilerplate(doc, &measured, &context);
     remove_all(doc, &boilerplate);
     let root = doc.tree.get(root)?;
     let base = root::base_url(doc, &cleared.survey, final_url);
@@ -208,8 +205,7 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
 /// when the root holds less: the SRD takes the first `<article>` or `<main>`,
 /// which on a product or landing page is often one block of many (a review, a
 /// spec sheet).
-fn widen(doc: &Document, body: NodeId, root: NodeId) -> NodeId {
-    let measured = measure(doc, body);
+fn widen(measured: &Measured, root: NodeId) -> NodeId {
     let Some(body_text) = measured.nodes.first().map(|m| m.text) else {
         return root;
     };

@@ -84,7 +84,7 @@ fn leaf_blocks_hold_their_own_text_and_inherit_their_ancestors() {
     assert_eq!(bits(6), bit(Dense::InTable));
     assert_eq!(inherited.depth[blocks[1].node], 3, "main, section, p");
     assert_eq!(
-        siblings_alike(&doc, &measured, &blocks),
+        siblings_alike(&doc, &measured, &blocks, &inherited.in_within),
         [0, 0, 2, 2, 2, 0, 0]
     );
     // The paragraph meets the heading one level up (their section) and the
