@@ -70,7 +70,7 @@ pub(crate) fn extract_html(
             });
         }
         ExtractionMode::Article => {
-            if let Some(document) = article::extract(html, final_url) {
+            if let Some(document) = article::extract(&dom::Source::new(html), final_url) {
                 return Ok(Extraction {
                     document,
                     article_fell_back: false,

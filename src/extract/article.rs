@@ -27,7 +27,7 @@
 use ego_tree::NodeId;
 use url::Url;
 
-use super::dom::{self, Document, Node, Scripting};
+use super::dom::{Document, Node, Scripting, Source};
 use super::element::{self, Tag};
 use super::{markdown, normalize_whitespace, root};
 use crate::vocabulary::ExtractedDocument;
@@ -53,26 +53,32 @@ const MIN_ARTICLE_CHARS: usize = 500;
 /// (a crawler view such as Discourse's): parsed with scripting off, markup in a
 /// `<noscript>` can escape it (an inner `<p>` closes the `<p>` around it), and
 /// what a browser with scripts on never shows must not become text by default.
-pub(crate) fn extract(html: &str, final_url: &Url) -> Option<ExtractedDocument> {
-    extract_parsed(html, final_url, Scripting::On)
-        .or_else(|| extract_parsed(html, final_url, Scripting::Off))
+pub(crate) fn extract(source: &Source<'_>, final_url: &Url) -> Option<ExtractedDocument> {
+    extract_parsed(source, final_url, Scripting::On).or_else(|| {
+        Scripting::matters_for(source.html())
+            .then(|| extract_parsed(source, final_url, Scripting::Off))
+            .flatten()
+    })
 }
 
-fn extract_parsed(html: &str, final_url: &Url, scripting: Scripting) -> Option<ExtractedDocument> {
+fn extract_parsed(
+    source: &Source<'_>,
+    final_url: &Url,
+    scripting: Scripting,
+) -> Option<ExtractedDocument> {
     // Each pass removes what it reads as furniture, so each reads its own copy
-    // of one parse: a copy costs a fraction of a parse, and on WCXB's dev split
-    // one page in three runs a second pass.
-    let mut parsed = Some(dom::parse(html, scripting));
+    // of one parse (on WCXB's dev split one page in three runs a second pass).
+    let parsed = match scripting {
+        Scripting::On => None,
+        Scripting::Off => Some(source.document(Scripting::Off)),
+    };
     // (substance, document) of each pass run.
     let mut attempts: Vec<(usize, ExtractedDocument)> = Vec::new();
-    for (k, pass) in Strictness::ALL.into_iter().enumerate() {
-        let doc = if k + 1 == Strictness::ALL.len() {
-            parsed.take()
-        } else {
-            parsed.clone()
-        };
-        let Some(document) = doc.and_then(|doc| extract_pass(doc, final_url, pass, scripting))
-        else {
+    for pass in Strictness::ALL {
+        let doc = parsed
+            .clone()
+            .unwrap_or_else(|| source.document(Scripting::On));
+        let Some(document) = extract_pass(doc, final_url, pass, scripting) else {
             continue;
         };
         if attempts.is_empty() && document.markdown.chars().count() >= MIN_ARTICLE_CHARS {
@@ -245,7 +251,9 @@ mod tests {
     }
 
     fn article(html: &str) -> String {
-        extract(html, &url()).expect("article content").markdown
+        extract(&Source::new(html), &url())
+            .expect("article content")
+            .markdown
     }
 
     fn fixture(name: &str) -> String {
@@ -323,7 +331,7 @@ mod tests {
         let srd = extract_html(STORY, &url(), ExtractionMode::Srd).unwrap();
         assert!(!srd.article_fell_back);
         let tiny = "<html><body><p>Hi there</p></body></html>";
-        assert_eq!(extract(tiny, &url()), None);
+        assert_eq!(extract(&Source::new(tiny), &url()), None);
         let fell_back = extract_html(tiny, &url(), ExtractionMode::Article).unwrap();
         assert!(fell_back.article_fell_back);
         assert_eq!(
@@ -464,7 +472,8 @@ mod tests {
             ("update-box", false),
             ("story-body", false),
         ] {
-            let doc = dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
+            let doc =
+                super::super::dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
             let div = doc
                 .descendants()
                 .filter_map(|n| n.value().element())

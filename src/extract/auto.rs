@@ -79,20 +79,23 @@ fn read(
     final_url: &Url,
     mut page_type: PageType,
 ) -> Result<ExtractedDocument, FetchError> {
+    // One parse, each reading tried on a copy; the whole-page reading, last
+    // but for the visible text, on the parse itself.
+    let source = dom::Source::new(html);
     let scored = match page_type {
         PageType::Article => {
-            let (document, read_as) = article_or_thread(html, final_url);
+            let (document, read_as) = article_or_thread(&source, final_url);
             page_type = read_as;
             document
         }
-        PageType::Forum => thread::extract(html, final_url, thread::Comments::Read)
-            .or_else(|| article::extract(html, final_url)),
+        PageType::Forum => thread::extract(&source, final_url, thread::Comments::Read)
+            .or_else(|| article::extract(&source, final_url)),
         _ => None,
     };
     let mut document = match scored {
         Some(document) => document,
         None => match whole::extract(
-            &mut dom::parse(html, dom::Scripting::On),
+            &mut source.into_document(),
             final_url,
             whole::Furniture::for_page(page_type),
         ) {
@@ -110,7 +113,7 @@ fn read(
 /// An article reading shorter than this many words may have caught one post of
 /// a thread, or one block of a list, and the page's repeated posts are read too.
 /// Longer readings are taken as they are: the thread reading costs a second
-/// parse. On WCXB's dev split it then runs on one article page in twelve, and
+/// reading of the page. On WCXB's dev split it then runs on one article page in twelve, and
 /// a bound of 500 words would gain little more for twice the runs.
 const SHORT_ARTICLE_WORDS: usize = 300;
 
@@ -122,12 +125,15 @@ const THREAD_OVER_ARTICLE: usize = 4;
 /// The article reading of a page classified as an article, or its thread reading
 /// when article scoring chose one post among many ([`SHORT_ARTICLE_WORDS`],
 /// [`THREAD_OVER_ARTICLE`]); with the type the reading found.
-fn article_or_thread(html: &str, final_url: &Url) -> (Option<ExtractedDocument>, PageType) {
+fn article_or_thread(
+    source: &dom::Source<'_>,
+    final_url: &Url,
+) -> (Option<ExtractedDocument>, PageType) {
     let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
-    let article = article::extract(html, final_url);
+    let article = article::extract(source, final_url);
     if let Some(article_words) = article.as_ref().map(words)
         && may_be_one_post(article_words)
-        && let Some(thread) = thread::extract(html, final_url, thread::Comments::Dropped)
+        && let Some(thread) = thread::extract(source, final_url, thread::Comments::Dropped)
         && thread_outweighs(article_words, words(&thread))
     {
         return (Some(thread), PageType::Forum);

@@ -14,6 +14,7 @@
 //! says how to retrain them, and which page types it filters.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use ego_tree::NodeId;
 use html5ever::{LocalName, local_name};
@@ -25,7 +26,13 @@ use super::super::root::{Survey, collapsed_text};
 use super::super::title;
 use crate::vocabulary::PageType;
 
+mod forest;
 mod model;
+
+use forest::{Forest, TreeNode};
+
+/// The model's trees, laid out once for the walk.
+static FOREST: LazyLock<Forest> = LazyLock::new(|| Forest::new(model::BASELINE, model::TREES));
 
 /// What a block is read beside: the page's type, the SRD's content root and
 /// the page title's words.
@@ -117,7 +124,7 @@ pub(crate) fn boilerplate(doc: &Document, measured: &Measured, context: &Context
         for &(i, x) in row {
             dense[i as usize] = x;
         }
-        let content = log_odds(&dense);
+        let content = FOREST.log_odds(&dense);
         for &(i, _) in row {
             dense[i as usize] = 0.0;
         }
@@ -178,47 +185,6 @@ fn kept_whatever(doc: &Document, measured: &Measured, block: &Block, context: &C
                     .is_some_and(|e| e.name.local == local_name!("time"))
             })
         })
-}
-
-/// A node of one of the model's trees: a split (feature index, threshold, then
-/// the left and right children's indexes: a block goes left when its feature is
-/// at most the threshold), or a leaf's log-odds.
-#[derive(Debug, Clone, Copy)]
-enum TreeNode {
-    Split(u16, f64, u8, u8),
-    Leaf(f64),
-}
-
-/// The model's log-odds that a block with the (dense) `features` is content.
-fn log_odds(features: &[f32]) -> f64 {
-    model::BASELINE
-        + model::TREES
-            .iter()
-            .map(|tree| leaf(tree, features))
-            .sum::<f64>()
-}
-
-/// The leaf of `tree` a block reaches. A tree is walked root to leaf, each step
-/// to a child, so at most its length of steps.
-fn leaf(tree: &[TreeNode], features: &[f32]) -> f64 {
-    let mut at = 0usize;
-    for _ in 0..tree.len() {
-        match tree.get(at) {
-            Some(&TreeNode::Split(feature, threshold, left, right)) => {
-                let x = features.get(usize::from(feature)).copied().unwrap_or(0.0);
-                // Which way a block goes is data, not a pattern a branch
-                // predictor learns: a conditional move is faster.
-                at = usize::from(std::hint::select_unpredictable(
-                    f64::from(x) <= threshold,
-                    left,
-                    right,
-                ));
-            }
-            Some(&TreeNode::Leaf(value)) => return value,
-            None => break,
-        }
-    }
-    0.0
 }
 
 /// A block's features, sparse: (index, value) pairs.

@@ -69,21 +69,22 @@ pub(crate) enum Comments {
     Dropped,
 }
 
-/// The thread of `html` as Markdown, or `None` when it has no repeated posts.
+/// The thread of a page as Markdown, or `None` when it has no repeated posts.
 pub(crate) fn extract(
-    html: &str,
+    source: &dom::Source<'_>,
     final_url: &Url,
     comments: Comments,
 ) -> Option<ExtractedDocument> {
     let read = |doc, noscript| read(doc, final_url, noscript, comments);
-    let visible = read(dom::parse(html, dom::Scripting::On), false);
+    let visible = read(source.document(dom::Scripting::On), false);
     if visible
         .as_ref()
         .is_some_and(|d| d.markdown.chars().count() >= MIN_THREAD_CHARS)
+        || !dom::Scripting::matters_for(source.html())
     {
         return visible;
     }
-    let crawler_view = read(dom::parse(html, dom::Scripting::Off), true);
+    let crawler_view = read(source.document(dom::Scripting::Off), true);
     match (visible, crawler_view) {
         (Some(v), Some(c)) if c.markdown.len() > v.markdown.len() * 2 => Some(c),
         (Some(v), _) => Some(v),

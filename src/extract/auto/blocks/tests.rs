@@ -3,9 +3,9 @@ use url::Url;
 use super::super::super::article::measure::measure;
 use super::super::super::dom;
 use super::super::extract_as;
+use super::forest::{Forest, TreeNode};
 use super::{
-    Context, Dense, INSIDE, Inherited, TreeNode, hashed, leaf, leaf_blocks, meeting, name_tokens,
-    siblings_alike,
+    Context, Dense, INSIDE, Inherited, hashed, leaf_blocks, meeting, name_tokens, siblings_alike,
 };
 use crate::vocabulary::PageType;
 
@@ -24,9 +24,27 @@ fn a_tree_is_walked_to_its_leaf_and_a_malformed_one_ends() {
         TreeNode::Leaf(-1.0),
         TreeNode::Leaf(2.0),
     ];
+    let leaf = |tree: &[TreeNode], features: &[f32]| Forest::new(0.0, &[tree]).log_odds(features);
     assert_eq!(leaf(&tree, &[0.0, 0.5]), -1.0, "at the threshold goes left");
     assert_eq!(leaf(&tree, &[0.0, 0.7]), 2.0);
     assert_eq!(leaf(&tree, &[0.0]), -1.0, "a feature past the row reads 0");
+    // Leaves at different depths: the walk stays on a leaf it reaches early.
+    let uneven = [
+        TreeNode::Split(0, 0.5, 1, 2),
+        TreeNode::Leaf(1.0),
+        TreeNode::Split(1, 0.5, 3, 4),
+        TreeNode::Leaf(3.0),
+        TreeNode::Leaf(4.0),
+    ];
+    assert_eq!(leaf(&uneven, &[0.0, 9.0]), 1.0);
+    assert_eq!(leaf(&uneven, &[1.0, 0.0]), 3.0);
+    assert_eq!(leaf(&uneven, &[1.0, 1.0]), 4.0);
+    let forest = Forest::new(0.5, &[&tree, &uneven]);
+    assert_eq!(
+        forest.log_odds(&[1.0, 1.0]),
+        0.5 + 2.0 + 4.0,
+        "baseline plus each tree's leaf"
+    );
     let cycle = [TreeNode::Split(0, 0.5, 0, 0)];
     assert_eq!(leaf(&cycle, &[0.0]), 0.0, "a cycle ends after its length");
     let dangling = [TreeNode::Split(0, 0.5, 7, 7)];
