@@ -1,12 +1,13 @@
 //! The block filter's trees, laid out for a fast walk.
 //!
-//! `model.rs` writes each tree as the training script reads it: splits and
-//! leaves. Walked as written, every step branches on the block's features and
-//! every tree ends on a branch of its own, so most steps are mispredicted. Here
-//! the trees sit in one flat array and each is walked a fixed number of steps
-//! (its depth): a leaf is its own both children, so a walk that reaches it
-//! early stays there. Each step picks a child with a conditional move, no branch
-//! depends on a block, and consecutive trees' walks overlap in the processor.
+//! `model.rs` writes each tree as the training script reads it: an enum of
+//! splits and leaves per tree. Here the trees sit in one flat array of plain
+//! nodes, a leaf being its own both children, and a walk stops at the first
+//! node that is: two thirds of the time of walking the enums (WCXB's dev
+//! split's 97,015 blocks: 0.22 s against 0.35 s). A walk without branches,
+//! each tree walked its full depth with conditional moves, was slower still
+//! (0.51 s): the trees are deep (8.6 levels on average) and most walks end
+//! early.
 
 /// A node of a tree as `model.rs` writes it: a split (feature index, threshold,
 /// then the left and right children's indexes within the tree: a block goes
@@ -18,8 +19,8 @@ pub(crate) enum TreeNode {
     Leaf(f64),
 }
 
-/// A node in the flat array. A leaf reads feature 0 and goes to itself either
-/// way; a split's `value` is 0.
+/// A node in the flat array. A leaf is its own both children; a split's
+/// `value` is 0.
 #[derive(Debug, Clone, Copy)]
 struct Flat {
     feature: u16,
@@ -36,7 +37,7 @@ const NOWHERE: u32 = 0;
 pub(crate) struct Forest {
     baseline: f64,
     nodes: Vec<Flat>,
-    /// Each tree's root in `nodes` and its walk's steps.
+    /// Each tree's root in `nodes` and the most steps its walk takes.
     trees: Vec<(u32, u32)>,
 }
 
@@ -95,26 +96,30 @@ impl Forest {
     }
 
     /// The log-odds that a block with the (dense) `features` is content: the
-    /// baseline plus each tree's leaf. A feature past `features` reads 0.
+    /// baseline plus the sum of each tree's leaf (in that order: a block at the
+    /// threshold is judged as it always was). A feature past `features` reads 0.
     pub(crate) fn log_odds(&self, features: &[f32]) -> f64 {
-        let mut sum = self.baseline;
+        let mut sum = 0.0;
         for &(root, steps) in &self.trees {
             let mut at = root as usize;
             for _ in 0..steps {
                 let node = &self.nodes[at];
+                if node.left as usize == at {
+                    break;
+                }
                 let x = features
                     .get(usize::from(node.feature))
                     .copied()
                     .unwrap_or(0.0);
-                at = std::hint::select_unpredictable(
-                    f64::from(x) <= node.threshold,
-                    node.left,
-                    node.right,
-                ) as usize;
+                at = if f64::from(x) <= node.threshold {
+                    node.left
+                } else {
+                    node.right
+                } as usize;
             }
             sum += self.nodes[at].value;
         }
-        sum
+        self.baseline + sum
     }
 }
 
