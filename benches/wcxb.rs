@@ -291,16 +291,18 @@ fn print_tables(runs: &[Run], bytes: usize) {
     }
     println!();
     println!(
-        "| mode | with | without | words / gold | mean tokens | no text (gold has some) | time | MB/s |"
+        "| mode | with | without | with (plain) | without (plain) | words / gold | mean tokens | no text (gold has some) | time | MB/s |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for run in runs {
         let s = &run.all;
         println!(
-            "| {} | {:.1}% | {:.1}% | {:.2}x | {:.0} | {} | {:.0} ms | {:.1} |",
+            "| {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.2}x | {:.0} | {} | {:.0} ms | {:.1} |",
             run.mode,
             s.with() * 100.0,
             s.without() * 100.0,
+            s.with_plain() * 100.0,
+            s.without_plain() * 100.0,
             s.length_ratio(),
             s.mean_tokens(),
             s.failures,

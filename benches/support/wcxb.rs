@@ -10,6 +10,12 @@
 //! snippets found as case-insensitive substrings of the prediction, averaged over
 //! pages (a page with no snippets of a kind counts 1 for that kind, as the
 //! benchmark counts it).
+//!
+//! The snippet rates are also given on [`plain_view`]: our Markdown with its
+//! syntax taken out, as the plain text the benchmark's other extractors print.
+//! A substring test reads `[link text`, `**bold**` and a table's pipes as other
+//! words, so the Markdown a model reads well scores fewer snippets than the
+//! same words in plain text.
 
 #![allow(dead_code)]
 
@@ -161,6 +167,30 @@ pub(crate) fn snippet_rate(text: &str, snippets: &[String]) -> f64 {
     found as f64 / snippets.len() as f64
 }
 
+/// The reading text (link targets already dropped) as plain text: Markdown's
+/// backslash escapes undone, its emphasis and code markers, link brackets,
+/// heading hashes, table pipes and quote markers made spaces, whitespace
+/// collapsed (a snippet may run across a line break).
+pub(crate) fn plain_view(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek().is_some_and(|n| n.is_ascii_punctuation()) => {
+                out.extend(chars.next());
+            }
+            '[' | ']' | '*' | '`' | '#' | '|' | '>' => out.push(' '),
+            '_' if !out.ends_with(char::is_alphanumeric)
+                || !chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
+            {
+                out.push(' ')
+            }
+            c => out.push(c),
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Sums over pages of one group (a type, or all).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Sums {
@@ -170,6 +200,8 @@ pub(crate) struct Sums {
     pub f1: f64,
     pub with: f64,
     pub without: f64,
+    pub with_plain: f64,
+    pub without_plain: f64,
     pub words: usize,
     pub gold_words: usize,
     pub tokens: usize,
@@ -185,6 +217,8 @@ impl Sums {
         self.f1 += score.f1;
         self.with += score.with;
         self.without += score.without;
+        self.with_plain += score.with_plain;
+        self.without_plain += score.without_plain;
         self.words += score.words;
         self.gold_words += score.gold_words;
         self.tokens += score.tokens;
@@ -210,6 +244,12 @@ impl Sums {
     pub(crate) fn without(&self) -> f64 {
         self.mean(self.without)
     }
+    pub(crate) fn with_plain(&self) -> f64 {
+        self.mean(self.with_plain)
+    }
+    pub(crate) fn without_plain(&self) -> f64 {
+        self.mean(self.without_plain)
+    }
     /// Mean words per page over the gold text's.
     pub(crate) fn length_ratio(&self) -> f64 {
         self.words as f64 / self.gold_words.max(1) as f64
@@ -227,6 +267,9 @@ pub(crate) struct PageScore {
     pub f1: f64,
     pub with: f64,
     pub without: f64,
+    /// The snippet rates on [`plain_view`].
+    pub with_plain: f64,
+    pub without_plain: f64,
     pub words: usize,
     pub gold_words: usize,
     pub tokens: usize,
@@ -246,6 +289,8 @@ pub(crate) fn score_page(page: &Page, text: &str, tokens: usize) -> PageScore {
         f1,
         with: snippet_rate(text, &page.with),
         without: snippet_rate(text, &page.without),
+        with_plain: snippet_rate(&plain_view(text), &page.with),
+        without_plain: snippet_rate(&plain_view(text), &page.without),
         words,
         gold_words,
         tokens,

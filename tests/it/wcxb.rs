@@ -120,4 +120,9 @@ fn the_word_metric_is_the_benchmarks() {
     let snippets = ["Add To Cart".to_owned(), "free shipping".to_owned()];
     assert_eq!(split::snippet_rate("... add to cart ...", &snippets), 0.5);
     assert_eq!(split::snippet_rate("anything", &[]), 1.0);
+    // The plain view: Markdown syntax out, escapes undone, snake_case kept.
+    assert_eq!(
+        split::plain_view("taken over from [Minoa ,\n\n**bold** `code` | a_b \\*x\\*"),
+        "taken over from Minoa , bold code a_b *x*"
+    );
 }
