@@ -24,7 +24,7 @@ mod clock;
 mod pages;
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use url::Url;
@@ -155,12 +155,10 @@ struct Cost {
 fn cost_per_byte(page: &[u8], url: &Url) -> Cost {
     release_free_memory();
     let faults = page_faults();
-    let (start, cpu) = (Instant::now(), thread_cpu_ns());
-    black_box(run(black_box(page), url));
-    let ns = match (cpu, thread_cpu_ns()) {
-        (Some(from), Some(to)) => to.saturating_sub(from),
-        _ => start.elapsed().as_nanos(),
-    };
+    let ((), time) = clock::timed(|| {
+        black_box(run(black_box(page), url));
+    });
+    let ns = time.as_nanos();
     let len = page.len().max(1) as f64;
     Cost {
         ns_per_byte: ns as f64 / len,

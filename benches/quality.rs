@@ -1,7 +1,9 @@
 //! Extraction quality over the article-extraction corpus (181 real news pages with
 //! gold article text), every mode (srd, article, auto) side by side in one run: the benchmark's metric
 //! with link targets dropped and as printed, mean cl100k tokens per page (gold text:
-//! 1,093), and extraction time (decode included) on one core.
+//! 1,093), and extraction time (decode included) on one core: the thread's CPU
+//! time, each page read in every mode back to back, so drift in a shared
+//! machine's load weighs on every mode alike.
 //!
 //! `cargo bench --bench quality`. Environment:
 //! `QUALITY_WORST=N` lists the N worst pages of article mode by F1;
@@ -11,13 +13,15 @@
 //! prints, joined; `QUALITY_SHOW=FILE,FILE` prints the article-mode Markdown of those HTML files
 //! and measures nothing.
 
+#[path = "support/clock.rs"]
+mod clock;
 #[path = "support/pages.rs"]
 #[allow(dead_code)] // the dense and repeated pages are the extract bench's
 mod pages;
 #[path = "support/quality.rs"]
 mod quality;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use url::Url;
 use webfetch::ExtractionMode;
@@ -67,13 +71,14 @@ fn main() {
         bytes as f64 / 1e6,
         gold_tokens as f64 / truth.len().max(1) as f64
     );
-    let mut runs = Vec::new();
-    for mode in [
+    let mut runs: Vec<(ExtractionMode, Run)> = [
         ExtractionMode::Srd,
         ExtractionMode::Article,
         ExtractionMode::Auto,
-    ] {
-        let mut run = Run {
+    ]
+    .into_iter()
+    .map(|mode| {
+        let run = Run {
             text: Totals::default(),
             raw: Totals::default(),
             tokens: 0,
@@ -81,13 +86,18 @@ fn main() {
             fallbacks: 0,
             per_page: Vec::new(),
         };
-        for (id, page, gold, url) in with_gold(&corpus, &truth) {
-            let url =
-                Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
-            let started = Instant::now();
-            let decoded = decode(page, None, true);
-            let result = extract_html(&decoded.text, &url, mode);
-            run.time += started.elapsed();
+        (mode, run)
+    })
+    .collect();
+    for (id, page, gold, url) in with_gold(&corpus, &truth) {
+        let url = Url::parse(url).unwrap_or_else(|_| Url::parse("https://example.com/").unwrap());
+        for (mode, run) in &mut runs {
+            let mode = *mode;
+            let (result, time) = clock::timed(|| {
+                let decoded = decode(page, None, true);
+                extract_html(&decoded.text, &url, mode)
+            });
+            run.time += time;
             let markdown = match result {
                 Ok(extraction) => {
                     run.fallbacks += usize::from(extraction.article_fell_back);
@@ -111,7 +121,6 @@ fn main() {
                 let _ = std::fs::write(dump.join(format!("{id}.{mode}.md")), &markdown);
             }
         }
-        runs.push((mode, run));
     }
     println!(
         "| mode | F1 (link targets dropped) | P | R | F1 as printed | mean tokens | time | MiB/s | fallbacks |"

@@ -36,7 +36,7 @@ mod quality;
 mod wcxb;
 
 use std::io::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use url::Url;
 use webfetch::ExtractionMode;
@@ -157,7 +157,7 @@ fn main() {
                 _ => None,
             };
             let (result, time) = (0..repeat)
-                .map(|_| timed(|| extract(body, &url, mode, forced_type)))
+                .map(|_| clock::timed(|| extract(body, &url, mode, forced_type)))
                 .min_by_key(|(_, time)| *time)
                 .expect("at least one run");
             run.time += time;
@@ -243,20 +243,6 @@ fn extract(
         }
         None => extract_html(&decoded.text, url, mode),
     }
-}
-
-/// `f`'s result and the time it took: this thread's CPU time where the clock
-/// is there (other processes' load on a shared machine does not count), else
-/// the wall clock's.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let started = Instant::now();
-    let started_cpu = clock::thread_cpu_ns();
-    let out = f();
-    let time = match (started_cpu, clock::thread_cpu_ns()) {
-        (Some(from), Some(to)) => Duration::from_nanos((to - from) as u64),
-        _ => started.elapsed(),
-    };
-    (out, time)
 }
 
 fn print_tables(runs: &[Run], bytes: usize) {

@@ -128,24 +128,24 @@ fn rate(paths: &[String], url: &Url) {
         .map(|p| std::fs::read(p).unwrap_or_else(|e| panic!("{p}: {e}")))
         .collect();
     let bytes: usize = files.iter().map(Vec::len).sum();
-    let now = || clock::thread_cpu_ns().expect("a thread CPU clock");
     for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
         let best = (0..5)
             .map(|_| {
-                let start = now();
-                for file in &files {
-                    let text = decode(black_box(file), None, true).text;
-                    let markdown = extract_html(&text, url, mode).map(|e| e.document.markdown);
-                    black_box(markdown.ok());
-                }
-                now() - start
+                let ((), time) = clock::timed(|| {
+                    for file in &files {
+                        let text = decode(black_box(file), None, true).text;
+                        let markdown = extract_html(&text, url, mode).map(|e| e.document.markdown);
+                        black_box(markdown.ok());
+                    }
+                });
+                time
             })
             .min()
-            .unwrap_or(1);
+            .unwrap_or_default();
         println!(
             "webfetch {}: {:.1} MB/s over {} files, {bytes} bytes",
             mode.as_str(),
-            bytes as f64 * 1e3 / best as f64,
+            bytes as f64 / 1e6 / best.as_secs_f64().max(1e-9),
             files.len()
         );
     }

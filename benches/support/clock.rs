@@ -1,5 +1,20 @@
-//! The calling thread's CPU clock, for the extraction bench and
-//! `examples/extract_stages.rs`.
+//! The calling thread's CPU clock, for the extraction, quality and WCXB
+//! benches.
+
+use std::time::{Duration, Instant};
+
+/// `f`'s result and the time it took: this thread's CPU time where the clock
+/// is there ([`thread_cpu_ns`]), else the wall clock's.
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let started = Instant::now();
+    let started_cpu = thread_cpu_ns();
+    let out = f();
+    let time = match (started_cpu, thread_cpu_ns()) {
+        (Some(from), Some(to)) => Duration::from_nanos(to.saturating_sub(from) as u64),
+        _ => started.elapsed(),
+    };
+    (out, time)
+}
 
 /// Nanoseconds of CPU this thread has run (`CLOCK_THREAD_CPUTIME_ID`): time spent
 /// waiting for a core on a shared machine is not counted, so the figures vary far
