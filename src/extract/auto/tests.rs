@@ -203,6 +203,41 @@ fn story_with_a_few_comments() -> String {
     )
 }
 
+/// A question and, beside it, the list of its answers (Stack Exchange's
+/// layout): the longest answer is what article scoring picks.
+const QUESTION_AND_ANSWERS: &str = r#"<html><head><title>Why is except: pass bad?</title></head><body>
+    <div id="content"><h1>Why is except: pass bad?</h1>
+    <div id="mainbar">
+      <div id="question" class="question"><div class="votes">12</div>
+        <div class="post-body"><p>I often see comments saying that except: pass is discouraged. Why is this bad, when I only want the code to go on?</p></div>
+        <div class="user-info">asked by vader</div></div>
+      <div id="answers"><h2>3 Answers</h2>
+        <div class="answer"><div class="votes">40</div><div class="post-body"><p>Catching any error hides the ones you never expected, and passing on it hides that anything went wrong at all, so the bug surfaces far away from its cause.</p>
+          <p>Catch only the exceptions you know how to recover from, and log or re-raise the rest so that they are seen.</p></div><div class="user-info">answered by poke</div></div>
+        <div class="answer"><div class="votes">9</div><div class="post-body"><p>It also catches KeyboardInterrupt and SystemExit on old versions, so the program cannot be stopped.</p></div><div class="user-info">answered by ana</div></div>
+        <div class="answer"><div class="votes">2</div><div class="post-body"><p>Sometimes it is fine, for a best-effort cleanup whose failure changes nothing.</p></div><div class="user-info">answered by jberg</div></div>
+      </div>
+    </div></div></body></html>"#;
+
+#[test]
+fn a_question_beside_its_list_of_answers_is_read_before_them() {
+    let document = extract_as(
+        QUESTION_AND_ANSWERS,
+        &url("/questions/215/why-is-except-pass-bad"),
+        PageType::Forum,
+    )
+    .unwrap();
+    let markdown = &document.markdown;
+    let at = |text: &str| {
+        markdown
+            .find(text)
+            .unwrap_or_else(|| panic!("{text}:\n{markdown}"))
+    };
+    assert!(at("I often see comments") < at("Catching any error"));
+    assert!(at("Catching any error") < at("It also catches"));
+    assert!(at("It also catches") < at("Sometimes it is fine"));
+}
+
 #[test]
 fn an_article_with_comments_read_as_a_thread_keeps_the_article() {
     let html = story_with_a_few_comments();

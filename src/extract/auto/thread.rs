@@ -8,8 +8,9 @@
 //!    wins when it holds half of that group's prose or more (the page's layout
 //!    columns repeat too, around the thread).
 //! 2. The thread: the posts' parent, widened to take in the container article
-//!    scoring chose when both sit in a parent that holds little else (a question
-//!    above its list of answers).
+//!    scoring chose when both sit in a parent that holds little else, and then
+//!    a lead post before it: a question above the list of its answers (up to
+//!    two levels up, prose before and little after).
 //! 3. Inside the thread, what names furniture outside the posts (menus, share
 //!    bars, related threads), form controls and link lists go; inside a post
 //!    everything visible stays, comment-named classes included.
@@ -29,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use ego_tree::NodeId;
 use url::Url;
 
-use super::super::article::measure::measure;
+use super::super::article::measure::{Measure, measure};
 use super::super::article::names::style_hides;
 use super::super::article::names::unseen_elements;
 use super::super::article::score::score;
@@ -47,6 +48,12 @@ use crate::vocabulary::{ExtractedDocument, PageType};
 const MIN_POST_CHARS: u32 = 40;
 /// A thread reading shorter than this is retried on the `<noscript>` view.
 const MIN_THREAD_CHARS: usize = 500;
+
+/// A lead post (the question above a list of answers) has this many characters
+/// outside links, or more.
+const MIN_LEAD_CHARS: u32 = 100;
+/// How many levels above the thread a lead post is looked for.
+const LEAD_LEVELS: usize = 2;
 
 /// Images and hidden elements only: names are read after the posts are found.
 const LOOSE: Strictness = Strictness {
@@ -142,7 +149,7 @@ fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root
         .filter(|&id| !in_or_around_post(id))
         .collect();
     let menus = link_lists(&measured);
-    let thread_id = nodes[thread].id;
+    let thread_id = nodes[with_lead_post(nodes, thread)].id;
     remove_all(doc, &furniture);
     remove_all(doc, &menus);
     let controls = form_controls(doc, thread_id);
@@ -174,6 +181,43 @@ fn read(
         page_type: None,
         page_starts: Vec::new(),
     })
+}
+
+/// `thread`, or its ancestor that also holds the post its posts answer: walking
+/// up at most [`LEAD_LEVELS`] levels, the first ancestor whose children before
+/// the thread's branch hold [`MIN_LEAD_CHARS`] of prose or more, under half of
+/// their text in links, and whose children after it hold under a quarter of
+/// its text. A question sits beside the list of its answers (Stack Exchange's
+/// `#question` before `#answers`), which article scoring, choosing the longest
+/// answer, does not take in.
+fn with_lead_post(nodes: &[Measure], thread: usize) -> usize {
+    let mut branch = thread;
+    for _ in 0..LEAD_LEVELS {
+        let Some(above) = nodes[branch].parent else {
+            break;
+        };
+        let (mut before, mut links_before, mut after) = (0u32, 0u32, 0u32);
+        // Nodes are in document order, so `above`'s children come after it.
+        for (j, m) in nodes.iter().enumerate().skip(above + 1) {
+            if m.parent != Some(above) {
+                continue;
+            }
+            if j < branch {
+                before += m.text;
+                links_before += m.link;
+            } else if j > branch {
+                after += m.text;
+            }
+        }
+        if before.saturating_sub(links_before) >= MIN_LEAD_CHARS
+            && u64::from(links_before) * 2 < u64::from(before)
+            && u64::from(after) * 4 < u64::from(nodes[above].text)
+        {
+            return above;
+        }
+        branch = above;
+    }
+    thread
 }
 
 /// What the block filter reads a thread's blocks beside.
