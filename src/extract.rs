@@ -70,7 +70,9 @@ pub(crate) fn extract_html(
             });
         }
         ExtractionMode::Article => {
-            if let Some(document) = article::extract(&dom::Source::new(html), final_url) {
+            if let Some(document) =
+                article::extract(&dom::Source::new(html, dom::Keep::Nothing), final_url)
+            {
                 return Ok(Extraction {
                     document,
                     article_fell_back: false,

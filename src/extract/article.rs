@@ -66,8 +66,8 @@ fn extract_parsed(
     final_url: &Url,
     scripting: Scripting,
 ) -> Option<ExtractedDocument> {
-    // Each pass removes what it reads as furniture, so each reads its own copy
-    // of one parse (on WCXB's dev split one page in three runs a second pass).
+    // Each pass removes what it reads as furniture, so each reads a tree of its
+    // own (on WCXB's dev split one page in three runs a second pass).
     let parsed = match scripting {
         Scripting::On => None,
         Scripting::Off => Some(source.document(Scripting::Off)),
@@ -243,6 +243,7 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
 mod tests {
     use super::names::{is_label, names_furniture, style_hides};
     use super::*;
+    use crate::extract::dom::Keep;
     use crate::extract::extract_html;
     use crate::vocabulary::ExtractionMode;
 
@@ -251,7 +252,7 @@ mod tests {
     }
 
     fn article(html: &str) -> String {
-        extract(&Source::new(html), &url())
+        extract(&Source::new(html, Keep::Nothing), &url())
             .expect("article content")
             .markdown
     }
@@ -331,7 +332,7 @@ mod tests {
         let srd = extract_html(STORY, &url(), ExtractionMode::Srd).unwrap();
         assert!(!srd.article_fell_back);
         let tiny = "<html><body><p>Hi there</p></body></html>";
-        assert_eq!(extract(&Source::new(tiny), &url()), None);
+        assert_eq!(extract(&Source::new(tiny, Keep::Nothing), &url()), None);
         let fell_back = extract_html(tiny, &url(), ExtractionMode::Article).unwrap();
         assert!(fell_back.article_fell_back);
         assert_eq!(

@@ -81,7 +81,7 @@ fn read(
 ) -> Result<ExtractedDocument, FetchError> {
     // One parse, each reading tried on a copy; the whole-page reading, last
     // but for the visible text, on the parse itself.
-    let source = dom::Source::new(html);
+    let source = dom::Source::new(html, dom::Keep::Copies);
     let scored = match page_type {
         PageType::Article => {
             let (document, read_as) = article_or_thread(&source, final_url);

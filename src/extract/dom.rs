@@ -162,21 +162,35 @@ impl Scripting {
     }
 }
 
-/// A page's HTML and its parse with scripting on, made on first use. Article
-/// scoring reads a page in up to three passes and auto mode tries readings in
-/// turn; each changes the tree it reads, so each reads a copy of one parse: a
-/// copy costs a few hundredths of a parse (WCXB's dev split: 0.8% of auto
-/// mode's time for 911 copies, against 39% for 1,693 parses).
+/// Whether a [`Source`] keeps its parse for the readings after the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Kept: each reading reads a copy (auto mode, which tries readings in
+    /// turn). A copy costs a few hundredths of a parse (WCXB's dev split: 0.8%
+    /// of auto mode's time for 911 copies, against 39% for 1,693 parses), but
+    /// the parse is held beside the copy being read.
+    Copies,
+    /// Not kept: each reading parses anew, so one tree is held at a time
+    /// (article mode, whose later passes are rare: its peak memory on a dense
+    /// 5 MB page is 70 MB this way, 96 MB with copies).
+    Nothing,
+}
+
+/// A page's HTML and, as [`Keep`] says, its parse with scripting on, made on
+/// first use. Article scoring reads a page in up to three passes and auto mode
+/// tries readings in turn; each changes the tree it reads.
 pub(crate) struct Source<'a> {
     html: &'a str,
+    keep: Keep,
     parsed: std::cell::OnceCell<Document>,
 }
 
 impl<'a> Source<'a> {
     /// The source of `html`, not yet parsed.
-    pub(crate) fn new(html: &'a str) -> Source<'a> {
+    pub(crate) fn new(html: &'a str, keep: Keep) -> Source<'a> {
         Source {
             html,
+            keep,
             parsed: std::cell::OnceCell::new(),
         }
     }
@@ -186,19 +200,20 @@ impl<'a> Source<'a> {
         self.html
     }
 
-    /// A tree to read and change: a copy of the parse with scripting on, or a
-    /// parse of its own with scripting off (rare: see [`Scripting::matters_for`]).
+    /// A tree to read and change: with scripting on, a copy of the kept parse
+    /// ([`Keep::Copies`]) or a parse of its own; with scripting off, always a
+    /// parse of its own (rare: see [`Scripting::matters_for`]).
     pub(crate) fn document(&self, scripting: Scripting) -> Document {
-        match scripting {
-            Scripting::On => self
+        match (scripting, self.keep) {
+            (Scripting::On, Keep::Copies) => self
                 .parsed
                 .get_or_init(|| parse(self.html, Scripting::On))
                 .clone(),
-            Scripting::Off => parse(self.html, Scripting::Off),
+            _ => parse(self.html, scripting),
         }
     }
 
-    /// The parse with scripting on itself, for the last reading: no copy.
+    /// The kept parse with scripting on itself, for the last reading: no copy.
     pub(crate) fn into_document(self) -> Document {
         self.parsed
             .into_inner()
