@@ -66,18 +66,12 @@ fn extract_parsed(
     final_url: &Url,
     scripting: Scripting,
 ) -> Option<ExtractedDocument> {
-    // Each pass removes what it reads as furniture, so each reads a tree of its
-    // own (on WCXB's dev split one page in three runs a second pass).
-    let parsed = match scripting {
-        Scripting::On => None,
-        Scripting::Off => Some(source.document(Scripting::Off)),
-    };
     // (substance, document) of each pass run.
     let mut attempts: Vec<(usize, ExtractedDocument)> = Vec::new();
     for pass in Strictness::ALL {
-        let doc = parsed
-            .clone()
-            .unwrap_or_else(|| source.document(Scripting::On));
+        // Each pass removes what it reads as furniture, so each reads a tree of
+        // its own (on WCXB's dev split one page in three runs a second pass).
+        let doc = source.document(scripting);
         let Some(document) = extract_pass(doc, final_url, pass, scripting) else {
             continue;
         };

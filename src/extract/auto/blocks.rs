@@ -72,17 +72,17 @@ impl Context {
 }
 
 /// A leaf block: a block element whose text is all its own (no nested blocks).
-pub(crate) struct Block {
+struct Block {
     /// Index into [`Measured::nodes`].
-    pub(crate) node: usize,
+    node: usize,
     /// Its visible text, whitespace collapsed.
-    pub(crate) text: String,
+    text: String,
     /// Characters of `text`.
     chars: usize,
 }
 
 /// Leaf blocks of the body that hold text, in document order.
-pub(crate) fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
+fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
     measured
         .nodes
         .iter()
@@ -99,6 +99,15 @@ pub(crate) fn leaf_blocks(doc: &Document, measured: &Measured) -> Vec<Block> {
             })
         })
         .collect()
+}
+
+/// Each leaf block's text and features as the filter reads them: what
+/// `scripts/train_blocks.py` trains on.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn rows(doc: &Document, measured: &Measured, context: &Context) -> Vec<(String, Row)> {
+    let found = leaf_blocks(doc, measured);
+    let rows = features(doc, measured, &found, context);
+    found.into_iter().map(|b| b.text).zip(rows).collect()
 }
 
 /// The leaf blocks the model reads as boilerplate, to remove: none on page types
@@ -265,7 +274,7 @@ const DENSE: u32 = Dense::Count as u32;
 
 /// Each block's features, in the order of `blocks`; an empty row for a block
 /// outside [`Context::within`].
-pub(crate) fn features(
+fn features(
     doc: &Document,
     measured: &Measured,
     blocks: &[Block],
@@ -279,10 +288,10 @@ pub(crate) fn features(
         starts.push(at as f32 / total as f32);
         at += block.chars;
     }
-    let h1 = blocks
+    let h1_block = blocks
         .iter()
-        .position(|b| nodes[b.node].tag == Tag::Heading(1))
-        .map(|i| starts[i]);
+        .position(|b| nodes[b.node].tag == Tag::Heading(1));
+    let h1 = h1_block.map(|i| starts[i]);
     let word_counts: Vec<usize> = blocks
         .iter()
         .map(|b| b.text.split_whitespace().count())
@@ -295,9 +304,6 @@ pub(crate) fn features(
         .filter(|(_, b)| nodes[b.node].link_density() < 0.5)
         .max_by_key(|&(i, _)| word_counts[i])
         .map(|(i, _)| i);
-    let h1_block = blocks
-        .iter()
-        .position(|b| nodes[b.node].tag == Tag::Heading(1));
     let inherited = Inherited::new(doc, measured, context);
     let to_main_text = main_text.map(|i| meeting(measured, blocks[i].node));
     let to_h1 = h1_block.map(|i| meeting(measured, blocks[i].node));

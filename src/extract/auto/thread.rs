@@ -238,11 +238,7 @@ pub(crate) fn block_rows(html: &str) -> Vec<(String, blocks::Row)> {
     let Some(body) = survey.candidates[5] else {
         return Vec::new();
     };
-    let context = filter_context(&doc, &survey);
-    let measured = measure(&doc, body);
-    let found = blocks::leaf_blocks(&doc, &measured);
-    let rows = blocks::features(&doc, &measured, &found, &context);
-    found.into_iter().map(|b| b.text).zip(rows).collect()
+    blocks::rows(&doc, &measure(&doc, body), &filter_context(&doc, &survey))
 }
 
 /// On a thread the comments are the content: containers the SRD removes only for

@@ -109,9 +109,7 @@ pub(crate) fn block_rows(doc: &mut Document, furniture: Furniture) -> Vec<(Strin
         return Vec::new();
     };
     let measured = measure(doc, cleared.body);
-    let found = blocks::leaf_blocks(doc, &measured);
-    let rows = blocks::features(doc, &measured, &found, &cleared.context(doc, furniture));
-    found.into_iter().map(|b| b.text).zip(rows).collect()
+    blocks::rows(doc, &measured, &cleared.context(doc, furniture))
 }
 
 /// The body after the rules' removals, with what the reading needs of it.
