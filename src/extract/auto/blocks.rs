@@ -274,12 +274,7 @@ const DENSE: u32 = Dense::Count as u32;
 
 /// Each block's features, in the order of `blocks`; an empty row for a block
 /// outside [`Context::within`].
-fn features(
-    doc: &Document,
-    measured: &Measured,
-    blocks: &[Block],
-    context: &Context,
-) -> Vec<Row> {
+fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Context) -> Vec<Row> {
     let nodes = &measured.nodes;
     let total: usize = blocks.iter().map(|b| b.chars).sum::<usize>().max(1);
     let mut starts = Vec::with_capacity(blocks.len());
