@@ -122,9 +122,17 @@ const SHORT_ARTICLE_WORDS: usize = 300;
 /// holds four times the article's words or more, and loses below twice.
 const THREAD_OVER_ARTICLE: usize = 4;
 
+/// How many times a short article reading's words its comments must hold for the
+/// page to be read as a discussion: a story on a link aggregator or a news
+/// summary under its readers' thread, where the comments are the content. A
+/// blog post with a few screens of comments holds 5x its words in them (WCXB
+/// dev 4449); link aggregators' and discussion sites' stories 30x and more.
+const COMMENTS_OVER_ARTICLE: usize = 10;
+
 /// The article reading of a page classified as an article, or its thread reading
 /// when article scoring chose one post among many ([`SHORT_ARTICLE_WORDS`],
-/// [`THREAD_OVER_ARTICLE`]); with the type the reading found.
+/// [`THREAD_OVER_ARTICLE`]) or the page's comments dwarf its story
+/// ([`COMMENTS_OVER_ARTICLE`]); with the type the reading found.
 fn article_or_thread(
     source: &dom::Source<'_>,
     final_url: &Url,
@@ -133,10 +141,14 @@ fn article_or_thread(
     let article = article::extract(source, final_url);
     if let Some(article_words) = article.as_ref().map(words)
         && may_be_one_post(article_words)
-        && let Some(thread) = thread::extract(source, final_url, thread::Comments::Dropped)
-        && thread_outweighs(article_words, words(&thread))
     {
-        return (Some(thread), PageType::Forum);
+        for comments in [thread::Comments::Dropped, thread::Comments::Read] {
+            if let Some(thread) = thread::extract(source, final_url, comments)
+                && thread_outweighs(article_words, words(&thread), comments)
+            {
+                return (Some(thread), PageType::Forum);
+            }
+        }
     }
     (article, PageType::Article)
 }
@@ -147,10 +159,15 @@ fn may_be_one_post(article_words: usize) -> bool {
     article_words < SHORT_ARTICLE_WORDS
 }
 
-/// Whether a thread reading of `thread_words` holds [`THREAD_OVER_ARTICLE`] times
-/// an article reading of `article_words`.
-fn thread_outweighs(article_words: usize, thread_words: usize) -> bool {
-    thread_words >= article_words * THREAD_OVER_ARTICLE
+/// Whether a thread reading of `thread_words` holds enough times an article
+/// reading of `article_words` to be read instead: [`THREAD_OVER_ARTICLE`] when
+/// the comments stayed out of it, [`COMMENTS_OVER_ARTICLE`] when they were read.
+fn thread_outweighs(article_words: usize, thread_words: usize, comments: thread::Comments) -> bool {
+    let factor = match comments {
+        thread::Comments::Dropped => THREAD_OVER_ARTICLE,
+        thread::Comments::Read => COMMENTS_OVER_ARTICLE,
+    };
+    thread_words >= article_words * factor
 }
 
 /// Adds the product facts the page's JSON-LD declares and its Markdown does not

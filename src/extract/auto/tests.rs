@@ -4,6 +4,7 @@
 
 use url::Url;
 
+use super::thread::Comments;
 use super::{classify, extract, extract_as, may_be_one_post, thread_outweighs};
 use crate::extract::extract_html;
 use crate::vocabulary::ExtractionMode;
@@ -53,6 +54,18 @@ fn declared_types_decide_first() {
     ] {
         assert_eq!(kind(&html, "/page"), expected, "{html}");
     }
+    // Posts marked up as `Comment`s make a thread, whatever else the page
+    // declares; an article's one comment does not.
+    let comments = |n: usize| {
+        let posts = format!("<div itemscope itemtype=\"http://schema.org/Comment\">{PROSE}</div>")
+            .repeat(n);
+        format!(
+            "<meta property=\"og:type\" content=\"article\">{}<main>{posts}</main>",
+            ld("ItemList")
+        )
+    };
+    assert_eq!(kind(&comments(3), "/page"), PageType::Forum);
+    assert_eq!(kind(&comments(2), "/page"), PageType::Listing);
 }
 
 #[test]
@@ -257,26 +270,54 @@ fn a_short_article_reading_gives_way_to_a_thread_four_times_its_words() {
         (10, 40, true),
     ] {
         assert_eq!(
-            may_be_one_post(article) && thread_outweighs(article, thread),
+            may_be_one_post(article) && thread_outweighs(article, thread, Comments::Dropped),
             expected,
             "{article} / {thread}"
+        );
+    }
+    // Its comments must hold ten times its words.
+    for (article, thread, expected) in [(100, 999, false), (100, 1000, true), (20, 200, true)] {
+        assert_eq!(
+            may_be_one_post(article) && thread_outweighs(article, thread, Comments::Read),
+            expected,
+            "{article} / {thread} with comments"
         );
     }
     // A story with a few comments below it stays an article.
     let html = story_with_a_few_comments();
     let document = extract(&html, &url("/blog/river-towns")).unwrap();
     assert_eq!(document.page_type, Some(PageType::Article));
-    // So does a short post under a long thread of comments in a container named
-    // `comments`: on an article they are its comments (a blog's open thread).
+    // So does a short post under a thread of comments five times its words in a
+    // container named `comments`: on an article they are its comments (a blog's
+    // open thread).
     let comments: String = (1..=30)
         .map(|i| format!("<div class=\"comment\"><b>reader{i}</b><p>Reply {i}: the eviction runs in each process here too, and one directory per process fixed it.</p></div>"))
         .collect();
-    let story = PROSE.repeat(2);
+    let story = PROSE.repeat(4);
     let html = format!(
         "<body><article><h1>Open thread</h1>{story}</article><div id=\"comments\">{comments}</div></body>"
     );
     let document = extract(&html, &url("/blog/open-thread")).unwrap();
     assert_eq!(document.page_type, Some(PageType::Article));
+}
+
+#[test]
+fn a_story_link_under_a_long_discussion_is_read_as_a_thread() {
+    // A link aggregator's story: a title, a link and a byline, then the
+    // readers' thread in a container named `comments`, which is the content.
+    let comments: String = (1..=40)
+        .map(|i| format!("<li class=\"comment\"><a href=\"/~reader{i}\">reader{i}</a><p>Reply {i}: the eviction runs in each process here too, and one directory per process fixed it for us after a week of tracing.</p></li>"))
+        .collect();
+    let html = format!(
+        "<body><div class=\"story\"><h1><a href=\"https://example.org/post\">Cache eviction across processes</a></h1>\
+         <p>via <a href=\"/~poster\">poster</a> 2 hours ago, 40 comments</p></div>\
+         <ol class=\"comments\">{comments}</ol></body>"
+    );
+    let document = extract(&html, &url("/story/24/01/12/cache-eviction")).unwrap();
+    assert_eq!(document.page_type, Some(PageType::Forum));
+    assert!(document.markdown.contains("Reply 1: the eviction"));
+    assert!(document.markdown.contains("Reply 40: the eviction"));
+    assert!(document.markdown.contains("reader40"));
 }
 
 #[test]
