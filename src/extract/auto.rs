@@ -126,8 +126,10 @@ const THREAD_OVER_ARTICLE: usize = 4;
 /// page to be read as a discussion: a story on a link aggregator or a news
 /// summary under its readers' thread, where the comments are the content. A
 /// blog post with a few screens of comments holds 5x its words in them (WCXB
-/// dev 4449); link aggregators' and discussion sites' stories 30x and more.
-const COMMENTS_OVER_ARTICLE: usize = 10;
+/// dev 4449), a blog's open thread 17x (a scrapinghub page, whose gold leaves
+/// the comments out); link aggregators' and discussion sites' stories 33x and
+/// more (WCXB dev 0570, 0575).
+const COMMENTS_OVER_ARTICLE: usize = 20;
 
 /// The article reading of a page classified as an article, or its thread reading
 /// when article scoring chose one post among many ([`SHORT_ARTICLE_WORDS`],

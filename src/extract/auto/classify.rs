@@ -68,8 +68,19 @@ const FORUM_TYPES: &[&str] = &["discussionforumposting", "qapage", "socialmediap
 const QA_TYPES: &[&str] = &["question", "answer"];
 /// Declared `Comment`s that make a page a thread: forum software marks each post
 /// up as one (on WCXB's dev split 50 of 113 forum pages do, from 3 to 34 times;
-/// one article page, once).
+/// one article page, once), whatever lists it declares beside. Blogs mark
+/// their readers' comments up so too (two scrapinghub pages, 6 and 10 times),
+/// below a post they declare a [`STORY_TYPES`]: that page is its post.
 const MIN_DECLARED_COMMENTS: usize = 3;
+/// The types of a blog's or a newspaper's own story.
+const STORY_TYPES: &[&str] = &[
+    "blogposting",
+    "liveblogposting",
+    "newsarticle",
+    "reportagenewsarticle",
+    "analysisnewsarticle",
+    "opinionnewsarticle",
+];
 const PRODUCT_TYPES: &[&str] = &["product", "productgroup", "individualproduct", "vehicle"];
 const LISTING_TYPES: &[&str] = &[
     "collectionpage",
@@ -180,7 +191,7 @@ pub(crate) fn decide(f: &Clues) -> PageType {
     let host = f.host.as_str();
     let forum_declared = s.count(FORUM_TYPES) > 0
         || s.count(QA_TYPES) > 0 && s.count(&["faqpage"]) == 0
-        || s.count(&["comment"]) >= MIN_DECLARED_COMMENTS;
+        || s.count(&["comment"]) >= MIN_DECLARED_COMMENTS && s.count(STORY_TYPES) == 0;
     let products = s.count(PRODUCT_TYPES);
     let listing_declared = s.count(LISTING_TYPES) > 0 || og == "product.group";
     let article_declared = s.count(ARTICLE_TYPES) > 0 || og == "article";

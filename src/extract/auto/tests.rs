@@ -54,8 +54,9 @@ fn declared_types_decide_first() {
     ] {
         assert_eq!(kind(&html, "/page"), expected, "{html}");
     }
-    // Posts marked up as `Comment`s make a thread, whatever else the page
-    // declares; an article's one comment does not.
+    // Posts marked up as `Comment`s make a thread, whatever lists the page
+    // declares beside; an article's one comment does not, nor a blog's comments
+    // under its declared post.
     let comments = |n: usize| {
         let posts = format!("<div itemscope itemtype=\"http://schema.org/Comment\">{PROSE}</div>")
             .repeat(n);
@@ -66,6 +67,10 @@ fn declared_types_decide_first() {
     };
     assert_eq!(kind(&comments(3), "/page"), PageType::Forum);
     assert_eq!(kind(&comments(2), "/page"), PageType::Listing);
+    let replies =
+        format!("<div itemscope itemtype=\"http://schema.org/Comment\">{PROSE}</div>").repeat(3);
+    let blog = format!("{}<div id=\"comments\">{replies}</div>", ld("BlogPosting"));
+    assert_eq!(kind(&blog, "/page"), PageType::Article);
 }
 
 #[test]
@@ -275,8 +280,8 @@ fn a_short_article_reading_gives_way_to_a_thread_four_times_its_words() {
             "{article} / {thread}"
         );
     }
-    // Its comments must hold ten times its words.
-    for (article, thread, expected) in [(100, 999, false), (100, 1000, true), (20, 200, true)] {
+    // Its comments must hold twenty times its words.
+    for (article, thread, expected) in [(100, 1999, false), (100, 2000, true), (20, 400, true)] {
         assert_eq!(
             may_be_one_post(article) && thread_outweighs(article, thread, Comments::Read),
             expected,
