@@ -124,8 +124,9 @@ struct ToolOptions {
     /// Token budget per chunk, 128..=2048 (default from config).
     #[arg(long, allow_negative_numbers = true)]
     max_chunk_tokens: Option<i64>,
-    /// HTML extraction (extension): the whole readable page (srd) or only the
-    /// main article (article). Default from config: srd unless configured.
+    /// HTML extraction (extension): the whole readable page (srd), only the main
+    /// article (article), or what the kind of page calls for (auto). Default from
+    /// config: srd unless configured.
     #[arg(long, value_enum)]
     extraction: Option<Extraction>,
     /// Continuation (extension): return the page from this chunk on (0-based).
@@ -156,7 +157,8 @@ enum Extraction {
     Srd,
     /// Only the main article or post.
     Article,
-    /// What the kind of page calls for (issue 29).
+    /// What the kind of page calls for: every post of a thread, every item of a
+    /// listing, every section of a landing page; the response says `page_type`.
     Auto,
 }
 
