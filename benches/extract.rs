@@ -22,6 +22,8 @@
 mod clock;
 #[path = "support/pages.rs"]
 mod pages;
+#[path = "support/sized.rs"]
+mod sized;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -58,10 +60,10 @@ type Pages = Vec<(&'static str, Vec<u8>)>;
 
 /// The pages of one size.
 fn series(corpus: &[Vec<u8>], mib: usize) -> Pages {
-    let mut pages = vec![("dense", pages::dense(mib << 20))];
+    let mut pages = vec![("dense", sized::dense(mib << 20))];
     if !corpus.is_empty() {
-        pages.push(("real_mixed", pages::mixed(corpus, mib << 20)));
-        pages.push(("real_repeated", pages::repeated(corpus, mib << 20)));
+        pages.push(("real_mixed", sized::mixed(corpus, mib << 20)));
+        pages.push(("real_repeated", sized::repeated(corpus, mib << 20)));
     }
     pages
 }

@@ -16,10 +16,11 @@
 #[path = "support/clock.rs"]
 mod clock;
 #[path = "support/pages.rs"]
-#[allow(dead_code)] // the dense and repeated pages are the extract bench's
 mod pages;
 #[path = "support/quality.rs"]
 mod quality;
+#[path = "support/text_view.rs"]
+mod text_view;
 
 use std::time::Duration;
 
@@ -29,7 +30,8 @@ use webfetch::internals::content::charset::decode;
 use webfetch::internals::extract::extract_html;
 use webfetch::{Cl100k, TokenCounter};
 
-use quality::{Totals, score, text_view};
+use quality::{Totals, score};
+use text_view::text_view;
 
 struct Run {
     text: Totals,

@@ -14,7 +14,6 @@
 //! * `bpe_openai_crate`: the `bpe-openai` crate counting the same pages itself.
 
 #[path = "support/pages.rs"]
-#[allow(dead_code)] // the dense and repeated pages are the extract bench's
 mod pages;
 
 use std::hint::black_box;

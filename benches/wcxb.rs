@@ -30,8 +30,8 @@
 
 #[path = "support/clock.rs"]
 mod clock;
-#[path = "support/quality.rs"]
-mod quality;
+#[path = "support/text_view.rs"]
+mod text_view;
 #[path = "support/wcxb.rs"]
 mod wcxb;
 
@@ -44,7 +44,7 @@ use webfetch::internals::content::charset::decode;
 use webfetch::internals::extract::extract_html;
 use webfetch::{Cl100k, TokenCounter};
 
-use quality::text_view;
+use text_view::text_view;
 use wcxb::{PageScore, Sums, TYPES};
 
 /// The best figure the benchmark publishes per type (its README; `listing` is
@@ -290,7 +290,7 @@ fn print_tables(runs: &[Run], bytes: usize) {
             s.with_plain() * 100.0,
             s.without_plain() * 100.0,
             s.length_ratio(),
-            s.mean_tokens(),
+            s.mean(s.tokens as f64),
             s.failures,
             run.time.as_secs_f64() * 1e3,
             bytes as f64 / 1e6 / run.time.as_secs_f64().max(1e-9),
@@ -310,7 +310,11 @@ fn print_tables(runs: &[Run], bytes: usize) {
         print!("| {name} |");
         for run in runs {
             let s = &run.by_type[t];
-            print!(" {:.0} | {:.2}x |", s.mean_tokens(), s.length_ratio());
+            print!(
+                " {:.0} | {:.2}x |",
+                s.mean(s.tokens as f64),
+                s.length_ratio()
+            );
         }
         println!();
     }

@@ -26,6 +26,8 @@
 mod clock;
 #[path = "../benches/support/pages.rs"]
 mod pages;
+#[path = "../benches/support/sized.rs"]
+mod sized;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -41,7 +43,7 @@ fn main() {
     let url = Url::parse("https://example.com/article").expect("static URL");
     let input = |i: usize| match args.get(i) {
         Some(path) => std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}")),
-        None => pages::dense(5 << 20),
+        None => sized::dense(5 << 20),
     };
     let count = |i: usize| args.get(i).and_then(|n| n.parse().ok()).unwrap_or(10);
     match args.first().map(String::as_str) {
@@ -101,13 +103,13 @@ fn extract(bytes: &[u8], url: &Url) -> String {
 /// One page of the size series of `benches/extract.rs`.
 fn series_page(name: &str, size: usize) -> Vec<u8> {
     if name == "dense" {
-        return pages::dense(size);
+        return sized::dense(size);
     }
     let corpus: Vec<Vec<u8>> = pages::corpus().into_iter().map(|(_, b)| b).collect();
     assert!(!corpus.is_empty(), "the series' real pages need the corpus");
     match name {
-        "mixed" => pages::mixed(&corpus, size),
-        "repeated" => pages::repeated(&corpus, size),
+        "mixed" => sized::mixed(&corpus, size),
+        "repeated" => sized::repeated(&corpus, size),
         _ => panic!("PAGE: dense, mixed or repeated"),
     }
 }
@@ -243,9 +245,9 @@ fn linearity(url: &Url) {
     }
     let bodies: Vec<Vec<u8>> = corpus.into_iter().map(|(_, page)| page).collect();
     for mib in [1usize, 2, 4, 8] {
-        let page = pages::repeated(&bodies, mib << 20);
-        let mixed = pages::mixed(&bodies, mib << 20);
-        let dense = pages::dense(mib << 20);
+        let page = sized::repeated(&bodies, mib << 20);
+        let mixed = sized::mixed(&bodies, mib << 20);
+        let dense = sized::dense(mib << 20);
         eprintln!(
             "{mib} MiB: median page repeated {:.1} ms, pages mixed {:.1} ms, dense {:.1} ms",
             best_ms(&page, url),

@@ -3,8 +3,6 @@
 //! precision and recall averaged over pages, F1 the harmonic mean of the averages
 //! (the benchmark's `evaluate.py`).
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 
 /// `\w+` tokens (Unicode letters and digits and `_`), as Python's `re` finds them.
@@ -48,40 +46,6 @@ pub(crate) fn score(gold: &str, predicted: &str) -> (f64, f64, f64) {
     (tp as f64 / sum, fp as f64 / sum, fn_ as f64 / sum)
 }
 
-/// The Markdown as reading text: link and image destinations removed, so URLs do
-/// not count as extracted words (the gold bodies are plain text).
-pub(crate) fn text_view(markdown: &str) -> String {
-    let mut out = String::with_capacity(markdown.len());
-    let mut rest = markdown;
-    while let Some(i) = rest.find("](") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let mut depth = 1usize;
-        let mut end = after.len();
-        for (j, c) in after.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = j + 1;
-                        break;
-                    }
-                }
-                '\n' => {
-                    end = j;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        out.push(' ');
-        rest = &after[end.min(after.len())..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Per-page precision and recall summed over pages.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Totals {
@@ -118,10 +82,13 @@ impl Totals {
             0.0
         }
     }
+}
 
-    /// `P 0.759  R 0.992  F1 0.860  (181 pages)`.
-    pub(crate) fn summary(&self) -> String {
-        format!(
+/// `P 0.759  R 0.992  F1 0.860  (181 pages)`.
+impl std::fmt::Display for Totals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "P {:.3}  R {:.3}  F1 {:.3}  ({} pages)",
             self.precision(),
             self.recall(),

@@ -17,8 +17,6 @@
 //! words, so the Markdown a model reads well scores fewer snippets than the
 //! same words in plain text.
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -225,7 +223,8 @@ impl Sums {
         self.failures += usize::from(score.failed);
     }
 
-    fn mean(&self, x: f64) -> f64 {
+    /// A sum's mean over the pages.
+    pub(crate) fn mean(&self, x: f64) -> f64 {
         x / self.pages.max(1) as f64
     }
 
@@ -253,9 +252,6 @@ impl Sums {
     /// Mean words per page over the gold text's.
     pub(crate) fn length_ratio(&self) -> f64 {
         self.words as f64 / self.gold_words.max(1) as f64
-    }
-    pub(crate) fn mean_tokens(&self) -> f64 {
-        self.tokens as f64 / self.pages.max(1) as f64
     }
 }
 

@@ -16,7 +16,9 @@
 //! Skips with a message when the corpus is absent.
 
 #[path = "../../benches/support/quality.rs"]
-pub(crate) mod quality;
+mod quality;
+#[path = "../../benches/support/text_view.rs"]
+pub(crate) mod text_view;
 
 use std::io::Read as _;
 use std::path::PathBuf;
@@ -27,7 +29,8 @@ use webfetch::internals::content::charset::decode;
 use webfetch::internals::extract::extract_html;
 use webfetch::{Cl100k, TokenCounter};
 
-use quality::{Totals, score, text_view};
+use quality::{Totals, score};
+use text_view::text_view;
 
 /// Article mode's F1 with link targets dropped: measured 0.972.
 const ARTICLE_F1_FLOOR: f64 = 0.965;
@@ -107,8 +110,8 @@ fn corpus_pages_extract_in_every_mode_and_article_and_auto_modes_hold_their_floo
     for (mode, run) in &runs {
         println!(
             "{mode}: link targets dropped {}; as printed {}; mean tokens {:.0}",
-            run.text.summary(),
-            run.raw.summary(),
+            run.text,
+            run.raw,
             run.tokens as f64 / run.text.pages.max(1) as f64
         );
     }

@@ -1,9 +1,5 @@
 //! Shared helpers of the integration tests: configs built through the real loader,
 //! the stub resolver, wiremock shorthands and an order-preserving view of JSON.
-//!
-//! Each test module uses a different subset, hence the `dead_code` allowance.
-
-#![allow(dead_code)]
 
 pub(crate) mod gate;
 pub(crate) mod origin;

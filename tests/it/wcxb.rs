@@ -18,7 +18,7 @@ use webfetch::ExtractionMode;
 use webfetch::internals::content::charset::decode;
 use webfetch::internals::extract::extract_html;
 
-use super::corpus::quality::text_view;
+use super::corpus::text_view::text_view;
 use split::{Sums, TYPES};
 
 /// Word F1 floors of auto mode per type (measured 2026-11-27 on main, with the
@@ -93,11 +93,17 @@ fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text
             None => all,
         };
         println!(
-            "{name}: {} pages, F1 {:.3} (P {:.3}, R {:.3})",
+            "{name}: {} pages, F1 {:.3} (P {:.3}, R {:.3}); snippets with {:.1}% \
+             (plain {:.1}%), without {:.1}% (plain {:.1}%); words {:.2}x the gold's",
             sums.pages,
             sums.f1(),
             sums.precision(),
-            sums.recall()
+            sums.recall(),
+            sums.with() * 100.0,
+            sums.with_plain() * 100.0,
+            sums.without() * 100.0,
+            sums.without_plain() * 100.0,
+            sums.length_ratio()
         );
         assert!(
             sums.f1() >= floor,
