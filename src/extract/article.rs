@@ -27,7 +27,7 @@
 use ego_tree::NodeId;
 use url::Url;
 
-use super::dom::{Document, Node, Scripting, Source};
+use super::dom::{Document, Scripting, Source};
 use super::element::{self, Tag};
 use super::{markdown, normalize_whitespace, root};
 use crate::vocabulary::ExtractedDocument;
@@ -146,7 +146,7 @@ fn extract_pass(
     let language = survey.language.clone();
     let base = root::base_url(&doc, &survey, final_url);
     let unseen = unseen_elements(&doc, body, pass);
-    remove_all(&mut doc, &unseen);
+    doc.remove_all(&unseen);
     let measured = measure(&doc, body);
     let chosen = score(&doc, &measured, pass)?;
     let mut drop = chosen.dropped_siblings;
@@ -154,7 +154,7 @@ fn extract_pass(
         drop.extend(prune(&doc, &measured, &chosen.included, pass));
     }
     drop.extend(title_duplicate(&doc, chosen.root, title.as_deref()));
-    remove_all(&mut doc, &drop);
+    doc.remove_all(&drop);
     let root = doc.tree.get(chosen.root)?;
     let markdown = normalize_whitespace(&markdown::convert(root, &base));
     if markdown.is_empty() {
@@ -190,23 +190,7 @@ pub(crate) fn reveal_noscript(doc: &mut Document, body: NodeId) {
         })
         .map(|node| node.id())
         .collect();
-    for id in noscripts {
-        if let Some(mut node) = doc.tree.get_mut(id)
-            && let Node::Element(element) = node.value()
-        {
-            element.removed = false;
-        }
-    }
-}
-
-fn remove_all(doc: &mut Document, ids: &[NodeId]) {
-    for &id in ids {
-        if let Some(mut node) = doc.tree.get_mut(id)
-            && let Node::Element(element) = node.value()
-        {
-            element.removed = true;
-        }
-    }
+    doc.restore_all(&noscripts);
 }
 
 /// The first heading of the content when it repeats the page title (the response

@@ -132,6 +132,27 @@ impl Document {
     pub(crate) fn descendants(&self) -> impl Iterator<Item = NodeRef<'_, Node>> {
         self.tree.root().descendants()
     }
+
+    /// Takes the elements `ids` out of the reading: the flag FR-WF-13's
+    /// boilerplate removal sets; the nodes stay in the tree.
+    pub(crate) fn remove_all(&mut self, ids: &[NodeId]) {
+        self.set_removed(ids, true);
+    }
+
+    /// Puts the elements `ids` back into the reading.
+    pub(crate) fn restore_all(&mut self, ids: &[NodeId]) {
+        self.set_removed(ids, false);
+    }
+
+    fn set_removed(&mut self, ids: &[NodeId], removed: bool) {
+        for &id in ids {
+            if let Some(mut node) = self.tree.get_mut(id)
+                && let Node::Element(element) = node.value()
+            {
+                element.removed = removed;
+            }
+        }
+    }
 }
 
 /// How `<noscript>` is parsed: as a browser with JavaScript does (scripting on:

@@ -39,8 +39,8 @@ use super::super::dom::{self, Document};
 use super::super::{markdown, normalize_whitespace, root, title};
 use super::blocks;
 use super::repeat::{self, Group, common_ancestor, is_ancestor};
-use super::visible::{is_hidden, restore};
-use super::whole::{form_controls, link_lists, remove_all};
+use super::visible::is_hidden;
+use super::whole::{form_controls, link_lists};
 use crate::extract::element::Attr;
 use crate::vocabulary::{ExtractedDocument, PageType};
 
@@ -111,7 +111,7 @@ fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root
         reveal_comments(doc, body);
     }
     let unseen = unseen_elements(doc, body, LOOSE);
-    remove_all(doc, &unseen);
+    doc.remove_all(&unseen);
     let measured = measure(doc, body);
     let nodes = &measured.nodes;
     let posts = posts(repeat::groups(doc, &measured, MIN_POST_CHARS), nodes)?;
@@ -150,10 +150,10 @@ fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root
         .collect();
     let menus = link_lists(&measured);
     let thread_id = nodes[with_lead_post(nodes, thread)].id;
-    remove_all(doc, &furniture);
-    remove_all(doc, &menus);
+    doc.remove_all(&furniture);
+    doc.remove_all(&menus);
     let controls = form_controls(doc, thread_id);
-    remove_all(doc, &controls);
+    doc.remove_all(&controls);
     Some((survey, thread_id))
 }
 
@@ -168,7 +168,7 @@ fn read(
     let mut context = filter_context(&doc, &survey);
     context.within = Some(thread_id);
     let boilerplate = blocks::boilerplate(&doc, &measure(&doc, body), &context);
-    remove_all(&mut doc, &boilerplate);
+    doc.remove_all(&boilerplate);
     let base = root::base_url(&doc, &survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(doc.tree.get(thread_id)?, &base));
     if markdown.is_empty() {
@@ -270,7 +270,7 @@ fn reveal_comments(doc: &mut Document, body: NodeId) {
         })
         .map(|node| node.id())
         .collect();
-    restore(doc, ids);
+    doc.restore_all(&ids);
 }
 
 /// The group of posts: the most prose among groups that are not link lists,

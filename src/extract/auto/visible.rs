@@ -9,7 +9,7 @@
 
 use url::Url;
 
-use super::super::dom::{self, Document, Node};
+use super::super::dom;
 use super::super::element::{self, Tag};
 use super::super::{markdown, normalize_whitespace, root, title};
 use crate::error::FetchError;
@@ -29,7 +29,7 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, 
         })
         .map(|node| node.id())
         .collect();
-    restore(&mut doc, ids);
+    doc.restore_all(&ids);
     let survey = root::survey(&doc);
     let body = survey.candidates[5]
         .and_then(|id| doc.tree.get(id))
@@ -59,16 +59,4 @@ pub(crate) fn is_hidden(element: &Element) -> bool {
         || element::is_script_or_style(&element.name.local)
         || element.name.local == html5ever::local_name!("noscript")
         || element.tag == Tag::Skip
-}
-
-/// Puts the elements `ids` back into the reading: boilerplate removal flagged them
-/// (FR-WF-13), and an auto reading wants their text.
-pub(super) fn restore(doc: &mut Document, ids: Vec<ego_tree::NodeId>) {
-    for id in ids {
-        if let Some(mut node) = doc.tree.get_mut(id)
-            && let Node::Element(element) = node.value()
-        {
-            element.removed = false;
-        }
-    }
 }

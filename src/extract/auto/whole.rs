@@ -28,7 +28,7 @@ use url::Url;
 use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::unseen_elements;
-use super::super::dom::{Document, Node};
+use super::super::dom::Document;
 use super::super::element::{Attr, Tag};
 use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
@@ -85,7 +85,7 @@ pub(crate) fn extract(
     let mut context = cleared.context(doc, furniture);
     context.within = Some(root);
     let boilerplate = blocks::boilerplate(doc, &measured, &context);
-    remove_all(doc, &boilerplate);
+    doc.remove_all(&boilerplate);
     let root = doc.tree.get(root)?;
     let base = root::base_url(doc, &cleared.survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(root, &base));
@@ -183,12 +183,12 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     } else {
         Vec::new()
     };
-    remove_all(doc, &unseen);
-    remove_all(doc, &cards);
-    remove_all(doc, &recommended);
+    doc.remove_all(&unseen);
+    doc.remove_all(&cards);
+    doc.remove_all(&recommended);
     let controls = form_controls(doc, body);
-    remove_all(doc, &controls);
-    remove_all(doc, &menus);
+    doc.remove_all(&controls);
+    doc.remove_all(&menus);
     if furniture.cards_as_items {
         cards::as_list_items(doc, &measure(doc, body));
     }
@@ -325,17 +325,6 @@ fn hidden_by_class(doc: &Document, body: NodeId) -> Vec<NodeId> {
         })
         .map(|node| node.id())
         .collect()
-}
-
-/// Marks `ids` removed.
-pub(crate) fn remove_all(doc: &mut Document, ids: &[NodeId]) {
-    for &id in ids {
-        if let Some(mut node) = doc.tree.get_mut(id)
-            && let Node::Element(element) = node.value()
-        {
-            element.removed = true;
-        }
-    }
 }
 
 /// `<button>`, `<label>` and `<option>` elements of the body.
