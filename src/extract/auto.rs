@@ -8,8 +8,9 @@
 //! 3. The reading for that type: the posts in order for threads (`thread`);
 //!    article scoring for articles, unless its reading is short and the page's
 //!    repeated posts (outside containers named `comments`, which on an article
-//!    are its comments) hold four times as much: the page then reads as a thread;
-//!    the whole page minus its furniture (`whole`) for the kinds whose content is
+//!    are its comments) hold four times as much, or its comments twenty times
+//!    as much (a story under its readers' discussion): the page then reads as a
+//!    thread; the whole page minus its furniture (`whole`) for the kinds whose content is
 //!    spread over many blocks.
 //! 4. Never an error when the page shows text: when every reading comes back
 //!    empty, the visible text of the body is the answer (`visible`).
