@@ -70,7 +70,7 @@ const QA_TYPES: &[&str] = &["question", "answer"];
 /// up as one (on WCXB's dev split 50 of 113 forum pages do, from 3 to 34 times;
 /// one article page, once), whatever lists it declares beside. Blogs mark
 /// their readers' comments up so too (two scrapinghub pages, 6 and 10 times),
-/// below a post they declare a [`STORY_TYPES`]: that page is its post.
+/// below a post they declare as one of [`STORY_TYPES`]: such a page is its post.
 const MIN_DECLARED_COMMENTS: usize = 3;
 /// The types of a blog's or a newspaper's own story.
 const STORY_TYPES: &[&str] = &[
