@@ -10,8 +10,8 @@
 //!    repeated posts (outside containers named `comments`, which on an article
 //!    are its comments) hold four times as much, or its comments twenty times
 //!    as much (a story under its readers' discussion): the page then reads as a
-//!    thread; the whole page minus its furniture (`whole`) for the kinds whose content is
-//!    spread over many blocks.
+//!    thread; the whole page minus its furniture (`whole`) for the kinds whose
+//!    content is spread over many blocks.
 //! 4. Never an error when the page shows text: when every reading comes back
 //!    empty, the visible text of the body is the answer (`visible`).
 //!
@@ -146,6 +146,10 @@ fn article_or_thread(
         && may_be_one_post(article_words)
     {
         for comments in [thread::Comments::Dropped, thread::Comments::Read] {
+            // Read, the comments change the thread only where the page has them.
+            if comments == thread::Comments::Read && !thread::has_comments(source) {
+                break;
+            }
             if let Some(thread) = thread::extract(source, final_url, comments)
                 && thread_outweighs(article_words, words(&thread), comments)
             {

@@ -226,12 +226,15 @@ impl<'a> Source<'a> {
     /// parse of its own (rare: see [`Scripting::matters_for`]).
     pub(crate) fn document(&self, scripting: Scripting) -> Document {
         match (scripting, self.keep) {
-            (Scripting::On, Keep::Copies) => self
-                .parsed
-                .get_or_init(|| parse(self.html, Scripting::On))
-                .clone(),
+            (Scripting::On, Keep::Copies) => self.peek().clone(),
             _ => parse(self.html, scripting),
         }
+    }
+
+    /// The parse with scripting on, made now if not yet, to look at without
+    /// changing it (a source that keeps [`Keep::Nothing`] keeps this one).
+    pub(crate) fn peek(&self) -> &Document {
+        self.parsed.get_or_init(|| parse(self.html, Scripting::On))
     }
 
     /// The kept parse with scripting on itself, for the last reading: no copy.

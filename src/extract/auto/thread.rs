@@ -41,7 +41,7 @@ use super::blocks;
 use super::repeat::{self, Group, common_ancestor, is_ancestor};
 use super::visible::is_hidden;
 use super::whole::{form_controls, link_lists};
-use crate::extract::element::Attr;
+use crate::extract::element::{Attr, Element};
 use crate::vocabulary::{ExtractedDocument, PageType};
 
 /// Posts have this many characters outside links, or more.
@@ -248,29 +248,42 @@ fn reveal_comments(doc: &mut Document, body: NodeId) {
     let Some(body) = doc.tree.get(body) else {
         return;
     };
+    let ids: Vec<NodeId> = body
+        .descendants()
+        .filter(|node| node.value().element().is_some_and(dropped_comments))
+        .map(|node| node.id())
+        .collect();
+    doc.restore_all(&ids);
+}
+
+/// Whether [`Comments::Read`] can read more of `source` than
+/// [`Comments::Dropped`]: the page has a container [`reveal_comments`] reads
+/// again, or a `<noscript>` whose crawler view may hold one.
+pub(crate) fn has_comments(source: &dom::Source<'_>) -> bool {
+    dom::Scripting::matters_for(source.html())
+        || source
+            .peek()
+            .descendants()
+            .any(|node| node.value().element().is_some_and(dropped_comments))
+}
+
+/// A container the SRD removed only for the boilerplate name `comments`, not
+/// hiding its content.
+fn dropped_comments(e: &Element) -> bool {
     let named = |value: Option<&str>| {
         value.is_some_and(|v| {
             v.split_ascii_whitespace()
                 .any(|t| t.eq_ignore_ascii_case("comments"))
         })
     };
-    let ids: Vec<NodeId> = body
-        .descendants()
-        .filter(|node| {
-            node.value().element().is_some_and(|e| {
-                e.removed
-                    && matches!(
-                        &*e.name.local,
-                        "div" | "section" | "ol" | "ul" | "article" | "main"
-                    )
-                    && (named(e.attr(Attr::Id)) || named(e.attr(Attr::Class)))
-                    && !is_hidden(e)
-                    && !e.attr(Attr::Style).is_some_and(style_hides)
-            })
-        })
-        .map(|node| node.id())
-        .collect();
-    doc.restore_all(&ids);
+    e.removed
+        && matches!(
+            &*e.name.local,
+            "div" | "section" | "ol" | "ul" | "article" | "main"
+        )
+        && (named(e.attr(Attr::Id)) || named(e.attr(Attr::Class)))
+        && !is_hidden(e)
+        && !e.attr(Attr::Style).is_some_and(style_hides)
 }
 
 /// The group of posts: the most prose among groups that are not link lists,
