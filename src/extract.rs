@@ -70,11 +70,13 @@ pub(crate) fn extract_html(
             });
         }
         ExtractionMode::Article => {
-            if let Some(document) =
-                article::extract(&dom::Source::new(html, dom::Keep::Nothing), final_url)
-            {
+            if let Some(article) = article::extract(
+                &dom::Source::new(html, dom::Keep::Nothing),
+                final_url,
+                article::Reach::Scored,
+            ) {
                 return Ok(Extraction {
-                    document,
+                    document: article.document,
                     article_fell_back: false,
                 });
             }

@@ -20,6 +20,10 @@
 //!
 //! Class and id names are read by `names` (fragment lists and whole words).
 //!
+//! Auto mode reads articles with [`Reach::Prose`]: when the chosen content has
+//! an ancestor holding several times its prose, the ancestor is the article (a
+//! guide or landing page built of sections, where scoring picks one).
+//!
 //! Passes that find too little text retry with the looser settings, as
 //! Readability does, and the longest result wins; when nothing scores at all the
 //! caller falls back to the SRD algorithm.
@@ -46,6 +50,26 @@ use score::score;
 /// settings (Readability's `charThreshold`).
 const MIN_ARTICLE_CHARS: usize = 500;
 
+/// An article reading: the document, and how much of it article scoring chose.
+#[derive(Debug)]
+pub(crate) struct Article {
+    pub(crate) document: ExtractedDocument,
+    /// Words of the scored content alone: what tells one post of a thread from
+    /// a story. Fewer than the document's when [`Reach::Prose`] widened it.
+    pub(crate) scored_words: usize,
+}
+
+/// How far an article reading reaches past the container article scoring chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// The scored container and its siblings that score alike: article mode.
+    Scored,
+    /// Up to an ancestor that holds several times the scored content's prose
+    /// (`score::prose_ancestor`): auto mode, whose articles include pages built
+    /// of sections (guides, price lists, landing pages) where scoring picks one.
+    Prose,
+}
+
 /// The main content of `html` as Markdown, or `None` when no block scores as
 /// content (the caller falls back to the SRD algorithm).
 ///
@@ -53,10 +77,10 @@ const MIN_ARTICLE_CHARS: usize = 500;
 /// (a crawler view such as Discourse's): parsed with scripting off, markup in a
 /// `<noscript>` can escape it (an inner `<p>` closes the `<p>` around it), and
 /// what a browser with scripts on never shows must not become text by default.
-pub(crate) fn extract(source: &Source<'_>, final_url: &Url) -> Option<ExtractedDocument> {
-    extract_parsed(source, final_url, Scripting::On).or_else(|| {
+pub(crate) fn extract(source: &Source<'_>, final_url: &Url, reach: Reach) -> Option<Article> {
+    extract_parsed(source, final_url, Scripting::On, reach).or_else(|| {
         Scripting::matters_for(source.html())
-            .then(|| extract_parsed(source, final_url, Scripting::Off))
+            .then(|| extract_parsed(source, final_url, Scripting::Off, reach))
             .flatten()
     })
 }
@@ -65,20 +89,22 @@ fn extract_parsed(
     source: &Source<'_>,
     final_url: &Url,
     scripting: Scripting,
-) -> Option<ExtractedDocument> {
-    // (substance, document) of each pass run.
-    let mut attempts: Vec<(usize, ExtractedDocument)> = Vec::new();
+    reach: Reach,
+) -> Option<Article> {
+    // (substance, reading) of each pass run. Passes are judged on what scoring
+    // chose, whatever the reach.
+    let mut attempts: Vec<(usize, Reading)> = Vec::new();
     for pass in Strictness::ALL {
         // Each pass removes what it reads as furniture, so each reads a tree of
         // its own (on WCXB's dev split one page in three runs a second pass).
         let doc = source.document(scripting);
-        let Some(document) = extract_pass(doc, final_url, pass, scripting) else {
+        let Some(reading) = extract_pass(doc, final_url, pass, scripting, reach) else {
             continue;
         };
-        if attempts.is_empty() && document.markdown.chars().count() >= MIN_ARTICLE_CHARS {
-            return Some(document);
+        if attempts.is_empty() && reading.scored.markdown.chars().count() >= MIN_ARTICLE_CHARS {
+            return Some(reading.into_article());
         }
-        attempts.push((substance(&document.markdown), document));
+        attempts.push((substance(&reading.scored.markdown), reading));
     }
     // The strict pass found little: a looser pass wins only when it finds clearly
     // more prose, not just the furniture the strict pass removed.
@@ -86,7 +112,28 @@ fn extract_parsed(
     attempts
         .into_iter()
         .find(|(chars, _)| *chars * 5 >= longest * 4)
-        .map(|(_, document)| document)
+        .map(|(_, reading)| reading.into_article())
+}
+
+/// One pass's reading: what scoring chose, and the Markdown of the ancestor
+/// [`Reach::Prose`] widened it to.
+struct Reading {
+    scored: ExtractedDocument,
+    widened: Option<String>,
+}
+
+impl Reading {
+    fn into_article(self) -> Article {
+        let scored_words = self.scored.markdown.split_whitespace().count();
+        let mut document = self.scored;
+        if let Some(markdown) = self.widened {
+            document.markdown = markdown;
+        }
+        Article {
+            document,
+            scored_words,
+        }
+    }
 }
 
 /// Characters in paragraphs of 80 or more: prose, which furniture (bylines,
@@ -136,7 +183,8 @@ fn extract_pass(
     final_url: &Url,
     pass: Strictness,
     scripting: Scripting,
-) -> Option<ExtractedDocument> {
+    reach: Reach,
+) -> Option<Reading> {
     let survey = root::survey(&doc);
     let body = survey.candidates[5]?;
     if scripting == Scripting::Off {
@@ -149,23 +197,45 @@ fn extract_pass(
     doc.remove_all(&unseen);
     let measured = measure(&doc, body);
     let chosen = score(&doc, &measured, pass)?;
-    let mut drop = chosen.dropped_siblings;
+    let mut drop = chosen.dropped_siblings.clone();
     if pass.prune {
         drop.extend(prune(&doc, &measured, &chosen.included, pass));
     }
     drop.extend(title_duplicate(&doc, chosen.root, title.as_deref()));
     doc.remove_all(&drop);
-    let root = doc.tree.get(chosen.root)?;
-    let markdown = normalize_whitespace(&markdown::convert(root, &base));
-    if markdown.is_empty() {
-        return None;
-    }
-    Some(ExtractedDocument {
-        markdown,
-        title,
-        language,
-        page_type: None,
-        page_starts: Vec::new(),
+    let convert = |doc: &Document, id| {
+        doc.tree
+            .get(id)
+            .map(|root| normalize_whitespace(&markdown::convert(root, &base)))
+            .filter(|markdown| !markdown.is_empty())
+    };
+    let markdown = convert(&doc, chosen.root)?;
+    let widened = match reach {
+        Reach::Scored => None,
+        Reach::Prose => score::prose_ancestor(&measured, &chosen).and_then(|ancestor| {
+            // The siblings scoring left out are inside the ancestor: back in.
+            doc.restore_all(&chosen.dropped_siblings);
+            if pass.prune {
+                let pruned = prune(&doc, &measured, &[ancestor], pass);
+                doc.remove_all(&pruned);
+            }
+            doc.remove_all(&title_duplicate(
+                &doc,
+                measured.nodes[ancestor].id,
+                title.as_deref(),
+            ));
+            convert(&doc, measured.nodes[ancestor].id)
+        }),
+    };
+    Some(Reading {
+        scored: ExtractedDocument {
+            markdown,
+            title,
+            language,
+            page_type: None,
+            page_starts: Vec::new(),
+        },
+        widened,
     })
 }
 
@@ -230,8 +300,9 @@ mod tests {
     }
 
     fn article(html: &str) -> String {
-        extract(&Source::new(html, Keep::Nothing), &url())
+        extract(&Source::new(html, Keep::Nothing), &url(), Reach::Scored)
             .expect("article content")
+            .document
             .markdown
     }
 
@@ -310,7 +381,7 @@ mod tests {
         let srd = extract_html(STORY, &url(), ExtractionMode::Srd).unwrap();
         assert!(!srd.article_fell_back);
         let tiny = "<html><body><p>Hi there</p></body></html>";
-        assert_eq!(extract(&Source::new(tiny, Keep::Nothing), &url()), None);
+        assert!(extract(&Source::new(tiny, Keep::Nothing), &url(), Reach::Scored).is_none());
         let fell_back = extract_html(tiny, &url(), ExtractionMode::Article).unwrap();
         assert!(fell_back.article_fell_back);
         assert_eq!(

@@ -10,8 +10,10 @@
 //!    repeated posts (outside containers named `comments`, which on an article
 //!    are its comments) hold four times as much, or its comments twenty times
 //!    as much (a story under its readers' discussion): the page then reads as a
-//!    thread; the whole page minus its furniture (`whole`) for the kinds whose
-//!    content is spread over many blocks.
+//!    thread. An article reading reaches up to an ancestor holding several
+//!    times the prose scoring chose (an article built of sections). The whole
+//!    page minus its furniture (`whole`) for the kinds whose content is spread
+//!    over many blocks.
 //! 4. Never an error when the page shows text: when every reading comes back
 //!    empty, the visible text of the body is the answer (`visible`).
 //!
@@ -89,8 +91,12 @@ fn read(
             page_type = read_as;
             document
         }
-        PageType::Forum => thread::extract(&source, final_url, thread::Comments::Read)
-            .or_else(|| article::extract(&source, final_url)),
+        PageType::Forum => {
+            thread::extract(&source, final_url, thread::Comments::Read).or_else(|| {
+                article::extract(&source, final_url, article::Reach::Prose)
+                    .map(|article| article.document)
+            })
+        }
         _ => None,
     };
     let mut document = match scored {
@@ -141,8 +147,10 @@ fn article_or_thread(
     final_url: &Url,
 ) -> (Option<ExtractedDocument>, PageType) {
     let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
-    let article = article::extract(source, final_url);
-    if let Some(article_words) = article.as_ref().map(words)
+    let article = article::extract(source, final_url, article::Reach::Prose);
+    // Judged on what scoring chose: a reading widened to its sections is still
+    // one post when scoring chose one.
+    if let Some(article_words) = article.as_ref().map(|article| article.scored_words)
         && may_be_one_post(article_words)
     {
         for comments in [thread::Comments::Dropped, thread::Comments::Read] {
@@ -157,7 +165,7 @@ fn article_or_thread(
             }
         }
     }
-    (article, PageType::Article)
+    (article.map(|article| article.document), PageType::Article)
 }
 
 /// Whether an article reading of `article_words` is short enough to be worth a

@@ -347,6 +347,81 @@ fn an_faq_in_an_article_is_not_a_thread_and_a_topic_index_is_not_a_forum() {
     assert_eq!(kind(&plain, "/travel-forum/japan"), PageType::Forum);
 }
 
+/// A buying guide in one block per part, each block named for its part and its
+/// text three wrappers deep: the first block's paragraphs carry the commas article scoring counts,
+/// the others as much prose each without them, so scoring chooses the first
+/// block alone (over 300 words: one story, not one post of a thread).
+fn guide_in_blocks(after: &str) -> String {
+    let scored = "<p>Oil, filter, gasket, drain plug, washer, funnel, gloves, rags, a pan, a jack,         stands, chocks, a torch, and a wrench are what the first change needs, and the manual.</p>";
+    let plain = |part: &str| {
+        format!(
+            "<p>The {part} wears with every mile driven and a shop will check it at each visit              so that small faults are found before they grow into the kind of repair that              costs a month of savings and a week without the car in the driveway.</p>"
+        )
+    };
+    let block = |part: &str, body: String| {
+        format!(
+            "<section class=\"{part}\"><div class=\"row\"><div class=\"col\">\
+             <div class=\"inner\">{body}</div></div></div></section>"
+        )
+    };
+    format!(
+        "<head><meta property=\"og:type\" content=\"article\"></head>\
+         <body><div class=\"guide\">{}{}{}{}</div>{after}</body>",
+        block("oil", scored.repeat(12)),
+        block(
+            "brakes",
+            plain("brake pad").repeat(7) + &plain("brake disc")
+        ),
+        block("tyres", plain("tyre").repeat(7) + &plain("tyre valve")),
+        block(
+            "battery",
+            plain("battery").repeat(7) + &plain("battery clamp")
+        ),
+    )
+}
+
+#[test]
+fn an_article_in_blocks_reads_every_block_where_scoring_chose_one() {
+    let html = guide_in_blocks("");
+    let article = extract_html(&html, &url("/guide"), ExtractionMode::Article)
+        .unwrap()
+        .document
+        .markdown;
+    assert!(
+        article.contains("Oil, filter") && !article.contains("brake pad"),
+        "{article}"
+    );
+    let document = extract(&html, &url("/guide")).unwrap();
+    assert_eq!(document.page_type, Some(PageType::Article));
+    for wanted in [
+        "Oil, filter",
+        "The brake pad",
+        "The tyre valve",
+        "The battery clamp",
+    ] {
+        assert!(
+            document.markdown.contains(wanted),
+            "missing {wanted:?} in:\n{}",
+            document.markdown
+        );
+    }
+}
+
+#[test]
+fn teasers_of_other_posts_are_not_prose_to_widen_to() {
+    // The same blocks, each under a heading that links to another post.
+    let html = guide_in_blocks("").replace(
+        "<div class=\"inner\"><p>The",
+        "<div class=\"inner\"><h3><a href=\"/other\">Another post</a></h3><p>The",
+    );
+    let document = extract(&html, &url("/guide")).unwrap();
+    assert!(
+        document.markdown.contains("Oil, filter") && !document.markdown.contains("brake pad"),
+        "{}",
+        document.markdown
+    );
+}
+
 #[test]
 fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
     // The SRD takes the first `<article>`: here one review of a product page.
