@@ -5,7 +5,8 @@
 //!    microdata, Open Graph `og:type`), read from the raw HTML.
 //! 2. `classify`: the page type, from those signals, the parsed document's
 //!    structure (repeated blocks, posts, code, forms, prices) and the URL's shape.
-//! 3. The reading for that type: the posts in order for threads (`thread`);
+//! 3. The reading for that type: the posts in order for threads (`thread`;
+//!    on a question-and-answer page without the remarks under each post);
 //!    article scoring for articles, unless its reading is short and the page's
 //!    repeated posts (outside containers named `comments`, which on an article
 //!    are its comments) hold four times as much, or its comments twenty times
@@ -91,12 +92,10 @@ fn read(
             page_type = read_as;
             document
         }
-        PageType::Forum => {
-            thread::extract(&source, final_url, thread::Comments::Read).or_else(|| {
-                article::extract(&source, final_url, article::Reach::Prose)
-                    .map(|article| article.document)
-            })
-        }
+        PageType::Forum => thread_reading(html, &source, final_url).or_else(|| {
+            article::extract(&source, final_url, article::Reach::Prose)
+                .map(|article| article.document)
+        }),
         _ => None,
     };
     let mut document = match scored {
@@ -115,6 +114,32 @@ fn read(
     }
     document.page_type = Some(page_type);
     Ok(document)
+}
+
+/// The thread reading of a page classified as a forum, its comment containers
+/// read: on forums they often hold the replies. On a question-and-answer page
+/// (schema.org `QAPage`) the comments under each post are remarks on it, not
+/// answers, and stay out when the thread without them keeps half its words
+/// (StackExchange); they are read where the answers themselves sit in them.
+fn thread_reading(
+    html: &str,
+    source: &dom::Source<'_>,
+    final_url: &Url,
+) -> Option<ExtractedDocument> {
+    let read = thread::extract(source, final_url, thread::Comments::Read);
+    if !thread::has_comments(source)
+        || signals::read(&signals::Haystack::new(html)).count(&["qapage"]) == 0
+    {
+        return read;
+    }
+    let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
+    match (
+        read,
+        thread::extract(source, final_url, thread::Comments::Dropped),
+    ) {
+        (Some(read), Some(dropped)) if words(&dropped) * 2 < words(&read) => Some(read),
+        (read, dropped) => dropped.or(read),
+    }
 }
 
 /// An article reading shorter than this many words may have caught one post of

@@ -154,6 +154,70 @@ fn a_thread_keeps_every_post() {
     }
 }
 
+/// A question-and-answer page: the question and two answers, each with a
+/// `comments` container of remarks, or (`answers_in_comments`) the answers
+/// themselves inside one.
+fn qa_page(answers_in_comments: bool) -> String {
+    let remark = |text: &str| {
+        format!(
+            "<div class=\"comments\"><ul><li><span class=\"comment-copy\">{text}</span></li></ul></div>"
+        )
+    };
+    let answer = |text: &str, remark_text: &str| {
+        format!(
+            "<div class=\"answer\"><div class=\"post-text\"><p>{text}</p></div>{}</div>",
+            remark(remark_text)
+        )
+    };
+    let answers = answer(
+        "Mount the backup disk read-only between runs, so that ransomware on the server cannot reach the copies it would encrypt along with everything else.",
+        "Also keep one copy offline.",
+    ) + &answer(
+        "A mirror copies every deletion and every corruption to the second disk at once, so it protects against a dead disk and nothing else at all.",
+        "Exactly, RAID is about uptime.",
+    );
+    let answers = if answers_in_comments {
+        format!("<div class=\"comments\">{answers}</div>")
+    } else {
+        answers
+    };
+    format!(
+        "<html><head><script type=\"application/ld+json\">{{\"@type\": \"QAPage\"}}</script></head><body>\
+         <div class=\"question\"><h1>Why is RAID not a backup?</h1><div class=\"post-text\"><p>My server mirrors its two \
+         disks, and a colleague says that this is still not a backup of the data on them. Why not?</p></div></div>\
+         <div id=\"answers\">{answers}</div></body></html>"
+    )
+}
+
+#[test]
+fn a_question_page_reads_its_answers_without_the_remarks_under_them() {
+    let document = extract(&qa_page(false), &url("/questions/2888/raid")).unwrap();
+    assert_eq!(document.page_type, Some(PageType::Forum));
+    let markdown = &document.markdown;
+    for wanted in [
+        "My server mirrors",
+        "Mount the backup disk",
+        "A mirror copies",
+    ] {
+        assert!(
+            markdown.contains(wanted),
+            "missing {wanted:?} in:\n{markdown}"
+        );
+    }
+    for unwanted in ["keep one copy offline", "RAID is about uptime"] {
+        assert!(!markdown.contains(unwanted), "{unwanted:?} in:\n{markdown}");
+    }
+    // Where the answers themselves sit in a `comments` container, it is read.
+    let document = extract(&qa_page(true), &url("/questions/2888/raid")).unwrap();
+    for wanted in ["Mount the backup disk", "A mirror copies"] {
+        assert!(
+            document.markdown.contains(wanted),
+            "missing {wanted:?} in:\n{}",
+            document.markdown
+        );
+    }
+}
+
 /// A thread of repeated posts, the longest in the middle: article scoring would
 /// pick that one post.
 const THREAD: &str = r#"<html><head><title>Cache grows without bound</title></head><body>
