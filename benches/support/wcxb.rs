@@ -165,10 +165,11 @@ pub(crate) fn snippet_rate(text: &str, snippets: &[String]) -> f64 {
     found as f64 / snippets.len() as f64
 }
 
-/// The reading text (link targets already dropped) as plain text: Markdown's
-/// backslash escapes undone, its emphasis and code markers, link brackets,
-/// heading hashes, table pipes and quote markers made spaces, whitespace
-/// collapsed (a snippet may run across a line break).
+/// The reading text (link targets already dropped) as plain text, as a
+/// renderer shows it: Markdown's backslash escapes undone, its emphasis and code
+/// markers and link brackets taken out (`[Statista](…), the` reads
+/// `Statista, the`), heading hashes, table pipes and quote markers made spaces,
+/// whitespace collapsed (a snippet may run across a line break).
 pub(crate) fn plain_view(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -177,12 +178,10 @@ pub(crate) fn plain_view(text: &str) -> String {
             '\\' if chars.peek().is_some_and(|n| n.is_ascii_punctuation()) => {
                 out.extend(chars.next());
             }
-            '[' | ']' | '*' | '`' | '#' | '|' | '>' => out.push(' '),
+            '[' | ']' | '*' | '`' => {}
+            '#' | '|' | '>' => out.push(' '),
             '_' if !out.ends_with(char::is_alphanumeric)
-                || !chars.peek().is_some_and(|n| n.is_alphanumeric()) =>
-            {
-                out.push(' ')
-            }
+                || !chars.peek().is_some_and(|n| n.is_alphanumeric()) => {}
             c => out.push(c),
         }
     }

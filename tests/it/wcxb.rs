@@ -131,4 +131,10 @@ fn the_word_metric_is_the_benchmarks() {
         split::plain_view("taken over from [Minoa ,\n\n**bold** `code` | a_b \\*x\\*"),
         "taken over from Minoa , bold code a_b *x*"
     );
+    // Markers go without a trace: a link or emphasis before a comma keeps it
+    // where a renderer shows it.
+    assert_eq!(
+        split::plain_view("by [Statista], the **design process**, and _this_."),
+        "by Statista, the design process, and this."
+    );
 }
