@@ -127,8 +127,11 @@ fn thread_reading(
     final_url: &Url,
 ) -> Option<ExtractedDocument> {
     let read = thread::extract(source, final_url, thread::Comments::Read);
+    // The declared types are read again only here, on a thread with comment
+    // containers: the readings take a page type, not the classifier's clues
+    // (a type forced by the caller has none).
     if !thread::has_comments(source)
-        || signals::read(&signals::Haystack::new(html)).count(&["qapage"]) == 0
+        || signals::read(&signals::Haystack::new(html)).count(&[classify::QA_PAGE]) == 0
     {
         return read;
     }

@@ -62,7 +62,9 @@ pub(crate) fn describe(html: &str, final_url: &Url) -> String {
     )
 }
 
-const FORUM_TYPES: &[&str] = &["discussionforumposting", "qapage", "socialmediaposting"];
+/// schema.org's question-and-answer page, lowercase as [`Signals`] holds types.
+pub(crate) const QA_PAGE: &str = "qapage";
+const FORUM_TYPES: &[&str] = &["discussionforumposting", QA_PAGE, "socialmediaposting"];
 /// Questions and answers: a thread's, unless the page declares an FAQ (an
 /// article's or a service page's questions, answered by the page itself).
 const QA_TYPES: &[&str] = &["question", "answer"];

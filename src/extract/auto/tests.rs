@@ -26,6 +26,20 @@ fn kind(html: &str, path: &str) -> PageType {
     classify::classify(html, &url(path))
 }
 
+/// Fails, showing the Markdown, unless it holds every one of `wanted`.
+fn assert_has(markdown: &str, wanted: &[&str]) {
+    for text in wanted {
+        assert!(markdown.contains(text), "missing {text:?} in:\n{markdown}");
+    }
+}
+
+/// Fails, showing the Markdown, if it holds any of `unwanted`.
+fn assert_lacks(markdown: &str, unwanted: &[&str]) {
+    for text in unwanted {
+        assert!(!markdown.contains(text), "kept {text:?} in:\n{markdown}");
+    }
+}
+
 const PROSE: &str = "<p>Residents of three river towns began clearing mud from their homes \
     on Thursday, a week after the highest water in four decades forced thousands to leave.</p>";
 
@@ -103,24 +117,20 @@ fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
     );
     let document = extract_as(&html, &url("/"), PageType::Service).unwrap();
     let markdown = &document.markdown;
-    for wanted in [
-        "# Know your site is down",
-        "PingWell checks your websites",
-        "### Checks from six regions",
-        "### Alert routing",
-        "| Team | 100 | $49 per month |",
-    ] {
-        assert!(
-            markdown.contains(wanted),
-            "missing {wanted:?} in:\n{markdown}"
-        );
-    }
-    for unwanted in ["cookies", "Accept", "Blog", "Start free trial", "Privacy"] {
-        assert!(
-            !markdown.contains(unwanted),
-            "kept {unwanted:?} in:\n{markdown}"
-        );
-    }
+    assert_has(
+        markdown,
+        &[
+            "# Know your site is down",
+            "PingWell checks your websites",
+            "### Checks from six regions",
+            "### Alert routing",
+            "| Team | 100 | $49 per month |",
+        ],
+    );
+    assert_lacks(
+        markdown,
+        &["cookies", "Accept", "Blog", "Start free trial", "Privacy"],
+    );
     assert_eq!(document.page_type, Some(PageType::Service));
 }
 
@@ -128,30 +138,21 @@ fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
 fn a_listing_keeps_every_item() {
     let document =
         extract_as(&fixture("listing.html"), &url("/search"), PageType::Listing).unwrap();
-    for name in ["reqwest", "ureq", "hyper", "isahc"] {
-        assert!(
-            document.markdown.contains(name),
-            "{name}:\n{}",
-            document.markdown
-        );
-    }
+    assert_has(&document.markdown, &["reqwest", "ureq", "hyper", "isahc"]);
 }
 
 #[test]
 fn a_thread_keeps_every_post() {
     let html = fixture("forum-discourse.html");
     let document = extract_as(&html, &url("/t/cache-grows/12"), PageType::Forum).unwrap();
-    for post in [
-        "Since upgrading to 2.4 the cache directory grows",
-        "Eviction runs in each process",
-        "Upgrading to 2.5 fixed it",
-    ] {
-        assert!(
-            document.markdown.contains(post),
-            "{post}:\n{}",
-            document.markdown
-        );
-    }
+    assert_has(
+        &document.markdown,
+        &[
+            "Since upgrading to 2.4 the cache directory grows",
+            "Eviction runs in each process",
+            "Upgrading to 2.5 fixed it",
+        ],
+    );
 }
 
 /// A question-and-answer page: the question and two answers, each with a
@@ -194,28 +195,21 @@ fn a_question_page_reads_its_answers_without_the_remarks_under_them() {
     let document = extract(&qa_page(false), &url("/questions/2888/raid")).unwrap();
     assert_eq!(document.page_type, Some(PageType::Forum));
     let markdown = &document.markdown;
-    for wanted in [
-        "My server mirrors",
-        "Mount the backup disk",
-        "A mirror copies",
-    ] {
-        assert!(
-            markdown.contains(wanted),
-            "missing {wanted:?} in:\n{markdown}"
-        );
-    }
-    for unwanted in ["keep one copy offline", "RAID is about uptime"] {
-        assert!(!markdown.contains(unwanted), "{unwanted:?} in:\n{markdown}");
-    }
+    assert_has(
+        markdown,
+        &[
+            "My server mirrors",
+            "Mount the backup disk",
+            "A mirror copies",
+        ],
+    );
+    assert_lacks(markdown, &["keep one copy offline", "RAID is about uptime"]);
     // Where the answers themselves sit in a `comments` container, it is read.
     let document = extract(&qa_page(true), &url("/questions/2888/raid")).unwrap();
-    for wanted in ["Mount the backup disk", "A mirror copies"] {
-        assert!(
-            document.markdown.contains(wanted),
-            "missing {wanted:?} in:\n{}",
-            document.markdown
-        );
-    }
+    assert_has(
+        &document.markdown,
+        &["Mount the backup disk", "A mirror copies"],
+    );
 }
 
 /// A thread of repeated posts, the longest in the middle: article scoring would
@@ -255,12 +249,7 @@ fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
         at("Upgrading to 2.5 fixed it"),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{markdown}");
-    for unwanted in ["Similar threads", "Disk full", "Quote"] {
-        assert!(
-            !markdown.contains(unwanted),
-            "kept {unwanted:?} in:\n{markdown}"
-        );
-    }
+    assert_lacks(markdown, &["Similar threads", "Disk full", "Quote"]);
     // Posts in a container the SRD drops by name (`id="comments"`) are read.
     let named = THREAD.replace("<div class=\"posts\">", "<div id=\"comments\">");
     assert!(
@@ -412,14 +401,18 @@ fn an_faq_in_an_article_is_not_a_thread_and_a_topic_index_is_not_a_forum() {
 }
 
 /// A buying guide in one block per part, each block named for its part and its
-/// text three wrappers deep: the first block's paragraphs carry the commas article scoring counts,
-/// the others as much prose each without them, so scoring chooses the first
-/// block alone (over 300 words: one story, not one post of a thread).
-fn guide_in_blocks(after: &str) -> String {
-    let scored = "<p>Oil, filter, gasket, drain plug, washer, funnel, gloves, rags, a pan, a jack,         stands, chocks, a torch, and a wrench are what the first change needs, and the manual.</p>";
+/// text three wrappers deep: the first block's paragraphs carry the commas
+/// article scoring counts, the others as much prose each without them, so
+/// scoring chooses the first block alone (over 300 words: one story, not one
+/// post of a thread).
+fn guide_in_blocks() -> String {
+    let scored = "<p>Oil, filter, gasket, drain plug, washer, funnel, gloves, rags, a pan, a jack, \
+        stands, chocks, a torch, and a wrench are what the first change needs, and the manual.</p>";
     let plain = |part: &str| {
         format!(
-            "<p>The {part} wears with every mile driven and a shop will check it at each visit              so that small faults are found before they grow into the kind of repair that              costs a month of savings and a week without the car in the driveway.</p>"
+            "<p>The {part} wears with every mile driven and a shop will check it at each visit \
+             so that small faults are found before they grow into the kind of repair that \
+             costs a month of savings and a week without the car in the driveway.</p>"
         )
     };
     let block = |part: &str, body: String| {
@@ -430,7 +423,7 @@ fn guide_in_blocks(after: &str) -> String {
     };
     format!(
         "<head><meta property=\"og:type\" content=\"article\"></head>\
-         <body><div class=\"guide\">{}{}{}{}</div>{after}</body>",
+         <body><div class=\"guide\">{}{}{}{}</div></body>",
         block("oil", scored.repeat(12)),
         block(
             "brakes",
@@ -446,44 +439,36 @@ fn guide_in_blocks(after: &str) -> String {
 
 #[test]
 fn an_article_in_blocks_reads_every_block_where_scoring_chose_one() {
-    let html = guide_in_blocks("");
+    let html = guide_in_blocks();
     let article = extract_html(&html, &url("/guide"), ExtractionMode::Article)
         .unwrap()
         .document
         .markdown;
-    assert!(
-        article.contains("Oil, filter") && !article.contains("brake pad"),
-        "{article}"
-    );
+    assert_has(&article, &["Oil, filter"]);
+    assert_lacks(&article, &["brake pad"]);
     let document = extract(&html, &url("/guide")).unwrap();
     assert_eq!(document.page_type, Some(PageType::Article));
-    for wanted in [
-        "Oil, filter",
-        "The brake pad",
-        "The tyre valve",
-        "The battery clamp",
-    ] {
-        assert!(
-            document.markdown.contains(wanted),
-            "missing {wanted:?} in:\n{}",
-            document.markdown
-        );
-    }
+    assert_has(
+        &document.markdown,
+        &[
+            "Oil, filter",
+            "The brake pad",
+            "The tyre valve",
+            "The battery clamp",
+        ],
+    );
 }
 
 #[test]
 fn teasers_of_other_posts_are_not_prose_to_widen_to() {
     // The same blocks, each under a heading that links to another post.
-    let html = guide_in_blocks("").replace(
+    let html = guide_in_blocks().replace(
         "<div class=\"inner\"><p>The",
         "<div class=\"inner\"><h3><a href=\"/other\">Another post</a></h3><p>The",
     );
     let document = extract(&html, &url("/guide")).unwrap();
-    assert!(
-        document.markdown.contains("Oil, filter") && !document.markdown.contains("brake pad"),
-        "{}",
-        document.markdown
-    );
+    assert_has(&document.markdown, &["Oil, filter"]);
+    assert_lacks(&document.markdown, &["brake pad"]);
 }
 
 #[test]
@@ -495,18 +480,15 @@ fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
          <article class=\"review\"><p>Carried it for a week, no complaints.</p></article></body>"
     );
     let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
-    for wanted in [
-        "A forty litre pack",
-        "| Weight | 1.2 kg |",
-        "Residents",
-        "Carried it for a week",
-    ] {
-        assert!(
-            document.markdown.contains(wanted),
-            "missing {wanted:?} in:\n{}",
-            document.markdown
-        );
-    }
+    assert_has(
+        &document.markdown,
+        &[
+            "A forty litre pack",
+            "| Weight | 1.2 kg |",
+            "Residents",
+            "Carried it for a week",
+        ],
+    );
 }
 
 #[test]
@@ -591,13 +573,10 @@ fn a_whole_page_reading_leaves_out_screen_reader_only_labels_but_not_collapsed_c
         "{}",
         document.markdown
     );
-    for hidden in ["Regular price", "Unit price", "Sale price"] {
-        assert!(
-            !document.markdown.contains(hidden),
-            "{hidden} in:\n{}",
-            document.markdown
-        );
-    }
+    assert_lacks(
+        &document.markdown,
+        &["Regular price", "Unit price", "Sale price"],
+    );
 }
 
 #[test]
@@ -638,13 +617,10 @@ fn a_page_with_text_only_in_boilerplate_still_gets_an_answer_without_hidden_text
         .unwrap_err();
     assert_eq!(srd.details_json()["error"], "no_extractable_content");
     let document = extract(html, &url("/")).unwrap();
-    for wanted in ["Opening hours", "Mon to Fri, 9 to 5", "Call 555 0100"] {
-        assert!(
-            document.markdown.contains(wanted),
-            "{wanted}:\n{}",
-            document.markdown
-        );
-    }
+    assert_has(
+        &document.markdown,
+        &["Opening hours", "Mon to Fri, 9 to 5", "Call 555 0100"],
+    );
     assert!(
         !document.markdown.contains("INJECTED"),
         "{}",
