@@ -289,7 +289,7 @@ fn title_duplicate(doc: &Document, root: NodeId, title: Option<&str>) -> Vec<Nod
 
 #[cfg(test)]
 mod tests {
-    use super::names::{is_label, names_furniture, style_hides};
+    use super::names::{class_weight, is_label, names_furniture, style_hides};
     use super::*;
     use crate::extract::dom::Keep;
     use crate::extract::extract_html;
@@ -521,6 +521,8 @@ mod tests {
             ("headline", false),
             ("update-box", false),
             ("story-body", false),
+            // Overflow utilities clip or scroll a box; they hide nothing.
+            ("table-wrap overflow-hidden", false),
         ] {
             let doc =
                 super::super::dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
@@ -531,5 +533,37 @@ mod tests {
                 .unwrap();
             assert_eq!(names_furniture(div), furniture, "{class}");
         }
+    }
+
+    #[test]
+    fn overflow_utilities_weigh_nothing_where_readability_names_weigh() {
+        for (class, weight) in [
+            ("overflow-x-scroll", 0),
+            ("vds-box vds-overflow_hidden", 0),
+            ("u-overflow-auto hidden", -25),
+            ("infinite-scroll", -25),
+            ("post-content overflow-hidden", 25),
+        ] {
+            let doc =
+                super::super::dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
+            let div = doc
+                .descendants()
+                .filter_map(|n| n.value().element())
+                .find(|e| e.tag == Tag::Block)
+                .unwrap();
+            assert_eq!(class_weight(div), weight, "{class}");
+        }
+    }
+
+    #[test]
+    fn a_table_in_a_scrolling_wrapper_stays_in_the_article() {
+        let paragraph = "<p>Engineers said the dikes held where they had been rebuilt, and failed where the work had been postponed, flooding the old town.</p>";
+        let html = format!(
+            "<body><article>{paragraph}{paragraph}\
+             <div class=\"isolate overflow-x-scroll\"><table><tr><th>Week</th><th>Distance</th></tr>\
+             <tr><td>One</td><td>5 km</td></tr><tr><td>Two</td><td>8 km</td></tr></table></div>\
+             {paragraph}</article></body>"
+        );
+        assert_has(&article(&html), &["| Week | Distance |", "| Two | 8 km |"]);
     }
 }

@@ -20,7 +20,7 @@ pub(crate) fn class_weight(element: &Element) -> i32 {
         .into_iter()
         .flatten()
     {
-        if NEGATIVE_NAMES.is_in(value) {
+        if named_tokens(value).any(|token| NEGATIVE_NAMES.is_in(token)) {
             weight -= 25;
         }
         if POSITIVE_NAMES.is_in(value) {
@@ -29,6 +29,22 @@ pub(crate) fn class_weight(element: &Element) -> i32 {
     }
     weight
 }
+
+/// The tokens of a class or id value that name what an element is, not how it
+/// lays out: CSS frameworks' overflow utilities (`overflow-hidden`,
+/// `overflow-x-scroll`, `vds-overflow_hidden`) clip or scroll a box, often the
+/// article's own table or section, and hide nothing; their `hidden` and
+/// `scroll` are not Readability's.
+fn named_tokens(value: &str) -> impl Iterator<Item = &str> {
+    value.split_ascii_whitespace().filter(|token| {
+        !token
+            .as_bytes()
+            .windows(OVERFLOW.len())
+            .any(|w| w.eq_ignore_ascii_case(OVERFLOW))
+    })
+}
+
+const OVERFLOW: &[u8] = b"overflow";
 
 /// Class or id fragments of page furniture (Readability's `negative`).
 const NEGATIVE: &[&str] = &[
@@ -267,6 +283,7 @@ pub(crate) fn names_furniture(element: &Element) -> bool {
     [element.attr(Attr::Class), element.attr(Attr::Id)]
         .into_iter()
         .flatten()
+        .flat_map(named_tokens)
         .flat_map(|name| name.split(|c: char| !c.is_ascii_alphanumeric()))
         .any(|word| FURNITURE_WORDS.iter().any(|f| f.eq_ignore_ascii_case(word)))
 }

@@ -460,6 +460,32 @@ fn an_article_in_blocks_reads_every_block_where_scoring_chose_one() {
 }
 
 #[test]
+fn an_article_that_is_all_prose_widens_from_less_than_the_usual_share() {
+    // Two blocks: the wrapper holds under 2.5 times the scored prose, but it is
+    // nothing but prose.
+    let two_blocks = |html: &str| {
+        let start = html.find("<section class=\"tyres\"").unwrap();
+        let end = html.find("</div></body>").unwrap();
+        format!("{}{}", &html[..start], &html[end..])
+    };
+    let html = two_blocks(&guide_in_blocks());
+    let document = extract(&html, &url("/guide")).unwrap();
+    assert_has(&document.markdown, &["Oil, filter", "The brake disc"]);
+    // A wrapper with as much prose, but a tenth of its text in links, is a
+    // page's frame at that share: the scored block alone.
+    let menu: String = (0..30)
+        .map(|i| format!("<a href=\"/part/{i}\">Spare part number {i}</a> "))
+        .collect();
+    let framed = html.replace(
+        "<div class=\"guide\">",
+        &format!("<div class=\"guide\"><p>{menu}</p>"),
+    );
+    let document = extract(&framed, &url("/guide")).unwrap();
+    assert_has(&document.markdown, &["Oil, filter"]);
+    assert_lacks(&document.markdown, &["brake disc"]);
+}
+
+#[test]
 fn teasers_of_other_posts_are_not_prose_to_widen_to() {
     // The same blocks, each under a heading that links to another post.
     let html = guide_in_blocks().replace(
