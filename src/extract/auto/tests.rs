@@ -498,6 +498,22 @@ fn teasers_of_other_posts_are_not_prose_to_widen_to() {
 }
 
 #[test]
+fn a_landing_page_keeps_its_hero_banner_and_drops_an_ad_banner() {
+    let html = format!(
+        "<body><div class=\"experience-heroBanner\"><h2>Lunar Pilot</h2>\
+         <p>Defy the rules of space and time with the new Lunar Pilot chronograph.</p></div>\
+         <div class=\"banner-ad\"><p>Save 20% on insurance today with our partner.</p></div>\
+         <section><h2>Craft</h2>{PROSE}</section></body>"
+    );
+    let document = extract_as(&html, &url("/"), PageType::Service).unwrap();
+    assert_has(
+        &document.markdown,
+        &["Lunar Pilot", "Defy the rules", "Residents"],
+    );
+    assert_lacks(&document.markdown, &["insurance"]);
+}
+
+#[test]
 fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
     // The SRD takes the first `<article>`: here one review of a product page.
     let html = format!(

@@ -11,7 +11,8 @@
 //! * what article mode never reads: images and their captions, elements an inline
 //!   style hides, and elements whose class, id or role names page furniture
 //!   (Readability's unlikely candidates: menus, breadcrumbs, banners, pagination,
-//!   share bars, cookie and newsletter pop-ups);
+//!   share bars, cookie and newsletter pop-ups), but not a landing page's hero
+//!   (`hero-banner`: its opening section);
 //! * form controls (`<button>`, `<label>`, `<option>`): calls to action and
 //!   filters, not content;
 //! * on product pages, repeated cards that each link elsewhere (other
@@ -27,7 +28,7 @@ use url::Url;
 
 use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
-use super::super::article::names::unseen_elements;
+use super::super::article::names::{style_hides, unseen_elements};
 use super::super::dom::Document;
 use super::super::element::{Attr, Tag};
 use super::super::root::normalized_text;
@@ -153,6 +154,7 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     };
     let unseen: Vec<NodeId> = unseen_elements(doc, body, STRICT)
         .into_iter()
+        .filter(|&id| !is_hero(doc, id))
         .chain(hidden_by_class(doc, body))
         .filter(|&id| {
             let large = index
@@ -361,4 +363,21 @@ pub(crate) fn link_lists(measured: &Measured) -> Vec<NodeId> {
         }
     }
     out
+}
+
+/// Whether `id` is a landing page's hero (a class or id naming `hero`: the
+/// opening section, often a `hero-banner`), shown: the content a service page
+/// opens with, which Readability's `banner` would remove as an ad's.
+fn is_hero(doc: &Document, id: NodeId) -> bool {
+    doc.tree
+        .get(id)
+        .and_then(|node| node.value().element())
+        .is_some_and(|e| {
+            e.tag != Tag::Image
+                && !e.attr(Attr::Style).is_some_and(style_hides)
+                && [e.attr(Attr::Class), e.attr(Attr::Id)]
+                    .into_iter()
+                    .flatten()
+                    .any(|name| name.to_ascii_lowercase().contains("hero"))
+        })
 }
