@@ -514,6 +514,24 @@ fn a_landing_page_keeps_its_hero_banner_and_drops_an_ad_banner() {
 }
 
 #[test]
+fn panels_a_click_opens_are_read_and_other_hidden_elements_are_not() {
+    let html = format!(
+        "<body><div class=\"mega-menu\" style=\"display:none\"><p>Amino acids, vitamins and \
+         minerals for every day of the week.</p></div>\
+         <main><h1>Pack 40</h1>{PROSE}\
+         <div class=\"tab-pane\" style=\"display: none\"><p>Made of rip-stop nylon with a rain cover.</p></div>\
+         <div class=\"faq__answer\" style=\"visibility: hidden\"><p>Returns are free for thirty days.</p></div>\
+         </main></body>"
+    );
+    let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
+    assert_has(
+        &document.markdown,
+        &["Residents", "rip-stop nylon", "Returns are free"],
+    );
+    assert_lacks(&document.markdown, &["Amino acids"]);
+}
+
+#[test]
 fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
     // The SRD takes the first `<article>`: here one review of a product page.
     let html = format!(

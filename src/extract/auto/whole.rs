@@ -9,7 +9,8 @@
 //! body:
 //!
 //! * what article mode never reads: images and their captions, elements an inline
-//!   style hides, and elements whose class, id or role names page furniture
+//!   style hides (but for panels a click opens: tabs, accordions, FAQ answers),
+//!   and elements whose class, id or role names page furniture
 //!   (Readability's unlikely candidates: menus, breadcrumbs, banners, pagination,
 //!   share bars, cookie and newsletter pop-ups), but not a landing page's hero
 //!   (`hero-banner`: its opening section);
@@ -155,6 +156,7 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     let unseen: Vec<NodeId> = unseen_elements(doc, body, STRICT)
         .into_iter()
         .filter(|&id| !is_hero(doc, id))
+        .filter(|&id| !is_collapsed_panel(doc, id))
         .chain(hidden_by_class(doc, body))
         .filter(|&id| {
             let large = index
@@ -379,5 +381,39 @@ fn is_hero(doc: &Document, id: NodeId) -> bool {
                     .into_iter()
                     .flatten()
                     .any(|name| name.to_ascii_lowercase().contains("hero"))
+        })
+}
+
+/// Class or id fragments of panels a click opens: accordions and collapsibles
+/// (Bootstrap's `collapse`, `accordion__content`), tabs (`tab-pane`) and FAQ
+/// answers.
+const PANEL_NAMES: &[&str] = &[
+    "collapse",
+    "accordion",
+    "tab-pane",
+    "tabpanel",
+    "tab-panel",
+    "tab-content",
+    "faq",
+    "answer",
+];
+
+/// Whether `id` is a panel an inline style keeps closed until a click (a class
+/// or id in [`PANEL_NAMES`]): a product's description and specification tabs,
+/// a service page's FAQ answers, which the page shows to whoever clicks. Other
+/// elements an inline style hides (menus, pop-ups, templates) stay out.
+fn is_collapsed_panel(doc: &Document, id: NodeId) -> bool {
+    doc.tree
+        .get(id)
+        .and_then(|node| node.value().element())
+        .is_some_and(|e| {
+            e.attr(Attr::Style).is_some_and(style_hides)
+                && [e.attr(Attr::Class), e.attr(Attr::Id)]
+                    .into_iter()
+                    .flatten()
+                    .any(|name| {
+                        let name = name.to_ascii_lowercase();
+                        PANEL_NAMES.iter().any(|panel| name.contains(panel))
+                    })
         })
 }
