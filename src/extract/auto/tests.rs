@@ -514,6 +514,22 @@ fn a_landing_page_keeps_its_hero_banner_and_drops_an_ad_banner() {
 }
 
 #[test]
+fn a_section_header_in_the_content_is_read_and_the_site_header_is_not() {
+    let html = format!(
+        "<body><div class=\"site-header\"><p>Acme Cloud, the cloud for builders since 2012.</p></div>\
+         <main><div class=\"StyledHeadlineHeader-sc-1\"><h2>Built for scale</h2>\
+         <p>Enterprise-grade infrastructure trusted by thousands of teams.</p></div>\
+         <section>{PROSE}</section></main></body>"
+    );
+    let document = extract_as(&html, &url("/"), PageType::Service).unwrap();
+    assert_has(
+        &document.markdown,
+        &["Built for scale", "Enterprise-grade", "Residents"],
+    );
+    assert_lacks(&document.markdown, &["since 2012"]);
+}
+
+#[test]
 fn panels_a_click_opens_are_read_and_other_hidden_elements_are_not() {
     let html = format!(
         "<body><div class=\"mega-menu\" style=\"display:none\"><p>Amino acids, vitamins and \

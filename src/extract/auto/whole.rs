@@ -13,7 +13,8 @@
 //!   and elements whose class, id or role names page furniture
 //!   (Readability's unlikely candidates: menus, breadcrumbs, banners, pagination,
 //!   share bars, cookie and newsletter pop-ups), but not a landing page's hero
-//!   (`hero-banner`: its opening section);
+//!   (`hero-banner`: its opening section) nor, inside the content root, a
+//!   section's header (`section-header`: its heading and lede);
 //! * form controls (`<button>`, `<label>`, `<option>`): calls to action and
 //!   filters, not content;
 //! * on product pages, repeated cards that each link elsewhere (other
@@ -153,10 +154,25 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
                     .is_some_and(|node| node.ancestors().any(|a| a.id() == id))
         })
     };
+    let in_content = |id: NodeId| {
+        content_root.is_some_and(|root| {
+            root != body
+                && doc
+                    .tree
+                    .get(id)
+                    .is_some_and(|node| node.ancestors().any(|a| a.id() == root))
+        })
+    };
+    // What article mode never reads, less what a landing page or a product
+    // shows as content.
+    let spared = |id: NodeId| {
+        is_hero(doc, id)
+            || is_collapsed_panel(doc, id)
+            || in_content(id) && is_section_header(doc, &measured, &index, id)
+    };
     let unseen: Vec<NodeId> = unseen_elements(doc, body, STRICT)
         .into_iter()
-        .filter(|&id| !is_hero(doc, id))
-        .filter(|&id| !is_collapsed_panel(doc, id))
+        .filter(|&id| !spared(id))
         .chain(hidden_by_class(doc, body))
         .filter(|&id| {
             let large = index
@@ -415,5 +431,40 @@ fn is_collapsed_panel(doc: &Document, id: NodeId) -> bool {
                         let name = name.to_ascii_lowercase();
                         PANEL_NAMES.iter().any(|panel| name.contains(panel))
                     })
+        })
+}
+
+/// Whether `id` is the header of a section (a class or id naming `header`, not
+/// a `<header>` element, shown, under a fifth of its text in links and no
+/// `<nav>`): a section's heading and lede (`section-header`, a styled
+/// component's `StyledHeadlineHeader`), which Readability's `header` would
+/// remove as the site's. Only asked inside the SRD's content root.
+fn is_section_header(
+    doc: &Document,
+    measured: &Measured,
+    index: &HashMap<NodeId, usize>,
+    id: NodeId,
+) -> bool {
+    let Some(node) = doc.tree.get(id) else {
+        return false;
+    };
+    let Some(e) = node.value().element() else {
+        return false;
+    };
+    let named = [e.attr(Attr::Class), e.attr(Attr::Id)]
+        .into_iter()
+        .flatten()
+        .any(|name| name.to_ascii_lowercase().contains("header"));
+    let few_links = index
+        .get(&id)
+        .is_some_and(|&i| measured.nodes[i].link_density() < 0.2);
+    named
+        && few_links
+        && e.name.local != local_name!("header")
+        && !e.attr(Attr::Style).is_some_and(style_hides)
+        && !node.descendants().any(|d| {
+            d.value()
+                .element()
+                .is_some_and(|e| e.name.local == local_name!("nav"))
         })
 }
