@@ -542,6 +542,7 @@ mod tests {
             ("vds-box vds-overflow_hidden", 0),
             ("u-overflow-auto hidden", -25),
             ("infinite-scroll", -25),
+            ("prose prose-headings:scroll-mt-20 scroll-mt-4", 0),
             ("post-content overflow-hidden", 25),
         ] {
             let doc =

@@ -31,16 +31,22 @@ pub(crate) fn class_weight(element: &Element) -> i32 {
 }
 
 /// The tokens of a class or id value that name what an element is, not how it
-/// lays out: CSS frameworks' overflow utilities (`overflow-hidden`,
-/// `overflow-x-scroll`, `vds-overflow_hidden`) clip or scroll a box, often the
-/// article's own table or section, and hide nothing; their `hidden` and
-/// `scroll` are not Readability's.
+/// lays out. CSS frameworks' utilities style a box, often the article's own
+/// table or section: overflow utilities (`overflow-hidden`, `overflow-x-scroll`,
+/// `vds-overflow_hidden`) clip or scroll it, scroll-margin and -padding ones
+/// (`scroll-mt-20`) offset an anchor, and variant-prefixed ones
+/// (`prose-headings:scroll-mt-20`, `md:hidden`) restyle it at a breakpoint or
+/// for its children. Their `hidden` and `scroll` are not Readability's.
 fn named_tokens(value: &str) -> impl Iterator<Item = &str> {
     value.split_ascii_whitespace().filter(|token| {
-        !token
-            .as_bytes()
-            .windows(OVERFLOW.len())
-            .any(|w| w.eq_ignore_ascii_case(OVERFLOW))
+        let utility = token.contains(':')
+            || token.starts_with("scroll-m")
+            || token.starts_with("scroll-p")
+            || token
+                .as_bytes()
+                .windows(OVERFLOW.len())
+                .any(|w| w.eq_ignore_ascii_case(OVERFLOW));
+        !utility
     })
 }
 
