@@ -20,7 +20,9 @@ pub(crate) fn class_weight(element: &Element) -> i32 {
         .into_iter()
         .flatten()
     {
-        if named_tokens(value).any(|token| NEGATIVE_NAMES.is_in(token)) {
+        // The whole value first: most names match nothing, and only a match
+        // needs its tokens read apart.
+        if NEGATIVE_NAMES.is_in(value) && named_tokens(value).any(|t| NEGATIVE_NAMES.is_in(t)) {
             weight -= 25;
         }
         if POSITIVE_NAMES.is_in(value) {

@@ -32,7 +32,7 @@ use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::{style_hides, unseen_elements};
 use super::super::dom::Document;
-use super::super::element::{Attr, Tag};
+use super::super::element::{Attr, Element, Tag};
 use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
 use super::{blocks, cards, repeat};
@@ -168,7 +168,7 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     let spared = |id: NodeId| {
         is_hero(doc, id)
             || is_collapsed_panel(doc, id)
-            || in_content(id) && is_section_header(doc, &measured, &index, id)
+            || is_section_header(doc, &measured, &index, id) && in_content(id)
     };
     let unseen: Vec<NodeId> = unseen_elements(doc, body, STRICT)
         .into_iter()
@@ -393,10 +393,22 @@ fn is_hero(doc: &Document, id: NodeId) -> bool {
         .is_some_and(|e| {
             e.tag != Tag::Image
                 && !e.attr(Attr::Style).is_some_and(style_hides)
-                && [e.attr(Attr::Class), e.attr(Attr::Id)]
-                    .into_iter()
-                    .flatten()
-                    .any(|name| name.to_ascii_lowercase().contains("hero"))
+                && names_any(e, &["hero"])
+        })
+}
+
+/// Whether the class or id of `e` holds one of `fragments` (lowercase),
+/// whatever its case.
+fn names_any(e: &Element, fragments: &[&str]) -> bool {
+    [e.attr(Attr::Class), e.attr(Attr::Id)]
+        .into_iter()
+        .flatten()
+        .any(|name| {
+            fragments.iter().any(|fragment| {
+                name.as_bytes()
+                    .windows(fragment.len())
+                    .any(|w| w.eq_ignore_ascii_case(fragment.as_bytes()))
+            })
         })
 }
 
@@ -422,16 +434,7 @@ fn is_collapsed_panel(doc: &Document, id: NodeId) -> bool {
     doc.tree
         .get(id)
         .and_then(|node| node.value().element())
-        .is_some_and(|e| {
-            e.attr(Attr::Style).is_some_and(style_hides)
-                && [e.attr(Attr::Class), e.attr(Attr::Id)]
-                    .into_iter()
-                    .flatten()
-                    .any(|name| {
-                        let name = name.to_ascii_lowercase();
-                        PANEL_NAMES.iter().any(|panel| name.contains(panel))
-                    })
-        })
+        .is_some_and(|e| e.attr(Attr::Style).is_some_and(style_hides) && names_any(e, PANEL_NAMES))
 }
 
 /// Whether `id` is the header of a section (a class or id naming `header`, not
@@ -451,14 +454,10 @@ fn is_section_header(
     let Some(e) = node.value().element() else {
         return false;
     };
-    let named = [e.attr(Attr::Class), e.attr(Attr::Id)]
-        .into_iter()
-        .flatten()
-        .any(|name| name.to_ascii_lowercase().contains("header"));
     let few_links = index
         .get(&id)
         .is_some_and(|&i| measured.nodes[i].link_density() < 0.2);
-    named
+    names_any(e, &["header"])
         && few_links
         && e.name.local != local_name!("header")
         && !e.attr(Attr::Style).is_some_and(style_hides)
