@@ -537,12 +537,18 @@ fn panels_a_click_opens_are_read_and_other_hidden_elements_are_not() {
          <main><h1>Pack 40</h1>{PROSE}\
          <div class=\"tab-pane\" style=\"display: none\"><p>Made of rip-stop nylon with a rain cover.</p></div>\
          <div class=\"faq__answer\" style=\"visibility: hidden\"><p>Returns are free for thirty days.</p></div>\
+         <div id=\"item-42-content\" style=\"height: 0; visibility: hidden\"><p>Fits the carry-on limits of most airlines, with room for a week of clothes.</p></div>\
          </main></body>"
     );
     let document = extract_as(&html, &url("/p/pack-40"), PageType::Product).unwrap();
     assert_has(
         &document.markdown,
-        &["Residents", "rip-stop nylon", "Returns are free"],
+        &[
+            "Residents",
+            "rip-stop nylon",
+            "Returns are free",
+            "carry-on limits",
+        ],
     );
     assert_lacks(&document.markdown, &["Amino acids"]);
 }

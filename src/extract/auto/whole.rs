@@ -413,8 +413,9 @@ fn names_any(e: &Element, fragments: &[&str]) -> bool {
 }
 
 /// Class or id fragments of panels a click opens: accordions and collapsibles
-/// (Bootstrap's `collapse`, `accordion__content`), tabs (`tab-pane`) and FAQ
-/// answers.
+/// (Bootstrap's `collapse`, `accordion__content`), tabs (`tab-pane`), FAQ
+/// answers, and the bodies toggles reveal, named for what they hold
+/// (`item-42-content`; a hidden pop-up or menu is hidden whole, by its own name).
 const PANEL_NAMES: &[&str] = &[
     "collapse",
     "accordion",
@@ -424,6 +425,7 @@ const PANEL_NAMES: &[&str] = &[
     "tab-content",
     "faq",
     "answer",
+    "content",
 ];
 
 /// Whether `id` is a panel an inline style keeps closed until a click (a class
