@@ -292,6 +292,7 @@ mod tests {
     use super::names::{class_weight, is_label, names_furniture, style_hides};
     use super::*;
     use crate::extract::dom::Keep;
+    use crate::extract::element::Element;
     use crate::extract::extract_html;
     use crate::vocabulary::ExtractionMode;
 
@@ -524,15 +525,19 @@ mod tests {
             // Overflow utilities clip or scroll a box; they hide nothing.
             ("table-wrap overflow-hidden", false),
         ] {
-            let doc =
-                super::super::dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
-            let div = doc
-                .descendants()
-                .filter_map(|n| n.value().element())
-                .find(|e| e.tag == Tag::Block)
-                .unwrap();
-            assert_eq!(names_furniture(div), furniture, "{class}");
+            assert_eq!(read_div(class, names_furniture), furniture, "{class}");
         }
+    }
+
+    /// What `read` says of a `<div>` of class `class`.
+    fn read_div<T>(class: &str, read: impl Fn(&Element) -> T) -> T {
+        let doc = super::super::dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
+        let div = doc
+            .descendants()
+            .filter_map(|n| n.value().element())
+            .find(|e| e.tag == Tag::Block)
+            .unwrap();
+        read(div)
     }
 
     #[test]
@@ -545,14 +550,7 @@ mod tests {
             ("prose prose-headings:scroll-mt-20 scroll-mt-4", 0),
             ("post-content overflow-hidden", 25),
         ] {
-            let doc =
-                super::super::dom::parse(&format!("<div class='{class}'>x</div>"), Scripting::On);
-            let div = doc
-                .descendants()
-                .filter_map(|n| n.value().element())
-                .find(|e| e.tag == Tag::Block)
-                .unwrap();
-            assert_eq!(class_weight(div), weight, "{class}");
+            assert_eq!(read_div(class, class_weight), weight, "{class}");
         }
     }
 

@@ -44,15 +44,19 @@ fn named_tokens(value: &str) -> impl Iterator<Item = &str> {
         let utility = token.contains(':')
             || token.starts_with("scroll-m")
             || token.starts_with("scroll-p")
-            || token
-                .as_bytes()
-                .windows(OVERFLOW.len())
-                .any(|w| w.eq_ignore_ascii_case(OVERFLOW));
+            || contains_ignoring_case(token, "overflow");
         !utility
     })
 }
 
-const OVERFLOW: &[u8] = b"overflow";
+/// Whether `haystack` holds `needle`, ASCII case aside, without allocating:
+/// class names are read on every element.
+pub(crate) fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
 
 /// Class or id fragments of page furniture (Readability's `negative`).
 const NEGATIVE: &[&str] = &[

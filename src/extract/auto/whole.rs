@@ -30,7 +30,7 @@ use url::Url;
 
 use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
-use super::super::article::names::{style_hides, unseen_elements};
+use super::super::article::names::{contains_ignoring_case, style_hides, unseen_elements};
 use super::super::dom::Document;
 use super::super::element::{Attr, Element, Tag};
 use super::super::root::normalized_text;
@@ -404,11 +404,9 @@ fn names_any(e: &Element, fragments: &[&str]) -> bool {
         .into_iter()
         .flatten()
         .any(|name| {
-            fragments.iter().any(|fragment| {
-                name.as_bytes()
-                    .windows(fragment.len())
-                    .any(|w| w.eq_ignore_ascii_case(fragment.as_bytes()))
-            })
+            fragments
+                .iter()
+                .any(|fragment| contains_ignoring_case(name, fragment))
         })
 }
 
