@@ -5,7 +5,8 @@
 //! The SRD algorithm (FR-WF-13) keeps everything outside the boilerplate it names,
 //! which on real news pages is about twice the article's text. Article mode starts
 //! from the same parse and the same boilerplate removal (hidden elements stay
-//! removed: hidden text is a prompt-injection channel), then:
+//! removed: hidden text is a prompt-injection channel), but for a `<header>`
+//! that holds a post's prose (`sections`), then:
 //!
 //! 1. `measure`: one walk of the body records, per element, its visible text,
 //!    link text, commas and the counts the pruning rules read.
@@ -40,6 +41,7 @@ pub(crate) mod measure;
 pub(crate) mod names;
 mod prune;
 pub(crate) mod score;
+pub(crate) mod sections;
 
 use measure::measure;
 use names::unseen_elements;
@@ -193,6 +195,8 @@ fn extract_pass(
     let title = super::title(&doc, &survey);
     let language = survey.language.clone();
     let base = root::base_url(&doc, &survey, final_url);
+    let sections = sections::prose_headers(&doc, body);
+    doc.restore_all(&sections);
     let unseen = unseen_elements(&doc, body, pass);
     doc.remove_all(&unseen);
     let measured = measure(&doc, body);

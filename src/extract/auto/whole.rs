@@ -4,9 +4,9 @@
 //! of it.
 //!
 //! It starts from the SRD's reading (the same parse, boilerplate removal and root
-//! selection, FR-WF-13; a root holding less than half of the body's text widens
-//! to its lowest ancestor that holds half), then also removes, anywhere in the
-//! body:
+//! selection, FR-WF-13, but for a `<header>` holding a section's prose; a root
+//! holding less than half of the body's text widens to its lowest ancestor that
+//! holds half), then also removes, anywhere in the body:
 //!
 //! * what article mode never reads: images and their captions, elements an inline
 //!   style hides (but for panels a click opens: tabs, accordions, FAQ answers),
@@ -31,6 +31,7 @@ use url::Url;
 use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::{contains_ignoring_case, style_hides, unseen_elements};
+use super::super::article::sections::prose_headers;
 use super::super::dom::Document;
 use super::super::element::{Attr, Element, Tag};
 use super::super::root::normalized_text;
@@ -136,6 +137,8 @@ impl Cleared {
 fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     let survey = root::survey(doc);
     let body = survey.candidates[5]?;
+    let sections = prose_headers(doc, body);
+    doc.restore_all(&sections);
     let measured = measure(doc, body);
     let index: HashMap<NodeId, usize> = measured
         .nodes
