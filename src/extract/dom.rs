@@ -48,6 +48,7 @@ use html5ever::{Attribute, LocalName, Namespace, QualName, local_name, ns};
 use super::element::{self, Attr, Element, Name};
 
 mod flat;
+mod streamed;
 mod tokenize;
 
 /// Open handles (open elements plus active formatting entries) past which start
@@ -227,21 +228,26 @@ impl<'a> Source<'a> {
     pub(crate) fn document(&self, scripting: Scripting) -> Document {
         match (scripting, self.keep) {
             (Scripting::On, Keep::Copies) => self.peek().clone(),
-            _ => parse(self.html, scripting),
+            _ => self.parse(scripting),
         }
     }
 
     /// The parse with scripting on, made now if not yet, to look at without
     /// changing it (a source that keeps [`Keep::Nothing`] keeps this one).
     pub(crate) fn peek(&self) -> &Document {
-        self.parsed.get_or_init(|| parse(self.html, Scripting::On))
+        self.parsed.get_or_init(|| self.parse(Scripting::On))
     }
 
     /// The kept parse with scripting on itself, for the last reading: no copy.
     pub(crate) fn into_document(self) -> Document {
+        let html = self.html;
         self.parsed
             .into_inner()
-            .unwrap_or_else(|| parse(self.html, Scripting::On))
+            .unwrap_or_else(|| parse_streamed(html, Scripting::On))
+    }
+
+    fn parse(&self, scripting: Scripting) -> Document {
+        parse_streamed(self.html, scripting)
     }
 }
 
@@ -250,6 +256,17 @@ impl<'a> Source<'a> {
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn parse(html: &str, scripting: Scripting) -> Document {
     parse_counting(html, Counting::Bounded, scripting == Scripting::On)
+}
+
+/// A parse of `html` with React's streamed segments in place (`streamed`): what
+/// a browser running the page's scripts shows, as the readings past the SRD's
+/// read it.
+fn parse_streamed(html: &str, scripting: Scripting) -> Document {
+    let mut doc = parse(html, scripting);
+    if streamed::may_have_segments(html) {
+        streamed::place_segments(&mut doc);
+    }
+    doc
 }
 
 /// When [`Limiter`] counts the tree builder's handles.
