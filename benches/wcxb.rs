@@ -21,7 +21,8 @@
 //! type, block text, features) for the pages auto reads whole or as threads, for
 //! `scripts/train_blocks.py`, and measures nothing;
 //! `WCXB_TSV=FILE` writes one line per page and mode (id, type, mode, P, R, F1,
-//! with, without, words, gold words, detected page type);
+//! with, without, words, gold words, detected page type, extraction time in
+//! microseconds);
 //! `WCXB_REPEAT=N` times each page's extraction N times per mode and counts the
 //! fastest (less noise from a shared machine; N times as long).
 //!
@@ -182,7 +183,7 @@ fn main() {
             if let Some(tsv) = &mut tsv {
                 let _ = writeln!(
                     tsv,
-                    "{}\t{}\t{mode}\t{:.4}\t{:.4}\t{:.4}\t{:.3}\t{:.3}\t{}\t{}\t{detected}",
+                    "{}\t{}\t{mode}\t{:.4}\t{:.4}\t{:.4}\t{:.3}\t{:.3}\t{}\t{}\t{detected}\t{}",
                     page.id,
                     page.page_type,
                     score.precision,
@@ -192,6 +193,7 @@ fn main() {
                     score.without,
                     score.words,
                     score.gold_words,
+                    time.as_micros(),
                 );
             }
         }

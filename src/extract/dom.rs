@@ -121,6 +121,9 @@ impl Node {
 pub(crate) struct Document {
     /// The arena; dropping it is a flat loop, whatever the nesting depth.
     pub tree: Tree<Node>,
+    /// Whether the parser met a template of React's streamed rendering
+    /// (`streamed`): only then are its segments looked for.
+    pub(crate) streamed: bool,
 }
 
 impl Document {
@@ -263,7 +266,7 @@ pub(crate) fn parse(html: &str, scripting: Scripting) -> Document {
 /// read it.
 fn parse_streamed(html: &str, scripting: Scripting) -> Document {
     let mut doc = parse(html, scripting);
-    if streamed::may_have_segments(html) {
+    if doc.streamed {
         streamed::place_segments(&mut doc);
     }
     doc
@@ -456,8 +459,10 @@ impl Limiter {
 
     /// The tree built, once the input has ended.
     fn into_document(self) -> Document {
+        let sink = self.builder.sink;
         Document {
-            tree: self.builder.sink.tree.into_inner(),
+            streamed: sink.streamed.get(),
+            tree: sink.tree.into_inner(),
         }
     }
 
@@ -653,6 +658,8 @@ struct Sink {
     /// The last comment created: how [`flat`] finds the tree builder's insertion
     /// point.
     last_comment: Cell<Option<NodeId>>,
+    /// A template of React's streamed rendering was created (`streamed`).
+    streamed: Cell<bool>,
 }
 
 impl Sink {
@@ -668,6 +675,7 @@ impl Sink {
             budget,
             exhausted: Cell::new(false),
             last_comment: Cell::new(None),
+            streamed: Cell::new(false),
         }
     }
 
@@ -729,6 +737,11 @@ impl TreeSink for Sink {
         let mut tree = self.tree.borrow_mut();
         let mut node = tree.orphan(Node::Element(Element::new(name, attrs)));
         if is_template {
+            if let Node::Element(e) = node.value()
+                && e.attr(Attr::Id).is_some_and(streamed::is_template_id)
+            {
+                self.streamed.set(true);
+            }
             // The template contents fragment (never rendered).
             node.append(Node::Other);
         }

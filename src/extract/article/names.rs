@@ -165,8 +165,12 @@ impl Fragments {
 }
 
 fn matcher(needles: &[&str]) -> AhoCorasick {
+    // Haystacks are class names and ids, a few dozen bytes: a DFA without a
+    // prefilter reads them fastest.
     AhoCorasick::builder()
         .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .prefilter(false)
         .build(needles)
         .expect("fixed fragment lists build")
 }

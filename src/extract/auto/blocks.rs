@@ -184,7 +184,7 @@ fn kept_whatever(doc: &Document, measured: &Measured, block: &Block, context: &C
         .any(|e| {
             name_tokens(e.attr(Attr::Class), e.attr(Attr::Id))
                 .iter()
-                .any(|t| AUTHOR_OR_DATE.contains(&t.as_str()))
+                .any(|t| AUTHOR_OR_DATE.iter().any(|w| w.eq_ignore_ascii_case(t)))
         });
     names_author_or_date
         || doc.tree.get(m.id).is_some_and(|node| {
@@ -319,10 +319,10 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
                 row.push((f as u32, x));
             }
         };
-        let words: Vec<&str> = block.text.split_whitespace().collect();
+        let words = word_counts[i];
         let chars = block.chars.max(1);
         set(Dense::Bias, 1.0);
-        set(Dense::LogWords, (1.0 + words.len() as f32).ln());
+        set(Dense::LogWords, (1.0 + words as f32).ln());
         set(Dense::LogChars, (1.0 + chars as f32).ln());
         set(Dense::LinkDensity, m.link_density());
         set(Dense::Position, starts[i]);
@@ -335,23 +335,18 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
                     .ends_with(['.', '!', '?', ':', ';', '。', '」', '"', '”', ')']),
             )),
         );
-        set(
-            Dense::CommasPerWord,
-            m.commas as f32 / words.len().max(1) as f32,
-        );
-        let digits = block.text.chars().filter(char::is_ascii_digit).count();
+        set(Dense::CommasPerWord, m.commas as f32 / words.max(1) as f32);
+        let digits = block.text.bytes().filter(u8::is_ascii_digit).count();
         set(Dense::Digits, digits as f32 / chars as f32);
-        let capitalized = words
-            .iter()
+        let capitalized = block
+            .text
+            .split_whitespace()
             .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
             .count();
-        set(
-            Dense::Capitalized,
-            capitalized as f32 / words.len().max(1) as f32,
-        );
+        set(Dense::Capitalized, capitalized as f32 / words.max(1) as f32);
         set(
             Dense::WordLength,
-            (chars as f32 / words.len().max(1) as f32).min(20.0) / 10.0,
+            (chars as f32 / words.max(1) as f32).min(20.0) / 10.0,
         );
         set(Dense::TagH1, flag(m.tag == Tag::Heading(1)));
         set(Dense::TagH2H3, flag(matches!(m.tag, Tag::Heading(2 | 3))));
@@ -392,21 +387,18 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
             PageType::Forum => Dense::TypeForum,
         };
         set(type_flag, 1.0);
-        let lower_text = block.text.to_lowercase();
-        let lower: Vec<&str> = lower_text.split_whitespace().collect();
+        // Lowercasing keeps the words apart as they were: `words` of them.
+        let lower = block.text.to_lowercase();
         let in_title = lower
-            .iter()
+            .split_whitespace()
             .filter(|w| {
                 context
                     .title_words
-                    .binary_search_by(|t| t.as_str().cmp(**w))
+                    .binary_search_by(|t| t.as_str().cmp(w))
                     .is_ok()
             })
             .count();
-        set(
-            Dense::TitleOverlap,
-            in_title as f32 / lower.len().max(1) as f32,
-        );
+        set(Dense::TitleOverlap, in_title as f32 / words.max(1) as f32);
         if let Some(h1) = h1 {
             set(Dense::BeforeH1, flag(starts[i] < h1));
             set(Dense::FromH1, (starts[i] - h1).abs());
@@ -427,11 +419,11 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
         set(Dense::PrevLogWords, prev_words);
         set(Dense::NextLogWords, next_words);
         set(Dense::LogSiblingsAlike, (1.0 + alike[i] as f32).ln());
-        let short = words.len() <= 6;
+        let short = words <= 6;
         set(Dense::ShortBlock, flag(short));
         set(
             Dense::RelativeWords,
-            (1.0 + words.len() as f32).ln() - (1.0 + most_words as f32).ln(),
+            (1.0 + words as f32).ln() - (1.0 + most_words as f32).ln(),
         );
         if let (Some(main), Some(meet)) = (main_text, &to_main_text) {
             let (up, share) = meet[block.node];
@@ -449,7 +441,7 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
         }
         if let Some(element) = doc.tree.get(m.id).and_then(|n| n.value().element()) {
             for token in name_tokens(element.attr(Attr::Class), element.attr(Attr::Id)) {
-                row.push((hashed(CLASS_OWN, &token), 1.0));
+                row.push((hashed(CLASS_OWN, token), 1.0));
             }
         }
         for a in std::iter::successors(m.parent, |&a| nodes[a].parent).take(5) {
@@ -469,12 +461,12 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
             row.push((hashed(HEADING_WORDS, word), 1.0));
         }
         if short {
-            for word in &lower {
+            for word in lower.split_whitespace() {
                 row.push((hashed(SHORT_WORDS, &letters(word)), 1.0));
             }
         }
         if matches!(m.tag, Tag::Heading(_)) {
-            heading = lower.iter().take(8).map(|w| letters(w)).collect();
+            heading = lower.split_whitespace().take(8).map(letters).collect();
         }
         rows.push(merge(row));
     }
@@ -494,28 +486,31 @@ fn letters(word: &str) -> String {
         .collect()
 }
 
-/// The tokens of a class and id: runs of ASCII letters, lowercased, two to 20
-/// long (`product-reviews__item` gives `product`, `reviews`, `item`).
-/// Each token once.
-fn name_tokens(class: Option<&str>, id: Option<&str>) -> Vec<String> {
-    let mut tokens: Vec<String> = class
+/// The tokens of a class and id: runs of ASCII letters, two to 20 long
+/// (`product-reviews__item` gives `product`, `reviews`, `item`), as they are
+/// written; each token once, case aside ([`hashed`] lowercases them).
+fn name_tokens<'a>(class: Option<&'a str>, id: Option<&'a str>) -> Vec<&'a str> {
+    let mut tokens: Vec<&str> = class
         .into_iter()
         .chain(id)
         .flat_map(|s| s.split(|c: char| !c.is_ascii_alphabetic()))
         .filter(|t| (2..=20).contains(&t.len()))
-        .map(str::to_ascii_lowercase)
         .collect();
-    tokens.sort_unstable();
-    tokens.dedup();
+    tokens.sort_unstable_by(|a, b| {
+        a.bytes()
+            .map(|b| b.to_ascii_lowercase())
+            .cmp(b.bytes().map(|b| b.to_ascii_lowercase()))
+    });
+    tokens.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
     tokens
 }
 
-/// The bucket of `token` in a hashed group: FNV-1a, so the trained weights
-/// and this reading agree on every platform.
+/// The bucket of `token`, ASCII letters lowercased, in a hashed group:
+/// FNV-1a, so the trained weights and this reading agree on every platform.
 fn hashed((start, size): (u32, u32), token: &str) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;
     for byte in token.bytes() {
-        hash ^= u32::from(byte);
+        hash ^= u32::from(byte.to_ascii_lowercase());
         hash = hash.wrapping_mul(0x0100_0193);
     }
     start + hash % size
@@ -523,7 +518,8 @@ fn hashed((start, size): (u32, u32), token: &str) -> u32 {
 
 /// One entry per index, values summed (two tokens may share a bucket).
 fn merge(mut row: Row) -> Row {
-    row.sort_by_key(|&(i, _)| i);
+    // Unstable: entries of one index are summed, and their values are 1.0.
+    row.sort_unstable_by_key(|&(i, _)| i);
     let mut out: Row = Vec::with_capacity(row.len());
     for (i, x) in row {
         match out.last_mut() {

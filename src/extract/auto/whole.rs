@@ -329,15 +329,18 @@ fn hidden_by_class(doc: &Document, body: NodeId) -> Vec<NodeId> {
         return Vec::new();
     };
     let hides = |token: &str| {
-        HIDING_CLASSES.iter().any(|class| {
-            // `get`, not indexing: a token may have a multi-byte character there.
-            token
-                .get(..class.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(class))
-                && token
-                    .get(class.len()..)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("--"))
-        })
+        // Every hiding class starts with `s` or `v`: most tokens stop here.
+        let first = token.as_bytes().first().map(u8::to_ascii_lowercase);
+        matches!(first, Some(b's' | b'v'))
+            && HIDING_CLASSES.iter().any(|class| {
+                // `get`, not indexing: a token may have a multi-byte character there.
+                token
+                    .get(..class.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(class))
+                    && token
+                        .get(class.len()..)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with("--"))
+            })
     };
     body.descendants()
         .filter(|node| {

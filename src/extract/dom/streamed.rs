@@ -23,10 +23,11 @@ use html5ever::local_name;
 use super::{Document, Node};
 use crate::extract::element::Attr;
 
-/// Whether `html` may hold a streamed segment: a cheap test that spares the
-/// tree walk on every other page.
-pub(crate) fn may_have_segments(html: &str) -> bool {
-    memchr::memmem::find(html.as_bytes(), b"id=\"S:").is_some()
+/// Whether a template's id is one React's streamed rendering gives: `B:n` (a
+/// suspense boundary) or `P:n` (a placeholder). The parser notes such a
+/// template, so the tree is walked for segments only on the pages that have one.
+pub(crate) fn is_template_id(id: &str) -> bool {
+    id.starts_with("B:") || id.starts_with("P:")
 }
 
 /// Moves the content of every hidden segment `S:n` before its template (`B:n`
@@ -44,8 +45,8 @@ pub(crate) fn place_segments(doc: &mut Document) {
             continue;
         };
         if element.name.local == local_name!("template") {
-            if let Some(n) = id.strip_prefix("B:").or_else(|| id.strip_prefix("P:")) {
-                templates.entry(n).or_insert(node.id());
+            if is_template_id(id) {
+                templates.entry(&id[2..]).or_insert(node.id());
             }
         } else if element.name.local == local_name!("div")
             && element.has_attr(Attr::Hidden)
