@@ -305,7 +305,8 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
     let alike = siblings_alike(doc, measured, blocks, &inherited.in_within);
     // Siblings share their ancestors: each ancestor's class tokens are hashed once.
     let mut ancestor_buckets: Vec<Option<Vec<u32>>> = vec![None; nodes.len()];
-    let mut heading: Vec<String> = Vec::new();
+    // The buckets of the words of the last heading read.
+    let mut heading: Vec<u32> = Vec::new();
     let mut rows = Vec::with_capacity(blocks.len());
     for (i, block) in blocks.iter().enumerate() {
         let m = &nodes[block.node];
@@ -457,16 +458,18 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
             });
             row.extend(buckets.iter().map(|&b| (b, 1.0)));
         }
-        for word in &heading {
-            row.push((hashed(HEADING_WORDS, word), 1.0));
-        }
+        row.extend(heading.iter().map(|&b| (b, 1.0)));
         if short {
             for word in lower.split_whitespace() {
-                row.push((hashed(SHORT_WORDS, &letters(word)), 1.0));
+                row.push((hashed_letters(SHORT_WORDS, word), 1.0));
             }
         }
         if matches!(m.tag, Tag::Heading(_)) {
-            heading = lower.split_whitespace().take(8).map(letters).collect();
+            heading = lower
+                .split_whitespace()
+                .take(8)
+                .map(|word| hashed_letters(HEADING_WORDS, word))
+                .collect();
         }
         rows.push(merge(row));
     }
@@ -477,13 +480,19 @@ fn flag(on: bool) -> f32 {
     f32::from(u8::from(on))
 }
 
-/// A word's letters and digits, lowercased: "Loading..." and "loading" are one
-/// token.
-fn letters(word: &str) -> String {
-    word.chars()
+/// The bucket of a word's letters and digits, lowercased, in a hashed group:
+/// "Loading..." and "loading" are one token.
+fn hashed_letters((start, size): (u32, u32), word: &str) -> u32 {
+    let mut utf8 = [0u8; 4];
+    let bytes = word
+        .chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
-        .collect()
+        .flat_map(|c| {
+            let len = c.encode_utf8(&mut utf8).len();
+            utf8.into_iter().take(len)
+        });
+    start + fnv1a(bytes) % size
 }
 
 /// The tokens of a class and id: runs of ASCII letters, two to 20 long
@@ -508,26 +517,28 @@ fn name_tokens<'a>(class: Option<&'a str>, id: Option<&'a str>) -> Vec<&'a str> 
 /// The bucket of `token`, ASCII letters lowercased, in a hashed group:
 /// FNV-1a, so the trained weights and this reading agree on every platform.
 fn hashed((start, size): (u32, u32), token: &str) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for byte in token.bytes() {
-        hash ^= u32::from(byte.to_ascii_lowercase());
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    start + hash % size
+    start + fnv1a(token.bytes().map(|b| b.to_ascii_lowercase())) % size
+}
+
+/// FNV-1a over `bytes`.
+fn fnv1a(bytes: impl Iterator<Item = u8>) -> u32 {
+    bytes.fold(0x811c_9dc5, |hash: u32, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// One entry per index, values summed (two tokens may share a bucket).
 fn merge(mut row: Row) -> Row {
     // Unstable: entries of one index are summed, and their values are 1.0.
     row.sort_unstable_by_key(|&(i, _)| i);
-    let mut out: Row = Vec::with_capacity(row.len());
-    for (i, x) in row {
-        match out.last_mut() {
-            Some((j, y)) if *j == i => *y += x,
-            _ => out.push((i, x)),
+    row.dedup_by(|(i, x), (kept, sum)| {
+        let same = i == kept;
+        if same {
+            *sum += *x;
         }
-    }
-    out
+        same
+    });
+    row
 }
 
 /// For each block, how many siblings share its tag and class: cards, menu
