@@ -203,7 +203,10 @@ pub(crate) enum Keep {
 
 /// A page's HTML and, as [`Keep`] says, its parse with scripting on, made on
 /// first use. Article scoring reads a page in up to three passes and auto mode
-/// tries readings in turn; each changes the tree it reads.
+/// tries readings in turn; each changes the tree it reads. Its parses have
+/// React's streamed segments in place (`streamed`): it serves the readings past
+/// the SRD's (article and auto mode), which read the page as a browser running
+/// its scripts shows it.
 pub(crate) struct Source<'a> {
     html: &'a str,
     keep: Keep,
@@ -231,14 +234,15 @@ impl<'a> Source<'a> {
     pub(crate) fn document(&self, scripting: Scripting) -> Document {
         match (scripting, self.keep) {
             (Scripting::On, Keep::Copies) => self.peek().clone(),
-            _ => self.parse(scripting),
+            _ => parse_streamed(self.html, scripting),
         }
     }
 
     /// The parse with scripting on, made now if not yet, to look at without
     /// changing it (a source that keeps [`Keep::Nothing`] keeps this one).
     pub(crate) fn peek(&self) -> &Document {
-        self.parsed.get_or_init(|| self.parse(Scripting::On))
+        self.parsed
+            .get_or_init(|| parse_streamed(self.html, Scripting::On))
     }
 
     /// The kept parse with scripting on itself, for the last reading: no copy.
@@ -247,10 +251,6 @@ impl<'a> Source<'a> {
         self.parsed
             .into_inner()
             .unwrap_or_else(|| parse_streamed(html, Scripting::On))
-    }
-
-    fn parse(&self, scripting: Scripting) -> Document {
-        parse_streamed(self.html, scripting)
     }
 }
 
