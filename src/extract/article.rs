@@ -247,23 +247,15 @@ fn extract_pass(
 /// put their whole crawler view there (Discourse). The SRD removes it by name;
 /// article mode keeps it unless its attributes hide it, and scoring decides.
 pub(crate) fn reveal_noscript(doc: &mut Document, body: NodeId) {
-    let Some(body) = doc.tree.get(body) else {
-        return;
-    };
-    let noscripts: Vec<NodeId> = body
-        .descendants()
-        .filter(|node| {
-            // Only content parsed as markup: past the parser's element budget a
-            // `<noscript>` is kept as raw text, which must never read as prose.
-            node.value().element().is_some_and(|e| {
-                e.name.local == html5ever::local_name!("noscript")
-                    && !element::is_hidden_or_boilerplate_named(e)
-            }) && node
+    let noscripts = doc.elements_under(body, |node, e| {
+        // Only content parsed as markup: past the parser's element budget a
+        // `<noscript>` is kept as raw text, which must never read as prose.
+        e.name.local == html5ever::local_name!("noscript")
+            && !element::is_hidden_or_boilerplate_named(e)
+            && node
                 .children()
                 .any(|child| child.value().element().is_some())
-        })
-        .map(|node| node.id())
-        .collect();
+    });
     doc.restore_all(&noscripts);
 }
 

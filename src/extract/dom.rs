@@ -137,6 +137,23 @@ impl Document {
         self.tree.root().descendants()
     }
 
+    /// The elements of `root`'s subtree, `root` included, that `select` picks
+    /// (given each element's node and the element), in document order: what the
+    /// readings' rules remove or put back. None when `root` is not in the tree.
+    pub(crate) fn elements_under(
+        &self,
+        root: NodeId,
+        mut select: impl FnMut(NodeRef<'_, Node>, &Element) -> bool,
+    ) -> Vec<NodeId> {
+        let Some(root) = self.tree.get(root) else {
+            return Vec::new();
+        };
+        root.descendants()
+            .filter(|node| node.value().element().is_some_and(|e| select(*node, e)))
+            .map(|node| node.id())
+            .collect()
+    }
+
     /// Takes the elements `ids` out of the reading: the flag FR-WF-13's
     /// boilerplate removal sets; the nodes stay in the tree.
     pub(crate) fn remove_all(&mut self, ids: &[NodeId]) {

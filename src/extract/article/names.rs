@@ -186,39 +186,30 @@ static MAYBE_NAMES: Fragments = Fragments::new(|| matcher(MAYBE_CANDIDATE));
 /// class or id (substring, unlike the SRD's whole tokens) or role names page
 /// furniture.
 pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Strictness) -> Vec<NodeId> {
-    let Some(body) = doc.tree.get(body) else {
-        return Vec::new();
-    };
-    body.descendants()
-        .filter(|node| {
-            let Some(element) = node.value().element() else {
-                return false;
-            };
-            if element.removed || matches!(element.tag, Tag::Body | Tag::Html) {
-                return false;
-            }
-            if element.tag == Tag::Image
-                || element.name.local == html5ever::local_name!("figcaption")
-                || element.attr(Attr::Style).is_some_and(style_hides)
-            {
-                return true;
-            }
-            if !pass.strip_unlikely || matches!(element.tag, Tag::Link | Tag::Main | Tag::Article) {
-                return false;
-            }
-            if element.attr(Attr::Role).is_some_and(|role| {
-                UNLIKELY_ROLES
-                    .iter()
-                    .any(|r| role.trim().eq_ignore_ascii_case(r))
-            }) {
-                return true;
-            }
-            let names = [element.attr(Attr::Class), element.attr(Attr::Id)];
-            names.iter().flatten().any(|v| UNLIKELY_NAMES.is_in(v))
-                && !names.iter().flatten().any(|v| MAYBE_NAMES.is_in(v))
-        })
-        .map(|node| node.id())
-        .collect()
+    doc.elements_under(body, |_, element| {
+        if element.removed || matches!(element.tag, Tag::Body | Tag::Html) {
+            return false;
+        }
+        if element.tag == Tag::Image
+            || element.name.local == html5ever::local_name!("figcaption")
+            || element.attr(Attr::Style).is_some_and(style_hides)
+        {
+            return true;
+        }
+        if !pass.strip_unlikely || matches!(element.tag, Tag::Link | Tag::Main | Tag::Article) {
+            return false;
+        }
+        if element.attr(Attr::Role).is_some_and(|role| {
+            UNLIKELY_ROLES
+                .iter()
+                .any(|r| role.trim().eq_ignore_ascii_case(r))
+        }) {
+            return true;
+        }
+        let names = [element.attr(Attr::Class), element.attr(Attr::Id)];
+        names.iter().flatten().any(|v| UNLIKELY_NAMES.is_in(v))
+            && !names.iter().flatten().any(|v| MAYBE_NAMES.is_in(v))
+    })
 }
 
 /// Whether an inline style hides the element (`display: none`,

@@ -28,20 +28,12 @@ const MIN_PARAGRAPH_CHARS: usize = 80;
 /// a section's prose ([`MIN_PARAGRAPHS`], no `<nav>`): what article scoring and
 /// the whole-page reading put back before reading.
 pub(crate) fn prose_headers(doc: &Document, body: NodeId) -> Vec<NodeId> {
-    let Some(body) = doc.tree.get(body) else {
-        return Vec::new();
-    };
-    body.descendants()
-        .filter(|node| {
-            node.value().element().is_some_and(|e| {
-                e.removed
-                    && e.name.local == local_name!("header")
-                    && !element::is_hidden_or_boilerplate_named(e)
-            })
-        })
-        .filter(|node| holds_prose(*node))
-        .map(|node| node.id())
-        .collect()
+    doc.elements_under(body, |node, e| {
+        e.removed
+            && e.name.local == local_name!("header")
+            && !element::is_hidden_or_boilerplate_named(e)
+            && holds_prose(node)
+    })
 }
 
 /// Whether `header` holds [`MIN_PARAGRAPHS`] paragraphs of prose in what it

@@ -245,14 +245,7 @@ pub(crate) fn block_rows(html: &str) -> Vec<(String, blocks::Row)> {
 /// the boilerplate name `comments` (`<div id="comments">`, FR-WF-13) are read
 /// again, unless they hide their content.
 fn reveal_comments(doc: &mut Document, body: NodeId) {
-    let Some(body) = doc.tree.get(body) else {
-        return;
-    };
-    let ids: Vec<NodeId> = body
-        .descendants()
-        .filter(|node| node.value().element().is_some_and(dropped_comments))
-        .map(|node| node.id())
-        .collect();
+    let ids = doc.elements_under(body, |_, e| dropped_comments(e));
     doc.restore_all(&ids);
 }
 

@@ -20,15 +20,7 @@ use crate::vocabulary::ExtractedDocument;
 /// none.
 pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, FetchError> {
     let mut doc = dom::parse(html, dom::Scripting::On);
-    let ids: Vec<ego_tree::NodeId> = doc
-        .descendants()
-        .filter(|node| {
-            node.value()
-                .element()
-                .is_some_and(|e| e.removed && !is_hidden(e))
-        })
-        .map(|node| node.id())
-        .collect();
+    let ids = doc.elements_under(doc.root().id(), |_, e| e.removed && !is_hidden(e));
     doc.restore_all(&ids);
     let survey = root::survey(&doc);
     let body = survey.candidates[5]

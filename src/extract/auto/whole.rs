@@ -325,9 +325,6 @@ const HIDING_CLASSES: &[&str] = &[
 /// Elements of the body whose class keeps them for screen readers only: one of
 /// [`HIDING_CLASSES`], or a BEM modifier of one (`visually-hidden--inline`).
 fn hidden_by_class(doc: &Document, body: NodeId) -> Vec<NodeId> {
-    let Some(body) = doc.tree.get(body) else {
-        return Vec::new();
-    };
     let hides = |token: &str| {
         // Every hiding class starts with `s` or `v`: most tokens stop here.
         let first = token.as_bytes().first().map(u8::to_ascii_lowercase);
@@ -342,33 +339,20 @@ fn hidden_by_class(doc: &Document, body: NodeId) -> Vec<NodeId> {
                         .is_some_and(|rest| rest.is_empty() || rest.starts_with("--"))
             })
     };
-    body.descendants()
-        .filter(|node| {
-            node.value().element().is_some_and(|e| {
-                e.attr(Attr::Class)
-                    .is_some_and(|c| c.split_ascii_whitespace().any(hides))
-            })
-        })
-        .map(|node| node.id())
-        .collect()
+    doc.elements_under(body, |_, e| {
+        e.attr(Attr::Class)
+            .is_some_and(|c| c.split_ascii_whitespace().any(hides))
+    })
 }
 
 /// `<button>`, `<label>` and `<option>` elements of the body.
 pub(crate) fn form_controls(doc: &Document, body: NodeId) -> Vec<NodeId> {
-    let Some(body) = doc.tree.get(body) else {
-        return Vec::new();
-    };
-    body.descendants()
-        .filter(|node| {
-            node.value().element().is_some_and(|e| {
-                matches!(
-                    e.name.local,
-                    local_name!("button") | local_name!("label") | local_name!("option")
-                )
-            })
-        })
-        .map(|node| node.id())
-        .collect()
+    doc.elements_under(body, |_, e| {
+        matches!(
+            e.name.local,
+            local_name!("button") | local_name!("label") | local_name!("option")
+        )
+    })
 }
 
 /// Lists (and link bars) whose every entry is one short link: menus, facets, tag
