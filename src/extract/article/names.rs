@@ -180,6 +180,35 @@ static POSITIVE_NAMES: Fragments = Fragments::new(|| matcher(POSITIVE));
 static UNLIKELY_NAMES: Fragments = Fragments::new(|| matcher(UNLIKELY));
 static MAYBE_NAMES: Fragments = Fragments::new(|| matcher(MAYBE_CANDIDATE));
 
+/// Class or id fragments of what forum software shows beside a post about its
+/// poster, not the post: titles and banners (`userTitle`, "Well-known member"),
+/// counts (`message-userExtras`, `userstats`, `ipsEntry__authorStats`: joined,
+/// messages, reaction score) and signatures. The poster's name is elsewhere
+/// (`message-name`, `username`) and stays.
+const POSTER_DETAILS: &[&str] = &[
+    "signature",
+    "usertitle",
+    "userbanner",
+    "userextra",
+    "extrauserinfo",
+    "userinfo_extra",
+    "userstats",
+    "user-stats",
+    "authorstats",
+    "authorfields",
+    "author_statistics",
+];
+static POSTER_DETAIL_NAMES: Fragments = Fragments::new(|| matcher(POSTER_DETAILS));
+
+/// Whether an element's class or id names details of a post's poster other than
+/// the name (issue 29's thread reading keeps each post's author and date).
+pub(crate) fn names_poster_details(element: &Element) -> bool {
+    [element.attr(Attr::Class), element.attr(Attr::Id)]
+        .into_iter()
+        .flatten()
+        .any(|v| POSTER_DETAIL_NAMES.is_in(v))
+}
+
 /// Elements of the body the article leaves out before scoring: images and
 /// captions (pictures are not text, and their captions and credits are not the
 /// article's), elements an inline style hides, and, in the strict pass, those whose

@@ -213,16 +213,18 @@ fn a_question_page_reads_its_answers_without_the_remarks_under_them() {
 }
 
 /// A thread of repeated posts, the longest in the middle: article scoring would
-/// pick that one post.
+/// pick that one post. The second poster shows a title, counts and a signature.
 const THREAD: &str = r#"<html><head><title>Cache grows without bound</title></head><body>
     <div class="layout"><div class="main-col"><h1>Cache grows without bound</h1>
     <div class="posts">
       <article class="message post-1"><div class="user">ana_r</div><time>Oct 29, 2025</time>
         <div class="message-body"><p>Since upgrading to 2.4 the cache directory grows past the limit we set, a few gigabytes a day.</p></div>
         <ul class="actions"><li><a href="/r/1">Reply</a></li><li><a href="/q/1">Quote</a></li><li><a href="/l/1">Like</a></li></ul></article>
-      <article class="message post-2"><div class="user">jberg</div><time>Oct 29, 2025</time>
+      <article class="message post-2"><div class="user">jberg<h5 class="userTitle">Well-known member</h5>
+        <dl class="message-userExtras"><dt>Joined</dt><dd>Mar 3, 2019</dd><dt>Messages</dt><dd>1,204</dd></dl></div><time>Oct 29, 2025</time>
         <div class="message-body"><p>Eviction runs in each process, so with many processes the limit is checked by each of them against its own view of the directory, and none of them sees the total.</p>
-        <p>Set one cache directory per process, or run the eviction from one place, and the total stays under the limit as it did before.</p></div></article>
+        <p>Set one cache directory per process, or run the eviction from one place, and the total stays under the limit as it did before.</p></div>
+        <aside class="message-signature">Three nodes, one cache, no regrets.</aside></article>
       <article class="message post-3"><div class="user">ana_r</div><time>Oct 30, 2025</time>
         <div class="message-body"><p>Upgrading to 2.5 fixed it for us, thanks for the pointer.</p></div></article>
     </div></div>
@@ -250,6 +252,11 @@ fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{markdown}");
     assert_lacks(markdown, &["Similar threads", "Disk full", "Quote"]);
+    // What the posters' column says about them besides their names is not the thread.
+    assert_lacks(
+        markdown,
+        &["Well-known member", "Joined", "1,204", "no regrets"],
+    );
     // Posts in a container the SRD drops by name (`id="comments"`) are read.
     let named = THREAD.replace("<div class=\"posts\">", "<div id=\"comments\">");
     assert!(

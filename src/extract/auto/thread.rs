@@ -13,7 +13,9 @@
 //!    two levels up, prose before and little after).
 //! 3. Inside the thread, what names furniture outside the posts (menus, share
 //!    bars, related threads), form controls and link lists go; inside a post
-//!    everything visible stays, comment-named classes included.
+//!    everything visible stays, comment-named classes included, but for what
+//!    the forum software says of the poster besides name and date (title,
+//!    counts, signature).
 //!
 //! Containers the SRD drops for the name `comments` are read: on a thread they
 //! hold the posts.
@@ -31,8 +33,8 @@ use ego_tree::NodeId;
 use url::Url;
 
 use super::super::article::measure::{Measure, measure};
-use super::super::article::names::style_hides;
 use super::super::article::names::unseen_elements;
+use super::super::article::names::{names_poster_details, style_hides};
 use super::super::article::score::score;
 use super::super::article::{Strictness, reveal_noscript};
 use super::super::dom::{self, Document};
@@ -154,6 +156,8 @@ fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root
     doc.remove_all(&menus);
     let controls = form_controls(doc, thread_id);
     doc.remove_all(&controls);
+    let details = doc.elements_under(thread_id, |_, e| names_poster_details(e));
+    doc.remove_all(&details);
     Some((survey, thread_id))
 }
 
