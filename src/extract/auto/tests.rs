@@ -109,12 +109,22 @@ fn url_shapes_and_structure_decide_what_declares_nothing() {
 
 #[test]
 fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
-    let html = fixture("service.html").replace(
-        "<section class=\"hero\">",
-        "<div class=\"cookie-banner\">We use cookies <button>Accept</button></div>\
-         <ul><li><a href=\"/a\">Home</a></li><li><a href=\"/b\">Blog</a></li><li><a href=\"/c\">Docs</a></li></ul>\
-         <section class=\"hero\">",
-    );
+    let html = fixture("service.html")
+        .replace(
+            "<section class=\"hero\">",
+            "<div class=\"cookie-banner\">We use cookies <button>Accept</button></div>\
+             <ul><li><a href=\"/a\">Home</a></li><li><a href=\"/b\">Blog</a></li><li><a href=\"/c\">Docs</a></li></ul>\
+             <section class=\"hero\">",
+        )
+        // Calls to action drawn as links; a longer button-styled link names
+        // where it leads.
+        .replace(
+            "the moment something breaks.</p>",
+            "the moment something breaks.</p>\
+             <p><a class=\"btn btn-primary\" href=\"/demo\">Book a demo</a>\
+             <a class=\"hero-cta\" href=\"/signup\">Try it free</a></p>\
+             <p><a class=\"btn\" href=\"/integrations\">See all forty integrations with chat and paging tools</a></p>",
+        );
     let document = extract_as(&html, &url("/"), PageType::Service).unwrap();
     let markdown = &document.markdown;
     assert_has(
@@ -125,11 +135,20 @@ fn a_service_page_keeps_every_section_and_leaves_the_furniture() {
             "### Checks from six regions",
             "### Alert routing",
             "| Team | 100 | $49 per month |",
+            "See all forty integrations",
         ],
     );
     assert_lacks(
         markdown,
-        &["cookies", "Accept", "Blog", "Start free trial", "Privacy"],
+        &[
+            "cookies",
+            "Accept",
+            "Blog",
+            "Start free trial",
+            "Privacy",
+            "Book a demo",
+            "Try it free",
+        ],
     );
     assert_eq!(document.page_type, Some(PageType::Service));
 }

@@ -15,8 +15,8 @@
 //!   share bars, cookie and newsletter pop-ups), but not a landing page's hero
 //!   (`hero-banner`: its opening section) nor, inside the content root, a
 //!   section's header (`section-header`: its heading and lede);
-//! * form controls (`<button>`, `<label>`, `<option>`): calls to action and
-//!   filters, not content;
+//! * form controls (`<button>`, `<label>`, `<option>`) and links styled as
+//!   buttons with a few words of text: calls to action and filters, not content;
 //! * on product pages, repeated cards that each link elsewhere (other
 //!   products: recommendations, "also viewed", variations);
 //! * navigation-like link lists: lists and link bars whose every entry is one short
@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 
-use ego_tree::NodeId;
+use ego_tree::{NodeId, NodeRef};
 use html5ever::local_name;
 use url::Url;
 
@@ -32,7 +32,7 @@ use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::{contains_ignoring_case, style_hides, unseen_elements};
 use super::super::article::sections::prose_headers;
-use super::super::dom::Document;
+use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Element, Tag};
 use super::super::root::normalized_text;
 use super::super::{markdown, normalize_whitespace, root, title};
@@ -345,14 +345,40 @@ fn hidden_by_class(doc: &Document, body: NodeId) -> Vec<NodeId> {
     })
 }
 
-/// `<button>`, `<label>` and `<option>` elements of the body.
+/// `<button>`, `<label>` and `<option>` elements of the body, and links styled
+/// as buttons whose text is a few words: calls to action ("Sign up", "Book a
+/// demo", "Shop now"), not content, whether the page draws them with
+/// `<button>` or with `<a class="btn">`.
 pub(crate) fn form_controls(doc: &Document, body: NodeId) -> Vec<NodeId> {
-    doc.elements_under(body, |_, e| {
+    doc.elements_under(body, |node, e| {
         matches!(
             e.name.local,
             local_name!("button") | local_name!("label") | local_name!("option")
-        )
+        ) || e.tag == Tag::Link && styled_as_button(e) && is_short_call(node)
     })
+}
+
+/// A call to action has this many words or fewer; a longer button-styled link
+/// ("Explore our watercolour range by brand") names what it leads to.
+const MAX_CALL_WORDS: usize = 5;
+
+/// Whether a class word (split at anything not a letter or digit) names a
+/// button: `btn`, `button`, `cta` (`btn-primary`, `shg-btn`, `hero-cta`).
+fn styled_as_button(e: &Element) -> bool {
+    e.attr(Attr::Class).is_some_and(|class| {
+        class
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| {
+                ["btn", "button", "cta"]
+                    .iter()
+                    .any(|b| word.eq_ignore_ascii_case(b))
+            })
+    })
+}
+
+fn is_short_call(link: NodeRef<'_, Node>) -> bool {
+    let words = normalized_text(link).split_whitespace().count();
+    (1..=MAX_CALL_WORDS).contains(&words)
 }
 
 /// Lists (and link bars) whose every entry is one short link: menus, facets, tag
