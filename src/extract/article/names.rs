@@ -241,6 +241,16 @@ pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Strictness) ->
     })
 }
 
+/// Whether the element is a dialog (ARIA `dialog`, `alertdialog`): a consent
+/// manager's preference centre or a sign-up modal, over the page, never in it.
+pub(crate) fn is_dialog(element: &Element) -> bool {
+    element.attr(Attr::Role).is_some_and(|role| {
+        ["dialog", "alertdialog"]
+            .iter()
+            .any(|r| role.trim().eq_ignore_ascii_case(r))
+    })
+}
+
 /// Whether an inline style hides the element (`display: none`,
 /// `visibility: hidden`).
 pub(crate) fn style_hides(style: &str) -> bool {

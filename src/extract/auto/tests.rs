@@ -289,6 +289,36 @@ fn a_thread_keeps_every_post_in_order_with_its_author_and_date() {
     assert_eq!(&document.markdown, markdown);
 }
 
+#[test]
+fn a_consent_dialog_of_repeated_prose_is_not_the_thread() {
+    let category = |name: &str| {
+        format!(
+            "<div class=\"category\"><h4>{name} cookies</h4><p>These cookies may be set through our \
+             site by our partners and used to build a profile of your interests, to measure how you \
+             use the site and to show you relevant material on other sites you visit later.</p></div>"
+        )
+    };
+    let dialog = format!(
+        "<div role=\"dialog\" aria-label=\"Privacy Preference Center\">{}</div></body>",
+        [
+            "Strictly necessary",
+            "Performance",
+            "Functional",
+            "Targeting",
+            "Social media"
+        ]
+        .map(category)
+        .concat()
+    );
+    let html = THREAD.replace("</body>", &dialog);
+    let document = extract_as(&html, &url("/threads/cache-grows.12"), PageType::Forum).unwrap();
+    assert_has(
+        &document.markdown,
+        &["Since upgrading to 2.4", "Eviction runs in each process"],
+    );
+    assert_lacks(&document.markdown, &["cookies"]);
+}
+
 /// A story of six paragraphs with three short comments below it.
 fn story_with_a_few_comments() -> String {
     let comments: String = (1..=3)

@@ -6,7 +6,9 @@
 //! 1. The posts: the largest group of repeated sibling blocks (`repeat`) that is
 //!    mostly prose, not links. A group nested in one member of a larger group
 //!    wins when it holds half of that group's prose or more (the page's layout
-//!    columns repeat too, around the thread).
+//!    columns repeat too, around the thread). Dialogs (a consent manager's
+//!    preference centre, one prose block per kind of cookie) are set aside
+//!    first.
 //! 2. The thread: the posts' parent, widened to take in the container article
 //!    scoring chose when both sit in a parent that holds little else, and then
 //!    a lead post before it: a question above the list of its answers (up to
@@ -34,7 +36,7 @@ use url::Url;
 
 use super::super::article::measure::{Measure, measure};
 use super::super::article::names::unseen_elements;
-use super::super::article::names::{names_poster_details, style_hides};
+use super::super::article::names::{is_dialog, names_poster_details, style_hides};
 use super::super::article::score::score;
 use super::super::article::{Strictness, reveal_noscript};
 use super::super::dom::{self, Document};
@@ -114,6 +116,10 @@ fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root
     }
     let unseen = unseen_elements(doc, body, LOOSE);
     doc.remove_all(&unseen);
+    // A consent manager's preference centre repeats prose blocks (one per
+    // kind of cookie) that would outweigh a short thread.
+    let dialogs = doc.elements_under(body, |_, e| is_dialog(e));
+    doc.remove_all(&dialogs);
     let measured = measure(doc, body);
     let nodes = &measured.nodes;
     let posts = posts(repeat::groups(doc, &measured, MIN_POST_CHARS), nodes)?;
