@@ -7,6 +7,10 @@
 //! a sidebar or nothing. A page's real header holds a logo, a menu and perhaps a
 //! line or two of standfirst; a `<header>` with many paragraphs of prose and no
 //! navigation holds the content itself. The SRD reading is unchanged.
+//!
+//! Lists of cards do the same on a smaller scale: an `<article>` per story
+//! whose title and teaser sit in its `<header>` (a topic page's river of
+//! stories). Such a header is the card; the whole-page reading puts it back.
 
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -34,6 +38,46 @@ pub(crate) fn prose_headers(doc: &Document, body: NodeId) -> Vec<NodeId> {
             && !element::is_hidden_or_boilerplate_named(e)
             && holds_prose(node)
     })
+}
+
+/// Cards of a list whose `<header>` holds them, at least: one is an article's
+/// own header (title and byline), which its text follows.
+const MIN_CARDS: usize = 3;
+
+/// The `<header>` elements under `body` FR-WF-13 removed by name alone that are
+/// a card's content: each a child of an `<article>` holding four fifths or more
+/// of its text, when the page has [`MIN_CARDS`] such cards or more.
+pub(crate) fn card_headers(doc: &Document, body: NodeId) -> Vec<NodeId> {
+    let cards = doc.elements_under(body, |node, e| {
+        e.removed
+            && e.name.local == local_name!("header")
+            && !element::is_hidden_or_boilerplate_named(e)
+            && node.parent().is_some_and(|article| {
+                article
+                    .value()
+                    .element()
+                    .is_some_and(|a| a.name.local == local_name!("article"))
+                    && {
+                        let header_chars = text_chars(node);
+                        header_chars > 0 && header_chars * 5 >= text_chars(article) * 4
+                    }
+            })
+    });
+    if cards.len() >= MIN_CARDS {
+        cards
+    } else {
+        Vec::new()
+    }
+}
+
+/// The characters of the text under `node`, whitespace aside.
+fn text_chars(node: ego_tree::NodeRef<'_, Node>) -> usize {
+    node.descendants()
+        .filter_map(|d| match d.value() {
+            Node::Text(text) => Some(text.chars().filter(|c| !c.is_whitespace()).count()),
+            _ => None,
+        })
+        .sum()
 }
 
 /// Whether `header` holds [`MIN_PARAGRAPHS`] paragraphs of prose in what it
@@ -122,6 +166,36 @@ mod tests {
         // The SRD removes every `<header>` by name (FR-WF-13), this one too.
         let srd = extract_html(&html, &url, ExtractionMode::Srd).map(|e| e.document.markdown);
         assert!(srd.is_err() || !srd.unwrap().contains("Engineers said"));
+    }
+
+    #[test]
+    fn headers_holding_a_list_of_cards_are_read_and_an_articles_own_is_not() {
+        let card = |n: usize| {
+            format!(
+                "<article><img src=\"/{n}.jpg\"><header><h2><a href=\"/s/{n}\">Story {n}</a></h2>\
+                 <p>Teaser of story {n}, a line or two.</p></header></article>"
+            )
+        };
+        let river = |cards: usize| (1..=cards).map(card).collect::<String>();
+        let count = |html: &str| {
+            let doc = dom::parse(html, Scripting::On);
+            card_headers(&doc, root::survey(&doc).candidates[5].expect("a body")).len()
+        };
+        assert_eq!(count(&page(&river(MIN_CARDS))), MIN_CARDS);
+        assert_eq!(count(&page(&river(MIN_CARDS - 1))), 0);
+        // An article's header (title, byline) before its text is not its card.
+        let story =
+            format!("<article><header><h1>Why the dikes held</h1></header>{PARAGRAPH}</article>");
+        assert_eq!(count(&page(&story.repeat(MIN_CARDS))), 0);
+        let url = Url::parse("https://example.com/topic/dikes").unwrap();
+        let markdown = crate::extract::auto::extract_as(
+            &page(&format!("<h1>Dikes</h1>{PARAGRAPH}{}", river(4))),
+            &url,
+            crate::vocabulary::PageType::Listing,
+        )
+        .unwrap()
+        .markdown;
+        assert!(markdown.contains("Teaser of story 4"), "{markdown}");
     }
 
     #[test]

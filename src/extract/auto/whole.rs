@@ -4,7 +4,8 @@
 //! of it.
 //!
 //! It starts from the SRD's reading (the same parse, boilerplate removal and root
-//! selection, FR-WF-13, but for a `<header>` holding a section's prose; a root
+//! selection, FR-WF-13, but for a `<header>` holding a section's prose or a
+//! list's card (`sections`); a root
 //! holding less than half of the body's text widens to its lowest ancestor that
 //! holds half), then also removes, anywhere in the body:
 //!
@@ -31,7 +32,7 @@ use url::Url;
 use super::super::article::Strictness;
 use super::super::article::measure::{Measured, measure};
 use super::super::article::names::{contains_ignoring_case, style_hides, unseen_elements};
-use super::super::article::sections::prose_headers;
+use super::super::article::sections::{card_headers, prose_headers};
 use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Element, Tag};
 use super::super::root::normalized_text;
@@ -139,6 +140,8 @@ fn clear(doc: &mut Document, furniture: Furniture) -> Option<Cleared> {
     let body = survey.candidates[5]?;
     let sections = prose_headers(doc, body);
     doc.restore_all(&sections);
+    let story_cards = card_headers(doc, body);
+    doc.restore_all(&story_cards);
     let measured = measure(doc, body);
     let index: HashMap<NodeId, usize> = measured
         .nodes
