@@ -140,16 +140,16 @@ const UNLIKELY: &[&str] = &[
 const MAYBE_CANDIDATE: &[&str] = &[
     "and", "article", "body", "column", "content", "main", "mathjax", "shadow",
 ];
-/// ARIA roles of page furniture.
-const UNLIKELY_ROLES: &[&str] = &[
-    "menu",
-    "menubar",
-    "complementary",
-    "navigation",
-    "alert",
-    "alertdialog",
-    "dialog",
-];
+/// ARIA roles of page furniture, besides dialogs ([`is_dialog`]).
+const UNLIKELY_ROLES: &[&str] = &["menu", "menubar", "complementary", "navigation", "alert"];
+/// ARIA roles of dialogs.
+const DIALOG_ROLES: &[&str] = &["dialog", "alertdialog"];
+
+fn has_role(element: &Element, roles: &[&str]) -> bool {
+    element
+        .attr(Attr::Role)
+        .is_some_and(|role| roles.iter().any(|r| role.trim().eq_ignore_ascii_case(r)))
+}
 
 /// A case-insensitive matcher for any of a list of fragments.
 struct Fragments(LazyLock<AhoCorasick>);
@@ -228,11 +228,7 @@ pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Strictness) ->
         if !pass.strip_unlikely || matches!(element.tag, Tag::Link | Tag::Main | Tag::Article) {
             return false;
         }
-        if element.attr(Attr::Role).is_some_and(|role| {
-            UNLIKELY_ROLES
-                .iter()
-                .any(|r| role.trim().eq_ignore_ascii_case(r))
-        }) {
+        if has_role(element, UNLIKELY_ROLES) || is_dialog(element) {
             return true;
         }
         let names = [element.attr(Attr::Class), element.attr(Attr::Id)];
@@ -244,11 +240,7 @@ pub(crate) fn unseen_elements(doc: &Document, body: NodeId, pass: Strictness) ->
 /// Whether the element is a dialog (ARIA `dialog`, `alertdialog`): a consent
 /// manager's preference centre or a sign-up modal, over the page, never in it.
 pub(crate) fn is_dialog(element: &Element) -> bool {
-    element.attr(Attr::Role).is_some_and(|role| {
-        ["dialog", "alertdialog"]
-            .iter()
-            .any(|r| role.trim().eq_ignore_ascii_case(r))
-    })
+    has_role(element, DIALOG_ROLES)
 }
 
 /// Whether an inline style hides the element (`display: none`,
