@@ -14,7 +14,8 @@
 //!    thread. An article reading reaches up to an ancestor holding several
 //!    times the prose scoring chose (an article built of sections). The whole
 //!    page minus its furniture (`whole`) for the kinds whose content is spread
-//!    over many blocks.
+//!    over many blocks, and for any page whose scored reading comes back with
+//!    under ten words (a stray line where the page has no prose).
 //! 4. Never an error when the page shows text: when every reading comes back
 //!    empty, the visible text of the body is the answer (`visible`).
 //!
@@ -97,7 +98,8 @@ fn read(
                 .map(|article| article.document)
         }),
         _ => None,
-    };
+    }
+    .filter(|document| document.markdown.split_whitespace().count() >= MIN_SCORED_WORDS);
     let mut document = match scored {
         Some(document) => document,
         None => match whole::extract(
@@ -115,6 +117,12 @@ fn read(
     document.page_type = Some(page_type);
     Ok(document)
 }
+
+/// A scored reading (article or thread) shorter than this many words missed the
+/// page: scoring found no prose and chose a stray line ("Expand Navigation"),
+/// where the page's content is a title and a link (a link post on a discussion
+/// site). The whole-page reading answers instead.
+const MIN_SCORED_WORDS: usize = 10;
 
 /// The thread reading of a page classified as a forum, its comment containers
 /// read: on forums they often hold the replies. On a question-and-answer page

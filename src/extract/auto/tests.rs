@@ -319,6 +319,23 @@ fn a_consent_dialog_of_repeated_prose_is_not_the_thread() {
     assert_lacks(&document.markdown, &["cookies"]);
 }
 
+#[test]
+fn a_page_whose_scored_reading_is_a_stray_line_is_read_whole() {
+    // A link post: its content is a title and a link, no prose for article
+    // scoring, which finds one line of a menu.
+    let html = "<html><body><div><p>Expand Navigation Collapse Navigation</p></div>\
+        <main><div class=\"post\"><a href=\"/r/technology\">r/technology</a>\
+        <h1>Regulator to Europe: restrict our satellite providers and we will ban yours</h1>\
+        <a href=\"https://news.example.com/satellites\">news.example.com</a></div></main></body></html>";
+    for page_type in [PageType::Article, PageType::Forum] {
+        let document = extract_as(html, &url("/r/technology/comments/1/x"), page_type).unwrap();
+        assert_has(
+            &document.markdown,
+            &["Regulator to Europe", "news.example.com"],
+        );
+    }
+}
+
 /// A story of six paragraphs with three short comments below it.
 fn story_with_a_few_comments() -> String {
     let comments: String = (1..=3)
