@@ -336,6 +336,62 @@ fn a_page_whose_scored_reading_is_a_stray_line_is_read_whole() {
     }
 }
 
+/// A question thread that shows its first post in a block of its own, beside
+/// the block of replies, three levels above them, under the forum's notice;
+/// `lead` is the first post's element.
+fn question_in_its_own_block(lead: &str) -> String {
+    let block = |posts: &str| {
+        format!(
+            "<div class=\"block\"><div class=\"block-container\"><div class=\"block-body\">{posts}</div></div></div>"
+        )
+    };
+    let reply = |n: usize| {
+        format!(
+            "<article class=\"message\"><div class=\"user\">user{n}</div><p>Reply {n}: the cooler \
+             matters more than the brand; look at the noise figures in reviews and pick the quietest \
+             card in your budget.</p></article>"
+        )
+    };
+    let question = format!(
+        "<{lead}><div class=\"user\">ana</div><p>I am planning to buy a new graphics card for \
+         gaming at 1440p and the many brands confuse me: which one cools best for the price?</p></{}>",
+        lead.split_whitespace().next().unwrap_or(lead)
+    );
+    format!(
+        "<html><body><div class=\"page\"><h1>Which card cools best?</h1>\
+         <p>Welcome to the graphics cards forum. Please search before you post, keep the \
+         discussion civil and on topic, and mark the answer that solved your question.</p>{}{}</div></body></html>",
+        block(&question),
+        block(&(1..=3).map(reply).collect::<String>())
+    )
+}
+
+#[test]
+fn a_question_in_its_own_block_is_read_when_it_is_a_post_like_its_replies() {
+    let url = url("/threads/which-card.3859106/");
+    let post = extract_as(
+        &question_in_its_own_block("article class=\"message starter\""),
+        &url,
+        PageType::Forum,
+    )
+    .unwrap();
+    let markdown = &post.markdown;
+    let question = markdown.find("I am planning to buy");
+    assert!(
+        question.is_some_and(|q| markdown.find("Reply 1:").is_some_and(|r| q < r)),
+        "{markdown}"
+    );
+    // Prose of another kind that far up is not taken for the question.
+    let other = extract_as(
+        &question_in_its_own_block("div class=\"promo\""),
+        &url,
+        PageType::Forum,
+    )
+    .unwrap();
+    assert_has(&other.markdown, &["Reply 3:"]);
+    assert_lacks(&other.markdown, &["I am planning to buy"]);
+}
+
 /// A story of six paragraphs with three short comments below it.
 fn story_with_a_few_comments() -> String {
     let comments: String = (1..=3)

@@ -12,7 +12,8 @@
 //! 2. The thread: the posts' parent, widened to take in the container article
 //!    scoring chose when both sit in a parent that holds little else, and then
 //!    a lead post before it: a question above the list of its answers (up to
-//!    two levels up, prose before and little after).
+//!    two levels up, prose before and little after; three when the question
+//!    is a post of the answers' own kind).
 //! 3. Inside the thread, what names furniture outside the posts (menus, share
 //!    bars, related threads), form controls and link lists go; inside a post
 //!    everything visible stays, comment-named classes included, but for what
@@ -58,6 +59,10 @@ const MIN_THREAD_CHARS: usize = 500;
 const MIN_LEAD_CHARS: u32 = 100;
 /// How many levels above the thread a lead post is looked for.
 const LEAD_LEVELS: usize = 2;
+/// How many levels above the thread a lead post is looked for when it is a post
+/// of the posts' own kind: a forum that shows a question thread's first post in
+/// a block of its own, beside the block of replies (XenForo's question threads).
+const KINDRED_LEAD_LEVELS: usize = 3;
 
 /// Images and hidden elements only: names are read after the posts are found.
 const LOOSE: Strictness = Strictness {
@@ -157,7 +162,8 @@ fn clear(doc: &mut Document, noscript: bool, comments: Comments) -> Option<(root
         .filter(|&id| !in_or_around_post(id))
         .collect();
     let menus = link_lists(&measured);
-    let thread_id = nodes[with_lead_post(nodes, thread)].id;
+    let first_post = nodes[posts.members[0]].id;
+    let thread_id = nodes[with_lead_post(doc, nodes, thread, first_post)].id;
     doc.remove_all(&furniture);
     doc.remove_all(&menus);
     let controls = form_controls(doc, thread_id);
@@ -199,14 +205,19 @@ fn read(
 /// their text in links, and whose children after it hold under a quarter of
 /// its text. A question sits beside the list of its answers (Stack Exchange's
 /// `#question` before `#answers`), which article scoring, choosing the longest
-/// answer, does not take in.
-fn with_lead_post(nodes: &[Measure], thread: usize) -> usize {
+/// answer, does not take in. Past that, up to [`KINDRED_LEAD_LEVELS`], the
+/// children before must also hold a post of the kind of `first_post` (same
+/// element and first class).
+fn with_lead_post(doc: &Document, nodes: &[Measure], thread: usize, first_post: NodeId) -> usize {
+    let kind = post_kind(doc, first_post);
     let mut branch = thread;
-    for _ in 0..LEAD_LEVELS {
+    for level in 1..=KINDRED_LEAD_LEVELS {
         let Some(above) = nodes[branch].parent else {
             break;
         };
+        let kindred_only = level > LEAD_LEVELS;
         let (mut before, mut links_before, mut after) = (0u32, 0u32, 0u32);
+        let mut kindred_before = false;
         // Nodes are in document order, so `above`'s children come after it.
         for (j, m) in nodes.iter().enumerate().skip(above + 1) {
             if m.parent != Some(above) {
@@ -215,6 +226,12 @@ fn with_lead_post(nodes: &[Measure], thread: usize) -> usize {
             if j < branch {
                 before += m.text;
                 links_before += m.link;
+                kindred_before = kindred_before
+                    || kindred_only
+                        && kind.is_some()
+                        && doc.tree.get(m.id).is_some_and(|node| {
+                            node.descendants().any(|d| post_kind(doc, d.id()) == kind)
+                        });
             } else if j > branch {
                 after += m.text;
             }
@@ -222,12 +239,21 @@ fn with_lead_post(nodes: &[Measure], thread: usize) -> usize {
         if before.saturating_sub(links_before) >= MIN_LEAD_CHARS
             && u64::from(links_before) * 2 < u64::from(before)
             && u64::from(after) * 4 < u64::from(nodes[above].text)
+            && (!kindred_only || kindred_before)
         {
             return above;
         }
         branch = above;
     }
     thread
+}
+
+/// What kind of post an element is: its name and first class (`article`,
+/// `message`), when it has a class.
+fn post_kind(doc: &Document, id: NodeId) -> Option<(&str, &str)> {
+    let e = doc.tree.get(id)?.value().element()?;
+    let class = e.attr(Attr::Class)?.split_ascii_whitespace().next()?;
+    Some((&*e.name.local, class))
 }
 
 /// What the block filter reads a thread's blocks beside.
