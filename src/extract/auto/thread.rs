@@ -209,38 +209,43 @@ fn read(
 /// children before must also hold a post of the kind of `first_post` (same
 /// element and first class).
 fn with_lead_post(doc: &Document, nodes: &[Measure], thread: usize, first_post: NodeId) -> usize {
-    let kind = post_kind(doc, first_post);
     let mut branch = thread;
     for level in 1..=KINDRED_LEAD_LEVELS {
         let Some(above) = nodes[branch].parent else {
             break;
         };
-        let kindred_only = level > LEAD_LEVELS;
         let (mut before, mut links_before, mut after) = (0u32, 0u32, 0u32);
-        let mut kindred_before = false;
         // Nodes are in document order, so `above`'s children come after it.
-        for (j, m) in nodes.iter().enumerate().skip(above + 1) {
-            if m.parent != Some(above) {
-                continue;
-            }
+        let children = || {
+            nodes
+                .iter()
+                .enumerate()
+                .skip(above + 1)
+                .filter(move |(_, m)| m.parent == Some(above))
+        };
+        for (j, m) in children() {
             if j < branch {
                 before += m.text;
                 links_before += m.link;
-                kindred_before = kindred_before
-                    || kindred_only
-                        && kind.is_some()
-                        && doc.tree.get(m.id).is_some_and(|node| {
-                            node.descendants().any(|d| post_kind(doc, d.id()) == kind)
-                        });
             } else if j > branch {
                 after += m.text;
             }
         }
-        if before.saturating_sub(links_before) >= MIN_LEAD_CHARS
+        let lead = before.saturating_sub(links_before) >= MIN_LEAD_CHARS
             && u64::from(links_before) * 2 < u64::from(before)
-            && u64::from(after) * 4 < u64::from(nodes[above].text)
-            && (!kindred_only || kindred_before)
-        {
+            && u64::from(after) * 4 < u64::from(nodes[above].text);
+        if lead && level > LEAD_LEVELS {
+            let kind = post_kind(doc, first_post);
+            let kindred = kind.is_some()
+                && children().take_while(|&(j, _)| j < branch).any(|(_, m)| {
+                    doc.tree.get(m.id).is_some_and(|node| {
+                        node.descendants().any(|d| post_kind(doc, d.id()) == kind)
+                    })
+                });
+            if kindred {
+                return above;
+            }
+        } else if lead {
             return above;
         }
         branch = above;
