@@ -32,12 +32,15 @@ const MIN_PARAGRAPH_CHARS: usize = 80;
 /// a section's prose ([`MIN_PARAGRAPHS`], no `<nav>`): what article scoring and
 /// the whole-page reading put back before reading.
 pub(crate) fn prose_headers(doc: &Document, body: NodeId) -> Vec<NodeId> {
-    doc.elements_under(body, |node, e| {
-        e.removed
-            && e.name.local == local_name!("header")
-            && !element::is_hidden_or_boilerplate_named(e)
-            && holds_prose(node)
-    })
+    doc.elements_under(body, |node, e| removed_by_name(e) && holds_prose(node))
+}
+
+/// A `<header>` FR-WF-13 removed for its name alone: not hidden, not named
+/// like boilerplate.
+fn removed_by_name(e: &element::Element) -> bool {
+    e.removed
+        && e.name.local == local_name!("header")
+        && !element::is_hidden_or_boilerplate_named(e)
 }
 
 /// Cards of a list whose `<header>` holds them, at least: one is an article's
@@ -49,9 +52,7 @@ const MIN_CARDS: usize = 3;
 /// of its text, when the page has [`MIN_CARDS`] such cards or more.
 pub(crate) fn card_headers(doc: &Document, body: NodeId) -> Vec<NodeId> {
     let cards = doc.elements_under(body, |node, e| {
-        e.removed
-            && e.name.local == local_name!("header")
-            && !element::is_hidden_or_boilerplate_named(e)
+        removed_by_name(e)
             && node.parent().is_some_and(|article| {
                 article
                     .value()
