@@ -22,8 +22,6 @@ fn main() {
     }
     let limits = Limits {
         max_pages: ContentSettings::default().max_pdf_pages,
-        deadline: None,
-        timeout_ms: 0,
     };
     let started = Instant::now();
     for path in &args {

@@ -31,6 +31,9 @@ pub enum Note {
     /// Extension (issue 31): the PDF has more pages than
     /// `[tools.webfetch.content] max_pdf_pages`; only those were read.
     PdfPageLimit,
+    /// What the reader rendered reached its size cap (16 MiB of Markdown): the
+    /// document is cut there, at a line's end, before it is chunked or cached.
+    RenderedSizeLimit,
     /// Cache write failed (the fetch still succeeded).
     CacheWriteFailed,
     /// Output truncated to fit the byte budget.
@@ -39,7 +42,7 @@ pub enum Note {
 
 impl Note {
     /// Every note, in canonical order.
-    pub const ALL: [Note; 11] = [
+    pub const ALL: [Note; 12] = [
         Note::CacheHit,
         Note::RobotsUnavailableFailOpen,
         Note::BrowserUnavailableUsedHttp,
@@ -49,6 +52,7 @@ impl Note {
         Note::ArticleFallbackSrd,
         Note::PublisherMarkdown,
         Note::PdfPageLimit,
+        Note::RenderedSizeLimit,
         Note::CacheWriteFailed,
         Note::ToolOutputLimit,
     ];
@@ -70,6 +74,7 @@ impl Note {
             Note::ArticleFallbackSrd => "article_fallback_srd",
             Note::PublisherMarkdown => "publisher_markdown",
             Note::PdfPageLimit => "pdf_page_limit",
+            Note::RenderedSizeLimit => "rendered_size_limit",
             Note::CacheWriteFailed => "cache_write_failed",
             Note::ToolOutputLimit => "tool_output_limit",
         }

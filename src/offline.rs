@@ -67,8 +67,9 @@ pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
     }
 }
 
-/// The response for `page` as if fetched over HTTP from `args.url`, its JSON at
-/// most `effective_max_bytes` long, or the error envelope the pipeline would give.
+/// The response for the saved page `args.page` as if fetched over HTTP from
+/// `args.url`, its JSON at most `effective_max_bytes` long, or the error envelope
+/// the pipeline would give.
 ///
 /// `args.url` is the page's URL: echoed as `requested_url`, canonical as
 /// `final_url`, and the base of relative links. `max_chunk_tokens` and
@@ -77,10 +78,12 @@ pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
 pub(crate) fn respond(
     settings: &Settings,
     args: &FetchArgs,
-    page: &SavedPage,
     effective_max_bytes: usize,
     counter: &dyn TokenCounter,
 ) -> Result<Built, FetchError> {
+    let Some(page) = &args.page else {
+        return Err(FetchError::internal("no saved page to read"));
+    };
     let url = CanonicalUrl::parse(&args.url)?;
     let size = u64::try_from(page.body.len()).unwrap_or(u64::MAX);
     let formats = settings.content.formats;
@@ -94,8 +97,6 @@ pub(crate) fn respond(
     let reading = Reading {
         mode: args.extraction_mode(settings),
         content: &settings.content,
-        deadline: None,
-        timeout_ms: settings.timeout_ms(),
     };
     let read = DecodedPage::read(
         &page.body,

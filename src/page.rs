@@ -6,8 +6,6 @@
 //! the extension kinds (publisher Markdown, JSON, feeds, PDF) are read here too,
 //! by their modules under `content/`.
 
-use std::time::Instant;
-
 use url::Url;
 
 use crate::config::ContentSettings;
@@ -20,8 +18,18 @@ use crate::render;
 use crate::vocabulary::ExtractedDocument;
 use crate::vocabulary::ExtractionMode;
 
+/// The most Markdown one page renders to, in bytes (a reader may stop
+/// rendering here itself): what is chunked, cached and shared with a fleet stays
+/// bounded whatever the body asks for. 16 MiB is about four million tokens,
+/// more than any model reads through with `start_chunk`, and three times the
+/// default `max_download_bytes`.
+pub(crate) const MAX_RENDERED_BYTES: usize = 16 << 20;
+
 /// How a body is read: the HTML extraction mode, and for the extension formats
-/// (issue 31) their limits and the call's deadline.
+/// (issue 31) their limits. The call's time is the [`ReadBudget`] the read runs
+/// under (`crate::budget`), checked inside every reader's loops.
+///
+/// [`ReadBudget`]: crate::budget::ReadBudget
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) struct Reading<'a> {
@@ -29,11 +37,6 @@ pub(crate) struct Reading<'a> {
     pub mode: ExtractionMode,
     /// `[tools.webfetch.content]`: the PDF page cap.
     pub content: &'a ContentSettings,
-    /// When the call's time runs out: a PDF still being read then is a
-    /// `timeout`. `None` reads without a deadline (`webfetch extract`).
-    pub deadline: Option<Instant>,
-    /// The budget `deadline` ends, for the `timeout` error's `timeout_ms`.
-    pub timeout_ms: u64,
 }
 
 /// A decoded, extracted page.
@@ -126,19 +129,35 @@ impl DecodedPage {
         if decoded.charset_fallback && !utf8_by_definition {
             page.notes.add(Note::CharsetFallback);
         }
-        Ok(page)
+        Ok(page.capped())
     }
 
-    /// A PDF's text layer (issue 31), within the page cap and the deadline.
+    /// A PDF's text layer (issue 31), within the page cap.
     fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<DecodedPage, FetchError> {
         let limits = pdf::Limits {
             max_pages: reading.content.max_pdf_pages,
-            deadline: reading.deadline,
-            timeout_ms: reading.timeout_ms,
         };
         let read = pdf::read(body, &limits)?;
         let note = read.pages_left_out.then_some(Note::PdfPageLimit);
-        Ok(DecodedPage::extension(String::new(), read.document, note))
+        Ok(DecodedPage::extension(String::new(), read.document, note).capped())
+    }
+
+    /// The page cut to [`MAX_RENDERED_BYTES`] of Markdown at the last line's end
+    /// that fits, noted `rendered_size_limit`; unchanged when it fits.
+    fn capped(mut self) -> DecodedPage {
+        let markdown = &mut self.document.markdown;
+        if markdown.len() <= MAX_RENDERED_BYTES {
+            return self;
+        }
+        let mut end = MAX_RENDERED_BYTES;
+        while !markdown.is_char_boundary(end) {
+            end -= 1;
+        }
+        end = markdown[..end].rfind('\n').map_or(end, |at| at + 1);
+        markdown.truncate(end);
+        self.document.page_starts.retain(|&start| start < end);
+        self.notes.add(Note::RenderedSizeLimit);
+        self
     }
 
     /// The page of an extension format (issue 31), with its note if any.
@@ -163,7 +182,7 @@ impl DecodedPage {
         mode: ExtractionMode,
     ) -> Result<DecodedPage, FetchError> {
         let extraction = extract::extract_html(&html, final_url, mode)?;
-        Ok(DecodedPage::extracted(html, extraction, mode))
+        Ok(DecodedPage::extracted(html, extraction, mode).capped())
     }
 
     /// The page of `html` extracted in `mode`, noting `article_fallback_srd` when
@@ -246,10 +265,37 @@ mod tests {
         let reading = Reading {
             mode,
             content: &content,
-            deadline: None,
-            timeout_ms: 0,
         };
         DecodedPage::read(body, kind, charset, &url(), &reading)
+    }
+
+    #[test]
+    fn rendered_markdown_is_cut_at_a_lines_end_under_the_cap_and_noted() {
+        let line = "x".repeat(1023) + "\n";
+        let mut body = line.repeat(MAX_RENDERED_BYTES / line.len() + 8);
+        body.push_str("tail");
+        let page = read(
+            body.as_bytes(),
+            MediaKind::Plain,
+            Some("utf-8"),
+            ExtractionMode::Srd,
+        )
+        .unwrap();
+        let markdown = &page.document.markdown;
+        assert!(markdown.len() <= MAX_RENDERED_BYTES && markdown.len() > MAX_RENDERED_BYTES - 1024);
+        assert!(markdown.ends_with("x\n"));
+        assert_eq!(
+            page.notes.iter().collect::<Vec<_>>(),
+            [Note::RenderedSizeLimit]
+        );
+        let small = read(
+            b"short",
+            MediaKind::Plain,
+            Some("utf-8"),
+            ExtractionMode::Srd,
+        )
+        .unwrap();
+        assert!(small.notes.is_empty());
     }
 
     #[test]

@@ -28,6 +28,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
+use crate::budget::ReadBudget;
 use crate::cache::DiskCache;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
@@ -246,10 +247,18 @@ impl WebFetchTool {
         args: &FetchArgs,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
-        if let Some(page) = &args.page {
-            // Extension: a saved page, read offline (`webfetch extract`).
-            let counter = &*self.counter;
-            return offline::respond(&self.settings, args, page, effective_max_bytes, counter);
+        if args.page.is_some() {
+            // Extension: a saved page, read offline (`webfetch extract`), within
+            // the call's time as a fetch is.
+            let (settings, counter) = (Arc::clone(&self.settings), Arc::clone(&self.counter));
+            let args = args.clone();
+            let deadline = Instant::now() + self.settings.timeout();
+            return ReadBudget::run_blocking(
+                Some(deadline.into_std()),
+                self.settings.timeout_ms(),
+                move || offline::respond(&settings, &args, effective_max_bytes, &*counter),
+            )
+            .await;
         }
         let url = CanonicalUrl::parse(&args.url);
         let host = url
@@ -544,49 +553,31 @@ impl WebFetchTool {
         }
     }
 
-    /// Decode and Extract of a fetched document ([`DecodedPage::read`]). A PDF (issue
-    /// 31) is read on a blocking thread, within the call's deadline: seconds of
-    /// CPU must not stall the runtime's workers of a server with other calls.
+    /// Decode and Extract of a fetched document ([`DecodedPage::read`]), on a
+    /// blocking thread under the call's read budget: seconds of parsing must not
+    /// stall the runtime's workers of a server with other calls, and the reader
+    /// stops when the call ends.
     async fn read_page(
         &self,
         fetched: &FetchedDocument,
         call: &Call<'_>,
     ) -> Result<DecodedPage, FetchError> {
-        let deadline = call.deadline.into_std();
-        if fetched.kind != MediaKind::Pdf {
-            let reading = Reading {
-                mode: call.mode,
-                content: &self.settings.content,
-                deadline: Some(deadline),
-                timeout_ms: self.settings.timeout_ms(),
-            };
-            return DecodedPage::read(
-                &fetched.body,
-                fetched.kind,
-                fetched.header_charset.as_deref(),
-                fetched.final_url.as_url(),
-                &reading,
-            );
-        }
         let (settings, body, url, mode) = (
             Arc::clone(&self.settings),
             fetched.body.clone(),
             fetched.final_url.as_url().clone(),
             call.mode,
         );
-        let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
-            let _in_call = span.enter();
+        let (kind, header_charset) = (fetched.kind, fetched.header_charset.clone());
+        let deadline = Some(call.deadline.into_std());
+        ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
             let reading = Reading {
                 mode,
                 content: &settings.content,
-                deadline: Some(deadline),
-                timeout_ms: settings.timeout_ms(),
             };
-            DecodedPage::read(&body, MediaKind::Pdf, None, &url, &reading)
+            DecodedPage::read(&body, kind, header_charset.as_deref(), &url, &reading)
         })
         .await
-        .unwrap_or_else(|join| Err(FetchError::internal(format!("PDF task failed: {join}"))))
     }
 
     /// FR-WF-12c: little extracted text (in chars, after normalisation,
@@ -649,7 +640,12 @@ impl WebFetchTool {
         if page.charset_fallback {
             notes.add(Note::CharsetFallback);
         }
-        let extracted = DecodedPage::from_html(page.html, page.final_url.as_url(), call.mode)?;
+        let (html, url, mode) = (page.html, page.final_url.as_url().clone(), call.mode);
+        let deadline = Some(call.deadline.into_std());
+        let extracted = ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
+            DecodedPage::from_html(html, &url, mode)
+        })
+        .await?;
         notes.extend(&extracted.notes);
         Ok(Rendered {
             final_url: page.final_url,

@@ -18,8 +18,6 @@ fuzz_target!(|data: &[u8]| {
     let reading = Reading {
         mode: ExtractionMode::Srd,
         content: &content,
-        deadline: None,
-        timeout_ms: 0,
     };
     let url = url::Url::parse("https://example.com/feed").unwrap();
     let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &reading);

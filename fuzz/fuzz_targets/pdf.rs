@@ -12,8 +12,6 @@ use webfetch::ErrorCode;
 fuzz_target!(|data: &[u8]| {
     let limits = Limits {
         max_pages: 20,
-        deadline: None,
-        timeout_ms: 0,
     };
     match read(data, &limits) {
         Ok(read) => {

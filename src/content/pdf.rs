@@ -15,7 +15,7 @@
 //!
 //! Limits: the body is capped before it gets here (`max_pdf_bytes`), at most
 //! `max_pdf_pages` pages are read (the rest is left out, noted
-//! `pdf_page_limit`), every page checks the call's deadline, and a page's
+//! `pdf_page_limit`), every page checks the call's read budget, and a page's
 //! glyphs and operations are capped ([`interp`]). A panic in the parser on a
 //! hostile file is caught and reported as `pdf_malformed`, never a crash.
 
@@ -29,11 +29,11 @@ mod markdown;
 mod table;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
 
 use lopdf::{Document, LoadOptions, Object};
 
-use crate::error::{FetchError, TimeoutPhase, UnreadableReason};
+use crate::budget;
+use crate::error::{FetchError, UnreadableReason};
 use crate::vocabulary::ExtractedDocument;
 
 /// Bytes one stream may decompress to while the file is loaded (object and
@@ -46,10 +46,6 @@ const MAX_LOAD_STREAM_BYTES: usize = 64 << 20;
 pub(crate) struct Limits {
     /// Pages read, from the first.
     pub max_pages: u32,
-    /// The call's deadline: a read still going then is a `timeout`.
-    pub deadline: Option<Instant>,
-    /// The budget the deadline ends, for `details.timeout_ms`.
-    pub timeout_ms: u64,
 }
 
 /// A PDF read.
@@ -110,15 +106,7 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
     let max_pages = usize::try_from(limits.max_pages).unwrap_or(usize::MAX);
     let mut page_lines = Vec::new();
     for &page in pages.iter().take(max_pages) {
-        if limits.deadline.is_some_and(|d| Instant::now() >= d) {
-            let mut error = FetchError::timeout(limits.timeout_ms, TimeoutPhase::Response);
-            error.message = format!(
-                "reading the PDF took longer than the time budget ({} ms); a shorter \
-                 document, or a larger timeout_seconds, would help",
-                limits.timeout_ms
-            );
-            return Err(error);
-        }
+        budget::checkpoint()?;
         let glyphs = interp::page_glyphs(&doc, page);
         page_lines.push(lines::lines(&glyphs));
     }

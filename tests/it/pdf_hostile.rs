@@ -68,8 +68,6 @@ fn one_page(catalog_extra: &str, pages_extra: &str, contents: Vec<u8>) -> Vec<u8
 fn read_bounded(name: &str, bytes: &[u8]) -> Option<String> {
     let limits = Limits {
         max_pages: 20,
-        deadline: None,
-        timeout_ms: 0,
     };
     match read(bytes, &limits) {
         Ok(read) => Some(read.document.markdown),

@@ -1,6 +1,7 @@
 //! Shared helpers of the integration tests: configs built through the real loader,
 //! the stub resolver, wiremock shorthands and an order-preserving view of JSON.
 
+pub(crate) mod child_cost;
 pub(crate) mod gate;
 pub(crate) mod origin;
 pub(crate) mod race;

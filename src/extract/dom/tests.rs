@@ -414,3 +414,26 @@ fn parse_builds_tree() {
     let doc = parse("<p class='Nav'>a<b>b</b></p>", Scripting::On);
     assert!(first_element(&doc, local_name!("p")).is_some_and(|p| p.removed));
 }
+
+#[test]
+fn the_parse_stops_at_the_first_tag_after_its_call_ended() {
+    let html = "<p>para</p>".repeat(10_000);
+    let paragraphs = |doc: &Document| {
+        doc.descendants()
+            .filter(|n| n.value().element().is_some())
+            .count()
+    };
+    assert!(paragraphs(&parse(&html, Scripting::On)) > 10_000);
+    let (budget, end) = crate::budget::ReadBudget::new(None, 0);
+    drop(end);
+    let stopped = budget.run(|| Ok(paragraphs(&parse(&html, Scripting::On))));
+    assert!(stopped.is_err());
+    let mut seen = 0;
+    let (budget, end) = crate::budget::ReadBudget::new(None, 0);
+    let _ = budget.run(|| {
+        drop(end);
+        seen = paragraphs(&parse(&html, Scripting::On));
+        Ok(())
+    });
+    assert!(seen < 10, "{seen} elements built after the call ended");
+}

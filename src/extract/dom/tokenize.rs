@@ -27,7 +27,6 @@
 //! sink, which ignores them.
 
 use std::borrow::Cow;
-use std::convert::Infallible;
 
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
@@ -36,6 +35,7 @@ use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 use html5gum::{Emitter, Error, State, Tokenizer};
 
 use super::MAX_ATTRIBUTES;
+use crate::budget;
 use crate::extract::element::{self, READ_ATTRIBUTES, TREE_BUILDER_ATTRIBUTES};
 
 /// html5ever's tree builder wants a line number per token for its error
@@ -46,9 +46,11 @@ const LINE: u64 = 1;
 pub(super) fn run<S: TokenSink>(html: &str, sink: &S) {
     let html = html.strip_prefix('\u{feff}').unwrap_or(html);
     let html = bound_attribute_chains(html);
-    let tokenizer = Tokenizer::new_with_emitter(&*html, Feed::new(sink));
-    // Reading a `&str` cannot fail.
-    let Ok(()) = tokenizer.finish();
+    let mut tokenizer = Tokenizer::new_with_emitter(&*html, Feed::new(sink));
+    // The first token out is the call's read budget running out; until then, or
+    // the end of the input, the feed drives the tree builder itself. Reading a
+    // `&str` cannot fail.
+    let _stopped_or_done = tokenizer.next();
 }
 
 /// Double-quoted attributes in a row after which [`bound_attribute_chains`]
@@ -164,6 +166,9 @@ struct Feed<'a, S> {
     /// The tokenizer is reading a script's or style's raw text, which no pass
     /// reads (the sink drops it too): it is not copied at all.
     discarding: bool,
+    /// The call's read budget ran out ([`budget::interrupted`], checked at
+    /// each tag): the tokenizer stops at the next token it asks for.
+    interrupted: bool,
 }
 
 impl<'a, S: TokenSink> Feed<'a, S> {
@@ -176,6 +181,7 @@ impl<'a, S: TokenSink> Feed<'a, S> {
             doctype: DoctypeDraft::default(),
             last_start_tag: Vec::new(),
             discarding: false,
+            interrupted: false,
         }
     }
 
@@ -332,7 +338,9 @@ fn take_tendril(bytes: Option<Vec<u8>>) -> Option<StrTendril> {
 }
 
 impl<S: TokenSink> Emitter for Feed<'_, S> {
-    type Token = Infallible;
+    /// Only ever the budget's stop: every real token goes to the sink as it is
+    /// made.
+    type Token = ();
 
     fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
         self.last_start_tag.clear();
@@ -353,8 +361,8 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
         false
     }
 
-    fn pop_token(&mut self) -> Option<Infallible> {
-        None
+    fn pop_token(&mut self) -> Option<()> {
+        self.interrupted.then_some(())
     }
 
     fn emit_string(&mut self, s: &[u8]) {
@@ -384,6 +392,7 @@ impl<S: TokenSink> Emitter for Feed<'_, S> {
     }
 
     fn emit_current_tag(&mut self) -> Option<State> {
+        self.interrupted = budget::interrupted();
         self.finish_attribute();
         self.flush_text();
         let kind = self.tag.kind.take()?;
