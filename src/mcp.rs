@@ -114,7 +114,7 @@ impl ServerHandler for WebFetchServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         if request.name != self.tool.name() {
             return Err(McpError::invalid_params(
@@ -128,7 +128,17 @@ impl ServerHandler for WebFetchServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let tool = self.tool.as_ref();
         let work = tool.answer(args, self.max_output_bytes);
-        let result = match within_timeout(tool, work).await {
+        // A cancelled request (`notifications/cancelled`, or the HTTP request's
+        // stream gone) drops the call: its connections close and its reader
+        // stops at its next check (`budget::ReadBudget`). Nobody reads the
+        // answer, which is an error.
+        let answer = tokio::select! {
+            answer = within_timeout(tool, work) => answer,
+            () = context.ct.cancelled() => {
+                return Err(McpError::internal_error("the request was cancelled", None));
+            }
+        };
+        let result = match answer {
             Ok(built) => success(built),
             Err(error) => {
                 let formatted = format_error(tool.name(), error);

@@ -9,19 +9,22 @@
 //! - whose `Origin` is present and is neither one of the listener's own origins nor
 //!   in `[tools.webfetch.serve] allowed_origins` (`null` and anything that is not
 //!   an origin included), or
-//! - that has no allowed `Origin` and says `Sec-Fetch-Site: cross-site`.
+//! - that has no allowed `Origin` and says any `Sec-Fetch-Site` but `none` (the
+//!   user typed it) or `same-origin`.
 //!
 //! An allowed `Origin` wins over `Sec-Fetch-Site`: the allowlist is the operator
 //! saying that page may call, and a page on another site always sends
-//! `cross-site`. `same-origin`, `same-site` and `none` pass (a `same-site` page
-//! with a foreign `Origin` is refused by the first rule), and so does a request
-//! with neither header: agents and `curl` are not browsers.
+//! `cross-site`. Without an `Origin`, `same-site` is refused too: a page on
+//! another loopback port is "same site" to a browser (sites ignore ports), and
+//! would otherwise drive blind calls. A request with neither header passes:
+//! agents and `curl` are not browsers.
 //!
-//! The listener's own origins are `http://HOST:PORT` with its bound port: for a
-//! loopback listener every host the loopback `Host` check accepts (`localhost`, a
-//! loopback IPv4 address, `[::1]`), else the listen address itself. Origins are
-//! compared as RFC 6454 tuples: scheme and host ASCII-lowercased, the default port
-//! of the scheme when none is written.
+//! The listener's own origins are exactly `http://ADDR:PORT` for the bound
+//! address and port and, for the loopback addresses `127.0.0.1` and `::1`,
+//! `http://localhost:PORT`: no other loopback address (`127.0.0.2` is another
+//! listener's), no other port. Origins are compared as RFC 6454 tuples: scheme
+//! and host ASCII-lowercased, the default port of the scheme when none is
+//! written.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -167,7 +170,8 @@ pub(crate) fn names_loopback(host: &str) -> bool {
 pub(crate) enum CrossSite {
     /// `Origin` is present and not allowed.
     Origin,
-    /// No allowed `Origin`, and `Sec-Fetch-Site: cross-site`.
+    /// No allowed `Origin`, and a `Sec-Fetch-Site` other than `none` or
+    /// `same-origin`.
     FetchSite,
 }
 
@@ -187,18 +191,23 @@ impl OriginPolicy {
         OriginPolicy { bound, allowed }
     }
 
-    /// Whether `origin` is one of the listener's own origins: plain http on the
-    /// bound port, at a loopback name for a loopback listener, else at the listen
-    /// address itself.
+    /// Whether `origin` is one of the listener's own origins, exactly: plain
+    /// http on the bound port at the bound address, or at `localhost` for a
+    /// listener on `127.0.0.1` or `::1`.
     fn is_own(&self, origin: &WebOrigin) -> bool {
-        if origin.scheme != "http" || origin.port != self.bound.port() {
-            return false;
+        if *origin == WebOrigin::of_listener(self.bound) {
+            return true;
         }
-        if self.bound.ip().is_loopback() {
-            names_loopback(&origin.host)
-        } else {
-            *origin == WebOrigin::of_listener(self.bound)
-        }
+        let localhost = WebOrigin {
+            scheme: "http",
+            host: "localhost".to_owned(),
+            port: self.bound.port(),
+        };
+        let named_by_localhost = match self.bound.ip() {
+            IpAddr::V4(v4) => v4 == std::net::Ipv4Addr::LOCALHOST,
+            IpAddr::V6(v6) => v6 == Ipv6Addr::LOCALHOST,
+        };
+        named_by_localhost && *origin == localhost
     }
 
     /// Whether one `Origin` header value is admitted: it parses as an origin and
@@ -213,7 +222,8 @@ impl OriginPolicy {
 
     /// The refusal of a request with these headers, if it is cross-site. Every
     /// `Origin` value must be admitted; an admitted one makes `Sec-Fetch-Site`
-    /// moot; without one, any `Sec-Fetch-Site: cross-site` refuses.
+    /// moot; without one, any `Sec-Fetch-Site` but `none` or `same-origin`
+    /// refuses.
     pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), CrossSite> {
         let mut origins = headers.get_all(ORIGIN).iter().peekable();
         if origins.peek().is_some() {
@@ -224,10 +234,8 @@ impl OriginPolicy {
             };
         }
         let cross_site = headers.get_all(SEC_FETCH_SITE).iter().any(|value| {
-            value
-                .as_bytes()
-                .trim_ascii()
-                .eq_ignore_ascii_case(b"cross-site")
+            let value = value.as_bytes().trim_ascii();
+            !(value.eq_ignore_ascii_case(b"none") || value.eq_ignore_ascii_case(b"same-origin"))
         });
         if cross_site {
             Err(CrossSite::FetchSite)
@@ -322,14 +330,15 @@ mod tests {
     }
 
     #[test]
-    fn a_loopback_listener_admits_its_loopback_origins_and_the_allowlist() {
+    fn a_loopback_listener_admits_its_own_origins_exactly_and_the_allowlist() {
         let policy = loopback_policy();
         let table: &[(&str, bool)] = &[
             ("http://127.0.0.1:8787", true),
             ("http://localhost:8787", true),
             ("http://LOCALHOST:8787", true),
-            ("http://[::1]:8787", true),
-            ("http://127.0.0.2:8787", true),
+            ("http://[::1]:8787", false),
+            ("http://127.0.0.2:8787", false),
+            ("http://127.1.2.3:8787", false),
             ("https://agents.example", true),
             ("https://agents.example:443", true),
             ("http://127.0.0.1:8788", false),
@@ -363,6 +372,14 @@ mod tests {
             vec![origin("https://agents.example")],
         );
         assert!(v6.admits(b"http://[2001:DB8:0::7]:8787"));
+        assert!(!v6.admits(b"http://localhost:8787"));
+        let v6_loopback = OriginPolicy::new("[::1]:8787".parse().unwrap(), Vec::new());
+        assert!(v6_loopback.admits(b"http://[::1]:8787"));
+        assert!(v6_loopback.admits(b"http://localhost:8787"));
+        assert!(!v6_loopback.admits(b"http://127.0.0.1:8787"));
+        let other_loopback = OriginPolicy::new("127.0.0.5:8787".parse().unwrap(), Vec::new());
+        assert!(other_loopback.admits(b"http://127.0.0.5:8787"));
+        assert!(!other_loopback.admits(b"http://localhost:8787"));
         assert!(v6.admits(b"https://agents.example"));
         assert!(!v6.admits(b"http://[::1]:8787"));
     }
@@ -376,7 +393,15 @@ mod tests {
             (&[("origin", "https://agents.example")], Ok(())),
             (&[("sec-fetch-site", "none")], Ok(())),
             (&[("sec-fetch-site", "same-origin")], Ok(())),
-            (&[("sec-fetch-site", "same-site")], Ok(())),
+            (
+                &[("sec-fetch-site", "same-site")],
+                Err(CrossSite::FetchSite),
+            ),
+            (&[("sec-fetch-site", " Same-Origin ")], Ok(())),
+            (
+                &[("sec-fetch-site", "anything-else")],
+                Err(CrossSite::FetchSite),
+            ),
             (
                 &[("origin", "https://evil.example")],
                 Err(CrossSite::Origin),

@@ -12,6 +12,7 @@ mod browser_pages;
 mod browser_robots;
 mod cache;
 mod cache_trust;
+mod cancel;
 mod chunk;
 mod cli;
 mod config;

@@ -454,7 +454,8 @@ fn mcp_call_body(url: &str) -> String {
 }
 
 /// Issue 28, item 2: a cross-site browser request (a foreign or `null` `Origin`,
-/// or `Sec-Fetch-Site: cross-site`) is refused with `403 forbidden_origin` on
+/// another port or loopback address, or without `Origin` a `Sec-Fetch-Site`
+/// of `cross-site` or `same-site`) is refused with `403 forbidden_origin` on
 /// every route, `/healthz` and unknown paths included, with or without a token
 /// and before the token check; the upstream never sees a request, and each
 /// refusal is one log line without the query or the token.
@@ -489,11 +490,16 @@ async fn serve_refuses_cross_site_callers_on_every_route_with_or_without_a_token
     ] {
         // Another port of the same host is another origin.
         let other_port = format!("Origin: http://127.0.0.1:{}", served.addr.port() ^ 1);
-        let cross_site: [&[&str]; 5] = [
+        // Another loopback address at the same port is another listener's.
+        let other_loopback = format!("Origin: http://127.0.0.2:{}", served.addr.port());
+        let cross_site: [&[&str]; 7] = [
             &["Origin: https://evil.example"],
             &["Origin: null"],
             &[&other_port],
+            &[&other_loopback],
             &["Sec-Fetch-Site: cross-site"],
+            // A page on another loopback port is the same site to a browser.
+            &["Sec-Fetch-Site: same-site"],
             &["Origin: https://evil.example", "Sec-Fetch-Site: same-site"],
         ];
         for browser in cross_site {

@@ -106,6 +106,7 @@ fn a_child_past_its_deadline_is_killed_and_its_peak_memory_is_counted() {
     sleeper.arg("600");
     let cost = run(sleeper, b"", Duration::from_millis(200));
     assert!(cost.killed && cost.code.is_none(), "{cost:?}");
+    assert!(cost.wall >= Duration::from_millis(200), "{cost:?}");
 
     // 200 MiB touched by a grandchild the child waits for.
     let mut hog = Command::new("sh");
@@ -117,4 +118,8 @@ fn a_child_past_its_deadline_is_killed_and_its_peak_memory_is_counted() {
     assert_eq!(cost.code, Some(0), "{cost:?}");
     assert_eq!(cost.stdout.trim(), "209715200");
     assert!(cost.peak_mib >= 200.0, "{cost:?}");
+    assert!(
+        cost.cpu > Duration::ZERO && cost.stderr.is_empty(),
+        "{cost:?}"
+    );
 }

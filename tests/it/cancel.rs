@@ -1,0 +1,249 @@
+//! A call whose client goes away ends there: `notifications/cancelled` over
+//! `webfetch mcp`'s stdio, and a closed connection on `webfetch serve`'s
+//! `/v1/fetch` and `/mcp`, each close the origin connection the call had open.
+//!
+//! The origin answers a page's head and its first bytes, then holds the rest of
+//! a long body; it sees its connection close only when webfetch drops it. The
+//! call's budget is two minutes, so a call that went on would hold the
+//! connection far past each wait here.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
+use tokio::sync::watch;
+
+use crate::serve::{Served, target};
+use crate::support::Config;
+
+/// How long a wait here may take before the test fails: far less than the
+/// call's own budget, far more than a cancellation needs.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Connections the origin opened and saw closed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    opened: usize,
+    closed: usize,
+}
+
+/// An origin that sends a page's head and first bytes, then waits for the peer
+/// to close (robots.txt is a 404).
+struct HoldingOrigin {
+    addr: SocketAddr,
+    counts: watch::Sender<Counts>,
+}
+
+impl HoldingOrigin {
+    fn start() -> HoldingOrigin {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let counts = watch::Sender::new(Counts::default());
+        let seen = counts.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let seen = seen.clone();
+                std::thread::spawn(move || hold(stream, &seen));
+            }
+        });
+        HoldingOrigin { addr, counts }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/slow", self.addr)
+    }
+
+    /// Waits until `want` holds of the counts, or fails the test after [`WAIT`].
+    async fn wait_until(&self, what: &str, want: impl Fn(&Counts) -> bool) {
+        let mut counts = self.counts.subscribe();
+        let waited = tokio::time::timeout(WAIT, counts.wait_for(|c| want(c))).await;
+        assert!(
+            waited.is_ok(),
+            "{what}: not within {WAIT:?} ({:?})",
+            *self.counts.borrow()
+        );
+    }
+}
+
+fn hold(mut stream: std::net::TcpStream, seen: &watch::Sender<Counts>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    if request_line.contains("/robots.txt") {
+        let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        return;
+    }
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1000000\r\n\r\n\
+                <html><body><p>The first words of a page that never ends.";
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    seen.send_modify(|c| c.opened += 1);
+    // webfetch sends nothing more: the read ends when it closes the connection.
+    let mut byte = [0u8; 1];
+    let _ = reader.read(&mut byte);
+    seen.send_modify(|c| c.closed += 1);
+}
+
+fn config(origin: &HoldingOrigin) -> Config {
+    Config::new(&[origin.addr.port()]).timeout(120)
+}
+
+/// `webfetch mcp` spoken to line by line over its stdio.
+struct StdioServer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    _config: tempfile::NamedTempFile,
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl StdioServer {
+    fn start(config: &Config) -> StdioServer {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(config.toml().as_bytes()).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_webfetch"))
+            .args(["mcp", "--config"])
+            .arg(file.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn webfetch mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        StdioServer {
+            child,
+            stdin,
+            stdout,
+            _config: file,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message whose `id` is `id`.
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "stdout closed"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_cancel_over_stdio_closes_the_calls_origin_connection() {
+    let origin = HoldingOrigin::start();
+    let mut server = StdioServer::start(&config(&origin));
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": "cancel-test", "version": "1" }
+        }
+    }));
+    let initialized = server.answer(1);
+    assert!(initialized["result"].is_object(), "{initialized}");
+    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "web_fetch", "arguments": { "url": origin.url() } }
+    }));
+    origin
+        .wait_until("the call reached the origin", |c| c.opened == 1)
+        .await;
+    assert_eq!(origin.counts.borrow().closed, 0);
+    server.send(json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 2, "reason": "the user moved on" }
+    }));
+    origin
+        .wait_until("the cancelled call closed its connection", |c| {
+            c.closed == 1
+        })
+        .await;
+    // The server goes on: another request is answered.
+    server.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" }));
+    assert_eq!(server.answer(3)["result"]["tools"][0]["name"], "web_fetch");
+}
+
+/// Sends `head` (and `body`) to `addr`, then holds the connection open until
+/// dropped, unread.
+async fn open_request(addr: SocketAddr, head: &str, body: &str) -> tokio::net::TcpStream {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    stream
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serve_client_that_hangs_up_closes_the_calls_origin_connection() {
+    let origin = HoldingOrigin::start();
+    let served = Served::start(&config(&origin), &[], &[]);
+
+    // GET /v1/fetch
+    let head = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        target(&origin.url()),
+        served.addr
+    );
+    let client = open_request(served.addr, &head, "").await;
+    origin
+        .wait_until("the fetch reached the origin", |c| c.opened == 1)
+        .await;
+    drop(client);
+    origin
+        .wait_until("the fetch's connection closed", |c| c.closed == 1)
+        .await;
+
+    // POST /mcp (stateless Streamable HTTP)
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "web_fetch", "arguments": { "url": origin.url() } }
+    })
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        served.addr,
+        call.len()
+    );
+    let client = open_request(served.addr, &head, &call).await;
+    origin
+        .wait_until("the MCP call reached the origin", |c| c.opened == 2)
+        .await;
+    drop(client);
+    origin
+        .wait_until("the MCP call's connection closed", |c| c.closed == 2)
+        .await;
+
+    // The server lives.
+    let health = crate::serve::get(served.addr, "/healthz").await;
+    assert_eq!(health.status, 200);
+}
