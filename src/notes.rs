@@ -31,7 +31,7 @@ pub enum Note {
     /// Extension (issue 31): the PDF has more pages than
     /// `[tools.webfetch.content] max_pdf_pages`; only those were read.
     PdfPageLimit,
-    /// What the reader rendered reached its size cap (16 MiB of Markdown): the
+    /// What the reader rendered reached its size cap (8 MiB of Markdown): the
     /// document is cut there, at a line's end, before it is chunked or cached.
     RenderedSizeLimit,
     /// Cache write failed (the fetch still succeeded).

@@ -20,10 +20,10 @@ use crate::vocabulary::ExtractionMode;
 
 /// The most Markdown one page renders to, in bytes (a reader may stop
 /// rendering here itself): what is chunked, cached and shared with a fleet stays
-/// bounded whatever the body asks for. 16 MiB is about four million tokens,
-/// more than any model reads through with `start_chunk`, and three times the
-/// default `max_download_bytes`.
-pub(crate) const MAX_RENDERED_BYTES: usize = 16 << 20;
+/// bounded whatever the body asks for. 8 MiB is about two million tokens, more
+/// than any model reads through with `start_chunk`, and more than the default
+/// `max_download_bytes`; chunking it peaks near 160 MiB.
+pub(crate) const MAX_RENDERED_BYTES: usize = 8 << 20;
 
 /// How a body is read: the HTML extraction mode, and for the extension formats
 /// (issue 31) their limits. The call's time is the [`ReadBudget`] the read runs
