@@ -385,7 +385,8 @@ impl WebFetchTool {
                 rendering_method: method,
                 notes,
             };
-            let built = self.respond(args, &hit.document, meta, effective_max_bytes)?;
+            let document = Arc::new(hit.document);
+            let built = self.respond(args, document, meta, effective_max_bytes).await?;
             return Ok((built, method));
         }
 
@@ -442,16 +443,18 @@ impl WebFetchTool {
             rendering_method: rendered.method,
             notes,
         };
-        let built = self.respond(args, &document, meta, effective_max_bytes)?;
+        let built = self.respond(args, document, meta, effective_max_bytes).await?;
         Ok((built, rendered.method))
     }
 
     /// Chunk and FitToOutput: the response to `args` for `document`, in the
-    /// window `args` asks for (FR-WF-15, OUT-01; `start_chunk` extension).
-    fn respond(
+    /// window `args` asks for (FR-WF-15, OUT-01; `start_chunk` extension). On a
+    /// blocking thread: counting the tokens of megabytes of Markdown is work no
+    /// async worker of a shared server should stall on.
+    async fn respond(
         &self,
         args: &FetchArgs,
-        document: &ExtractedDocument,
+        document: Arc<ExtractedDocument>,
         meta: ResponseMeta,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
@@ -460,7 +463,11 @@ impl WebFetchTool {
             start_chunk: args.start_chunk,
             effective_max_bytes,
         };
-        output::build(document, meta, options, &*self.counter)
+        let counter = Arc::clone(&self.counter);
+        ReadBudget::run_blocking(None, self.settings.timeout_ms(), move || {
+            output::build(&document, meta, options, &*counter)
+        })
+        .await
     }
 
     /// Appendix B.3: the plan's renderers, in its order (FR-WF-12).
