@@ -576,7 +576,7 @@ impl WebFetchTool {
             call.mode,
         );
         let (kind, header_charset) = (fetched.kind, fetched.header_charset.clone());
-        let deadline = Some(call.deadline.into_std());
+        let deadline = Some(fetched.deadline.into_std());
         ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
             let reading = Reading {
                 mode,
@@ -647,8 +647,12 @@ impl WebFetchTool {
         if page.charset_fallback {
             notes.add(Note::CharsetFallback);
         }
+        // A render may settle past the call's `timeout_seconds` (network idle has
+        // a wait of its own); reading its DOM has the page-load buffer the tool's
+        // outer timeout allows for (FR-WF-TIMEOUT-01).
         let (html, url, mode) = (page.html, page.final_url.as_url().clone(), call.mode);
-        let deadline = Some(call.deadline.into_std());
+        let idle = Duration::from_millis(u64::from(self.settings.browser.network_idle_ms));
+        let deadline = Some((call.deadline + idle + PAGE_LOAD_BUFFER).into_std());
         let extracted = ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
             DecodedPage::from_html(html, &url, mode)
         })
@@ -664,7 +668,7 @@ impl WebFetchTool {
 }
 
 /// Appendix E's `page_load_buffer_s` default (FR-WF-TIMEOUT-01).
-const PAGE_LOAD_BUFFER_SECS: u64 = 5;
+const PAGE_LOAD_BUFFER: Duration = Duration::from_secs(5);
 
 impl ToolExecutor for WebFetchTool {
     fn name(&self) -> &'static str {
@@ -696,7 +700,7 @@ impl ToolExecutor for WebFetchTool {
     fn timeout(&self) -> Option<Duration> {
         let secs = u64::from(self.settings.timeout_seconds)
             + u64::from(self.settings.browser.network_idle_ms) / 1000
-            + PAGE_LOAD_BUFFER_SECS
+            + PAGE_LOAD_BUFFER.as_secs()
             + 2;
         Some(Duration::from_secs(secs))
     }

@@ -224,6 +224,9 @@ pub(crate) struct HttpResponse {
     pub truncated: bool,
     /// Redirect hops followed.
     pub redirects: u32,
+    /// When the request's budget ends, moved by the time its robots.txt checks
+    /// took (SRD-READINGS 26): what is left of it is the reader's.
+    pub deadline: Instant,
 }
 
 impl HttpClient {
@@ -373,6 +376,7 @@ impl HttpClient {
                     body: Bytes::new(),
                     truncated: false,
                     redirects,
+                    deadline: budget.deadline(),
                 });
             }
             let (body, truncated) = if status == 200 {
@@ -392,6 +396,7 @@ impl HttpClient {
                 body,
                 truncated,
                 redirects,
+                deadline: budget.deadline(),
             });
         }
     }

@@ -29,6 +29,9 @@ pub(crate) struct FetchedDocument {
     pub body: Bytes,
     /// Redirect hops followed.
     pub redirects: u32,
+    /// When the document's budget ends (its robots.txt checks not counted):
+    /// reading the body has what is left of it.
+    pub deadline: Instant,
 }
 
 /// GET `url` under the document budget (`timeout_seconds`, `max_download_bytes`
@@ -78,5 +81,6 @@ pub(crate) async fn fetch_document(
         header_charset,
         body: response.body,
         redirects: response.redirects,
+        deadline: response.deadline,
     })
 }

@@ -301,6 +301,7 @@ impl<'a> Interceptor<'a> {
                     content_type,
                     body: response.body,
                     redirects: response.redirects,
+                    deadline: response.deadline,
                 }))
             }
             Ok((response, kind)) => {
