@@ -67,7 +67,7 @@ use crate::tokens::{SpanCounter, TokenCounter};
 
 /// One chunk of the response (FR-WF-03b); serialises as `heading`, `text`,
 /// `token_count` in that order (FR-WF-OUT-01a).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FetchChunk {
     /// The heading in effect where the chunk begins, without `#`s, or `""`.
     pub heading: String,

@@ -2,8 +2,11 @@
 //! plus our extension properties ([`ArgsSchema::Extended`]: `extraction`), each
 //! optional; a call that uses none gets exactly the SRD's response.
 //!
-//! A success returns the response JSON as text content; a tool error returns
-//! `isError: true` with the error envelope as text, so the model can read the code.
+//! The tool carries a title, annotations (read-only, idempotent, open world) and
+//! an `outputSchema` generated from [`FetchResponse`]. A success returns the
+//! response JSON as text content (the SRD's bytes) and as `structuredContent`; a
+//! tool error returns `isError: true` with the error envelope the same two ways,
+//! so the model can read the code.
 //! The server speaks only protocol on stdout; logs go to stderr.
 //!
 //! Continuation (extension): when the output budget cut a page, the JSON is left
@@ -17,15 +20,18 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::args::ArgsSchema;
-use crate::executor::{ToolExecutor, format_error, within_timeout};
-use crate::output::Built;
+use crate::budget::millis;
+use crate::error::{FetchError, TimeoutPhase};
+use crate::executor::{ToolError, ToolExecutor, format_error, within_timeout};
+use crate::output::{Built, FetchResponse};
 use crate::tool::WebFetchTool;
 
 /// Default byte budget for one MCP tool result: small enough for common clients'
@@ -70,7 +76,11 @@ impl WebFetchServer {
             tool_description(self.max_output_bytes),
             formats_description(&self.tool.settings().content)
         );
-        Tool::new(self.tool.name(), description, schema)
+        let mut tool = Tool::new(self.tool.name(), description, schema);
+        tool.title = Some("Fetch a web page".to_owned());
+        tool.annotations = Some(read_only_annotations());
+        tool.output_schema = Some(Arc::new(json_schema::<FetchResponse>()));
+        tool
     }
 
     /// Serves MCP over stdin/stdout until the client disconnects.
@@ -140,10 +150,7 @@ impl ServerHandler for WebFetchServer {
         };
         let result = match answer {
             Ok(built) => success(built),
-            Err(error) => {
-                let formatted = format_error(tool.name(), error);
-                CallToolResult::error(vec![ContentBlock::text(formatted.content)])
-            }
+            Err(error) => failure(tool.name(), error),
         };
         Ok(result.into())
     }
@@ -170,9 +177,45 @@ fn tool_description(max_output_bytes: usize) -> String {
     )
 }
 
-/// The response JSON; when the output budget cut the page, also the words and the
-/// `_meta` that say how to read on.
+/// What a client may assume of `web_fetch`: it only reads (a GET of public
+/// pages, nothing changed anywhere), the same call reads the same page again,
+/// and what it reads is the open web. Clients use these hints to auto-approve.
+fn read_only_annotations() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(true)
+}
+
+/// The JSON Schema (2020-12) of `T`'s wire form, generated from the type.
+fn json_schema<T: schemars::JsonSchema>() -> JsonObject {
+    match serde_json::to_value(schemars::schema_for!(T)) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+/// `text` (a response or an error envelope) as structured content: the same
+/// JSON as the text block, parsed, for clients that read `structuredContent`.
+fn structured(text: &str) -> Option<Value> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(Value::is_object)
+}
+
+/// The response JSON, as text (the SRD's bytes) and as `structuredContent`;
+/// when the output budget cut the page, also the words and the `_meta` that
+/// say how to read on.
 fn success(built: Built) -> CallToolResult {
+    let structured_content = structured(&built.json);
+    let mut result = success_blocks(built);
+    result.structured_content = structured_content;
+    result
+}
+
+/// The content blocks of [`success`].
+fn success_blocks(built: Built) -> CallToolResult {
     let Some(next) = built.next_start_chunk else {
         return CallToolResult::success(vec![ContentBlock::text(built.json)]);
     };
@@ -191,5 +234,24 @@ fn success(built: Built) -> CallToolResult {
     meta.insert(META_NEXT_START_CHUNK.to_owned(), next.into());
     meta.insert(META_TOTAL_CHUNKS.to_owned(), total.into());
     result.meta = Some(MetaObject(meta));
+    result
+}
+
+/// A failed call: the error envelope as text (Appendix E.2's formatting) and
+/// as `structuredContent`, with `isError: true`. The executor's own timeout,
+/// which Appendix E words as a sentence, is structured as the `timeout`
+/// envelope with that sentence as its message.
+fn failure(tool: &str, error: ToolError) -> CallToolResult {
+    let envelope = match &error {
+        ToolError::Timeout { after, .. } => {
+            let mut timeout = FetchError::timeout(millis(*after), TimeoutPhase::unknown());
+            timeout.message = error.to_string();
+            serde_json::to_value(&timeout).ok()
+        }
+        _ => None,
+    };
+    let formatted = format_error(tool, error);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(formatted.content.clone())]);
+    result.structured_content = envelope.or_else(|| structured(&formatted.content));
     result
 }

@@ -87,6 +87,18 @@ impl Serialize for Note {
     }
 }
 
+impl schemars::JsonSchema for Note {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Note".into()
+    }
+
+    /// One of the tokens, as [`Note::as_str`] writes them.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let tokens: Vec<&str> = Note::ALL.iter().map(|note| note.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": tokens })
+    }
+}
+
 impl<'de> Deserialize<'de> for Note {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let token = String::deserialize(d)?;
@@ -96,7 +108,7 @@ impl<'de> Deserialize<'de> for Note {
 }
 
 /// The set of notes of one response, serialised in canonical order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Notes(BTreeSet<Note>);
 

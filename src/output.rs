@@ -23,6 +23,7 @@
 
 use std::io;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::chunk::FetchChunk;
@@ -34,7 +35,9 @@ use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp}
 
 /// Why a response is incomplete (FR-WF-TRUNC-REASON-01), highest precedence first
 /// (FR-WF-TRUNC-REASON-02).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TruncationReason {
     /// Output enforcement dropped or cut chunks (FR-WF-OUT-01).
@@ -84,8 +87,9 @@ pub struct ResponseMeta {
 
 /// The success payload of `web_fetch` (FR-WF-03). Fields are declared, and so
 /// serialised, in the order of FR-WF-OUT-01a. A host reads the tool's JSON back
-/// with `serde_json::from_str::<FetchResponse>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// with `serde_json::from_str::<FetchResponse>`; its JSON Schema (`schemars`)
+/// is the MCP tool's `outputSchema`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FetchResponse {
     /// `args.url` as given.
     pub requested_url: String,
@@ -110,7 +114,7 @@ pub struct FetchResponse {
     pub truncation_reason: Option<TruncationReason>,
     /// Condition tokens in canonical order; always present (FR-WF-03d).
     pub notes: Notes,
-    /// Extension (issue 29): the kind of page auto extraction found (`article`,
+    /// Extension: the kind of page auto extraction found (`article`,
     /// `forum`, `product`, `listing`, `documentation`, `service`); written only
     /// for a document extracted in auto mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -386,7 +386,9 @@ impl WebFetchTool {
                 notes,
             };
             let document = Arc::new(hit.document);
-            let built = self.respond(args, document, meta, effective_max_bytes).await?;
+            let built = self
+                .respond(args, document, meta, effective_max_bytes)
+                .await?;
             return Ok((built, method));
         }
 
@@ -443,7 +445,9 @@ impl WebFetchTool {
             rendering_method: rendered.method,
             notes,
         };
-        let built = self.respond(args, document, meta, effective_max_bytes).await?;
+        let built = self
+            .respond(args, document, meta, effective_max_bytes)
+            .await?;
         Ok((built, rendered.method))
     }
 

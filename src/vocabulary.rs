@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// How the returned content was produced (FR-WF-RESP-METHOD-01); also the second
 /// input of the cache key (FR-WF-16).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RenderingMethod {
     /// Plain HTTP GET.
@@ -120,8 +120,8 @@ impl FromStr for ExtractionMode {
     }
 }
 
-/// What kind of page auto mode found (issue 29): the response's `page_type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What kind of page auto extraction found: the response's `page_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PageType {
     /// A news story, blog post or essay: one main text.

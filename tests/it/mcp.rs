@@ -316,3 +316,82 @@ async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
     assert_eq!(envelope["details"]["chunk_count"], 40);
     client.cancel().await.unwrap();
 }
+
+/// The tool says what a client may assume of it and what it answers: a title,
+/// read-only annotations and an `outputSchema` generated from the response
+/// type; each result carries its JSON as text (the SRD's bytes) and as
+/// `structuredContent`, errors with `isError` too.
+#[tokio::test]
+async fn mcp_the_tool_is_annotated_and_its_results_are_structured() {
+    let server = MockServer::start().await;
+    serve(
+        &server,
+        "/page",
+        html("<title>T</title><p>Structured words.</p>"),
+    )
+    .await;
+    let config = Config::new(&[server.address().port()]);
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(config.toml().as_bytes()).unwrap();
+    let client = start_server(&["--config", file.path().to_str().unwrap()]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let tool = serde_json::to_value(&tools[0]).unwrap();
+    assert_eq!(tool["title"], "Fetch a web page");
+    assert_eq!(
+        tool["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true})
+    );
+    let output = &tool["outputSchema"];
+    assert_eq!(
+        output["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(output["type"], "object");
+    for field in [
+        "requested_url",
+        "final_url",
+        "fetched_at",
+        "chunks",
+        "rendering_method",
+        "truncated",
+        "notes",
+    ] {
+        assert!(
+            output["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(field)),
+            "{field}"
+        );
+    }
+    assert!(output["properties"]["page_type"].is_object());
+
+    let url = format!("http://127.0.0.1:{}/page", server.address().port());
+    let result = call(&client, json!({ "url": url })).await;
+    assert_eq!(result.is_error, Some(false));
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    assert_eq!(structured, text(&result));
+    assert!(
+        structured["chunks"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Structured words.")
+    );
+    // The text block is the canonical JSON, byte for byte.
+    let block = &result.content[0].as_text().unwrap().text;
+    let canonical: webfetch::FetchResponse = serde_json::from_str(block).unwrap();
+    assert_eq!(&canonical.to_json(), block);
+
+    let blocked = call(&client, json!({"url": "http://169.254.169.254/"})).await;
+    assert_eq!(blocked.is_error, Some(true));
+    let envelope = blocked
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    assert_eq!(envelope, text(&blocked));
+    assert_eq!(envelope["code"], "ssrf_blocked");
+    client.cancel().await.unwrap();
+}
