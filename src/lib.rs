@@ -88,6 +88,7 @@ mod offline;
 mod output;
 mod page;
 mod pass;
+mod progress;
 mod render;
 mod robots;
 mod ssrf;

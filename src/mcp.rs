@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -32,6 +32,7 @@ use crate::budget::millis;
 use crate::error::{FetchError, TimeoutPhase};
 use crate::executor::{ToolError, ToolExecutor, format_error, within_timeout};
 use crate::output::{Built, FetchResponse};
+use crate::progress::{Progress, Report};
 use crate::tool::WebFetchTool;
 
 /// Default byte budget for one MCP tool result: small enough for common clients'
@@ -137,7 +138,20 @@ impl ServerHandler for WebFetchServer {
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let tool = self.tool.as_ref();
-        let work = tool.answer(args, self.max_output_bytes);
+        let (progress, told) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (progress, told) = progress_to(&context, token);
+                (Some(progress), Some(told))
+            }
+            None => (None, None),
+        };
+        let work = async {
+            let answer = tool.answer(args, self.max_output_bytes);
+            match progress {
+                Some(progress) => progress.scope(answer).await,
+                None => answer.await,
+            }
+        };
         // A cancelled request (`notifications/cancelled`, or the HTTP request's
         // stream gone) drops the call: its connections close and its reader
         // stops at its next check (`budget::ReadBudget`). Nobody reads the
@@ -148,6 +162,10 @@ impl ServerHandler for WebFetchServer {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
         };
+        // Every progress notification goes out before the result.
+        if let Some(told) = told {
+            let _ = told.await;
+        }
         let result = match answer {
             Ok(built) => success(built),
             Err(error) => failure(tool.name(), error),
@@ -175,6 +193,30 @@ fn tool_description(max_output_bytes: usize) -> String {
          extraction_failed on a page that needs JavaScript may work with force_browser: \
          true."
     )
+}
+
+/// A call's progress, sent to the client as `notifications/progress` for
+/// `token` (in order, by one task that ends once the progress is dropped with
+/// the call), and that task.
+fn progress_to(
+    context: &RequestContext<RoleServer>,
+    token: ProgressToken,
+) -> (Progress, tokio::task::JoinHandle<()>) {
+    let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel::<Report>();
+    let peer = context.peer.clone();
+    let told = tokio::spawn(async move {
+        while let Some(report) = reports.recv().await {
+            let param = ProgressNotificationParam::new(token.clone(), f64::from(report.progress))
+                .with_message(report.message);
+            if peer.notify_progress(param).await.is_err() {
+                break;
+            }
+        }
+    });
+    let progress = Progress::new(move |report| {
+        let _ = sender.send(report);
+    });
+    (progress, told)
 }
 
 /// What a client may assume of `web_fetch`: it only reads (a GET of public

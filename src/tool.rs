@@ -41,6 +41,7 @@ use crate::offline;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::page::{DecodedPage, Reading};
 use crate::pass::Pass;
+use crate::progress::{self, Stage};
 use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
@@ -468,6 +469,7 @@ impl WebFetchTool {
             effective_max_bytes,
         };
         let counter = Arc::clone(&self.counter);
+        progress::report(Stage::Chunking);
         ReadBudget::run_blocking(None, self.settings.timeout_ms(), move || {
             output::build(&document, meta, options, &*counter)
         })
@@ -580,6 +582,11 @@ impl WebFetchTool {
             call.mode,
         );
         let (kind, header_charset) = (fetched.kind, fetched.header_charset.clone());
+        progress::report(if kind == MediaKind::Pdf {
+            Stage::ReadingPdf
+        } else {
+            Stage::Extracting
+        });
         let deadline = Some(fetched.deadline.into_std());
         ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
             let reading = Reading {
@@ -629,6 +636,7 @@ impl WebFetchTool {
         if let Some(standby) = &self.standby {
             ctx = ctx.with_standby(standby);
         }
+        progress::report(Stage::Rendering);
         let page = render::render(&ctx).await?;
         if let Some(fetched) = page.not_rendered {
             // Issue 31: a PDF (or JSON, a feed, Markdown) is read from the HTTP
@@ -656,6 +664,7 @@ impl WebFetchTool {
         // outer timeout allows for (FR-WF-TIMEOUT-01).
         let (html, url, mode) = (page.html, page.final_url.as_url().clone(), call.mode);
         let idle = Duration::from_millis(u64::from(self.settings.browser.network_idle_ms));
+        progress::report(Stage::Extracting);
         let deadline = Some((call.deadline + idle + PAGE_LOAD_BUFFER).into_std());
         let extracted = ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
             DecodedPage::from_html(html, &url, mode)

@@ -60,6 +60,7 @@ use crate::config::{DEFAULT_USER_AGENT, Settings};
 use crate::error::{FetchError, TimeoutPhase};
 use crate::pass::Pass;
 use crate::politeness::{Politeness, Slot};
+use crate::progress::{self, Stage};
 use crate::ssrf::{self, SsrfValidator};
 
 pub(crate) use self::proxy::ProxyConfig;
@@ -431,6 +432,9 @@ impl HttpClient {
         budget: Budget,
     ) -> Result<(Vec<IpAddr>, Budget, Option<Slot>), FetchError> {
         let addresses = self.authorize(url, &budget, pass).await?;
+        progress::report(Stage::Resolved {
+            host: url.host_str().to_owned(),
+        });
         let slot = if opts.polite {
             Some(
                 self.inner
@@ -517,10 +521,17 @@ impl HttpClient {
             max_attempts: self.inner.settings.security.max_dns_attempts,
         };
         let connected = dialer.connect(url, addresses, budget).await?;
+        progress::report(Stage::Connected {
+            host: url.host_str().to_owned(),
+        });
         let request = request::build(url, method, connected.h2, headers)?;
-        budget
+        let exchanged = budget
             .try_run(TimeoutPhase::Request, request::exchange(connected, request))
-            .await
+            .await?;
+        progress::report(Stage::Headers {
+            status: exchanged.0.status().as_u16(),
+        });
+        Ok(exchanged)
     }
 
     /// Reads a 200 body: declared-length check, then decode and cap while

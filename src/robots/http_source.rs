@@ -23,6 +23,7 @@ use crate::canonical_url::{CanonicalUrl, Origin};
 use crate::error::{ErrorCode, FetchError};
 use crate::notes::Notes;
 use crate::pass::Pass;
+use crate::progress;
 use crate::transport::{GetOptions, HopHook, HttpClient, OverLimit};
 
 /// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
@@ -104,7 +105,8 @@ async fn fetch_robots(
         pdf_max_body_bytes: None,
         polite: false,
     };
-    match client.get(&url, &options).await {
+    // A waiting client hears of the document, not of its robots.txt.
+    match progress::quiet(client.get(&url, &options)).await {
         Ok(response) if response.status == 200 => {
             let mut body = response.body;
             let mut truncated = response.truncated;

@@ -22,6 +22,7 @@ use tokio_util::io::StreamReader;
 
 use super::OverLimit;
 use crate::error::FetchError;
+use crate::progress::{self, Stage};
 
 /// One read from the decoder; also the granularity of the cap check.
 const READ_CHUNK: usize = 16 * 1024;
@@ -242,6 +243,9 @@ where
         }
         reserve_bounded(&mut body, n, hard_limit);
         body.extend_from_slice(&chunk[..n]);
+        progress::report(Stage::Body {
+            bytes: total as u64,
+        });
     }
 }
 

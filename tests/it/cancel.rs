@@ -9,7 +9,6 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -18,6 +17,7 @@ use tokio::sync::watch;
 
 use crate::serve::{Served, target};
 use crate::support::Config;
+use crate::support::stdio_mcp::StdioServer;
 
 /// How long a wait here may take before the test fails: far less than the
 /// call's own budget, far more than a cancellation needs.
@@ -98,79 +98,10 @@ fn config(origin: &HoldingOrigin) -> Config {
     Config::new(&[origin.addr.port()]).timeout(120)
 }
 
-/// `webfetch mcp` spoken to line by line over its stdio.
-struct StdioServer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    _config: tempfile::NamedTempFile,
-}
-
-impl Drop for StdioServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl StdioServer {
-    fn start(config: &Config) -> StdioServer {
-        let mut file = tempfile::NamedTempFile::new().unwrap();
-        file.write_all(config.toml().as_bytes()).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_webfetch"))
-            .args(["mcp", "--config"])
-            .arg(file.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn webfetch mcp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        StdioServer {
-            child,
-            stdin,
-            stdout,
-            _config: file,
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The next message whose `id` is `id`.
-    fn answer(&mut self, id: u64) -> Value {
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "stdout closed"
-            );
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_cancel_over_stdio_closes_the_calls_origin_connection() {
     let origin = HoldingOrigin::start();
     let mut server = StdioServer::start(&config(&origin));
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": { "name": "cancel-test", "version": "1" }
-        }
-    }));
-    let initialized = server.answer(1);
-    assert!(initialized["result"].is_object(), "{initialized}");
-    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     server.send(json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": { "name": "web_fetch", "arguments": { "url": origin.url() } }

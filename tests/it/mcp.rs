@@ -11,6 +11,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use wiremock::{MockServer, ResponseTemplate};
 
+use crate::support::stdio_mcp::StdioServer;
 use crate::support::{Config, html, serve};
 
 pub(crate) type Client = RunningService<rmcp::RoleClient, ()>;
@@ -394,4 +395,72 @@ async fn mcp_the_tool_is_annotated_and_its_results_are_structured() {
     assert_eq!(envelope, text(&blocked));
     assert_eq!(envelope["code"], "ssrf_blocked");
     client.cancel().await.unwrap();
+}
+
+/// A call that carries a `progressToken` is told its stages in words before its
+/// result, in order, with an increasing `progress`; one without gets none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_a_call_with_a_progress_token_is_told_each_stage_before_its_result() {
+    let server = MockServer::start().await;
+    let page = format!(
+        "<title>T</title><p>{}</p>",
+        "Progress words. ".repeat(20_000)
+    );
+    serve(
+        &server,
+        "/page",
+        ResponseTemplate::new(200).set_body_raw(page, "text/html"),
+    )
+    .await;
+    let config = Config::new(&[server.address().port()]);
+    let mut stdio = StdioServer::start(&config);
+    let url = format!("http://127.0.0.1:{}/page", server.address().port());
+    stdio.send(json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {
+            "name": "web_fetch",
+            "arguments": { "url": url },
+            "_meta": { "progressToken": "fetch-7" }
+        }
+    }));
+    let (before, answer) = stdio.answer_after(7);
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let told: Vec<&Value> = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| &m["params"])
+        .collect();
+    assert!(told.iter().all(|p| p["progressToken"] == "fetch-7"));
+    let progress: Vec<f64> = told
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    let messages: Vec<&str> = told
+        .iter()
+        .map(|p| p["message"].as_str().unwrap())
+        .collect();
+    let host = "resolved 127.0.0.1";
+    let expected = [
+        host,
+        "connected to 127.0.0.1",
+        "response 200, reading the body",
+        "received",
+        "extracting the content",
+        "cutting the content into chunks",
+    ];
+    let mut at = 0;
+    for want in expected {
+        let found = messages[at..].iter().position(|m| m.starts_with(want));
+        assert!(found.is_some(), "{want:?} in order in {messages:?}");
+        at += found.unwrap() + 1;
+    }
+    assert!(messages.len() <= 10, "{messages:?}");
+
+    stdio.send(json!({
+        "jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": { "name": "web_fetch", "arguments": { "url": url } }
+    }));
+    let (before, _) = stdio.answer_after(8);
+    assert!(before.is_empty(), "{before:?}");
 }

@@ -6,6 +6,7 @@ pub(crate) mod gate;
 pub(crate) mod origin;
 pub(crate) mod race;
 pub(crate) mod redis_server;
+pub(crate) mod stdio_mcp;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
