@@ -11,7 +11,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::AsyncWriteExt as _;
 use tokio::sync::watch;
 
