@@ -174,6 +174,32 @@ async fn a_serve_client_that_hangs_up_closes_the_calls_origin_connection() {
         .wait_until("the MCP call's connection closed", |c| c.closed == 2)
         .await;
 
+    // POST /mcp with a progress token: the answer streams (SSE) from the first
+    // notification on, and a hang-up still ends the call.
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {
+            "name": "web_fetch",
+            "arguments": { "url": origin.url() },
+            "_meta": { "progressToken": 1 }
+        }
+    })
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        served.addr,
+        call.len()
+    );
+    let client = open_request(served.addr, &head, &call).await;
+    origin
+        .wait_until("the streamed call reached the origin", |c| c.opened == 3)
+        .await;
+    drop(client);
+    origin
+        .wait_until("the streamed call's connection closed", |c| c.closed == 3)
+        .await;
+
     // The server lives.
     let health = crate::serve::get(served.addr, "/healthz").await;
     assert_eq!(health.status, 200);
