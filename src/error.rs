@@ -9,7 +9,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod details;
@@ -209,6 +209,53 @@ pub struct FetchError {
     pub retryable: bool,
     /// Code-specific context, written as the registry's field names.
     pub details: ErrorDetails,
+}
+
+/// The error envelope as it is on the wire (FR-WF-18), for a program that reads
+/// one back: a batch item's `error`, an MCP client's `structuredContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorEnvelope {
+    /// The registry code, e.g. `ssrf_blocked`.
+    pub code: String,
+    /// Human-readable description.
+    pub message: String,
+    /// Whether a retry may succeed.
+    pub retryable: bool,
+    /// Code-specific context, by the registry's field names.
+    pub details: Map<String, Value>,
+}
+
+impl From<&FetchError> for ErrorEnvelope {
+    fn from(error: &FetchError) -> ErrorEnvelope {
+        ErrorEnvelope {
+            code: error.code.as_str().to_owned(),
+            message: error.message.clone(),
+            retryable: error.retryable,
+            details: error.details_json(),
+        }
+    }
+}
+
+impl schemars::JsonSchema for ErrorEnvelope {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorEnvelope".into()
+    }
+
+    /// `code` is one of the registry's codes.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+        schemars::json_schema!({
+            "type": "object",
+            "description": "Why the call failed: retry only when retryable is true.",
+            "properties": {
+                "code": { "type": "string", "enum": codes },
+                "message": { "type": "string" },
+                "retryable": { "type": "boolean" },
+                "details": { "type": "object" }
+            },
+            "required": ["code", "message", "retryable", "details"]
+        })
+    }
 }
 
 impl FetchError {

@@ -74,6 +74,7 @@ pub mod internals;
 pub mod testing;
 
 mod args;
+mod batch;
 mod budget;
 mod cache;
 mod canonical_url;
@@ -107,6 +108,7 @@ pub mod mcp;
 pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
+pub use self::batch::{BATCH_TOOL_NAME, BatchArgs, BatchItem, BatchResponse, MAX_BATCH_URLS};
 pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
@@ -116,7 +118,8 @@ pub use self::config::{
 };
 pub use self::content::formats::{Format, Formats};
 pub use self::error::{
-    ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
+    ErrorCode, ErrorDetails, ErrorEnvelope, FetchError, PoliteRefusal, TimeoutPhase,
+    UnreadableReason,
 };
 pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
 pub use self::notes::{Note, Notes};

@@ -28,6 +28,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::args::ArgsSchema;
+use crate::batch::{self, BATCH_TOOL_NAME, BatchArgs, BatchResponse, MAX_BATCH_URLS};
 use crate::budget::millis;
 use crate::error::{FetchError, TimeoutPhase};
 use crate::executor::{ToolError, ToolExecutor, format_error, within_timeout};
@@ -84,6 +85,19 @@ impl WebFetchServer {
         tool
     }
 
+    fn batch_definition(&self) -> Tool {
+        let schema = match batch::input_schema() {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        let description = batch_description(self.max_output_bytes);
+        let mut tool = Tool::new(BATCH_TOOL_NAME, description, schema);
+        tool.title = Some("Fetch several web pages".to_owned());
+        tool.annotations = Some(read_only_annotations());
+        tool.output_schema = Some(Arc::new(json_schema::<BatchResponse>()));
+        tool
+    }
+
     /// Serves MCP over stdin/stdout until the client disconnects.
     /// The parked browser of the standby is shut down before this returns.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -119,6 +133,7 @@ impl ServerHandler for WebFetchServer {
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(vec![
             self.tool_definition(),
+            self.batch_definition(),
         ]))
     }
 
@@ -127,51 +142,105 @@ impl ServerHandler for WebFetchServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if request.name != self.tool.name() {
-            return Err(McpError::invalid_params(
-                format!(
-                    "unknown tool `{}`; this server has only `web_fetch`",
-                    request.name
-                ),
-                None,
-            ));
-        }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let tool = self.tool.as_ref();
-        let (progress, told) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (progress, told) = progress_to(&context, token);
-                (Some(progress), Some(told))
+        let result = match request.name.as_ref() {
+            name if name == self.tool.name() => answered(&context, self.fetch(args)).await?,
+            BATCH_TOOL_NAME => answered(&context, self.batch(args)).await?,
+            unknown => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "unknown tool `{unknown}`; this server has `web_fetch` and \
+                         `{BATCH_TOOL_NAME}`"
+                    ),
+                    None,
+                ));
             }
-            None => (None, None),
-        };
-        let work = async {
-            let answer = tool.answer(args, self.max_output_bytes);
-            match progress {
-                Some(progress) => progress.scope(answer).await,
-                None => answer.await,
-            }
-        };
-        // A cancelled request (`notifications/cancelled`, or the HTTP request's
-        // stream gone) drops the call: its connections close and its reader
-        // stops at its next check (`budget::ReadBudget`). Nobody reads the
-        // answer, which is an error.
-        let answer = tokio::select! {
-            answer = within_timeout(tool, work) => answer,
-            () = context.ct.cancelled() => {
-                return Err(McpError::internal_error("the request was cancelled", None));
-            }
-        };
-        // Every progress notification goes out before the result.
-        if let Some(told) = told {
-            let _ = told.await;
-        }
-        let result = match answer {
-            Ok(built) => success(built),
-            Err(error) => failure(tool.name(), error),
         };
         Ok(result.into())
     }
+}
+
+impl WebFetchServer {
+    /// `web_fetch`: one page, under the tool's own timeout.
+    async fn fetch(&self, args: Value) -> CallToolResult {
+        let tool = self.tool.as_ref();
+        // Boxed: the pipeline's future is large, and moved through the
+        // combinators below it would be copied on the worker's stack each time.
+        let answer = Box::pin(tool.answer(args, self.max_output_bytes));
+        match within_timeout(tool, answer).await {
+            Ok(built) => success(built),
+            Err(error) => failure(tool.name(), error),
+        }
+    }
+
+    /// `web_fetch_batch`: every page, the output budget shared among them,
+    /// under the tool's timeout once per round of [`batch::CONCURRENCY`] calls.
+    async fn batch(&self, args: Value) -> CallToolResult {
+        let batch = match BatchArgs::parse(&args) {
+            Ok(batch) => batch,
+            Err(error) => {
+                return failure(
+                    BATCH_TOOL_NAME,
+                    ToolError::ExecutionFailed {
+                        tool: BATCH_TOOL_NAME.to_owned(),
+                        message: error.to_json(),
+                    },
+                );
+            }
+        };
+        let rounds = batch.items().len().div_ceil(batch::CONCURRENCY);
+        let work = Box::pin(self.tool.fetch_batch(&batch, self.max_output_bytes));
+        let Some(timeout) = self.tool.timeout() else {
+            return batch_success(work.await);
+        };
+        let after = timeout * u32::try_from(rounds).unwrap_or(u32::MAX);
+        match tokio::time::timeout(after, work).await {
+            Ok(json) => batch_success(json),
+            Err(_) => failure(
+                BATCH_TOOL_NAME,
+                ToolError::Timeout {
+                    tool: BATCH_TOOL_NAME.to_owned(),
+                    after,
+                },
+            ),
+        }
+    }
+}
+
+/// Runs one request's `work` with its progress told, when the request carries
+/// a `progressToken`, and ended by its cancellation (`notifications/cancelled`,
+/// or the HTTP request's stream gone): dropping the work closes its
+/// connections and stops its readers at their next check
+/// (`budget::ReadBudget`). Nobody reads the answer to a cancelled request,
+/// which is an error.
+async fn answered(
+    context: &RequestContext<RoleServer>,
+    work: impl Future<Output = CallToolResult>,
+) -> Result<CallToolResult, McpError> {
+    let (progress, told) = match context.meta.get_progress_token() {
+        Some(token) => {
+            let (progress, told) = progress_to(context, token);
+            (Some(progress), Some(told))
+        }
+        None => (None, None),
+    };
+    let work = async {
+        match progress {
+            Some(progress) => progress.scope(work).await,
+            None => work.await,
+        }
+    };
+    let result = tokio::select! {
+        result = work => result,
+        () = context.ct.cancelled() => {
+            return Err(McpError::internal_error("the request was cancelled", None));
+        }
+    };
+    // Every progress notification goes out before the result.
+    if let Some(told) = told {
+        let _ = told.await;
+    }
+    Ok(result)
 }
 
 /// The MCP tool's description (issue 29): what comes back, the limits, what the
@@ -192,6 +261,22 @@ fn tool_description(max_output_bytes: usize) -> String {
          port_blocked, robots_disallowed, invalid_url and most http_4xx will fail again; \
          extraction_failed on a page that needs JavaScript may work with force_browser: \
          true."
+    )
+}
+
+/// The batch tool's description: when to use it, its limits, how to read on.
+fn batch_description(max_output_bytes: usize) -> String {
+    format!(
+        "Fetch several http(s) pages at once (1 to {MAX_BATCH_URLS} URLs) and read each \
+         as web_fetch does, with the same options. Use it instead of several web_fetch \
+         calls when you already know the pages you want: they are read in parallel \
+         (politely: never more than a site allows at once) and the same URL is read once. \
+         The answer is {{results: [...]}} in the order of urls; each item has its url and \
+         either response (what web_fetch returns) or error (its error envelope; one failed \
+         page does not fail the others). All items share one output limit of \
+         {max_output_bytes} bytes: short pages come back whole, and a long page is cut at \
+         a chunk boundary with next_start_chunk, to read on with web_fetch, url set to that \
+         response's final_url and start_chunk to next_start_chunk."
     )
 }
 
@@ -244,6 +329,14 @@ fn structured(text: &str) -> Option<Value> {
     serde_json::from_str::<Value>(text)
         .ok()
         .filter(Value::is_object)
+}
+
+/// A batch's JSON, as text and as `structuredContent`.
+fn batch_success(json: String) -> CallToolResult {
+    let structured_content = structured(&json);
+    let mut result = CallToolResult::success(vec![ContentBlock::text(json)]);
+    result.structured_content = structured_content;
+    result
 }
 
 /// The response JSON, as text (the SRD's bytes) and as `structuredContent`;

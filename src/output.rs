@@ -242,6 +242,32 @@ pub(crate) fn build(
     })
 }
 
+/// `built`, a response to a request for `start_chunk` on, fitted again to
+/// `effective_max_bytes`, smaller than it was built for: the same leading
+/// chunks, fewer of them, cut as FR-WF-OUT-01 cuts (extension: the items of a
+/// batch share one output budget). Its `next_start_chunk` is where the
+/// smaller response stops, or where `built` already stopped.
+pub(crate) fn refit(
+    built: &Built,
+    start_chunk: usize,
+    effective_max_bytes: usize,
+    counter: &dyn TokenCounter,
+) -> Result<Built, FetchError> {
+    let response: FetchResponse = serde_json::from_str(&built.json)
+        .map_err(|error| FetchError::internal(format!("a response did not read back: {error}")))?;
+    let window = Window {
+        start: start_chunk,
+        total: built.total_chunks,
+        announce: response.next_start_chunk.is_some(),
+    };
+    let (json, next) = fit_window(response, window, effective_max_bytes, counter)?;
+    Ok(Built {
+        json,
+        next_start_chunk: next.or(built.next_start_chunk),
+        total_chunks: built.total_chunks,
+    })
+}
+
 /// Where a response's chunks sit in the document's chunking.
 #[derive(Debug, Clone, Copy)]
 struct Window {

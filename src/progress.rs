@@ -10,7 +10,7 @@
 //! the call's own task (the blocking threads of the readers report nothing: the
 //! stage that starts them does), and never more than [`MAX_PER_SECOND`] in any
 //! second reach the client: a report past that is dropped (the next one says
-//! where the call is). The body is told once per MiB or second at most.
+//! where the call is), but for the last page of a batch, which says it is done. The body is told once per MiB or second at most.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -54,6 +54,15 @@ pub(crate) enum Stage {
     Extracting,
     /// The Markdown is being cut into chunks.
     Chunking,
+    /// A batch finished one of its pages.
+    BatchItem {
+        /// Pages finished so far.
+        done: usize,
+        /// Pages in the batch.
+        total: usize,
+        /// The page just finished, redacted.
+        url: String,
+    },
 }
 
 impl Stage {
@@ -68,7 +77,14 @@ impl Stage {
             Stage::ReadingPdf => "reading the PDF".to_owned(),
             Stage::Extracting => "extracting the content".to_owned(),
             Stage::Chunking => "cutting the content into chunks".to_owned(),
+            Stage::BatchItem { done, total, url } => format!("read {done} of {total}: {url}"),
         }
+    }
+
+    /// The last page of a batch is told whatever the rate: it says the batch
+    /// is done.
+    fn is_final(&self) -> bool {
+        matches!(self, Stage::BatchItem { done, total, .. } if done == total)
     }
 }
 
@@ -154,7 +170,7 @@ impl Progress {
             {
                 state.recent.pop_front();
             }
-            if state.recent.len() >= MAX_PER_SECOND as usize {
+            if state.recent.len() >= MAX_PER_SECOND as usize && !stage.is_final() {
                 return;
             }
             if let Stage::Body { bytes } = stage {

@@ -204,6 +204,11 @@ impl WebFetchTool {
         self
     }
 
+    /// The token counter chunks are measured with.
+    pub(crate) fn counter(&self) -> &dyn TokenCounter {
+        &*self.counter
+    }
+
     /// Where documents are kept: the fleet's Redis when configured, else the
     /// disk cache, opened on first use. A directory that cannot be created
     /// disables caching for this invocation only (FR-WF-CCH-ENABLE-02): the next

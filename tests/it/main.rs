@@ -6,6 +6,7 @@
 
 mod support;
 
+mod batch;
 mod browser;
 mod browser_launch;
 mod browser_pages;

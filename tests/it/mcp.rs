@@ -46,7 +46,7 @@ pub(crate) fn text(result: &CallToolResult) -> Value {
 }
 
 #[tokio::test]
-async fn mcp_lists_one_tool_with_the_fr_wf_02_schema() {
+async fn mcp_lists_web_fetch_with_the_fr_wf_02_schema() {
     let client = start_server(&[]).await;
     let info = client.peer_info().expect("server info after initialize");
     assert_eq!(
@@ -54,7 +54,7 @@ async fn mcp_lists_one_tool_with_the_fr_wf_02_schema() {
         Some("webfetch")
     );
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 1);
+    assert_eq!(tools.len(), 2, "web_fetch and web_fetch_batch");
     let tool = &tools[0];
     assert_eq!(tool.name, "web_fetch");
     let schema = Value::Object((*tool.input_schema).clone());
