@@ -149,15 +149,6 @@ pub struct BatchItem {
     pub error: Option<ErrorEnvelope>,
 }
 
-/// One URL's answer before the budget is shared.
-#[derive(Debug, Clone)]
-pub(crate) enum Outcome {
-    /// Its response, built within the whole budget.
-    Read(Built),
-    /// Its error.
-    Failed(FetchError),
-}
-
 impl WebFetchTool {
     /// Reads every URL of `batch`, at most [`CONCURRENCY`] at once and the same
     /// URL once, each within the whole `max_output_bytes`; then shares that
@@ -166,13 +157,22 @@ impl WebFetchTool {
     /// Each finished item is told as progress; dropping the future stops every
     /// call in flight.
     pub async fn fetch_batch(&self, batch: &BatchArgs, max_output_bytes: usize) -> String {
-        let outcomes = self.read_all(batch.items(), max_output_bytes).await;
+        let outcomes = self.fetch_each(batch, max_output_bytes).await;
         let urls: Vec<&str> = batch.items().iter().map(|a| a.url.as_str()).collect();
         share(&urls, outcomes, max_output_bytes, self.counter())
     }
 
-    /// Every item's outcome, in order.
-    async fn read_all(&self, items: &[FetchArgs], max_output_bytes: usize) -> Vec<Outcome> {
+    /// Every URL of `batch` as its own call, each answer at most
+    /// `effective_max_bytes` long, in the order given: at most
+    /// [`CONCURRENCY`] calls at once, the same URL once (its answer repeated),
+    /// each finished page told as progress. `webfetch fetch` with several
+    /// URLs prints these one per line.
+    pub async fn fetch_each(
+        &self,
+        batch: &BatchArgs,
+        effective_max_bytes: usize,
+    ) -> Vec<Result<Built, FetchError>> {
+        let items = batch.items();
         // The same page (by canonical URL; as given when it is not one) once.
         let mut first_of: HashMap<String, usize> = HashMap::new();
         let mut unique: Vec<usize> = Vec::new();
@@ -197,13 +197,13 @@ impl WebFetchTool {
             .map(|(slot, index)| {
                 let args = &items[index];
                 async move {
-                    let outcome = progress::quiet(self.fetch(args, max_output_bytes)).await;
+                    let outcome = progress::quiet(self.fetch(args, effective_max_bytes)).await;
                     (slot, outcome)
                 }
             })
             .collect();
         let mut done = 0;
-        let mut read: Vec<Option<Outcome>> = vec![None; total];
+        let mut read: Vec<Option<Result<Built, FetchError>>> = vec![None; total];
         let mut stream = futures_util::stream::iter(calls).buffer_unordered(CONCURRENCY);
         while let Some((slot, outcome)) = stream.next().await {
             done += 1;
@@ -214,17 +214,14 @@ impl WebFetchTool {
                     .map(|url| url.redacted())
                     .unwrap_or_default(),
             });
-            read[slot] = Some(match outcome {
-                Ok(built) => Outcome::Read(built),
-                Err(error) => Outcome::Failed(error),
-            });
+            read[slot] = Some(outcome);
         }
         of_item
             .into_iter()
             .map(|slot| {
-                read[slot].clone().unwrap_or_else(|| {
-                    Outcome::Failed(FetchError::internal("the call did not end"))
-                })
+                read[slot]
+                    .clone()
+                    .unwrap_or_else(|| Err(FetchError::internal("the call did not end")))
             })
             .collect()
     }
@@ -238,7 +235,7 @@ impl WebFetchTool {
 /// chunk's heading becomes that item's `tool_output_limit` error.
 pub(crate) fn share(
     urls: &[&str],
-    outcomes: Vec<Outcome>,
+    outcomes: Vec<Result<Built, FetchError>>,
     max_output_bytes: usize,
     counter: &dyn TokenCounter,
 ) -> String {
@@ -249,12 +246,12 @@ pub(crate) fn share(
     let mut sizes: Vec<(usize, usize)> = Vec::new();
     for (index, outcome) in outcomes.iter().enumerate() {
         match outcome {
-            Outcome::Read(built) => {
+            Ok(built) => {
                 fixed += r#"{"url":,"response":}"#.len() + url_json[index].len();
                 fixed += r#","next_start_chunk":"#.len() + 20;
                 sizes.push((index, built.json.len()));
             }
-            Outcome::Failed(error) => {
+            Err(error) => {
                 fixed += r#"{"url":,"error":}"#.len() + url_json[index].len();
                 fixed += error.to_json().len();
             }
@@ -270,13 +267,13 @@ pub(crate) fn share(
         out.push_str(r#"{"url":"#);
         out.push_str(&url_json[index]);
         let fitted = match outcome {
-            Outcome::Read(built) => match shares.get(&index) {
+            Ok(built) => match shares.get(&index) {
                 Some(&share) if share < built.json.len() => {
                     output::refit(&built, 0, share, counter)
                 }
                 _ => Ok(built),
             },
-            Outcome::Failed(error) => Err(error),
+            Err(error) => Err(error),
         };
         match fitted {
             Ok(built) => {

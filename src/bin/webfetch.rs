@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
-    ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, LoadOptions, Loaded,
-    SavedPage, WebFetchTool,
+    ArgsSchema, BatchArgs, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError,
+    LoadOptions, Loaded, SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -39,10 +39,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Fetch one URL and print the response JSON on stdout.
+    /// Fetch a URL and print the response JSON on stdout; with several URLs
+    /// (at most 20), one JSON object per line, in their order.
     Fetch {
-        /// The http(s) URL to fetch.
-        url: String,
+        /// The http(s) URL(s) to fetch.
+        #[arg(required = true, num_args = 1..=webfetch::MAX_BATCH_URLS)]
+        urls: Vec<String>,
         /// A TOML file with a [tools.webfetch] table (SRD 5.3).
         #[arg(long)]
         config: Option<PathBuf>,
@@ -194,7 +196,7 @@ fn main() -> ExitCode {
     init_logging(cli.log_format);
     match cli.command {
         Command::Fetch {
-            url,
+            urls,
             config,
             options,
             no_cache,
@@ -205,19 +207,39 @@ fn main() -> ExitCode {
             let Some(loaded) = load_config(config.as_deref(), Contract::Srd) else {
                 return ExitCode::from(1);
             };
-            let mut args =
-                json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
-            options.add_to(&mut args);
             let Some(tool) = build_tool(loaded.settings) else {
                 return ExitCode::from(1);
             };
             let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
                 return ExitCode::from(1);
             };
-            let result = runtime
-                .block_on(tool.call(&args, max_output_bytes.unwrap_or(usize::MAX)))
-                .map(|built| built.json);
-            print_result(result, pretty)
+            let max_output_bytes = max_output_bytes.unwrap_or(usize::MAX);
+            if let [url] = urls.as_slice() {
+                let mut args =
+                    json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
+                options.add_to(&mut args);
+                let result = runtime
+                    .block_on(tool.call(&args, max_output_bytes))
+                    .map(|built| built.json);
+                return print_result(result, pretty);
+            }
+            let mut args =
+                json!({ "urls": urls, "no_cache": no_cache, "force_browser": force_browser });
+            options.add_to(&mut args);
+            let batch = match BatchArgs::parse(&args) {
+                Ok(batch) => batch,
+                Err(error) => return print_result(Err(error), pretty),
+            };
+            let results = runtime.block_on(tool.fetch_each(&batch, max_output_bytes));
+            // Exit 2 when any URL gave an error envelope.
+            results.into_iter().fold(ExitCode::SUCCESS, |code, result| {
+                let printed = print_result(result.map(|built| built.json), pretty);
+                if printed == ExitCode::SUCCESS {
+                    code
+                } else {
+                    printed
+                }
+            })
         }
         Command::Extract(args) => extract(args),
         Command::Serve {

@@ -584,3 +584,54 @@ fn issue_31_extract_reads_a_saved_pdf_only_when_pdf_is_enabled() {
     assert_eq!(text.matches(filler).count(), 39, "{text}");
     assert_eq!(notes(&read), &json!([]));
 }
+
+/// `webfetch fetch` with several URLs: one JSON object per line, in the order
+/// given (a response or an error envelope each); exit 2 when any is an error,
+/// 0 when none is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_with_several_urls_prints_one_line_each_in_order() {
+    let server = MockServer::start().await;
+    serve(&server, "/one", html("<p>First page.</p>")).await;
+    serve(&server, "/two", html("<p>Second page.</p>")).await;
+    let mut config = tempfile::NamedTempFile::new().unwrap();
+    config
+        .write_all(Config::new(&[server.address().port()]).toml().as_bytes())
+        .unwrap();
+    let site = |path: &str| format!("http://127.0.0.1:{}{path}", server.address().port());
+    let config_path = config.path().to_str().unwrap().to_owned();
+    let args = |urls: &[String]| {
+        let mut args = vec![
+            "fetch".to_owned(),
+            "--config".to_owned(),
+            config_path.clone(),
+        ];
+        args.extend(urls.iter().cloned());
+        args
+    };
+    let urls = [
+        site("/two"),
+        "http://169.254.169.254/".to_owned(),
+        site("/one"),
+    ];
+    let output = webfetch_async(args(&urls)).await;
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0]["requested_url"], json!(urls[0]));
+    assert!(
+        lines[0]["chunks"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Second page.")
+    );
+    assert_eq!(lines[1]["code"], "ssrf_blocked");
+    assert_eq!(lines[2]["requested_url"], json!(urls[2]));
+
+    let output = webfetch_async(args(&[site("/one"), site("/two")])).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8(output.stdout).unwrap().lines().count(), 2);
+}
