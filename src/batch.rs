@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::args::{ArgsSchema, FetchArgs};
+use crate::budget::millis;
 use crate::canonical_url::CanonicalUrl;
-use crate::error::{ErrorEnvelope, FetchError};
+use crate::error::{ErrorEnvelope, FetchError, TimeoutPhase};
 use crate::output::{self, Built, FetchResponse};
 use crate::progress::{self, Stage};
 use crate::tokens::TokenCounter;
@@ -150,6 +151,34 @@ pub struct BatchItem {
 }
 
 impl WebFetchTool {
+    /// A batch front door's whole call: `args` validated ([`BatchArgs::parse`]),
+    /// then [`fetch_batch`](Self::fetch_batch) under the tool's own timeout once
+    /// per round of [`CONCURRENCY`] calls. The batch's JSON, or the `bad_args`
+    /// or `timeout` envelope of the whole batch.
+    pub(crate) async fn answer_batch(
+        &self,
+        args: &Value,
+        max_output_bytes: usize,
+    ) -> Result<String, FetchError> {
+        let batch = BatchArgs::parse(args)?;
+        // Boxed: a batch holds up to ten pipelines' futures.
+        let work = Box::pin(self.fetch_batch(&batch, max_output_bytes));
+        let Some(timeout) = crate::executor::ToolExecutor::timeout(self) else {
+            return Ok(work.await);
+        };
+        let rounds = batch.items().len().div_ceil(CONCURRENCY);
+        let after = timeout * u32::try_from(rounds).unwrap_or(u32::MAX);
+        tokio::time::timeout(after, work).await.map_err(|_| {
+            let mut error = FetchError::timeout(millis(after), TimeoutPhase::unknown());
+            error.message = format!(
+                "{BATCH_TOOL_NAME} timed out after {} s; its pages are cached as they \
+                 finish: try fewer at once",
+                after.as_secs()
+            );
+            error
+        })
+    }
+
     /// Reads every URL of `batch`, at most [`CONCURRENCY`] at once and the same
     /// URL once, each within the whole `max_output_bytes`; then shares that
     /// budget among them ([`share`]) and writes the batch's JSON, at most

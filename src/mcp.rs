@@ -28,7 +28,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::args::ArgsSchema;
-use crate::batch::{self, BATCH_TOOL_NAME, BatchArgs, BatchResponse, MAX_BATCH_URLS};
+use crate::batch::{self, BATCH_TOOL_NAME, BatchResponse, MAX_BATCH_URLS};
 use crate::budget::millis;
 use crate::error::{FetchError, TimeoutPhase};
 use crate::executor::{ToolError, ToolExecutor, format_error, within_timeout};
@@ -173,34 +173,15 @@ impl WebFetchServer {
         }
     }
 
-    /// `web_fetch_batch`: every page, the output budget shared among them,
-    /// under the tool's timeout once per round of [`batch::CONCURRENCY`] calls.
+    /// `web_fetch_batch`: every page, the output budget shared among them.
     async fn batch(&self, args: Value) -> CallToolResult {
-        let batch = match BatchArgs::parse(&args) {
-            Ok(batch) => batch,
-            Err(error) => {
-                return failure(
-                    BATCH_TOOL_NAME,
-                    ToolError::ExecutionFailed {
-                        tool: BATCH_TOOL_NAME.to_owned(),
-                        message: error.to_json(),
-                    },
-                );
-            }
-        };
-        let rounds = batch.items().len().div_ceil(batch::CONCURRENCY);
-        let work = Box::pin(self.tool.fetch_batch(&batch, self.max_output_bytes));
-        let Some(timeout) = self.tool.timeout() else {
-            return batch_success(work.await);
-        };
-        let after = timeout * u32::try_from(rounds).unwrap_or(u32::MAX);
-        match tokio::time::timeout(after, work).await {
+        match self.tool.answer_batch(&args, self.max_output_bytes).await {
             Ok(json) => batch_success(json),
-            Err(_) => failure(
+            Err(error) => failure(
                 BATCH_TOOL_NAME,
-                ToolError::Timeout {
+                ToolError::ExecutionFailed {
                     tool: BATCH_TOOL_NAME.to_owned(),
-                    after,
+                    message: error.to_json(),
                 },
             ),
         }

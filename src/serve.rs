@@ -5,6 +5,9 @@
 //!   with JSON responses: no session to keep, so any process behind a load
 //!   balancer can answer any request.
 //! - `GET /v1/fetch?url=…`: the tool's parameters as a query.
+//! - `POST /v1/fetch_batch`: `web_fetch_batch`'s arguments as a JSON body
+//!   (`application/json`, at most [`MAX_BATCH_BODY_BYTES`]), its JSON as the
+//!   answer.
 //! - `GET /healthz`: `200 ok`, never behind the token.
 //! - anything else: `404` with a JSON body.
 //!
@@ -69,6 +72,9 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 /// Cap on an MCP POST body; more is `413`.
 pub const MAX_MCP_BODY_BYTES: usize = 1024 * 1024;
+/// Cap on a `POST /v1/fetch_batch` body (twenty URLs and the options); more is
+/// `413`.
+pub const MAX_BATCH_BODY_BYTES: usize = 64 * 1024;
 /// Open connections at once; a connection past the cap is closed at accept.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Time a client has to send a request's headers.
@@ -276,12 +282,56 @@ impl App {
         match path {
             "/mcp" => Ok(self.mcp.handle(request).await),
             "/v1/fetch" => Ok(self.fetch(&request).await),
+            "/v1/fetch_batch" => Ok(self.fetch_batch(request).await),
             _ => Ok(error(
                 StatusCode::NOT_FOUND,
                 "not_found",
-                "no such endpoint: use /mcp, /v1/fetch or /healthz",
+                "no such endpoint: use /mcp, /v1/fetch, /v1/fetch_batch or /healthz",
             )),
         }
+    }
+
+    /// `POST /v1/fetch_batch`. A JSON body only: a browser can not send one
+    /// cross-site without a preflight this server never answers.
+    async fn fetch_batch(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.method() != Method::POST {
+            return method_not_allowed("POST");
+        }
+        if self.check_host && !host_is_loopback(&request) {
+            return error(
+                StatusCode::FORBIDDEN,
+                "forbidden_host",
+                "the Host header must name loopback",
+            );
+        }
+        let is_json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
+        if !is_json {
+            return error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "the body must be application/json: {\"urls\": [...], ...}",
+            );
+        }
+        let limited = http_body_util::Limited::new(request.into_body(), MAX_BATCH_BODY_BYTES);
+        let Ok(collected) = limited.collect().await else {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                "the body is too large (or was cut off)",
+            );
+        };
+        let answer =
+            http_api::fetch_batch(&self.tool, &collected.to_bytes(), self.max_output_bytes).await;
+        Response::builder()
+            .status(answer.status)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(full(answer.body))
+            .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "internal error"))
     }
 
     async fn fetch(&self, request: &Request<Incoming>) -> Response<Body> {

@@ -1,4 +1,6 @@
-//! `GET /v1/fetch` (issue 16, item 2): the tool's parameters as a query string,
+//! `GET /v1/fetch` (issue 16, item 2) and `POST /v1/fetch_batch`.
+//!
+//! `GET /v1/fetch`: the tool's parameters as a query string,
 //! the CLI's response JSON as the body, the error envelope with an HTTP status
 //! that says whose problem it is ([`status_of`]).
 //!
@@ -133,6 +135,32 @@ pub(super) async fn fetch(
                 continuation: None,
             }
         }
+    }
+}
+
+/// Runs one `POST /v1/fetch_batch` with `body` (the batch tool's arguments as
+/// JSON): 200 with the batch's JSON (each item its own response or error), or
+/// the whole batch's `bad_args` or `timeout` envelope with its status.
+pub(super) async fn fetch_batch(
+    tool: &WebFetchTool,
+    body: &[u8],
+    max_output_bytes: usize,
+) -> ApiResponse {
+    let args: Value = match serde_json::from_slice(body) {
+        Ok(args) => args,
+        Err(parse) => {
+            return failure(&FetchError::schema_violation(format!(
+                "the body is not JSON: {parse}"
+            )));
+        }
+    };
+    match tool.answer_batch(&args, max_output_bytes).await {
+        Ok(json) => ApiResponse {
+            status: StatusCode::OK,
+            body: json,
+            continuation: None,
+        },
+        Err(error) => failure(&error),
     }
 }
 

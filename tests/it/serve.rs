@@ -764,3 +764,42 @@ async fn serve_caps_concurrent_browser_renders() {
     assert_eq!(total, 3);
     assert_eq!(most, 1, "renders overlapped");
 }
+
+/// `POST /v1/fetch_batch`: the batch tool's arguments as a JSON body, its
+/// items in order; only JSON is taken, only by POST, and arguments that are
+/// not a batch are `400 bad_args`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_fetch_batch_answers_each_url_in_order() {
+    let server = MockServer::start().await;
+    serve(&server, "/page", html(PAGE)).await;
+    let config = Config::new(&[server.address().port()]);
+    let served = Served::start(&config, &[], &[]);
+    let page = format!("http://127.0.0.1:{}/page", server.address().port());
+    let body = json!({ "urls": [page, "http://10.0.0.1/"], "extraction": "srd" }).to_string();
+    let json_type = ["Content-Type: application/json"];
+    let reply = exchange(served.addr, "POST", "/v1/fetch_batch", &json_type, &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let answer: webfetch::BatchResponse = serde_json::from_str(&reply.body).unwrap();
+    assert_eq!(answer.results.len(), 2);
+    assert_eq!(answer.results[0].url, page);
+    let response = answer.results[0].response.as_ref().expect("the page");
+    assert!(
+        response.chunks[0]
+            .text
+            .contains("A page fetched through webfetch serve.")
+    );
+    assert_eq!(
+        answer.results[1].error.as_ref().unwrap().code,
+        "ssrf_blocked"
+    );
+
+    let get = exchange(served.addr, "GET", "/v1/fetch_batch", &[], "").await;
+    assert_eq!(get.status, 405);
+    let form = ["Content-Type: application/x-www-form-urlencoded"];
+    let not_json = exchange(served.addr, "POST", "/v1/fetch_batch", &form, &body).await;
+    assert_eq!(not_json.status, 415);
+    let empty = json!({ "urls": [] }).to_string();
+    let refused = exchange(served.addr, "POST", "/v1/fetch_batch", &json_type, &empty).await;
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.json()["code"], "bad_args");
+}
