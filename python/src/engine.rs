@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use tokio::runtime::Runtime;
-use webfetch::{ArgsSchema, LoadOptions, Loaded, WebFetchTool};
+use webfetch::{ArgsSchema, BatchArgs, LoadOptions, Loaded, WebFetchTool};
 
 /// Where a client's configuration comes from (SRD 5.3): the defaults, a TOML
 /// file, or TOML text held by the host.
@@ -84,6 +84,25 @@ impl Engine {
             .block_on(self.tool.call(args, max_output_bytes))
             .map(|built| built.json)
             .map_err(|error| error.to_json())
+    }
+
+    /// Runs one call per URL of a batch (`urls` and the shared options, as JSON),
+    /// at most ten at once and the same URL once, blocking the calling thread:
+    /// each answer in the order given, at most `max_output_bytes` long; or the
+    /// whole batch's `bad_args` envelope.
+    pub fn call_many(
+        &self,
+        args: &Value,
+        max_output_bytes: usize,
+    ) -> Result<Vec<Result<String, String>>, String> {
+        let batch = BatchArgs::parse(args).map_err(|error| error.to_json())?;
+        let answers = self
+            .runtime
+            .block_on(self.tool.fetch_each(&batch, max_output_bytes));
+        Ok(answers
+            .into_iter()
+            .map(|answer| answer.map(|built| built.json).map_err(|error| error.to_json()))
+            .collect())
     }
 
     /// Shuts the browser standby's parked Chromium down and waits until it and

@@ -1,7 +1,8 @@
 //! `webfetch._webfetch`: the native half of the Python package (issue 19, item 3).
 //!
 //! It exposes one class, `Client`, whose `call` takes the tool arguments as JSON
-//! and answers `(ok, json)`: the response JSON, or the FR-WF-18 error envelope.
+//! and answers `(ok, json)`: the response JSON, or the FR-WF-18 error envelope;
+//! `call_many` does the same for several URLs at once.
 //! The `webfetch` package (pysrc/webfetch) turns that into a dict or a
 //! `FetchError`, so the Python-facing API, its exception and its types live in
 //! Python where editors and type checkers read them. The GIL is released for the
@@ -83,6 +84,37 @@ impl Client {
         Ok(match py.detach(move || engine.call(&args, max)) {
             Ok(json) => (true, json),
             Err(envelope) => (false, envelope),
+        })
+    }
+
+    /// Runs one call per URL of `args_json` (`urls` and the options shared by
+    /// every call, as a JSON object) with the GIL released, at most ten at once
+    /// and the same URL once. Returns `(True, [(ok, json), ...])` in the order
+    /// of `urls`, or `(False, error_envelope_json)` for arguments that are not
+    /// a batch.
+    #[pyo3(signature = (args_json, max_output_bytes=None))]
+    fn call_many(
+        &self,
+        py: Python<'_>,
+        args_json: &str,
+        max_output_bytes: Option<usize>,
+    ) -> PyResult<(bool, Vec<(bool, String)>, String)> {
+        let args: serde_json::Value = serde_json::from_str(args_json)
+            .map_err(|error| PyValueError::new_err(format!("args_json: {error}")))?;
+        let engine = self.engine()?;
+        let max = max_output_bytes.unwrap_or(usize::MAX);
+        Ok(match py.detach(move || engine.call_many(&args, max)) {
+            Ok(answers) => {
+                let answers = answers
+                    .into_iter()
+                    .map(|answer| match answer {
+                        Ok(json) => (true, json),
+                        Err(envelope) => (false, envelope),
+                    })
+                    .collect();
+                (true, answers, String::new())
+            }
+            Err(envelope) => (false, Vec::new(), envelope),
         })
     }
 

@@ -189,3 +189,27 @@ def test_fetch_error_survives_pickling() -> None:
         True,
         {"phase": "connect"},
     )
+
+
+def test_fetch_many_answers_each_url_in_order_without_raising_for_one(
+    site: Site, config: str
+) -> None:
+    urls = [site.url("/article.html"), "http://169.254.169.254/", site.url("/article.html")]
+    with webfetch.WebFetch(config_toml=config, browser_standby=False) as client:
+        results = client.fetch_many(urls, extraction="srd")
+
+    assert len(results) == 3
+    first, blocked, again = results
+    assert isinstance(first, dict) and first["title"] == "Python bindings"
+    assert isinstance(blocked, webfetch.FetchError) and blocked.code == "ssrf_blocked"
+    assert again == first
+    # The same URL twice is fetched once.
+    assert site.count("/article.html") == 1
+
+
+def test_fetch_many_refuses_what_is_not_a_batch(config: str) -> None:
+    with pytest.raises(webfetch.FetchError) as raised:
+        webfetch.fetch_many([], config_toml=config)
+    assert raised.value.code == "bad_args"
+    with pytest.raises(webfetch.FetchError):
+        webfetch.fetch_many(["http://a.example/"] * 21, config_toml=config)

@@ -4,6 +4,7 @@ The `web_fetch` tool of the WebFetch SRD v2.4 (the Rust crate of this repository
 behind a small Python API:
 
 - :func:`fetch` / :func:`fetch_async`: one call, one throw-away client.
+- :func:`fetch_many`: several URLs at once (at most 20), each answer in order.
 - :class:`WebFetch`: a client that keeps its runtime, HTTP connections, robots.txt
   cache, disk cache and browser standby across calls; thread-safe.
 - :class:`FetchError`: every failure of a fetch, carrying the FR-WF-18 envelope
@@ -21,7 +22,7 @@ import asyncio
 import json
 import os
 import warnings
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._types import Chunk, ErrorEnvelope, Extraction, FetchResponse
 from ._webfetch import Client as _Client
@@ -36,6 +37,7 @@ __all__ = [
     "WebFetch",
     "fetch",
     "fetch_async",
+    "fetch_many",
 ]
 
 __version__ = "0.1.0"
@@ -178,6 +180,44 @@ class WebFetch:
             return answer  # type: ignore[no-any-return]
         raise FetchError.from_envelope(answer)
 
+    def fetch_many(
+        self,
+        urls: Sequence[str],
+        *,
+        max_chunk_tokens: Optional[int] = None,
+        no_cache: bool = False,
+        force_browser: bool = False,
+        extraction: Optional[Extraction] = None,
+        max_output_bytes: Optional[int] = None,
+    ) -> List[Union[FetchResponse, "FetchError"]]:
+        """Fetches every URL of ``urls`` (1 to 20) with the same arguments, at
+        most ten at once (each site's politeness limit kept) and the same URL
+        once, and returns one item per URL in their order: the response, or the
+        :class:`FetchError` of that URL (returned, not raised: one failed page
+        does not fail the others). Arguments that are not a batch (no URLs,
+        more than 20, a bad value) raise :class:`FetchError` with ``bad_args``.
+        ``max_output_bytes`` caps each response's JSON.
+        """
+        args = _arguments(
+            "",
+            max_chunk_tokens=max_chunk_tokens,
+            no_cache=no_cache,
+            force_browser=force_browser,
+            extraction=extraction,
+            start_chunk=None,
+        )
+        del args["url"]
+        args["urls"] = list(urls)
+        if max_output_bytes is not None and max_output_bytes < 0:
+            raise ValueError("max_output_bytes must be >= 0")
+        ok, answers, envelope = self._client.call_many(json.dumps(args), max_output_bytes)
+        if not ok:
+            raise FetchError.from_envelope(json.loads(envelope))
+        return [
+            json.loads(text) if fetched else FetchError.from_envelope(json.loads(text))
+            for fetched, text in answers
+        ]
+
     async def fetch_async(
         self,
         url: str,
@@ -252,6 +292,29 @@ def fetch(
             force_browser=force_browser,
             extraction=extraction,
             start_chunk=start_chunk,
+            max_output_bytes=max_output_bytes,
+        )
+
+
+def fetch_many(
+    urls: Sequence[str],
+    *,
+    max_chunk_tokens: Optional[int] = None,
+    no_cache: bool = False,
+    force_browser: bool = False,
+    extraction: Optional[Extraction] = None,
+    config: Optional[ConfigPath] = None,
+    config_toml: Optional[str] = None,
+    max_output_bytes: Optional[int] = None,
+) -> List[Union[FetchResponse, FetchError]]:
+    """:meth:`WebFetch.fetch_many` with a throw-away client (no browser standby)."""
+    with WebFetch(config, config_toml=config_toml, browser_standby=False) as client:
+        return client.fetch_many(
+            urls,
+            max_chunk_tokens=max_chunk_tokens,
+            no_cache=no_cache,
+            force_browser=force_browser,
+            extraction=extraction,
             max_output_bytes=max_output_bytes,
         )
 

@@ -22,4 +22,11 @@ class Client:
         """``(True, response_json)`` or ``(False, error_envelope_json)``; the GIL
         is released meanwhile."""
         ...
+    def call_many(
+        self, args_json: str, max_output_bytes: Optional[int] = None
+    ) -> Tuple[bool, List[Tuple[bool, str]], str]:
+        """``(True, [(ok, json), ...], "")`` in the order of ``urls``, or
+        ``(False, [], error_envelope_json)`` for arguments that are not a batch;
+        the GIL is released meanwhile."""
+        ...
     def close(self) -> None: ...
