@@ -38,9 +38,12 @@ fn delayed_origin(delay: Duration) -> (u16, Arc<AtomicUsize>) {
             let (now, most) = (Arc::clone(&now), Arc::clone(&most));
             std::thread::spawn(move || {
                 let mut stream = stream;
-                let Some(path) = read_head(&stream) else { return };
+                let Some(path) = read_head(&stream) else {
+                    return;
+                };
                 if path == "/robots.txt" {
-                    let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
                     return;
                 }
                 let holding = now.fetch_add(1, Ordering::SeqCst) + 1;
@@ -70,9 +73,12 @@ fn holding_origin() -> (u16, mpsc::Receiver<Instant>, mpsc::Receiver<()>) {
             let (closed_tx, opened_tx) = (closed_tx.clone(), opened_tx.clone());
             std::thread::spawn(move || {
                 let mut stream = stream;
-                let Some(path) = read_head(&stream) else { return };
+                let Some(path) = read_head(&stream) else {
+                    return;
+                };
                 if path == "/robots.txt" {
-                    let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
                     return;
                 }
                 let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\
@@ -157,7 +163,10 @@ impl Server {
     fn answer(&mut self, id: u64) -> Value {
         loop {
             let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server exited");
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "the server exited"
+            );
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == id {
                 return message;
@@ -181,11 +190,14 @@ fn batch_call(id: u64, urls: &[String]) -> Value {
 }
 
 fn main() {
-    let binary = std::env::args().nth(1).expect("usage: mcp_modern <webfetch binary>");
+    let binary = std::env::args()
+        .nth(1)
+        .expect("usage: mcp_modern <webfetch binary>");
 
     // 20 pages on 20 origins, 200 ms each.
-    let origins: Vec<(u16, Arc<AtomicUsize>)> =
-        (0..20).map(|_| delayed_origin(Duration::from_millis(200))).collect();
+    let origins: Vec<(u16, Arc<AtomicUsize>)> = (0..20)
+        .map(|_| delayed_origin(Duration::from_millis(200)))
+        .collect();
     let ports: Vec<u16> = origins.iter().map(|(port, _)| *port).collect();
     let mut server = Server::start(&binary, &ports, "");
     let urls: Vec<String> = ports
@@ -199,9 +211,9 @@ fn main() {
         let answer = server.answer(10 + round);
         walls.push(started.elapsed());
         let results = &answer["result"]["structuredContent"]["results"];
-        let read = results
-            .as_array()
-            .map_or(0, |items| items.iter().filter(|i| i["response"].is_object()).count());
+        let read = results.as_array().map_or(0, |items| {
+            items.iter().filter(|i| i["response"].is_object()).count()
+        });
         assert_eq!(read, 20, "{answer}");
     }
     walls.sort();
@@ -242,13 +254,17 @@ fn main() {
             "params": { "name": "web_fetch",
                         "arguments": { "url": format!("http://127.0.0.1:{port}/held{id}") } }
         }));
-        opened.recv_timeout(Duration::from_secs(30)).expect("the call reached the origin");
+        opened
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the call reached the origin");
         let cancelled = Instant::now();
         server.send(json!({
             "jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": { "requestId": id, "reason": "bench" }
         }));
-        let at = closed.recv_timeout(Duration::from_secs(30)).expect("the connection closed");
+        let at = closed
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the connection closed");
         latencies.push(at.saturating_duration_since(cancelled));
     }
     latencies.sort();

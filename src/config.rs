@@ -37,6 +37,7 @@
 //! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
 //! | `[tools.webfetch.extraction] mode` (issue 29) | `"srd"` | `"auto"` |
 //! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
+//! | `[tools.webfetch.http] detect_walls` | `false` | `true` |
 //!
 //! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
 //! the politeness limit ([`fleet`]); it has no contract default.
@@ -360,6 +361,12 @@ pub struct Settings {
     pub security: SecuritySettings,
     /// Use HTTP_PROXY / HTTPS_PROXY (FR-WF-10d).
     pub use_system_proxy: bool,
+    /// Extension, `[tools.webfetch.http] detect_walls`: a site's bot challenge or
+    /// block page (whatever its status) and a 402 are errors that say so
+    /// (`reason: "bot_challenge"` / `"payment_required"`), never content; and a
+    /// page that is an empty application shell read without a browser is noted
+    /// `javascript_required`. Agent contract default on, SRD contract off.
+    pub detect_walls: bool,
     /// Rendering selection.
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
@@ -650,6 +657,11 @@ impl Settings {
                 .as_ref()
                 .and_then(|h| h.use_system_proxy)
                 .unwrap_or(false),
+            detect_walls: contract.pick(
+                raw.http.as_ref().and_then(|h| h.detect_walls),
+                false,
+                true,
+            ),
             rendering,
             extraction,
             content,

@@ -535,9 +535,12 @@ impl FetchError {
             code,
             format!("HTTP {status} {status_text}").trim_end().to_owned(),
             ErrorDetails::HttpStatus {
+                price: None,
+                reason: None,
+                retry_after_seconds: None,
                 status,
                 status_text: status_text.to_owned(),
-                polite: None,
+                vendor: None,
             },
         );
         if code == ErrorCode::Http4xx {
@@ -561,13 +564,65 @@ impl FetchError {
                 refusal.retry_after_seconds
             ),
             ErrorDetails::HttpStatus {
+                price: None,
+                reason: Some(refusal.reason),
+                retry_after_seconds: Some(
+                    u32::try_from(refusal.retry_after_seconds).unwrap_or(u32::MAX),
+                ),
                 status: 429,
                 status_text: "Too Many Requests".to_owned(),
-                polite: Some(refusal),
+                vendor: None,
             },
         );
         error.retryable = true;
         error
+    }
+
+    /// Extension (walls): the site answered with a bot-management challenge
+    /// or block page (`vendor`'s), whatever its status, 200 included: `http_4xx`
+    /// with `reason: "bot_challenge"`, not retryable, its message telling the
+    /// model why. The page itself never reaches the model.
+    pub fn bot_challenge(status: u16, status_text: &str, vendor: &'static str) -> Self {
+        FetchError::new(
+            ErrorCode::Http4xx,
+            format!(
+                "the site refused an automated client: its answer (HTTP {status}) is a bot \
+                 challenge ({vendor}), not the page. Retrying will not help; webfetch does not \
+                 solve challenges. Try another source for this information."
+            ),
+            ErrorDetails::HttpStatus {
+                price: None,
+                reason: Some("bot_challenge"),
+                retry_after_seconds: None,
+                status,
+                status_text: status_text.to_owned(),
+                vendor: Some(vendor),
+            },
+        )
+    }
+
+    /// Extension (walls): a 402 (pay per crawl): `http_4xx` with `reason:
+    /// "payment_required"` and the `crawler-price` asked. webfetch never pays.
+    pub fn payment_required(status_text: &str, price: Option<String>) -> Self {
+        let asked = price
+            .as_deref()
+            .map(|price| format!(" (it asks {price})"))
+            .unwrap_or_default();
+        FetchError::new(
+            ErrorCode::Http4xx,
+            format!(
+                "HTTP 402: the site sells access to crawlers{asked}; webfetch does not pay. \
+                 Try another source for this information."
+            ),
+            ErrorDetails::HttpStatus {
+                price: price.map(String::into_boxed_str),
+                reason: Some("payment_required"),
+                retry_after_seconds: None,
+                status: 402,
+                status_text: status_text.to_owned(),
+                vendor: None,
+            },
+        )
     }
 
     /// `browser_unavailable` (FR-WF-11a).

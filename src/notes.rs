@@ -16,6 +16,10 @@ pub enum Note {
     RobotsUnavailableFailOpen,
     /// Browser fallback requested but unavailable.
     BrowserUnavailableUsedHttp,
+    /// Extension (`detect_walls`): the page is an application shell that needs
+    /// JavaScript, read without a browser (browser mode off or unavailable):
+    /// what came back is not the page's content.
+    JavascriptRequired,
     /// DOM exceeded `max_rendered_dom_bytes`.
     BrowserDomTruncated,
     /// The browser blocked non-GET/HEAD subrequests.
@@ -42,10 +46,11 @@ pub enum Note {
 
 impl Note {
     /// Every note, in canonical order.
-    pub const ALL: [Note; 12] = [
+    pub const ALL: [Note; 13] = [
         Note::CacheHit,
         Note::RobotsUnavailableFailOpen,
         Note::BrowserUnavailableUsedHttp,
+        Note::JavascriptRequired,
         Note::BrowserDomTruncated,
         Note::BrowserBlockedNonGet,
         Note::CharsetFallback,
@@ -68,6 +73,7 @@ impl Note {
             Note::CacheHit => "cache_hit",
             Note::RobotsUnavailableFailOpen => "robots_unavailable_fail_open",
             Note::BrowserUnavailableUsedHttp => "browser_unavailable_used_http",
+            Note::JavascriptRequired => "javascript_required",
             Note::BrowserDomTruncated => "browser_dom_truncated",
             Note::BrowserBlockedNonGet => "browser_blocked_non_get",
             Note::CharsetFallback => "charset_fallback",

@@ -8,6 +8,7 @@
 pub(crate) mod browser;
 pub(crate) mod http;
 pub(crate) mod select;
+pub(crate) mod wall;
 
 pub(crate) use self::browser::{RenderContext, render};
 #[cfg_attr(feature = "internals", visibility::make(pub))]

@@ -535,10 +535,16 @@ impl WebFetchTool {
         )
         .await?;
         let page = self.read_page(&fetched, call).await?;
-        let wants_browser = spa_fallback
-            && fetched.kind == MediaKind::Html
+        let detect_walls = self.settings.detect_walls;
+        let shell = fetched.kind == MediaKind::Html
+            && (spa_fallback || detect_walls)
             && self.wants_spa_fallback(&page, fetched.final_url.as_url());
-        let http_notes = page.notes;
+        let wants_browser = spa_fallback && shell;
+        let mut http_notes = page.notes;
+        if detect_walls && shell {
+            // Read as is unless the browser renders it below.
+            http_notes.add(Note::JavascriptRequired);
+        }
         let mut http_result = Rendered {
             final_url: fetched.final_url,
             method: RenderingMethod::Http,
@@ -654,6 +660,9 @@ impl WebFetchTool {
                 document: read.document,
                 stands_in_for_browser: false,
             });
+        }
+        if self.settings.detect_walls {
+            render::wall::refuse_rendered(&page.html)?;
         }
         if page.dom_truncated {
             notes.add(Note::BrowserDomTruncated);

@@ -167,6 +167,10 @@ pub(crate) struct GetOptions<'a> {
     /// takes a place among the requests in flight to its origin and respects
     /// its holds (issue 32). `false` for robots.txt and browser subresources.
     pub polite: bool,
+    /// Extension (walls): bytes of a refusal's body (any status but 200) read,
+    /// cut there, so that a bot wall can be told by its page. 0 reads none, as
+    /// the SRD's pipeline has no use for them.
+    pub refusal_head_bytes: u64,
 }
 
 impl<'a> GetOptions<'a> {
@@ -184,6 +188,7 @@ impl<'a> GetOptions<'a> {
             method: Method::GET,
             pdf_max_body_bytes: None,
             polite: false,
+            refusal_head_bytes: 0,
         }
     }
 }
@@ -383,6 +388,17 @@ impl HttpClient {
             let (body, truncated) = if status == 200 {
                 let read = self.read_body(incoming, &headers, opts, &budget).await?;
                 (read.bytes, read.truncated)
+            } else if opts.refusal_head_bytes > 0 {
+                // What a refusal says of itself is a hint, never the answer: a
+                // body that can not be read is none.
+                let cap = body::Cap {
+                    max: opts.refusal_head_bytes,
+                    over_limit: OverLimit::Truncate,
+                };
+                let read = self
+                    .read_body_within(incoming, &headers, cap, &budget)
+                    .await;
+                (read.map(|read| read.bytes).unwrap_or_default(), false)
             } else {
                 (Bytes::new(), false)
             };
@@ -555,6 +571,18 @@ impl HttpClient {
             max,
             over_limit: opts.over_limit,
         };
+        self.read_body_within(incoming, headers, cap, budget).await
+    }
+
+    /// Reads a body within `cap`: declared-length check, then decode and cap
+    /// while streaming (phase `response`).
+    async fn read_body_within(
+        &self,
+        incoming: hyper::body::Incoming,
+        headers: &HeaderMap,
+        cap: body::Cap,
+        budget: &Budget,
+    ) -> Result<body::Body, FetchError> {
         let declared = body::declared_length(headers);
         cap.check_declared(declared)?;
         let codings = body::codings(headers)?;

@@ -134,6 +134,8 @@ pub struct RawBrowser {
 #[allow(missing_docs)]
 pub struct RawHttp {
     pub use_system_proxy: Option<bool>,
+    /// Extension: see [`Settings::detect_walls`](super::Settings::detect_walls).
+    pub detect_walls: Option<bool>,
 }
 
 /// `[tools.webfetch.rendering]`.

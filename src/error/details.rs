@@ -133,19 +133,29 @@ pub enum ErrorDetails {
         /// The media type as served.
         content_type: String,
     },
-    /// `http_4xx` / `http_5xx` (FR-WF-ERR-HTTP-01, 02).
+    /// `http_4xx` / `http_5xx` (FR-WF-ERR-HTTP-01, 02). Every field but the
+    /// SRD's two is an extension, written only when set, so a response an
+    /// origin sent keeps the SRD's details.
     HttpStatus {
-        /// Extension (issue 32): a 429 the politeness limit answered without
-        /// contacting the origin carries why (`origin_held`, `origin_busy`) and
-        /// when to retry. `None` for every response an origin sent, so their
-        /// details stay the SRD's two fields. Its fields come first, as
-        /// `reason` and `retry_after_seconds` sort before `status`.
-        #[serde(flatten)]
-        polite: Option<PoliteRefusal>,
+        /// Extension (walls): the price a 402 asked (`crawler-price`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        price: Option<Box<str>>,
+        /// Extension: why the page was not had. A 429 the politeness limit
+        /// answered without contacting the origin: `origin_held` or
+        /// `origin_busy`. A wall: `bot_challenge` or `payment_required`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'static str>,
+        /// Extension: with a politeness refusal, when a retry may be admitted.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after_seconds: Option<u32>,
         /// The status code.
         status: u16,
         /// The reason phrase; empty when the protocol has none.
         status_text: String,
+        /// Extension: with `bot_challenge`, whose wall it is (`cloudflare`,
+        /// `akamai`, `datadome`, `human`, `aws_waf`, `vercel`, `captcha`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        vendor: Option<&'static str>,
     },
     /// `browser_unavailable` (FR-WF-11a).
     BrowserUnavailable {
@@ -419,17 +429,36 @@ mod tests {
                 content_type: "image/png".into(),
             },
             ErrorDetails::HttpStatus {
+                price: None,
+                reason: None,
+                retry_after_seconds: None,
                 status: 404,
                 status_text: "Not Found".into(),
-                polite: None,
+                vendor: None,
             },
             ErrorDetails::HttpStatus {
+                price: None,
+                reason: Some("origin_held"),
+                retry_after_seconds: Some(7),
                 status: 429,
                 status_text: "Too Many Requests".into(),
-                polite: Some(PoliteRefusal {
-                    reason: "origin_held",
-                    retry_after_seconds: 7,
-                }),
+                vendor: None,
+            },
+            ErrorDetails::HttpStatus {
+                price: None,
+                reason: Some("bot_challenge"),
+                retry_after_seconds: None,
+                status: 403,
+                status_text: "Forbidden".into(),
+                vendor: Some("cloudflare"),
+            },
+            ErrorDetails::HttpStatus {
+                price: Some("USD 0.01".into()),
+                reason: Some("payment_required"),
+                retry_after_seconds: None,
+                status: 402,
+                status_text: "Payment Required".into(),
+                vendor: None,
             },
             ErrorDetails::BrowserUnavailable {
                 chromium_path: "/usr/bin/chromium".into(),
@@ -491,6 +520,8 @@ mod tests {
             r#"{"content_type":"image/png"}"#,
             r#"{"status":404,"status_text":"Not Found"}"#,
             r#"{"reason":"origin_held","retry_after_seconds":7,"status":429,"status_text":"Too Many Requests"}"#,
+            r#"{"reason":"bot_challenge","status":403,"status_text":"Forbidden","vendor":"cloudflare"}"#,
+            r#"{"price":"USD 0.01","reason":"payment_required","status":402,"status_text":"Payment Required"}"#,
             r#"{"chromium_path":"/usr/bin/chromium","error":"not found"}"#,
             r#"{"chromium_path":"/usr/bin/chromium","error":"too old","sandbox":"unavailable","version":"HeadlessChrome/90.0"}"#,
             r#"{"error":"renderer crashed"}"#,

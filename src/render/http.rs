@@ -13,6 +13,8 @@ use crate::pass::Pass;
 use crate::transport::request::ACCEPT_MARKDOWN;
 use crate::transport::{GetOptions, HopHook, HttpClient, check_status};
 
+use super::wall;
+
 /// A fetched document ready for charset decoding and extraction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
@@ -69,7 +71,13 @@ pub(crate) async fn fetch_document(
         opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
     }
     opts.polite = true;
+    if settings.detect_walls {
+        opts.refusal_head_bytes = wall::HEAD_BYTES as u64;
+    }
     let response = client.get(url, &opts).await?;
+    if settings.detect_walls {
+        wall::refuse(&response)?;
+    }
     check_status(response.status, &response.status_text)?;
     let content_type = media_type::last_content_type(&response.headers);
     let kind = media_type::select(content_type.as_deref(), &response.body, formats)?;

@@ -104,6 +104,7 @@ async fn fetch_robots(
         method: http::Method::GET,
         pdf_max_body_bytes: None,
         polite: false,
+        refusal_head_bytes: 0,
     };
     // A waiting client hears of the document, not of its robots.txt.
     match progress::quiet(client.get(&url, &options)).await {

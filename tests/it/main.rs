@@ -38,4 +38,5 @@ mod robots;
 mod robustness;
 mod serve;
 mod ssrf;
+mod walls;
 mod wcxb;

@@ -50,7 +50,7 @@ use crate::canonical_url::CanonicalUrl;
 use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
-use crate::render::FetchedDocument;
+use crate::render::{FetchedDocument, wall};
 use crate::transport::{GetOptions, HopHook, HttpResponse, check_status};
 
 /// The phase a paused request belongs to: when a main-chain fetch must be done
@@ -358,12 +358,20 @@ impl<'a> Interceptor<'a> {
             opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
         }
         opts.polite = true;
+        if settings.detect_walls {
+            opts.refusal_head_bytes = wall::HEAD_BYTES as u64;
+        }
         let response = self
             .ctx
             .client
             .get(to, &opts)
             .await
             .map_err(|error| in_phase(error, budget))?;
+        // A refusal is not rendered: without cookies, which webfetch never
+        // keeps, a challenge can not be passed.
+        if settings.detect_walls && response.status != 200 {
+            wall::refuse(&response)?;
+        }
         check_status(response.status, &response.status_text)?;
         let content_type = media_type::last_content_type(&response.headers);
         let kind = media_type::select(
