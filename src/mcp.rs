@@ -239,9 +239,12 @@ fn tool_description(max_output_bytes: usize) -> String {
          call again with the response's final_url and that start_chunk. A failure is an \
          error envelope {{code, message, retryable, details}}: retry the same call only when \
          retryable is true (timeout, network, http_5xx, 408 and 429); ssrf_blocked, \
-         port_blocked, robots_disallowed, invalid_url and most http_4xx will fail again; \
-         extraction_failed on a page that needs JavaScript may work with force_browser: \
-         true."
+         port_blocked, robots_disallowed, invalid_url and most http_4xx will fail again. \
+         An http_4xx whose details.reason is bot_challenge (details.vendor names the \
+         service) or payment_required means the site refuses automated clients: do not \
+         retry, look for the information elsewhere. extraction_failed on a page that \
+         needs JavaScript, or a result noted javascript_required, may work with \
+         force_browser: true."
     )
 }
 
