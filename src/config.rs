@@ -51,11 +51,12 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
+use crate::bot_auth::BotAuth;
 use crate::serve::WebOrigin;
 use crate::vocabulary::ExtractionMode;
 pub use raw::ToolsMode;
 pub(crate) use raw::{
-    RawBrowser, RawConfig, RawExtraction, RawFile, RawRendering, RawSecurity, RawServe,
+    RawBotAuth, RawBrowser, RawConfig, RawExtraction, RawFile, RawRendering, RawSecurity, RawServe,
 };
 
 pub use self::fleet::{FleetSettings, RedisSettings, RedisUrl};
@@ -378,6 +379,9 @@ pub struct Settings {
     pub fleet: FleetSettings,
     /// `webfetch serve`'s settings (extension).
     pub serve: ServeSettings,
+    /// Extension, `[tools.webfetch.bot_auth]`: the key every request is signed
+    /// with (Web Bot Auth), when configured.
+    pub bot_auth: Option<BotAuth>,
 }
 
 impl Default for Settings {
@@ -548,6 +552,7 @@ impl Settings {
             content::resolve_content(raw.content.clone().unwrap_or_default(), contract, w)?;
         let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
         let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
+        let bot_auth = resolve_bot_auth(raw.bot_auth.clone().unwrap_or_default(), env)?;
         let user_agent = raw
             .user_agent
             .clone()
@@ -667,6 +672,7 @@ impl Settings {
             content,
             fleet,
             serve,
+            bot_auth,
         };
         Ok(Resolved { settings, warnings })
     }
@@ -853,6 +859,32 @@ fn resolve_extraction(
         mode: contract.pick(set, ExtractionMode::Srd, ExtractionMode::Auto),
     })
 }
+
+/// `[tools.webfetch.bot_auth]`: `key_file` (read only if nobody else can write
+/// it; `${VAR}` expanded) and `signature_agent`, both or neither. A key that
+/// can not be read or parsed stops start-up: no request goes out unsigned by
+/// mistake.
+fn resolve_bot_auth(raw: RawBotAuth, env: EnvLookup<'_>) -> Result<Option<BotAuth>, ConfigError> {
+    let fail = |why: String| ConfigError::new(format!("tools.webfetch.bot_auth: {why}"));
+    let (key_file, agent) = match (raw.key_file, raw.signature_agent) {
+        (None, None) => return Ok(None),
+        (Some(key_file), Some(agent)) => (key_file, agent),
+        _ => {
+            return Err(fail(
+                "set both key_file and signature_agent, or neither".to_owned(),
+            ));
+        }
+    };
+    let path = PathBuf::from(expand_env_vars(&key_file, env)?);
+    let key = secret_file::read(&path, MAX_KEY_FILE_BYTES)
+        .map_err(|why| fail(format!("key_file {}: {why}", path.display())))?;
+    BotAuth::from_key(&key, &agent)
+        .map(Some)
+        .map_err(|why| fail(format!("key_file {}: {why}", path.display())))
+}
+
+/// The largest key file read: a JWK or a PEM is a few hundred bytes.
+const MAX_KEY_FILE_BYTES: u64 = 16 << 10;
 
 /// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
 /// stops start-up with a message naming it (issue 28).

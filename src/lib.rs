@@ -75,6 +75,7 @@ pub mod testing;
 
 mod args;
 mod batch;
+mod bot_auth;
 mod budget;
 mod cache;
 mod canonical_url;
@@ -109,6 +110,7 @@ pub mod serve;
 
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::batch::{BATCH_TOOL_NAME, BatchArgs, BatchItem, BatchResponse, MAX_BATCH_URLS};
+pub use self::bot_auth::{BotAuth, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, generate_key};
 pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,

@@ -540,7 +540,8 @@ impl HttpClient {
         progress::report(Stage::Connected {
             host: url.host_str().to_owned(),
         });
-        let request = request::build(url, method, connected.h2, headers)?;
+        let signer = self.inner.settings.bot_auth.as_ref();
+        let request = request::build(url, method, connected.h2, headers, signer)?;
         let exchanged = budget
             .try_run(TimeoutPhase::Request, request::exchange(connected, request))
             .await?;

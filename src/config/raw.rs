@@ -91,6 +91,18 @@ pub struct RawConfig {
     /// Extension (issue 32): see [`FleetSettings`].
     pub fleet: Option<RawFleet>,
     pub serve: Option<RawServe>,
+    /// Extension: `[tools.webfetch.bot_auth]`, see [`RawBotAuth`].
+    pub bot_auth: Option<RawBotAuth>,
+}
+
+/// `[tools.webfetch.bot_auth]`: an extension of ours (Web Bot Auth). Absent, no
+/// request is signed.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawBotAuth {
+    pub key_file: Option<String>,
+    pub signature_agent: Option<String>,
 }
 
 /// `[tools.webfetch.security]`.

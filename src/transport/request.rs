@@ -17,6 +17,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::task::JoinHandle;
 
 use super::connect::Connected;
+use crate::bot_auth::BotAuth;
 use crate::canonical_url::CanonicalUrl;
 use crate::error::FetchError;
 
@@ -35,7 +36,7 @@ pub(crate) const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 /// Headers a caller can never set: identity and credentials (FR-WF-07d: no
 /// cookies), the codings we decode, message framing owned by hyper, and `Range`
 /// (a partial body is never a result, FR-WF-19).
-const RESERVED: [&str; 17] = [
+const RESERVED: [&str; 20] = [
     "host",
     "user-agent",
     "cookie",
@@ -53,6 +54,10 @@ const RESERVED: [&str; 17] = [
     "upgrade",
     "range",
     "if-range",
+    // Web Bot Auth's headers are webfetch's own signature, never a page's.
+    "signature",
+    "signature-input",
+    "signature-agent",
 ];
 
 /// Whether a caller-supplied header may be sent.
@@ -92,6 +97,7 @@ pub(crate) fn build(
     method: &Method,
     h2: bool,
     headers: &HeaderMap,
+    signer: Option<&BotAuth>,
 ) -> Result<Request<Empty<Bytes>>, FetchError> {
     let target = if h2 {
         escape_for_uri(url.as_str())
@@ -110,7 +116,29 @@ pub(crate) fn build(
             .map_err(|e| FetchError::invalid_url(&url.redacted(), e))?;
         request.headers_mut().insert(header::HOST, host);
     }
+    if let Some(signer) = signer {
+        sign(&mut request, &authority(url), signer);
+    }
     Ok(request)
+}
+
+/// Web Bot Auth: the request signed for its own authority, now.
+fn sign(request: &mut Request<Empty<Bytes>>, authority: &str, signer: &BotAuth) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let signed = signer.sign(authority, now);
+    let headers = request.headers_mut();
+    for (name, value) in [
+        ("signature-agent", signed.signature_agent),
+        ("signature-input", signed.signature_input),
+        ("signature", signed.signature),
+    ] {
+        // Printable ASCII by construction (a checked https URL, base64, digits).
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
 }
 
 /// `host[:port]` for the `Host` header, the port only when not the default.
