@@ -283,10 +283,10 @@ mod tests {
     fn request_targets_by_protocol() {
         let url = CanonicalUrl::parse("http://a.example:8080/p|x?q={1}").unwrap();
         let headers = HeaderMap::new();
-        let h1 = build(&url, &Method::GET, false, &headers).unwrap();
+        let h1 = build(&url, &Method::GET, false, &headers, None).unwrap();
         assert_eq!(h1.uri(), "/p%7Cx?q=%7B1%7D");
         assert_eq!(h1.headers()[header::HOST], "a.example:8080");
-        let h2 = build(&url, &Method::GET, true, &headers).unwrap();
+        let h2 = build(&url, &Method::GET, true, &headers, None).unwrap();
         assert_eq!(h2.uri(), "http://a.example:8080/p%7Cx?q=%7B1%7D");
         assert!(h2.headers().get(header::HOST).is_none());
         let default_port = CanonicalUrl::parse("https://[::1]/").unwrap();
