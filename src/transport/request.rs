@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(h2.uri(), "http://a.example:8080/p%7Cx?q=%7B1%7D");
         assert!(h2.headers().get(header::HOST).is_none());
         let default_port = CanonicalUrl::parse("https://[::1]/").unwrap();
-        let h1 = build(&default_port, &Method::HEAD, false, &headers).unwrap();
+        let h1 = build(&default_port, &Method::HEAD, false, &headers, None).unwrap();
         assert_eq!(h1.headers()[header::HOST], "[::1]");
         assert_eq!(h1.method(), Method::HEAD);
     }
