@@ -109,9 +109,9 @@ pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
 pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
-    Contract, ExtractionSettings, FleetSettings, LoadOptions, Loaded, RedisSettings, RedisUrl,
-    Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings,
-    ToolsMode, load_file, load_str,
+    Contract, ExtractionSettings, FleetKey, FleetSettings, LoadOptions, Loaded, RedisSettings,
+    RedisUrl, Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings,
+    Settings, ToolsMode, load_file, load_str,
 };
 pub use self::content::formats::{Format, Formats};
 pub use self::error::{
