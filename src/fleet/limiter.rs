@@ -24,6 +24,14 @@
 //! admits as if no hold ran; a second forged value in a row makes the call use
 //! this process's state. The hold script overwrites any hold that runs past
 //! [`MAX_HOLD`], since no instance writes one.
+//!
+//! Slots are authenticated the same way: a slot's member is its token and the
+//! end of its lease (unix ms), sealed for the in-flight key. When the origin
+//! is full, the admit script returns the members it counted (at most the
+//! limit, soonest-ending first) with their scores; a member without a valid
+//! tag, or scored past its own lease's end, is passed back to a second run,
+//! which removes it before counting. So members planted by hand can not keep
+//! an origin full.
 
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
@@ -39,10 +47,12 @@ use crate::politeness::Seen;
 use crate::politeness::rules::MAX_HOLD;
 
 /// KEYS: inflight set, hold key. ARGV: now (unix ms), lease end (unix ms),
-/// limit, token, the hold value to disregard (empty for none). Returns `{1, 0}`
-/// admitted, `{2, ms, value}` held for ms (-1: no expiry) by the hold
-/// `value`, for the client to check, `{0, 0}` full. A hold that is not a short
-/// string, or is the value to disregard, is deleted and admission goes on.
+/// limit, the slot's member, the hold value to disregard (empty for none),
+/// then slot members to remove. Returns `{1, 0}` admitted, `{2, ms, value}`
+/// held for ms (-1: no expiry) by the hold `value`, for the client to check,
+/// `{0, 0, member, score, …}` full, with the members counted. A hold that is
+/// not a short string, or is the value to disregard, is deleted and admission
+/// goes on.
 static ADMIT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local t = redis.call('TYPE', KEYS[2]).ok \
@@ -53,13 +63,19 @@ static ADMIT: LazyLock<Script> = LazyLock::new(|| {
            if v and v ~= ARGV[5] then return {2, redis.call('PTTL', KEYS[2]), v} end \
            redis.call('DEL', KEYS[2]) \
          end \
+         if redis.call('TYPE', KEYS[1]).ok ~= 'zset' then redis.call('DEL', KEYS[1]) end \
          redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1]) \
-         if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then \
+         for i = 6, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end \
+         local limit = tonumber(ARGV[3]) \
+         if redis.call('ZCARD', KEYS[1]) < limit then \
            redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4]) \
            local ttl = tonumber(ARGV[2]) - tonumber(ARGV[1]) \
            if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end \
            return {1, 0} end \
-         return {0, 0}",
+         local out = {0, 0} \
+         for i, x in ipairs(redis.call('ZRANGE', KEYS[1], 0, limit - 1, 'WITHSCORES')) do \
+           out[i + 2] = x end \
+         return out",
     )
 });
 
@@ -87,10 +103,10 @@ pub(crate) struct Limiter {
     limit: u32,
 }
 
-/// A slot taken in Redis: its token.
+/// A slot taken in Redis: its sealed member.
 #[derive(Debug)]
 pub(crate) struct SharedSlot {
-    token: String,
+    member: Vec<u8>,
 }
 
 impl Limiter {
@@ -119,16 +135,48 @@ impl Limiter {
         deadline: Instant,
     ) -> Result<(Seen, Option<SharedSlot>), Unavailable> {
         let (inflight, hold) = self.keys(origin);
-        let token = new_token();
-        let mut disregard = Vec::new();
-        // At most two runs: a forged hold is disregarded (and deleted) by the
-        // second; another one in its place makes this call use local state.
+        let now_ms = unix_ms(SystemTime::now());
+        let lease = deadline.saturating_duration_since(Instant::now()) + LEASE_MARGIN;
+        let until_ms = now_ms.saturating_add(u64::try_from(lease.as_millis()).unwrap_or(0));
+        let member = self
+            .sealer
+            .seal(&inflight, &slot_payload(&new_token(), until_ms));
+        let mut disregard = Disregard::default();
+        // At most two runs: a forged hold or forged slots are disregarded (and
+        // deleted) by the second; more of them in their place make this call
+        // use local state.
         for _ in 0..2 {
+            let slot = Slot {
+                now_ms,
+                until_ms,
+                member: &member,
+            };
             let reply = self
-                .admit_once(&inflight, &hold, &token, &disregard, deadline)
+                .admit_once(&inflight, &hold, slot, &disregard, deadline)
                 .await?;
             let seen = match parse_admit(reply) {
                 Some(Reply::Seen(seen)) => seen,
+                Some(Reply::Full(members)) => {
+                    let forged: Vec<Vec<u8>> = members
+                        .into_iter()
+                        .filter(|(member, score)| {
+                            !slot_is_valid(&self.sealer, &inflight, member, *score)
+                        })
+                        .map(|(member, _)| member)
+                        .collect();
+                    if forged.is_empty() {
+                        Seen::Full
+                    } else {
+                        tracing::warn!(
+                            event = "fleet_slots_refused",
+                            origin = %origin,
+                            count = forged.len(),
+                            "fleet: in-flight slots in Redis without a valid tag; they are removed"
+                        );
+                        disregard.slots = forged;
+                        continue;
+                    }
+                }
                 Some(Reply::Held { pttl_ms, value }) => {
                     let now_ms = unix_ms(SystemTime::now());
                     match open_hold(&self.sealer, &hold, &value, now_ms) {
@@ -140,46 +188,45 @@ impl Limiter {
                                 "fleet: a hold in Redis without a valid tag, or already \
                                  ended; it is deleted"
                             );
-                            disregard = value;
+                            disregard.hold = value;
                             continue;
                         }
                     }
                 }
                 None => return Err(self.redis.bad_reply("admit request")),
             };
-            let slot = (seen == Seen::Admitted).then_some(SharedSlot { token });
+            let slot = (seen == Seen::Admitted).then_some(SharedSlot { member });
             return Ok((seen, slot));
         }
         Err(Unavailable)
     }
 
-    /// One run of [`ADMIT`], disregarding the hold value `disregard`.
+    /// One run of [`ADMIT`] for `slot`, disregarding what `disregard` names.
     async fn admit_once(
         &self,
         inflight: &str,
         hold: &str,
-        token: &str,
-        disregard: &[u8],
+        slot: Slot<'_>,
+        disregard: &Disregard,
         deadline: Instant,
     ) -> Result<Value, Unavailable> {
-        let now_ms = unix_ms(SystemTime::now());
-        let lease = deadline.saturating_duration_since(Instant::now()) + LEASE_MARGIN;
-        let until_ms = now_ms.saturating_add(u64::try_from(lease.as_millis()).unwrap_or(0));
         let limit = self.limit;
         // Even a request at its deadline asks once (it is then refused).
         let op_deadline = deadline.max(Instant::now() + Duration::from_millis(200));
         self.redis
             .run("admit request", op_deadline, |mut conn| async move {
-                ADMIT
-                    .key(inflight)
+                let mut invocation = ADMIT.key(inflight);
+                invocation
                     .key(hold)
-                    .arg(now_ms)
-                    .arg(until_ms)
+                    .arg(slot.now_ms)
+                    .arg(slot.until_ms)
                     .arg(limit)
-                    .arg(token)
-                    .arg(disregard)
-                    .invoke_async(&mut conn)
-                    .await
+                    .arg(slot.member)
+                    .arg(&disregard.hold);
+                for member in &disregard.slots {
+                    invocation.arg(member);
+                }
+                invocation.invoke_async(&mut conn).await
             })
             .await
     }
@@ -197,7 +244,7 @@ impl Limiter {
                 .run("release slot", deadline, |mut conn| async move {
                     redis::cmd("ZREM")
                         .arg(&inflight)
-                        .arg(&slot.token)
+                        .arg(&slot.member)
                         .query_async::<i64>(&mut conn)
                         .await
                 })
@@ -228,11 +275,61 @@ impl Limiter {
     }
 }
 
+/// The slot one admission asks for.
+#[derive(Debug, Clone, Copy)]
+struct Slot<'a> {
+    now_ms: u64,
+    /// When its lease ends (unix ms): its score.
+    until_ms: u64,
+    /// Its sealed member.
+    member: &'a [u8],
+}
+
+/// What a second run of the admit script disregards and deletes.
+#[derive(Debug, Default)]
+struct Disregard {
+    /// A hold value that failed its check (empty: none).
+    hold: Vec<u8>,
+    /// Slot members that failed theirs.
+    slots: Vec<Vec<u8>>,
+}
+
+/// A slot member's payload: its token, then its lease's end (unix ms, 8
+/// bytes big-endian).
+fn slot_payload(token: &str, until_ms: u64) -> Vec<u8> {
+    let mut payload = token.as_bytes().to_vec();
+    payload.extend_from_slice(&until_ms.to_be_bytes());
+    payload
+}
+
+/// Whether `member` (scored `score`) of the in-flight set `inflight` is a
+/// slot an instance took: a valid tag, and a score no later than its own
+/// lease's end.
+fn slot_is_valid(sealer: &Sealer, inflight: &str, member: &[u8], score: f64) -> bool {
+    let Some(payload) = sealer.open(inflight, member) else {
+        return false;
+    };
+    let Some(end) = payload
+        .len()
+        .checked_sub(8)
+        .and_then(|at| payload.get(at..))
+    else {
+        return false;
+    };
+    let Ok(end) = <[u8; 8]>::try_from(end) else {
+        return false;
+    };
+    // Scores are doubles: whole milliseconds up to 2^53 are exact.
+    score <= u64::from_be_bytes(end) as f64
+}
+
 /// The admit script's reply, as read.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 enum Reply {
-    /// Admitted or full.
+    /// Admitted.
     Seen(Seen),
+    /// Full: the members counted, with their scores.
+    Full(Vec<(Vec<u8>, f64)>),
     /// A hold runs: its `PTTL` (ms, -1 without expiry) and its value, to be
     /// checked.
     Held { pttl_ms: i64, value: Vec<u8> },
@@ -245,7 +342,22 @@ fn parse_admit(reply: Value) -> Option<Reply> {
     };
     match items.as_slice() {
         [Value::Int(1), Value::Int(0)] => Some(Reply::Seen(Seen::Admitted)),
-        [Value::Int(0), Value::Int(0)] => Some(Reply::Seen(Seen::Full)),
+        [Value::Int(0), Value::Int(0), members @ ..] => {
+            let mut counted = Vec::with_capacity(members.len() / 2);
+            for pair in members.chunks(2) {
+                let [Value::BulkString(member), score] = pair else {
+                    return None;
+                };
+                let score = match score {
+                    Value::BulkString(text) => std::str::from_utf8(text).ok()?.parse().ok()?,
+                    Value::Double(score) => *score,
+                    Value::Int(score) => *score as f64,
+                    _ => return None,
+                };
+                counted.push((member.clone(), score));
+            }
+            Some(Reply::Full(counted))
+        }
         [Value::Int(2), Value::Int(pttl_ms), Value::BulkString(value)] => Some(Reply::Held {
             pttl_ms: *pttl_ms,
             value: value.clone(),
@@ -285,7 +397,23 @@ mod tests {
     fn admit_replies_are_read_strictly() {
         let reply = |code, ms| Value::Array(vec![Value::Int(code), Value::Int(ms)]);
         assert_eq!(parse_admit(reply(1, 0)), Some(Reply::Seen(Seen::Admitted)));
-        assert_eq!(parse_admit(reply(0, 0)), Some(Reply::Seen(Seen::Full)));
+        assert_eq!(parse_admit(reply(0, 0)), Some(Reply::Full(Vec::new())));
+        let full = Value::Array(vec![
+            Value::Int(0),
+            Value::Int(0),
+            Value::BulkString(b"m".to_vec()),
+            Value::BulkString(b"1700000000000".to_vec()),
+        ]);
+        assert_eq!(
+            parse_admit(full),
+            Some(Reply::Full(vec![(b"m".to_vec(), 1_700_000_000_000.0)]))
+        );
+        let torn = Value::Array(vec![
+            Value::Int(0),
+            Value::Int(0),
+            Value::BulkString(b"m".to_vec()),
+        ]);
+        assert_eq!(parse_admit(torn), None);
         let held = Value::Array(vec![
             Value::Int(2),
             Value::Int(1500),
@@ -306,6 +434,34 @@ mod tests {
         assert_eq!(parse_admit(reply(7, 0)), None);
         assert_eq!(parse_admit(Value::Int(1)), None);
         assert_eq!(parse_admit(Value::Array(vec![Value::Int(1)])), None);
+    }
+
+    #[test]
+    fn a_slot_counts_only_with_its_tag_and_its_own_lease_end() {
+        use crate::config::FleetKey;
+        let key = FleetKey::from_file_bytes(b"0123456789abcdef0123456789abcdef").unwrap();
+        let sealer = Sealer::new(Some(&key));
+        let inflight = "w:inflight:https://e.example";
+        let until = 1_700_000_000_000u64;
+        let member = sealer.seal(inflight, &slot_payload(&new_token(), until));
+        assert!(slot_is_valid(&sealer, inflight, &member, until as f64));
+        assert!(slot_is_valid(
+            &sealer,
+            inflight,
+            &member,
+            (until - 5) as f64
+        ));
+        assert!(
+            !slot_is_valid(&sealer, inflight, &member, (until + 1) as f64),
+            "rescored"
+        );
+        assert!(!slot_is_valid(
+            &sealer,
+            "w:inflight:other",
+            &member,
+            until as f64
+        ));
+        assert!(!slot_is_valid(&sealer, inflight, b"planted", 0.0));
     }
 
     #[test]

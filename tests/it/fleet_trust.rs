@@ -279,6 +279,42 @@ async fn a_planted_ten_year_hold_is_clamped_to_sixty_seconds() {
     assert!((1..=60).contains(&retry), "{error}");
 }
 
+/// In-flight slots planted by hand, as many as the limit and leased for ten
+/// years, do not keep the origin full: they are removed and the call goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planted_in_flight_slots_do_not_keep_an_origin_full() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let server = origin().await;
+    let port = server.address().port();
+    let tool = fleet(
+        Config::new(&[port]).timeout(3),
+        &redis,
+        "per_origin_in_flight = 2",
+    )
+    .tool();
+    let inflight = format!("webfetch:inflight:http://site.test:{port}");
+    let ten_years_on = (u64::try_from(now().unix_timestamp()).unwrap() + 315_360_000) * 1000;
+    for member in ["planted-1", "planted-2"] {
+        redis::cmd("ZADD")
+            .arg(&inflight)
+            .arg(ten_years_on)
+            .arg(member)
+            .exec(&mut redis.conn())
+            .unwrap();
+    }
+    let response = call(&tool, &site(&server, "/page")).await.unwrap();
+    assert_eq!(response["title"], "Real", "{response}");
+    let left: Vec<String> = redis::cmd("ZRANGE")
+        .arg(&inflight)
+        .arg(0)
+        .arg(-1)
+        .query(&mut redis.conn())
+        .unwrap();
+    assert!(!left.iter().any(|m| m.starts_with("planted")), "{left:?}");
+}
+
 /// An untagged robots.txt outcome that allows everything is not obeyed: the
 /// instance fetches the origin's own, which disallows the page. The control:
 /// the same outcome, tagged, is obeyed by a fresh instance.
