@@ -144,6 +144,7 @@ impl SharedDocuments {
             lock: &lock,
             values: &names,
             max_len: self.max_stored(),
+            sealer: &self.sealer,
             lease: self.lease,
             until,
         };

@@ -16,6 +16,12 @@
 //! largest one a call could write, or not a string, is never sent; the caller
 //! gets a miss and the value is deleted. So a value planted in Redis costs a
 //! call no more memory or time than a real one.
+//!
+//! A lock's token is sealed for the lock key ([`super::tag`]), and a waiter
+//! that finds the lock taken reads its value in the same round trip: a lock
+//! without a valid tag was not taken by an instance, so it is deleted
+//! (compare-and-delete) and the next poll takes it, instead of waiting a
+//! whole budget for a fetch nobody makes.
 
 use std::future::Future;
 use std::sync::{Arc, LazyLock};
@@ -25,6 +31,7 @@ use redis::{Script, Value};
 use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
+use super::tag::Sealer;
 
 /// Compare-and-delete: releases the lock only if it still holds our token.
 static RELEASE: LazyLock<Script> = LazyLock::new(|| {
@@ -64,13 +71,15 @@ static READ: LazyLock<Script> = LazyLock::new(|| {
 
 /// KEYS: the lock, then the values. ARGV: token, lease (ms), the largest value
 /// to send. `SET lock token NX PX lease`, then each value as [`GUARDED_GET`]
-/// does; returns `{1 if the lock was taken else 0, values…}`.
+/// does; returns `{1, false, values…}` when the lock was taken, else `{0,
+/// the lock's value (as [`GUARDED_GET`] reads it, at most 256 bytes), values…}`.
 static CLAIM: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{GUARDED_GET} local limit = tonumber(ARGV[3]) \
          local taken = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) \
-         local out = {{taken and 1 or 0}} \
-         for i = 2, #KEYS do out[i] = guarded(KEYS[i], limit) end return out"
+         local out = {{taken and 1 or 0, false}} \
+         if not taken then out[2] = guarded(KEYS[1], 256) end \
+         for i = 2, #KEYS do out[i + 1] = guarded(KEYS[i], limit) end return out"
     ))
 });
 
@@ -117,13 +126,14 @@ pub(crate) fn new_token() -> String {
 pub(crate) struct Lease {
     redis: Arc<Redis>,
     key: String,
-    token: String,
+    /// The sealed token: the lock's value while it is ours.
+    token: Vec<u8>,
     renewal: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Lease {
     /// The lock `key` just taken with `token` for `lease`; starts renewing it.
-    fn start(redis: Arc<Redis>, key: String, token: String, lease: Duration) -> Lease {
+    fn start(redis: Arc<Redis>, key: String, token: Vec<u8>, lease: Duration) -> Lease {
         let renewal = {
             let (redis, key, token) = (Arc::clone(&redis), key.clone(), token.clone());
             tokio::spawn(async move {
@@ -183,7 +193,7 @@ impl Drop for Lease {
     }
 }
 
-async fn release(redis: &Redis, key: &str, token: &str) {
+async fn release(redis: &Redis, key: &str, token: &[u8]) {
     let deadline = Instant::now() + super::conn::OP_TIMEOUT;
     let _ = redis
         .run("release lock", deadline, |mut conn| async move {
@@ -216,6 +226,8 @@ pub(crate) struct Wait<'a> {
     pub(crate) values: &'a [String],
     /// The largest value read; a longer one is a miss, and is deleted.
     pub(crate) max_len: u64,
+    /// Seals this waiter's token and checks the lock's.
+    pub(crate) sealer: &'a Sealer,
     /// The lease to take.
     pub(crate) lease: Duration,
     /// When to stop waiting.
@@ -236,10 +248,23 @@ where
     F: Fn(Vec<Option<Vec<u8>>>) -> Fut,
     Fut: Future<Output = Option<V>>,
 {
-    let token = new_token();
+    let token = wait.sealer.seal(wait.lock, new_token().as_bytes());
     let mut backoff = Backoff::new();
     loop {
-        let (claimed, values) = try_claim(redis, &wait, &token).await?;
+        let (lock, values) = try_claim(redis, &wait, &token).await?;
+        let claimed = matches!(lock, Lock::Ours);
+        if let Lock::Theirs(Some(value)) = &lock
+            && wait.sealer.open(wait.lock, value).is_none()
+        {
+            tracing::warn!(
+                event = "fleet_lock_refused",
+                lock = %wait.lock,
+                "fleet: a single-flight lock in Redis without a valid tag; it is deleted"
+            );
+            release(redis, wait.lock, value).await;
+        } else if let Lock::Theirs(None) = &lock {
+            delete_later(redis, wait.lock);
+        }
         let found = accept(values).await;
         if claimed {
             let lease = Lease::start(Arc::clone(redis), wait.lock.to_owned(), token, wait.lease);
@@ -263,13 +288,23 @@ where
     }
 }
 
+/// Who holds the lock after a try.
+#[derive(Debug, PartialEq, Eq)]
+enum Lock {
+    /// This waiter: it was free.
+    Ours,
+    /// Someone else: its value, or `None` when it is no short string (so no
+    /// instance's).
+    Theirs(Option<Vec<u8>>),
+}
+
 /// One round trip: `SET lock token NX PX lease`, then each value key read
 /// within `wait.max_len` ([`CLAIM`]).
 async fn try_claim(
     redis: &Arc<Redis>,
     wait: &Wait<'_>,
-    token: &str,
-) -> Result<(bool, Vec<Option<Vec<u8>>>), Unavailable> {
+    token: &[u8],
+) -> Result<(Lock, Vec<Option<Vec<u8>>>), Unavailable> {
     let lease_ms = u64::try_from(wait.lease.as_millis()).unwrap_or(u64::MAX);
     // The wait may end before Redis answers; give the round trip at least a
     // moment so that a waiter at its deadline still reads once.
@@ -289,15 +324,16 @@ async fn try_claim(
         })
         .await?;
     let mut replies = replies.into_iter();
-    let claimed = match replies.next() {
-        Some(Value::Int(1)) => true,
-        Some(Value::Int(0)) => false,
+    let lock = match (replies.next(), replies.next().map(guarded_of)) {
+        (Some(Value::Int(1)), Some(Some(Guarded::Missing))) => Lock::Ours,
+        (Some(Value::Int(0)), Some(Some(Guarded::Value(value)))) => Lock::Theirs(Some(value)),
+        (Some(Value::Int(0)), Some(Some(Guarded::Refused(_)))) => Lock::Theirs(None),
         _ => return Err(redis.bad_reply("single flight")),
     };
     let replies: Vec<Value> = replies.collect();
     let values = guarded_values(redis, wait.values, replies, wait.max_len)
         .ok_or_else(|| redis.bad_reply("single flight"))?;
-    Ok((claimed, values))
+    Ok((lock, values))
 }
 
 /// Reads `names` in one round trip, each within `max_len` bytes; `None` for

@@ -104,6 +104,7 @@ impl SharedRobots {
             lock: &lock,
             values: &values,
             max_len: self.max_stored(),
+            sealer: &self.sealer,
             lease: self.lease,
             until: deadline,
         };

@@ -4,8 +4,8 @@
 //! Whoever can write to Redis would otherwise choose what every agent reads: an
 //! entry served from Redis skips the fetch, so robots.txt (and for a name, DNS
 //! and its address check) never runs for it. So every value the fleet writes and
-//! later trusts (document entries, robots.txt outcomes, politeness holds) is
-//! stored sealed:
+//! later trusts (document entries, robots.txt outcomes, politeness holds and
+//! in-flight slots, single-flight locks) is stored sealed:
 //!
 //! ```text
 //! "WFT1" | HMAC-SHA256(key, "webfetch fleet v1\0" | len(redis key) as u64 BE | redis key | payload) | payload

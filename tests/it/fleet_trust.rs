@@ -315,6 +315,33 @@ async fn planted_in_flight_slots_do_not_keep_an_origin_full() {
     assert!(!left.iter().any(|m| m.starts_with("planted")), "{left:?}");
 }
 
+/// A single-flight lock planted by hand is not waited for: it is deleted,
+/// and the call takes the lock and fetches (a lock an instance holds is
+/// waited for, as `fleet::fleet_single_flight_…` shows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_single_flight_lock_is_not_waited_for() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let server = origin().await;
+    let port = server.address().port();
+    let tool = fleet(Config::new(&[port]).timeout(5), &redis, "").tool();
+    let page = site(&server, "/page");
+    let (doc, _) = entry_for(&page, now());
+    let lock = doc.replacen("webfetch:doc:", "webfetch:lock:", 1);
+    redis::cmd("SET")
+        .arg(&lock)
+        .arg("someone")
+        .arg("PX")
+        .arg(600_000)
+        .exec(&mut redis.conn())
+        .unwrap();
+    let response = call(&tool, &page).await.unwrap();
+    assert_eq!(response["notes"], json!([]), "{response}");
+    assert!(!exists(&redis, &lock), "deleted, then taken and released");
+    assert!(exists(&redis, &doc), "the fetch's entry");
+}
+
 /// An untagged robots.txt outcome that allows everything is not obeyed: the
 /// instance fetches the origin's own, which disallows the page. The control:
 /// the same outcome, tagged, is obeyed by a fresh instance.
