@@ -34,6 +34,10 @@ pub(crate) struct ChildCost {
 
 /// Runs `command` with `stdin` as its input to its end, or kills it at
 /// `deadline` after its start.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, which also gives its rusage"
+)]
 pub(crate) fn run(mut command: Command, stdin: &[u8], deadline: Duration) -> ChildCost {
     command
         .stdin(Stdio::piped())
