@@ -46,8 +46,11 @@ run() {
       --dir "$work/redis" --maxmemory 256mb --maxmemory-policy allkeys-lru >/dev/null &
     redis_pid=$!; pids+=("$redis_pid")
     until redis-cli -p "$rport" ping >/dev/null 2>&1; do sleep 0.05; done
+    head -c 32 /dev/urandom | base64 > "$work/fleet.key"
+    chmod 600 "$work/fleet.key"
     fleet="[tools.webfetch.fleet]
 redis_url = \"redis://127.0.0.1:$rport/\"
+key_file = \"$work/fleet.key\"
 share_robots = true"
   fi
   for i in $(seq 1 "$n"); do

@@ -262,6 +262,17 @@ impl DiskCache {
             tracing::debug!(event = "cache_expired", key = %key);
             return None;
         }
+        if entry.is_from_the_future(now) {
+            // A miss, left in place like an expired entry: the re-fetch's write
+            // replaces it.
+            tracing::warn!(
+                event = "cache_future_entry",
+                key = %key,
+                fetched_at = %entry.fetched_at,
+                "cache entry fetched_at is in the future; fetching again"
+            );
+            return None;
+        }
         let fetched_at = entry.fetched_at.to_datetime();
         let mut bytes = bytes;
         let read_size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);

@@ -59,7 +59,7 @@ pub(crate) use raw::{
     RawBotAuth, RawBrowser, RawConfig, RawExtraction, RawFile, RawRendering, RawSecurity, RawServe,
 };
 
-pub use self::fleet::{FleetSettings, RedisSettings, RedisUrl};
+pub use self::fleet::{FleetKey, FleetSettings, RedisSettings, RedisUrl};
 
 mod content;
 

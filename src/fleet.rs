@@ -12,6 +12,9 @@
 //! - [`robots`]: robots.txt outcomes, when `share_robots` is set.
 //! - [`limiter`]: the per-origin in-flight slots and holds of `politeness`.
 //!
+//! - [`tag`]: every value the fleet writes and later trusts carries an
+//!   HMAC-SHA256 tag bound to its Redis key; anything else is a miss.
+//!
 //! Every failure of Redis is "no shared state": calls go on as they would
 //! without a `[tools.webfetch.fleet]` table, a warning says so, and nothing
 //! waits past its own budget. With no table none of this exists and every SRD
@@ -22,6 +25,7 @@ mod documents;
 mod flight;
 mod limiter;
 mod robots;
+mod tag;
 
 use std::sync::Arc;
 
@@ -58,24 +62,35 @@ impl Fleet {
         };
         let redis = conn::Redis::new(redis_settings)?;
         let prefix = &redis_settings.key_prefix;
+        let sealer = tag::Sealer::new(redis_settings.key.as_ref());
         let budget = settings.timeout();
-        let documents = (settings.cache.max_entries > 0)
-            .then(|| SharedDocuments::new(Arc::clone(&redis), prefix, &settings.cache, budget));
+        let documents = (settings.cache.max_entries > 0).then(|| {
+            SharedDocuments::new(
+                Arc::clone(&redis),
+                prefix,
+                sealer.clone(),
+                &settings.cache,
+                budget,
+            )
+        });
         let robots =
             (redis_settings.share_robots && settings.robots.cache_entries > 0).then(|| {
                 SharedRobots::new(
                     Arc::clone(&redis),
                     prefix,
+                    sealer.clone(),
                     settings.robots.cache_ttl,
+                    settings.robots.max_robots_bytes,
                     budget,
                 )
             });
-        let limiter = Limiter::new(redis, prefix, settings.fleet.per_origin_in_flight);
+        let limiter = Limiter::new(redis, prefix, sealer, settings.fleet.per_origin_in_flight);
         tracing::info!(
             event = "fleet_configured",
             redis = %redis_settings.url,
             documents = documents.is_some(),
             share_robots = robots.is_some(),
+            authenticated = redis_settings.key.is_some(),
             per_origin_in_flight = settings.fleet.per_origin_in_flight,
             "fleet: shared state on Redis {}",
             redis_settings.url

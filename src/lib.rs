@@ -114,9 +114,9 @@ pub use self::bot_auth::{BotAuth, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, generate
 pub use self::canonical_url::CanonicalUrl;
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
-    Contract, ExtractionSettings, FleetSettings, LoadOptions, Loaded, RedisSettings, RedisUrl,
-    Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings,
-    ToolsMode, load_file, load_str,
+    Contract, ExtractionSettings, FleetKey, FleetSettings, LoadOptions, Loaded, RedisSettings,
+    RedisUrl, Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings,
+    Settings, ToolsMode, load_file, load_str,
 };
 pub use self::content::formats::{Format, Formats};
 pub use self::error::{

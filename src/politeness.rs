@@ -167,7 +167,8 @@ impl Politeness {
         if let Some(shared) = &self.shared
             && let Ok((seen, slot)) = shared.try_admit(origin, deadline).await
         {
-            return (seen, Held::Shared(slot));
+            // A hold read from Redis is capped as a local one is.
+            return (rules::clamped(seen), Held::Shared(slot));
         }
         let _ = deadline;
         (self.local.try_admit(origin, now), Held::Local)

@@ -266,17 +266,31 @@ pub(crate) fn authorize(
     security: &SecuritySettings,
     validator: &dyn SsrfValidator,
 ) -> Result<Vec<IpAddr>, FetchError> {
+    check_offline(url, security, validator)?;
     match url.host() {
-        TargetHost::Ip(ip) => {
-            validator.validate_ip(ip)?;
-            check_port(url.port(), &security.allowed_ports)?;
-            Ok(vec![ip])
-        }
-        TargetHost::Domain(name) => {
-            check_port(url.port(), &security.allowed_ports)?;
-            Ok(validator.resolve_and_validate(&name)?)
-        }
+        TargetHost::Ip(ip) => Ok(vec![ip]),
+        TargetHost::Domain(name) => Ok(validator.resolve_and_validate(&name)?),
     }
+}
+
+/// The checks of [`authorize`] that need no network, in its order: for an IP
+/// literal (the parser's canonical form, so `0x7f.1` or `[::ffff:a9fe:a9fe]`
+/// are judged as the address they are; an IPv4-mapped IPv6 address by its IPv4
+/// address), the address policy, then the port; for a name, the port. The
+/// scheme, userinfo, zone ids and non-canonical numeric hosts are refused
+/// earlier, by [`CanonicalUrl::parse`]. The pipeline runs this before any cache
+/// look-up, so no entry (planted, or written under other settings) is served
+/// for a URL a fetch would refuse before sending a packet, and the error is
+/// the fetch's own.
+pub(crate) fn check_offline(
+    url: &CanonicalUrl,
+    security: &SecuritySettings,
+    validator: &dyn SsrfValidator,
+) -> Result<(), FetchError> {
+    if let TargetHost::Ip(ip) = url.host() {
+        validator.validate_ip(ip)?;
+    }
+    check_port(url.port(), &security.allowed_ports)
 }
 
 #[cfg(test)]

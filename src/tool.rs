@@ -1,8 +1,9 @@
 //! `WebFetchTool`: the `web_fetch` pipeline of SRD Appendix B, stage by stage:
-//! validate, cache read, SSRF, robots, render (HTTP first, browser when forced,
-//! JS-heavy or an SPA shell), content type and charset, extract, chunk, fit, cache
-//! write. Notes are gathered in stage order; `Notes` keeps the canonical order
-//! whatever the insertion order (FR-WF-NOTES-ORDER-01).
+//! validate (with the SSRF checks that need no network), cache read, SSRF,
+//! robots, render (HTTP first, browser when forced, JS-heavy or an SPA shell),
+//! content type and charset, extract, chunk, fit, cache write. Notes are
+//! gathered in stage order; `Notes` keeps the canonical order whatever the
+//! insertion order (FR-WF-NOTES-ORDER-01).
 //!
 //! The SSRF and robots stages are not run here: the renderers' requests go through
 //! the client, which checks every URL (the first one included) in the FR-WF-07e
@@ -342,6 +343,12 @@ impl WebFetchTool {
     ) -> Result<(Built, RenderingMethod), FetchError> {
         let mode = args.extraction_mode(&self.settings);
         let plan = render::plan(args.force_browser, url, &self.settings);
+        // The SSRF checks that need no network (an IP literal's address, the
+        // port; the scheme and host form were checked by parsing) run before
+        // any cache look-up, disk or Redis: a cached entry is never served for
+        // a URL that a fetch would refuse before sending anything, and the
+        // error is the fetch's own (Appendix B: SSRFCheck).
+        self.client.check_offline(url)?;
         let store = self.document_store();
         let mut notes = Notes::new();
 

@@ -480,6 +480,14 @@ impl HttpClient {
         Ok((addresses, budget.paused_for(started.elapsed()), slot))
     }
 
+    /// The checks of one URL that need no network ([`ssrf::check_offline`]):
+    /// an IP literal's address and the port, with this client's validator and
+    /// settings, so the error is the one its fetch would give.
+    pub(crate) fn check_offline(&self, url: &CanonicalUrl) -> Result<(), FetchError> {
+        let security = &self.inner.settings.security;
+        ssrf::check_offline(url, security, self.inner.validator.as_ref())
+    }
+
     /// Port, SSRF and the single resolution of one URL (Appendix F.2 steps 1-4).
     /// An IP literal is checked inline; a name is resolved on a blocking thread
     /// (the system resolver blocks) under the budget, once per pass

@@ -265,7 +265,22 @@ impl Entry {
     pub(crate) fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at < now
     }
+
+    /// Whether the entry claims to have been fetched after `now`, by more than
+    /// [`CLOCK_SKEW_SECONDS`]: a miss. No fetch wrote it on a clock that
+    /// agrees with this one, and serving it would report a `fetched_at` still
+    /// to come (FR-WF-17a) and keep the entry past its TTL.
+    pub(crate) fn is_from_the_future(&self, now: Timestamp) -> bool {
+        self.fetched_at.unix_seconds() > now.unix_seconds().saturating_add(CLOCK_SKEW_SECONDS)
+    }
 }
+
+/// How far ahead of this clock an entry's `fetched_at` may be and still be
+/// served. Stamps have second precision, a fleet's instances (or one host's
+/// clock after an NTP step) disagree by far less than this, and a refused
+/// entry only costs a fetch; much more would let a skewed or forged stamp
+/// through.
+pub(crate) const CLOCK_SKEW_SECONDS: i64 = 5;
 
 /// The key that holds `last_accessed_at`, with the quotes that make it structural:
 /// inside a JSON string every `"` is escaped, so `at":"` cannot occur there.

@@ -8,7 +8,18 @@
 //! per_origin_in_flight = 8    # requests in flight per origin
 //! key_prefix = "webfetch:"    # namespace of every Redis key
 //! tls_ca_file = "/etc/webfetch/redis-ca.pem"  # a private CA for rediss://
+//! key_file = "/etc/webfetch/fleet.key"       # required: authenticates every value
+//! # allow_unauthenticated = true  # instead of key_file: trust whoever can write to Redis
 //! ```
+//!
+//! Whoever can write to the fleet's Redis would otherwise choose what every
+//! agent reads: an entry served from Redis skips the fetch, so robots.txt (and
+//! for a name, DNS and its address check) never runs for it. So every value the
+//! fleet writes carries an HMAC-SHA256 tag under the key in `key_file`, bound to
+//! the Redis key it is stored at, and a value without a valid tag is a miss
+//! (`fleet::tag`). A fleet table without `key_file` is refused unless it says
+//! `allow_unauthenticated = true`, the visible gate in the spirit of
+//! `security.allow_insecure_overrides`, which is warned about at start.
 //!
 //! With no table every SRD answer is unchanged: the disk cache of SRD 3.6, the
 //! process-local robots.txt cache of FR-WF-ROBOTS-CACHE-01, and a process-wide
@@ -40,6 +51,13 @@ pub(crate) const DEFAULT_KEY_PREFIX: &str = "webfetch:";
 /// Cap on a `redis_url_file` or `tls_ca_file`: a URL or a few PEM certificates.
 const MAX_FILE_BYTES: u64 = 256 * 1024;
 
+/// Cap on a `key_file`: a key is a line of text.
+const MAX_KEY_FILE_BYTES: u64 = 4096;
+
+/// The shortest key accepted, in bytes after trimming: 32 random bytes in
+/// base64 (44 characters) or hex (64) pass, a password-like word does not.
+pub(crate) const MIN_KEY_BYTES: usize = 32;
+
 /// `[tools.webfetch.fleet]` as written. `Debug` never shows `redis_url`.
 #[derive(Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,6 +69,8 @@ pub struct RawFleet {
     pub per_origin_in_flight: Option<u32>,
     pub key_prefix: Option<String>,
     pub tls_ca_file: Option<String>,
+    pub key_file: Option<String>,
+    pub allow_unauthenticated: Option<bool>,
 }
 
 impl fmt::Debug for RawFleet {
@@ -65,6 +85,8 @@ impl fmt::Debug for RawFleet {
             .field("per_origin_in_flight", &self.per_origin_in_flight)
             .field("key_prefix", &self.key_prefix)
             .field("tls_ca_file", &self.tls_ca_file)
+            .field("key_file", &self.key_file)
+            .field("allow_unauthenticated", &self.allow_unauthenticated)
             .finish()
     }
 }
@@ -147,6 +169,39 @@ impl fmt::Display for RedisUrl {
     }
 }
 
+/// The fleet's secret (`key_file`): every value the fleet keeps in Redis is
+/// tagged with HMAC-SHA256 under it. Never shown, in `Debug` either.
+#[derive(Clone, PartialEq, Eq)]
+pub struct FleetKey(Vec<u8>);
+
+impl FleetKey {
+    /// The key's bytes, for the code that computes tags only.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn expose(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The key in `bytes` (a file's contents): surrounding whitespace trimmed,
+    /// at least [`MIN_KEY_BYTES`] left.
+    pub(crate) fn from_file_bytes(bytes: &[u8]) -> Result<FleetKey, String> {
+        let key = bytes.trim_ascii();
+        if key.len() < MIN_KEY_BYTES {
+            return Err(format!(
+                "holds {} bytes after trimming; a key needs at least {MIN_KEY_BYTES} \
+                 (e.g. `head -c 32 /dev/urandom | base64`)",
+                key.len()
+            ));
+        }
+        Ok(FleetKey(key.to_vec()))
+    }
+}
+
+impl fmt::Debug for FleetKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FleetKey(***)")
+    }
+}
+
 /// Where the fleet's shared state lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedisSettings {
@@ -159,6 +214,9 @@ pub struct RedisSettings {
     /// Share robots.txt outcomes through Redis (FR-WF-ROBOTS-CACHE-01 keeps them
     /// process-local unless this is set).
     pub share_robots: bool,
+    /// The key every value in Redis is authenticated with (`key_file`);
+    /// `None` only with `allow_unauthenticated = true`.
+    pub key: Option<FleetKey>,
 }
 
 /// `[tools.webfetch.fleet]`, resolved.
@@ -220,6 +278,8 @@ pub(super) fn resolve(
             ("share_robots", raw.share_robots.is_some()),
             ("key_prefix", raw.key_prefix.is_some()),
             ("tls_ca_file", raw.tls_ca_file.is_some()),
+            ("key_file", raw.key_file.is_some()),
+            ("allow_unauthenticated", raw.allow_unauthenticated.is_some()),
         ] {
             if set {
                 return Err(ConfigError::new(format!(
@@ -255,11 +315,13 @@ pub(super) fn resolve(
         }
         None => None,
     };
+    let key = resolve_key(raw.key_file, raw.allow_unauthenticated, env, warnings)?;
     let redis = RedisSettings {
         url,
         ca_pem,
         key_prefix,
         share_robots: raw.share_robots.unwrap_or(false),
+        key,
     };
     #[cfg(feature = "fleet")]
     crate::fleet::check(&redis)?;
@@ -269,8 +331,51 @@ pub(super) fn resolve(
     })
 }
 
+/// The fleet's key: read from `key_file` through the secret-file checks, or
+/// none when the table opts out visibly (`allow_unauthenticated = true`, with a
+/// warning); anything else is a configuration error that names `key_file`.
+fn resolve_key(
+    key_file: Option<String>,
+    allow_unauthenticated: Option<bool>,
+    env: EnvLookup<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<FleetKey>, ConfigError> {
+    match (key_file, allow_unauthenticated.unwrap_or(false)) {
+        (Some(_), true) => Err(ConfigError::new(
+            "fleet: set key_file or allow_unauthenticated = true, not both",
+        )),
+        (Some(path), false) => {
+            let path = expand_env_vars(&path, env)?;
+            let bytes = read_trusted_capped(Path::new(&path), "key_file", MAX_KEY_FILE_BYTES)?;
+            FleetKey::from_file_bytes(&bytes)
+                .map(Some)
+                .map_err(|why| ConfigError::new(format!("fleet.key_file {path} {why}")))
+        }
+        (None, true) => {
+            warnings.push(
+                "fleet.allow_unauthenticated = true: values in the fleet's Redis are not \
+                 authenticated, so whoever can write to it chooses what every agent reads; \
+                 set fleet.key_file instead"
+                    .to_owned(),
+            );
+            Ok(None)
+        }
+        (None, false) => Err(ConfigError::new(
+            "fleet.key_file is required with fleet.redis_url: every value the fleet keeps \
+             in Redis is authenticated (HMAC-SHA256) with the key in that file (at least 32 \
+             random bytes, e.g. `head -c 32 /dev/urandom | base64 > fleet.key`, mode 0600, \
+             the same file on every instance); or set fleet.allow_unauthenticated = true to \
+             trust whoever can write to this Redis",
+        )),
+    }
+}
+
 fn read_trusted(path: &Path, key: &str) -> Result<Vec<u8>, ConfigError> {
-    secret_file::read(path, MAX_FILE_BYTES)
+    read_trusted_capped(path, key, MAX_FILE_BYTES)
+}
+
+fn read_trusted_capped(path: &Path, key: &str, max: u64) -> Result<Vec<u8>, ConfigError> {
+    secret_file::read(path, max)
         .map_err(|why| ConfigError::new(format!("fleet.{key} {}: {why}", path.display())))
 }
 
@@ -283,6 +388,86 @@ mod tests {
         resolve(raw, &|_| None, &mut Vec::new())
     }
 
+    /// `text` with the visible opt-out of authentication, for tests of
+    /// other keys.
+    fn unauthenticated(text: &str) -> Result<FleetSettings, ConfigError> {
+        resolve_text(&format!("{text}\nallow_unauthenticated = true"))
+    }
+
+    /// A private key file of `contents` in `dir`, mode `mode`.
+    #[cfg(unix)]
+    fn key_file(dir: &Path, contents: &str, mode: u32) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("fleet.key");
+        std::fs::write(&path, contents).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path.display().to_string()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fleet_without_a_key_is_refused_unless_it_opts_out_visibly() {
+        let error = resolve_text("redis_url = \"redis://h/\"")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("fleet.key_file is required"), "{error}");
+        assert!(error.contains("allow_unauthenticated"), "{error}");
+        let error = resolve_text("redis_url = \"redis://h/\"\nallow_unauthenticated = false")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("fleet.key_file is required"), "{error}");
+
+        let mut warnings = Vec::new();
+        let raw: RawFleet =
+            toml::from_str("redis_url = \"redis://h/\"\nallow_unauthenticated = true").unwrap();
+        let fleet = resolve(raw, &|_| None, &mut warnings).unwrap();
+        assert_eq!(fleet.redis.unwrap().key, None);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("allow_unauthenticated"),
+            "{warnings:?}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "0123456789abcdef0123456789abcdef0123456789abcdef";
+        let path = key_file(dir.path(), &format!("{secret}\n"), 0o600);
+        let text = format!("redis_url = \"redis://h/\"\nkey_file = \"{path}\"");
+        let mut warnings = Vec::new();
+        let raw: RawFleet = toml::from_str(&text).unwrap();
+        let redis = resolve(raw, &|_| None, &mut warnings)
+            .unwrap()
+            .redis
+            .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(redis.key.as_ref().unwrap().expose(), secret.as_bytes());
+        assert!(!format!("{redis:?}").contains(secret));
+        let both = format!("{text}\nallow_unauthenticated = true");
+        assert!(
+            resolve_text(&both)
+                .unwrap_err()
+                .to_string()
+                .contains("not both")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_key_file_passes_the_secret_file_checks_and_holds_a_real_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = |path: &str| format!("redis_url = \"redis://h/\"\nkey_file = \"{path}\"");
+        let secret = "0123456789abcdef0123456789abcdef";
+        let path = key_file(dir.path(), secret, 0o620);
+        let error = resolve_text(&text(&path)).unwrap_err().to_string();
+        assert!(error.contains("fleet.key_file"), "{error}");
+        assert!(error.contains("writable by group or others"), "{error}");
+        assert!(!error.contains(secret), "{error}");
+        let path = key_file(dir.path(), "  short\n", 0o600);
+        let error = resolve_text(&text(&path)).unwrap_err().to_string();
+        assert!(error.contains("at least 32"), "{error}");
+        let missing = dir.path().join("missing").display().to_string();
+        assert!(resolve_text(&text(&missing)).is_err());
+    }
+
     #[test]
     fn absent_means_no_redis_and_the_default_limit() {
         let fleet = resolve_text("").unwrap();
@@ -293,7 +478,7 @@ mod tests {
     #[test]
     fn the_url_is_checked_and_never_shown_with_its_password() {
         let fleet =
-            resolve_text("redis_url = \"rediss://user:hunter2@cache.internal:6380/1\"").unwrap();
+            unauthenticated("redis_url = \"rediss://user:hunter2@cache.internal:6380/1\"").unwrap();
         let redis = fleet.redis.unwrap();
         assert!(redis.url.is_tls());
         assert_eq!(redis.url.password().as_deref(), Some("hunter2"));
@@ -315,10 +500,10 @@ mod tests {
             "redis_url = \"rediss://h/#insecure\"",
             "redis_url = \"redis://h/notadb\"",
         ] {
-            let error = resolve_text(bad).unwrap_err().to_string();
+            let error = unauthenticated(bad).unwrap_err().to_string();
             assert!(error.contains("redis_url"), "{error}");
         }
-        let error = resolve_text("redis_url = \"ftp://u:hunter2@h/\"")
+        let error = unauthenticated("redis_url = \"ftp://u:hunter2@h/\"")
             .unwrap_err()
             .to_string();
         assert!(!error.contains("hunter2"), "{error}");
@@ -332,12 +517,14 @@ mod tests {
             "share_robots = true",
             "key_prefix = \"x:\"",
             "tls_ca_file = \"/x\"",
+            "key_file = \"/x\"",
+            "allow_unauthenticated = true",
         ] {
             let error = resolve_text(orphan).unwrap_err().to_string();
             assert!(error.contains("needs fleet.redis_url"), "{error}");
         }
-        assert!(resolve_text("redis_url = \"redis://h/\"\ntls_ca_file = \"/x\"").is_err());
-        assert!(resolve_text("redis_url = \"redis://h/\"\nkey_prefix = \"a b\"").is_err());
+        assert!(unauthenticated("redis_url = \"redis://h/\"\ntls_ca_file = \"/x\"").is_err());
+        assert!(unauthenticated("redis_url = \"redis://h/\"\nkey_prefix = \"a b\"").is_err());
     }
 
     #[test]
@@ -358,13 +545,13 @@ mod tests {
         std::fs::write(&path, "redis://:s3cret@127.0.0.1:6379/\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let text = format!("redis_url_file = \"{}\"", path.display());
-        let fleet = resolve_text(&text).unwrap();
+        let fleet = unauthenticated(&text).unwrap();
         assert_eq!(
             fleet.redis.unwrap().url.password().as_deref(),
             Some("s3cret")
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
-        let error = resolve_text(&text).unwrap_err().to_string();
+        let error = unauthenticated(&text).unwrap_err().to_string();
         assert!(error.contains("writable by group or others"), "{error}");
         assert!(!error.contains("s3cret"), "{error}");
     }

@@ -2,12 +2,20 @@
 //!
 //! Same keys and same bytes as the disk cache: the entry of [`CacheKey`] `k`
 //! (FR-WF-16, CCH-KEY-01, article-mode keys included) is the exact v2 entry JSON
-//! (FR-WF-16c) at `{prefix}doc:{k}`, written by one `SET … EXAT` at its
-//! `expires_at` (plus one second: an entry is still fresh at `expires_at`,
-//! FR-WF-16d). Redis's expiry is the TTL; a hit does not rewrite the entry, so
-//! nothing slides (FR-WF-CCH-TTL-02). What is read is decoded and checked like a
-//! disk entry (version, stamps, key, expiry): anything else is a miss, logged
-//! `cache_read_failed` and deleted (FR-WF-CCH-READ-01/02), never served torn.
+//! (FR-WF-16c) at `{prefix}doc:{k}`, sealed with the fleet's tag
+//! ([`super::tag`]), written by one `SET … EXAT` at its `expires_at` (plus one
+//! second: an entry is still fresh at `expires_at`, FR-WF-16d). Redis's expiry
+//! is the TTL; a hit does not rewrite the entry, so nothing slides
+//! (FR-WF-CCH-TTL-02).
+//!
+//! A value is read only if it is no longer than the largest entry a call
+//! writes ([`MAX_ENTRY_BYTES`], or `max_cache_bytes` if smaller): its length is
+//! checked in Redis first (`STRLEN`, [`super::flight`]), within the call's
+//! deadline. What is read must carry a valid tag for its key, then is decoded
+//! and checked like a disk entry (version, stamps, key, expiry, a `fetched_at`
+//! not in the future): anything else is a miss, logged `cache_read_failed` and
+//! deleted (FR-WF-CCH-READ-01/02), never served torn or forged. The tag is
+//! checked and the JSON decoded on a blocking thread, off the async workers.
 //!
 //! The SRD's LRU rules (FR-WF-16e, CCH-LRU-01, EVICT-01: `last_accessed_at`,
 //! `max_cache_entries`) belong to the disk backend: here the total size is
@@ -18,21 +26,32 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::Value;
 use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
 use super::flight::{self, Claim, Lease, Wait};
+use super::tag::Sealer;
 use crate::cache::{CacheKey, Entry, Fresh};
 use crate::config::CacheSettings;
 use crate::vocabulary::Timestamp;
+
+/// The largest entry a call writes: a document's Markdown is capped at
+/// [`crate::page::MAX_RENDERED_BYTES`], and its JSON string at most doubles it
+/// (Markdown's own escapes, `\\` and `\"`, are two bytes each); a megabyte
+/// covers the title, the stamps and the page starts. A larger entry is not
+/// written (`cache_write_failed`, as for `max_cache_bytes`), so nothing larger
+/// is ever read.
+pub(crate) const MAX_ENTRY_BYTES: u64 = 2 * crate::page::MAX_RENDERED_BYTES as u64 + (1 << 20);
 
 /// The document cache of the fleet. Cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct SharedDocuments {
     redis: Arc<Redis>,
     prefix: String,
-    /// `max_cache_bytes`: the largest entry written or read.
+    /// Tags every value with the fleet's key.
+    sealer: Sealer,
+    /// The largest entry written or read: `max_cache_bytes` or
+    /// [`MAX_ENTRY_BYTES`], the smaller.
     max_bytes: u64,
     /// `cache_ttl_days` (FR-WF-16d).
     ttl_days: u32,
@@ -67,13 +86,15 @@ impl SharedDocuments {
     pub(crate) fn new(
         redis: Arc<Redis>,
         prefix: &str,
+        sealer: Sealer,
         cache: &CacheSettings,
         budget: Duration,
     ) -> SharedDocuments {
         SharedDocuments {
             redis,
             prefix: prefix.to_owned(),
-            max_bytes: cache.max_bytes,
+            sealer,
+            max_bytes: cache.max_bytes.min(MAX_ENTRY_BYTES),
             ttl_days: cache.ttl_days,
             lease: flight::lease_for(budget),
         }
@@ -83,37 +104,26 @@ impl SharedDocuments {
         format!("{}doc:{key}", self.prefix)
     }
 
-    /// Reads `keys` in one round trip; the first whose entry `usable` accepts
-    /// wins. `None` when none does, or Redis is unavailable.
+    /// The longest value stored for an entry of [`Self::max_bytes`].
+    fn max_stored(&self) -> u64 {
+        self.max_bytes
+            .saturating_add(u64::try_from(self.sealer.overhead()).unwrap_or(u64::MAX))
+    }
+
+    /// Reads `keys` in one round trip, by `deadline` (at most one Redis
+    /// operation's time); the first whose entry `usable` accepts wins. `None`
+    /// when none does, or Redis is unavailable.
     pub(crate) async fn read(
         &self,
         keys: &[CacheKey],
-        now: Timestamp,
+        deadline: Instant,
         usable: impl Fn(&Entry) -> bool,
     ) -> Option<(usize, Entry)> {
         let names: Vec<String> = keys.iter().map(|k| self.doc_key(k)).collect();
-        let deadline = Instant::now() + super::conn::OP_TIMEOUT;
-        let names_ref = &names;
-        let replies: Vec<Value> = self
-            .redis
-            .run("read entry", deadline, |mut conn| async move {
-                let mut pipe = redis::pipe();
-                for name in names_ref {
-                    pipe.cmd("GET").arg(name);
-                }
-                pipe.query_async(&mut conn).await
-            })
+        let values = flight::read_guarded(&self.redis, &names, self.max_stored(), deadline)
             .await
             .ok()?;
-        if replies.len() != keys.len() {
-            let _ = self.redis.bad_reply("read entry");
-            return None;
-        }
-        let values = replies
-            .into_iter()
-            .map(|v| flight::bytes_of(v).unwrap_or(None))
-            .collect();
-        self.first_usable(keys, values, now, &usable)
+        self.first_usable(keys, values, &usable).await
     }
 
     /// Waits for an entry of `keys` that `usable` accepts, or takes the
@@ -133,13 +143,13 @@ impl SharedDocuments {
         let wait = Wait {
             lock: &lock,
             values: &names,
+            max_len: self.max_stored(),
+            sealer: &self.sealer,
             lease: self.lease,
             until,
         };
-        let accept = |values| {
-            let now = Timestamp::from_datetime(time::OffsetDateTime::now_utc());
-            self.first_usable(keys, values, now, &usable)
-        };
+        let usable = &usable;
+        let accept = move |values| self.first_usable(keys, values, usable);
         match flight::wait_or_claim(&self.redis, wait, accept).await {
             Ok(Claim::Found((index, entry))) => Found::Entry(index, entry),
             Ok(Claim::Claimed(lease)) => Found::Claimed(lease),
@@ -170,6 +180,7 @@ impl SharedDocuments {
         }
         let expires_at = entry.expires_at.unix_seconds().saturating_add(1);
         let name = self.doc_key(&key);
+        let bytes = self.sealer.seal(&name, &bytes);
         let deadline = Instant::now() + super::conn::OP_TIMEOUT;
         self.redis
             .run("write entry", deadline, |mut conn| async move {
@@ -185,33 +196,70 @@ impl SharedDocuments {
             .map_err(|Unavailable| WriteFailure::Unavailable)
     }
 
-    /// The first entry among `values` (read for `keys`) that decodes, is not
-    /// expired and that `usable` accepts; the ones that do not decode are
-    /// logged and deleted.
-    fn first_usable(
+    /// The first entry among `values` (read for `keys`) whose tag is valid,
+    /// that decodes, is neither expired nor fetched in the future, and that
+    /// `usable` accepts; the ones that fail the tag or do not decode are
+    /// logged and deleted. Checked on a blocking thread: a tag over megabytes
+    /// and their JSON are not work for the async workers.
+    async fn first_usable(
+        &self,
+        keys: &[CacheKey],
+        values: Vec<Option<Vec<u8>>>,
+        usable: &impl Fn(&Entry) -> bool,
+    ) -> Option<(usize, Entry)> {
+        if values.iter().all(Option::is_none) {
+            return None;
+        }
+        let this = self.clone();
+        let keys = keys.to_vec();
+        let span = tracing::Span::current();
+        let current = tokio::task::spawn_blocking(move || {
+            let _in_call = span.enter();
+            let now = Timestamp::from_datetime(time::OffsetDateTime::now_utc());
+            this.current_entries(&keys, values, now)
+        })
+        .await
+        .ok()?;
+        current.into_iter().find(|(_, entry)| usable(entry))
+    }
+
+    /// The entries among `values` (read for `keys`), with their index, whose
+    /// tag is valid, that decode and are current at `now`.
+    fn current_entries(
         &self,
         keys: &[CacheKey],
         values: Vec<Option<Vec<u8>>>,
         now: Timestamp,
-        usable: &impl Fn(&Entry) -> bool,
-    ) -> Option<(usize, Entry)> {
+    ) -> Vec<(usize, Entry)> {
+        let mut current = Vec::new();
         for (index, (key, value)) in keys.iter().zip(values).enumerate() {
             let Some(bytes) = value else { continue };
             match self.decode(key, &bytes) {
                 Ok(entry) if entry.is_expired(now) => {}
-                Ok(entry) if usable(&entry) => return Some((index, entry)),
-                Ok(_) => {}
+                Ok(entry) if entry.is_from_the_future(now) => {
+                    tracing::warn!(
+                        event = "cache_future_entry",
+                        key = %key,
+                        fetched_at = %entry.fetched_at,
+                        "cache entry fetched_at is in the future; fetching again"
+                    );
+                }
+                Ok(entry) => current.push((index, entry)),
                 Err(reason) => {
                     tracing::warn!(event = "cache_read_failed", key = %key, reason, "cache_read_failed");
-                    let (this, key) = (self.clone(), *key);
-                    tokio::spawn(async move { this.delete(&key).await });
+                    flight::delete_later(&self.redis, &self.doc_key(key));
                 }
             }
         }
-        None
+        current
     }
 
-    fn decode(&self, key: &CacheKey, bytes: &[u8]) -> Result<Entry, String> {
+    fn decode(&self, key: &CacheKey, stored: &[u8]) -> Result<Entry, String> {
+        let name = self.doc_key(key);
+        let bytes = self
+            .sealer
+            .open(&name, stored)
+            .ok_or_else(|| "no valid fleet tag for its key".to_owned())?;
         if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > self.max_bytes {
             return Err("entry exceeds max_cache_bytes".to_owned());
         }

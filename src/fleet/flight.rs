@@ -10,7 +10,20 @@
 //! at its own deadline. The holder writes its value before it releases the
 //! lock, and each poll tries the lock before it reads, so a waiter that finds
 //! the lock free also finds the value the holder wrote.
+//!
+//! Values are read by a script that looks at each one's type and length
+//! (`STRLEN`, constant time) before it reads it: a value larger than the
+//! largest one a call could write, or not a string, is never sent; the caller
+//! gets a miss and the value is deleted. So a value planted in Redis costs a
+//! call no more memory or time than a real one.
+//!
+//! A lock's token is sealed for the lock key ([`super::tag`]), and a waiter
+//! that finds the lock taken reads its value in the same round trip: a lock
+//! without a valid tag was not taken by an instance, so it is deleted
+//! (compare-and-delete) and the next poll takes it, instead of waiting a
+//! whole budget for a fetch nobody makes.
 
+use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -18,6 +31,7 @@ use redis::{Script, Value};
 use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
+use super::tag::Sealer;
 
 /// Compare-and-delete: releases the lock only if it still holds our token.
 static RELEASE: LazyLock<Script> = LazyLock::new(|| {
@@ -33,6 +47,40 @@ static RENEW: LazyLock<Script> = LazyLock::new(|| {
         "if redis.call('GET', KEYS[1]) == ARGV[1] then \
            return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0",
     )
+});
+
+/// The Lua function of [`READ`] and [`CLAIM`]: a value of at most `limit`
+/// bytes, `false` for a missing key, its length when longer, -1 when it is
+/// not a string.
+const GUARDED_GET: &str = "local function guarded(k, limit) \
+       local t = redis.call('TYPE', k).ok \
+       if t == 'none' then return false end \
+       if t ~= 'string' then return -1 end \
+       local n = redis.call('STRLEN', k) \
+       if n > limit then return n end \
+       return redis.call('GET', k) end ";
+
+/// KEYS: values. ARGV: the largest value to send. Returns each value as
+/// [`GUARDED_GET`] does.
+static READ: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{GUARDED_GET} local limit = tonumber(ARGV[1]) local out = {{}} \
+         for i, k in ipairs(KEYS) do out[i] = guarded(k, limit) end return out"
+    ))
+});
+
+/// KEYS: the lock, then the values. ARGV: token, lease (ms), the largest value
+/// to send. `SET lock token NX PX lease`, then each value as [`GUARDED_GET`]
+/// does; returns `{1, false, values…}` when the lock was taken, else `{0,
+/// the lock's value (as [`GUARDED_GET`] reads it, at most 256 bytes), values…}`.
+static CLAIM: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{GUARDED_GET} local limit = tonumber(ARGV[3]) \
+         local taken = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) \
+         local out = {{taken and 1 or 0, false}} \
+         if not taken then out[2] = guarded(KEYS[1], 256) end \
+         for i = 2, #KEYS do out[i + 1] = guarded(KEYS[i], limit) end return out"
+    ))
 });
 
 /// The shortest and longest lease.
@@ -78,13 +126,14 @@ pub(crate) fn new_token() -> String {
 pub(crate) struct Lease {
     redis: Arc<Redis>,
     key: String,
-    token: String,
+    /// The sealed token: the lock's value while it is ours.
+    token: Vec<u8>,
     renewal: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Lease {
     /// The lock `key` just taken with `token` for `lease`; starts renewing it.
-    fn start(redis: Arc<Redis>, key: String, token: String, lease: Duration) -> Lease {
+    fn start(redis: Arc<Redis>, key: String, token: Vec<u8>, lease: Duration) -> Lease {
         let renewal = {
             let (redis, key, token) = (Arc::clone(&redis), key.clone(), token.clone());
             tokio::spawn(async move {
@@ -144,7 +193,7 @@ impl Drop for Lease {
     }
 }
 
-async fn release(redis: &Redis, key: &str, token: &str) {
+async fn release(redis: &Redis, key: &str, token: &[u8]) {
     let deadline = Instant::now() + super::conn::OP_TIMEOUT;
     let _ = redis
         .run("release lock", deadline, |mut conn| async move {
@@ -175,6 +224,10 @@ pub(crate) struct Wait<'a> {
     pub(crate) lock: &'a str,
     /// The keys whose values end the wait, read in one round trip with the try.
     pub(crate) values: &'a [String],
+    /// The largest value read; a longer one is a miss, and is deleted.
+    pub(crate) max_len: u64,
+    /// Seals this waiter's token and checks the lock's.
+    pub(crate) sealer: &'a Sealer,
     /// The lease to take.
     pub(crate) lease: Duration,
     /// When to stop waiting.
@@ -183,18 +236,36 @@ pub(crate) struct Wait<'a> {
 
 /// Polls until `accept` takes the values read, or the lock is free and taken,
 /// or `wait.until`. `accept` gets the values of `wait.values` in order (`None`
-/// for a missing key) and returns what ends the wait, if anything. Fails when
-/// Redis does: the caller then goes on alone.
-pub(crate) async fn wait_or_claim<V>(
+/// for a missing key, or one refused for its size or type) and returns what
+/// ends the wait, if anything. Fails when Redis does: the caller then goes on
+/// alone.
+pub(crate) async fn wait_or_claim<V, F, Fut>(
     redis: &Arc<Redis>,
     wait: Wait<'_>,
-    accept: impl Fn(Vec<Option<Vec<u8>>>) -> Option<V>,
-) -> Result<Claim<V>, Unavailable> {
-    let token = new_token();
+    accept: F,
+) -> Result<Claim<V>, Unavailable>
+where
+    F: Fn(Vec<Option<Vec<u8>>>) -> Fut,
+    Fut: Future<Output = Option<V>>,
+{
+    let token = wait.sealer.seal(wait.lock, new_token().as_bytes());
     let mut backoff = Backoff::new();
     loop {
-        let (claimed, values) = try_claim(redis, &wait, &token).await?;
-        let found = accept(values);
+        let (lock, values) = try_claim(redis, &wait, &token).await?;
+        let claimed = matches!(lock, Lock::Ours);
+        if let Lock::Theirs(Some(value)) = &lock
+            && wait.sealer.open(wait.lock, value).is_none()
+        {
+            tracing::warn!(
+                event = "fleet_lock_refused",
+                lock = %wait.lock,
+                "fleet: a single-flight lock in Redis without a valid tag; it is deleted"
+            );
+            release(redis, wait.lock, value).await;
+        } else if let Lock::Theirs(None) = &lock {
+            delete_later(redis, wait.lock);
+        }
+        let found = accept(values).await;
         if claimed {
             let lease = Lease::start(Arc::clone(redis), wait.lock.to_owned(), token, wait.lease);
             return Ok(match found {
@@ -217,53 +288,148 @@ pub(crate) async fn wait_or_claim<V>(
     }
 }
 
-/// One round trip: `SET lock token NX PX lease`, then `GET` each value key.
+/// Who holds the lock after a try.
+#[derive(Debug, PartialEq, Eq)]
+enum Lock {
+    /// This waiter: it was free.
+    Ours,
+    /// Someone else: its value, or `None` when it is no short string (so no
+    /// instance's).
+    Theirs(Option<Vec<u8>>),
+}
+
+/// One round trip: `SET lock token NX PX lease`, then each value key read
+/// within `wait.max_len` ([`CLAIM`]).
 async fn try_claim(
-    redis: &Redis,
+    redis: &Arc<Redis>,
     wait: &Wait<'_>,
-    token: &str,
-) -> Result<(bool, Vec<Option<Vec<u8>>>), Unavailable> {
+    token: &[u8],
+) -> Result<(Lock, Vec<Option<Vec<u8>>>), Unavailable> {
     let lease_ms = u64::try_from(wait.lease.as_millis()).unwrap_or(u64::MAX);
-    let mut pipe = redis::pipe();
-    pipe.cmd("SET")
-        .arg(wait.lock)
-        .arg(token)
-        .arg("NX")
-        .arg("PX")
-        .arg(lease_ms);
-    for key in wait.values {
-        pipe.cmd("GET").arg(key);
-    }
     // The wait may end before Redis answers; give the round trip at least a
     // moment so that a waiter at its deadline still reads once.
     let deadline = wait.until.max(Instant::now() + Duration::from_millis(200));
     let replies: Vec<Value> = redis
         .run("single flight", deadline, |mut conn| async move {
-            pipe.query_async(&mut conn).await
+            let mut invocation = CLAIM.key(wait.lock);
+            for key in wait.values {
+                invocation.key(key);
+            }
+            invocation
+                .arg(token)
+                .arg(lease_ms)
+                .arg(wait.max_len)
+                .invoke_async(&mut conn)
+                .await
         })
         .await?;
     let mut replies = replies.into_iter();
-    let claimed = match replies.next() {
-        Some(Value::Okay) => true,
-        Some(Value::SimpleString(s)) if s == "OK" => true,
-        Some(Value::Nil) => false,
+    let lock = match (replies.next(), replies.next().map(guarded_of)) {
+        (Some(Value::Int(1)), Some(Some(Guarded::Missing))) => Lock::Ours,
+        (Some(Value::Int(0)), Some(Some(Guarded::Value(value)))) => Lock::Theirs(Some(value)),
+        (Some(Value::Int(0)), Some(Some(Guarded::Refused(_)))) => Lock::Theirs(None),
         _ => return Err(redis.bad_reply("single flight")),
     };
-    let values = replies.map(bytes_of).collect::<Result<Vec<_>, ()>>();
-    match values {
-        Ok(values) if values.len() == wait.values.len() => Ok((claimed, values)),
-        _ => Err(redis.bad_reply("single flight")),
+    let replies: Vec<Value> = replies.collect();
+    let values = guarded_values(redis, wait.values, replies, wait.max_len)
+        .ok_or_else(|| redis.bad_reply("single flight"))?;
+    Ok((lock, values))
+}
+
+/// Reads `names` in one round trip, each within `max_len` bytes; `None` for
+/// a missing or refused value.
+pub(crate) async fn read_guarded(
+    redis: &Arc<Redis>,
+    names: &[String],
+    max_len: u64,
+    deadline: Instant,
+) -> Result<Vec<Option<Vec<u8>>>, Unavailable> {
+    let replies: Vec<Value> = redis
+        .run("read entry", deadline, |mut conn| async move {
+            let mut invocation = READ.arg(max_len);
+            for name in names {
+                invocation.key(name);
+            }
+            invocation.invoke_async(&mut conn).await
+        })
+        .await?;
+    guarded_values(redis, names, replies, max_len).ok_or_else(|| redis.bad_reply("read entry"))
+}
+
+/// The values of a guarded read of `names`; one refused for its length or
+/// type is logged, deleted in the background, and read as missing. `None`
+/// when the reply does not have the script's shape.
+fn guarded_values(
+    redis: &Arc<Redis>,
+    names: &[String],
+    replies: Vec<Value>,
+    max_len: u64,
+) -> Option<Vec<Option<Vec<u8>>>> {
+    if replies.len() != names.len() {
+        return None;
+    }
+    let mut values = Vec::with_capacity(names.len());
+    for (name, reply) in names.iter().zip(replies) {
+        match guarded_of(reply)? {
+            Guarded::Missing => values.push(None),
+            Guarded::Value(bytes) => values.push(Some(bytes)),
+            Guarded::Refused(length) => {
+                let why = if length < 0 {
+                    "not a string".to_owned()
+                } else {
+                    format!("{length} bytes, more than the {max_len} a call writes")
+                };
+                tracing::warn!(
+                    event = "fleet_value_refused",
+                    key = %name,
+                    reason = %why,
+                    "fleet: a value in Redis was refused unread ({why}); it is deleted"
+                );
+                delete_later(redis, name);
+                values.push(None);
+            }
+        }
+    }
+    Some(values)
+}
+
+/// What a guarded read gave for one key.
+#[derive(Debug, PartialEq, Eq)]
+enum Guarded {
+    Missing,
+    Value(Vec<u8>),
+    /// Its length (more than the limit), or -1: not a string.
+    Refused(i64),
+}
+
+/// One value of a guarded read; `None` when the reply is none of its shapes.
+fn guarded_of(value: Value) -> Option<Guarded> {
+    match value {
+        Value::Nil => Some(Guarded::Missing),
+        Value::BulkString(bytes) => Some(Guarded::Value(bytes)),
+        Value::Int(length) => Some(Guarded::Refused(length)),
+        _ => None,
     }
 }
 
-/// A `GET` reply: bytes, or `None` for a missing key.
-pub(crate) fn bytes_of(value: Value) -> Result<Option<Vec<u8>>, ()> {
-    match value {
-        Value::Nil => Ok(None),
-        Value::BulkString(bytes) => Ok(Some(bytes)),
-        Value::SimpleString(text) => Ok(Some(text.into_bytes())),
-        _ => Err(()),
-    }
+/// Deletes `name` in the background, best effort: a value the fleet did not
+/// write, or can not read (a writer racing this delete only costs a refetch).
+pub(crate) fn delete_later(redis: &Arc<Redis>, name: &str) {
+    let (redis, name) = (Arc::clone(redis), name.to_owned());
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    runtime.spawn(async move {
+        let deadline = Instant::now() + super::conn::OP_TIMEOUT;
+        let _ = redis
+            .run("delete value", deadline, |mut conn| async move {
+                redis::cmd("DEL")
+                    .arg(&name)
+                    .query_async::<i64>(&mut conn)
+                    .await
+            })
+            .await;
+    });
 }
 
 #[cfg(test)]
@@ -292,14 +458,16 @@ mod tests {
     }
 
     #[test]
-    fn get_replies_are_bytes_nil_or_refused() {
-        assert_eq!(bytes_of(Value::Nil), Ok(None));
+    fn guarded_replies_are_values_missing_or_refused() {
+        assert_eq!(guarded_of(Value::Nil), Some(Guarded::Missing));
         assert_eq!(
-            bytes_of(Value::BulkString(b"x".to_vec())),
-            Ok(Some(b"x".to_vec()))
+            guarded_of(Value::BulkString(b"x".to_vec())),
+            Some(Guarded::Value(b"x".to_vec()))
         );
-        assert_eq!(bytes_of(Value::Int(3)), Err(()));
-        assert_eq!(bytes_of(Value::Array(vec![])), Err(()));
+        assert_eq!(guarded_of(Value::Int(3)), Some(Guarded::Refused(3)));
+        assert_eq!(guarded_of(Value::Int(-1)), Some(Guarded::Refused(-1)));
+        assert_eq!(guarded_of(Value::Array(vec![])), None);
+        assert_eq!(guarded_of(Value::Okay), None);
     }
 
     #[test]

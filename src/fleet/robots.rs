@@ -10,6 +10,13 @@
 //! robots TTL (FR-WF-08f) and carries its expiry, so an instance keeps it in its
 //! own cache only for what is left of it. One retrieval per origin per TTL for
 //! the whole fleet: a single-flight lock per origin, as for documents.
+//!
+//! The value is sealed with the fleet's tag ([`super::tag`]) and read only if
+//! it is no longer than the largest outcome a retrieval keeps: a body cut at
+//! `max_robots_bytes` (FR-WF-ROBOTS-SIZE-01, the cap of every robots.txt
+//! fetch), its header and the tag; its length is checked in Redis before it is
+//! sent (`STRLEN`). A value without a valid tag, with a longer body, or
+//! claiming more time than the robots TTL is a miss, and is deleted.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -19,6 +26,7 @@ use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
 use super::flight::{self, Claim, Lease, Wait};
+use super::tag::Sealer;
 use crate::canonical_url::Origin;
 use crate::robots::policy::FetchOutcome;
 
@@ -33,7 +41,10 @@ const HEADER: usize = 4 + 8 + 2 + 1;
 pub(crate) struct SharedRobots {
     redis: Arc<Redis>,
     prefix: String,
+    sealer: Sealer,
     ttl: Duration,
+    /// `max_robots_bytes`: the longest body a retrieval keeps.
+    max_body: u64,
     lease: Duration,
 }
 
@@ -51,15 +62,32 @@ pub(crate) enum Lookup {
 }
 
 impl SharedRobots {
-    /// Outcomes under `prefix`, kept for `ttl`, locks leased for work of
+    /// Outcomes under `prefix`, sealed by `sealer`, kept for `ttl`, bodies of
+    /// at most `max_body` bytes (`max_robots_bytes`), locks leased for work of
     /// `budget` (the robots.txt budget, `timeout_seconds`).
-    pub(crate) fn new(redis: Arc<Redis>, prefix: &str, ttl: Duration, budget: Duration) -> Self {
+    pub(crate) fn new(
+        redis: Arc<Redis>,
+        prefix: &str,
+        sealer: Sealer,
+        ttl: Duration,
+        max_body: u64,
+        budget: Duration,
+    ) -> Self {
         SharedRobots {
             redis,
             prefix: prefix.to_owned(),
+            sealer,
             ttl,
+            max_body,
             lease: flight::lease_for(budget),
         }
+    }
+
+    /// The longest value stored for an outcome.
+    fn max_stored(&self) -> u64 {
+        let extra = HEADER + self.sealer.overhead();
+        self.max_body
+            .saturating_add(u64::try_from(extra).unwrap_or(u64::MAX))
     }
 
     fn entry_key(&self, origin: &Origin) -> String {
@@ -70,20 +98,35 @@ impl SharedRobots {
     /// another instance's retrieval until `deadline`.
     pub(crate) async fn lookup(&self, origin: &Origin, deadline: Instant) -> Lookup {
         let lock = format!("{}robots-lock:{origin}", self.prefix);
-        let values = [self.entry_key(origin)];
+        let name = self.entry_key(origin);
+        let values = [name.clone()];
         let wait = Wait {
             lock: &lock,
             values: &values,
+            max_len: self.max_stored(),
+            sealer: &self.sealer,
             lease: self.lease,
             until: deadline,
         };
         let accept = |values: Vec<Option<Vec<u8>>>| {
-            let bytes = values.into_iter().next().flatten()?;
-            let decoded = decode(&bytes, SystemTime::now());
-            if decoded.is_none() {
-                tracing::warn!(event = "robots_shared_unreadable", origin = %origin);
-            }
-            decoded
+            let decoded = values.into_iter().next().flatten().and_then(|stored| {
+                let decoded = self
+                    .sealer
+                    .open(&name, &stored)
+                    .and_then(|bytes| decode(bytes, SystemTime::now(), self.max_body))
+                    .map(|(outcome, left)| (outcome, left.min(self.ttl)));
+                if decoded.is_none() {
+                    tracing::warn!(
+                        event = "robots_shared_unreadable",
+                        origin = %origin,
+                        "fleet: a shared robots.txt outcome without a valid tag, too large, \
+                         or torn; it is deleted"
+                    );
+                    flight::delete_later(&self.redis, &name);
+                }
+                decoded
+            });
+            std::future::ready(decoded)
         };
         match flight::wait_or_claim(&self.redis, wait, accept).await {
             Ok(Claim::Found((outcome, left))) => Lookup::Found(outcome, left),
@@ -100,6 +143,7 @@ impl SharedRobots {
             return;
         };
         let key = self.entry_key(origin);
+        let bytes = self.sealer.seal(&key, &bytes);
         let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
         let deadline = Instant::now() + super::conn::OP_TIMEOUT;
         let _ = self
@@ -139,9 +183,17 @@ pub(crate) fn encode(outcome: &FetchOutcome, expires: SystemTime) -> Option<Vec<
 }
 
 /// The outcome stored in `bytes` and how long it stays fresh after `now`;
-/// `None` for anything else, or an expired entry.
-pub(crate) fn decode(bytes: &[u8], now: SystemTime) -> Option<(FetchOutcome, Duration)> {
+/// `None` for anything else, an expired entry, or a body longer than
+/// `max_body` (no retrieval keeps more).
+pub(crate) fn decode(
+    bytes: &[u8],
+    now: SystemTime,
+    max_body: u64,
+) -> Option<(FetchOutcome, Duration)> {
     let (header, body) = bytes.split_at_checked(HEADER)?;
+    if u64::try_from(body.len()).ok()? > max_body {
+        return None;
+    }
     let (magic, rest) = header.split_at(4);
     if magic != MAGIC {
         return None;
@@ -196,10 +248,10 @@ mod tests {
         for outcome in outcomes {
             let bytes = encode(&outcome, at(1000)).unwrap();
             assert_eq!(
-                decode(&bytes, at(400)),
+                decode(&bytes, at(400), 1024),
                 Some((outcome, Duration::from_secs(600)))
             );
-            assert_eq!(decode(&bytes, at(1000)), None, "expired");
+            assert_eq!(decode(&bytes, at(1000), 1024), None, "expired");
         }
     }
 
@@ -240,7 +292,18 @@ mod tests {
             &status_with_body,
             &wrong_status,
         ] {
-            assert_eq!(decode(bytes, at(0)), None, "{bytes:?}");
+            assert_eq!(decode(bytes, at(0), 1024), None, "{bytes:?}");
         }
+    }
+
+    #[test]
+    fn a_body_longer_than_max_robots_bytes_is_refused() {
+        let outcome = FetchOutcome::Body {
+            body: Bytes::from(vec![b'#'; 100]),
+            truncated: false,
+        };
+        let bytes = encode(&outcome, at(1000)).unwrap();
+        assert!(decode(&bytes, at(0), 100).is_some());
+        assert_eq!(decode(&bytes, at(0), 99), None);
     }
 }

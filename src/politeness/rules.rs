@@ -38,6 +38,19 @@ pub(crate) enum Seen {
     Full,
 }
 
+/// `seen` with a hold cut to [`MAX_HOLD`]: what a shared store reports is
+/// capped as a hold this process sets is.
+#[cfg_attr(
+    not(feature = "fleet"),
+    expect(dead_code, reason = "only the fleet reads holds it did not set")
+)]
+pub(crate) fn clamped(seen: Seen) -> Seen {
+    match seen {
+        Seen::Held(hold) => Seen::Held(hold.min(MAX_HOLD)),
+        other => other,
+    }
+}
+
 /// What to do with a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Admit {
@@ -114,6 +127,18 @@ pub(crate) fn whole_seconds(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seen_hold_is_capped_like_a_local_one() {
+        let ten_years = Duration::from_secs(315_360_000);
+        assert_eq!(clamped(Seen::Held(ten_years)), Seen::Held(MAX_HOLD));
+        assert_eq!(
+            clamped(Seen::Held(Duration::from_secs(3))),
+            Seen::Held(Duration::from_secs(3))
+        );
+        assert_eq!(clamped(Seen::Full), Seen::Full);
+        assert_eq!(clamped(Seen::Admitted), Seen::Admitted);
+    }
 
     fn at(unix: u64) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(unix)

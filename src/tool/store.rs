@@ -185,7 +185,6 @@ fn usable(stand_in: bool, settings: &Settings) -> bool {
 async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_>) -> Looked {
     use crate::cache::{CacheKey, Entry};
     use crate::fleet::Found;
-    use crate::vocabulary::Timestamp;
 
     let keys: Vec<CacheKey> = lookup
         .methods
@@ -205,8 +204,7 @@ async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_
         };
         Looked::Hit(document, method)
     };
-    let now = Timestamp::from_datetime(OffsetDateTime::now_utc());
-    if let Some((index, entry)) = shared.read(&keys, now, accept).await {
+    if let Some((index, entry)) = shared.read(&keys, lookup.wait_until, accept).await {
         return hit(index, entry);
     }
     match shared.wait_or_claim(&keys, lookup.wait_until, accept).await {

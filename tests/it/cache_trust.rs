@@ -60,6 +60,12 @@ async fn origin() -> MockServer {
 /// of `urls`, and copies the files into `dir` at the paths the cache would read:
 /// exactly what an attacker who can write `dir` can produce.
 fn plant_entries(dir: &Path, urls: &[&str]) {
+    let long_ago = OffsetDateTime::now_utc() - time::Duration::days(1);
+    plant_entries_at(dir, urls, long_ago);
+}
+
+/// [`plant_entries`] with entries fetched at `fetched_at`.
+fn plant_entries_at(dir: &Path, urls: &[&str], fetched_at: OffsetDateTime) {
     let scratch = tempfile::tempdir().unwrap();
     let settings = Config::new(&[]).cache(scratch.path()).settings().cache;
     let cache = DiskCache::open(&settings).expect("scratch cache");
@@ -70,7 +76,6 @@ fn plant_entries(dir: &Path, urls: &[&str]) {
         page_type: None,
         page_starts: Vec::new(),
     };
-    let long_ago = OffsetDateTime::now_utc() - time::Duration::days(1);
     for url in urls {
         let url = CanonicalUrl::parse(url).unwrap();
         cache
@@ -78,8 +83,8 @@ fn plant_entries(dir: &Path, urls: &[&str]) {
                 &url,
                 RenderingMethod::Http,
                 &document,
-                long_ago,
-                long_ago,
+                fetched_at,
+                fetched_at.min(OffsetDateTime::now_utc()),
             ))
             .unwrap();
         let from = cache.entry_path(&url, RenderingMethod::Http);
@@ -253,6 +258,38 @@ fn a_cache_dir_of_ours_that_others_can_write_is_never_used() {
     let served = served.unwrap();
     assert_eq!(served["notes"], json!(["cache_hit"]));
     assert!(text_of(&served).contains(PAYLOAD));
+    // Even there, the checks that need no network come first: the metadata
+    // endpoint's entry is never served.
+    let (metadata, _) =
+        with_logs(async || call(&config, "http://169.254.169.254/latest/meta-data/").await);
+    let metadata = metadata.expect_err("SSRF decides before the look-up");
+    assert!(metadata.contains("ssrf_blocked"), "{metadata}");
+}
+
+/// An entry fetched in the future (by more than the clock-skew allowance) is a
+/// miss: the page is fetched, and its entry replaces the planted one.
+#[test]
+fn a_disk_entry_fetched_in_the_future_is_a_miss() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(origin());
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    fs::create_dir(&cache).unwrap();
+    fs::set_permissions(&cache, fs::Permissions::from_mode(0o700)).unwrap();
+    let page = site(&server, "/page");
+    plant_entries_at(
+        &cache,
+        &[&page],
+        OffsetDateTime::now_utc() + time::Duration::days(1800),
+    );
+    let config = config(&server, &cache);
+    let (first, _) = with_logs(async || call(&config, &page).await);
+    let first = first.expect("the page is fetched");
+    assert_eq!(first["notes"], json!([]), "{first}");
+    assert!(!text_of(&first).contains(PAYLOAD));
+    let (second, _) = with_logs(async || call(&config, &page).await);
+    assert_eq!(second.unwrap()["notes"], json!(["cache_hit"]));
+    assert_eq!(runtime.block_on(crate::support::hits(&server, "/page")), 1);
 }
 
 #[test]

@@ -21,17 +21,18 @@ use wiremock::{MockServer, ResponseTemplate};
 use crate::serve::{Served, get, target};
 use crate::support::origin::Origin;
 use crate::support::race::until;
-use crate::support::redis_server::RedisServer;
+use crate::support::redis_server::{RedisServer, seal, unsealed, write_key_file};
 use crate::support::{Config, hits, html, robots, serve, toml_string};
 
 const PAGE: &str = "<html><head><title>Fleet</title></head><body><main><h1>Fleet</h1>\
 <p>A page shared by every instance of the fleet.</p></main></body></html>";
 
-/// `[tools.webfetch.fleet]` on `redis`, plus `extra` lines.
-fn fleet(config: Config, redis: &RedisServer, extra: &str) -> Config {
+/// `[tools.webfetch.fleet]` on `redis` with the test key, plus `extra` lines.
+pub(crate) fn fleet(config: Config, redis: &RedisServer, extra: &str) -> Config {
     config.section(&format!(
-        "[tools.webfetch.fleet]\nredis_url = {}\n{extra}",
-        toml_string(&redis.url())
+        "[tools.webfetch.fleet]\nredis_url = {}\nkey_file = {}\n{extra}",
+        toml_string(&redis.url()),
+        toml_string(&redis.key_file().display().to_string())
     ))
 }
 
@@ -95,9 +96,14 @@ async fn fleet_instances_share_cached_pages_and_a_hit_is_a_disk_hit() {
         .arg(format!("webfetch:doc:{key}"))
         .query(&mut conn)
         .unwrap();
+    assert_eq!(
+        stored,
+        seal(&format!("webfetch:doc:{key}"), unsealed(&stored)),
+        "sealed with the fleet's tag for its key"
+    );
     let on_disk = std::fs::read(&files[0]).unwrap();
     let (mut stored, mut on_disk): (Value, Value) = (
-        serde_json::from_slice(&stored).unwrap(),
+        serde_json::from_slice(unsealed(&stored)).unwrap(),
         serde_json::from_slice(&on_disk).unwrap(),
     );
     let expires_at = stored["expires_at"].as_str().unwrap().to_owned();
@@ -523,9 +529,12 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
     let server = MockServer::start().await;
     serve(&server, "/page", html(PAGE)).await;
     let port = server.address().port();
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = write_key_file(dir.path());
     let config = Config::new(&[port]).timeout(5).section(&format!(
         "[tools.webfetch.fleet]\nredis_url = \"redis://:hunter2@127.0.0.1:{redis_port}/\"\n\
-         share_robots = true"
+         share_robots = true\nkey_file = {}",
+        toml_string(&key_file.display().to_string())
     ));
     let mut served = Served::start(&config, &[], &[]);
     let url = format!("http://127.0.0.1:{port}/page");
@@ -568,9 +577,10 @@ async fn fleet_rediss_with_a_private_ca() {
     serve(&server, "/page", html(PAGE)).await;
     let port = server.address().port();
     let config = Config::new(&[port]).section(&format!(
-        "[tools.webfetch.fleet]\nredis_url_file = {}\ntls_ca_file = {}",
+        "[tools.webfetch.fleet]\nredis_url_file = {}\ntls_ca_file = {}\nkey_file = {}",
         toml_string(&url_file.display().to_string()),
-        toml_string(&ca.display().to_string())
+        toml_string(&ca.display().to_string()),
+        toml_string(&redis.key_file().display().to_string())
     ));
     let (mut a, mut b) = (
         Served::start(&config, &[], &[]),

@@ -24,6 +24,7 @@ mod dns;
 mod extract;
 mod faults;
 mod fleet;
+mod fleet_trust;
 mod formats;
 mod hostile;
 mod http;

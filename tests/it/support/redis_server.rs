@@ -151,6 +151,16 @@ impl RedisServer {
         }
     }
 
+    /// The fleet key file every instance on this server shares ([`write_key_file`]
+    /// in the server's dir).
+    pub(crate) fn key_file(&self) -> PathBuf {
+        let path = self.dir.path().join(KEY_FILE);
+        if !path.exists() {
+            write_key_file(self.dir.path());
+        }
+        path
+    }
+
     /// The TLS files, for a server started with TLS.
     pub(crate) fn tls(&self) -> Option<&TlsFiles> {
         self.tls.as_ref()
@@ -195,6 +205,44 @@ impl RedisServer {
             self.port
         );
     }
+}
+
+/// The name of the fleet key file in a test's dir.
+const KEY_FILE: &str = "fleet.key";
+
+/// The key in every test's fleet key file: the tests compute tags with it.
+pub(crate) const FLEET_KEY: &str = "test-fleet-key-0123456789abcdef0123456789abcdef";
+
+/// Writes a fleet key file (`key_file`) holding [`FLEET_KEY`] into `dir`,
+/// mode 0600 as the secret-file checks want it; returns its path.
+pub(crate) fn write_key_file(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(KEY_FILE);
+    std::fs::write(&path, format!("{FLEET_KEY}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+/// `payload` as the fleet stores it at `redis_key` under [`FLEET_KEY`]: the
+/// documented format, computed here apart from the crate's own code, so a test
+/// can plant a value only the fleet (or a holder of its key) could write.
+pub(crate) fn seal(redis_key: &str, payload: &[u8]) -> Vec<u8> {
+    use hmac::{Hmac, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(FLEET_KEY.as_bytes()).unwrap();
+    mac.update(b"webfetch fleet v1\0");
+    mac.update(&(redis_key.len() as u64).to_be_bytes());
+    mac.update(redis_key.as_bytes());
+    mac.update(payload);
+    let mut stored = b"WFT1".to_vec();
+    stored.extend_from_slice(&mac.finalize().into_bytes());
+    stored.extend_from_slice(payload);
+    stored
+}
+
+/// The payload of a value the fleet stored (its tag stripped, not checked).
+pub(crate) fn unsealed(stored: &[u8]) -> &[u8] {
+    assert!(stored.starts_with(b"WFT1"), "a sealed value");
+    &stored[4 + 32..]
 }
 
 /// A port that was free a moment ago (redis needs an explicit one).
