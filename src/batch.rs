@@ -179,9 +179,9 @@ impl WebFetchTool {
         })
     }
 
-    /// Reads every URL of `batch`, at most [`CONCURRENCY`] at once and the same
+    /// Reads every URL of `batch`, at most ten at once and the same
     /// URL once, each within the whole `max_output_bytes`; then shares that
-    /// budget among them ([`share`]) and writes the batch's JSON, at most
+    /// budget among them (water-filling) and writes the batch's JSON, at most
     /// `max_output_bytes` long when the budget can hold every item at all.
     /// Each finished item is told as progress; dropping the future stops every
     /// call in flight.
@@ -193,7 +193,7 @@ impl WebFetchTool {
 
     /// Every URL of `batch` as its own call, each answer at most
     /// `effective_max_bytes` long, in the order given: at most
-    /// [`CONCURRENCY`] calls at once, the same URL once (its answer repeated),
+    /// ten calls at once, the same URL once (its answer repeated),
     /// each finished page told as progress. `webfetch fetch` with several
     /// URLs prints these one per line.
     pub async fn fetch_each(

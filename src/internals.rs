@@ -95,6 +95,10 @@ pub mod render {
     pub mod browser {
         pub use crate::render::browser::{BrowserPage, RenderContext, render};
     }
+    /// Bot walls and pay per crawl, told from a response (extension).
+    pub mod wall {
+        pub use crate::render::wall::{HEAD_BYTES, Vendor, Wall, detect};
+    }
     /// Choosing the renderer, and the HTTP fallback (FR-WF-11).
     pub mod select {
         pub use crate::render::select::{RenderPlan, extracted_chars, plan, should_fall_back};

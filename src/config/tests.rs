@@ -106,7 +106,8 @@ fn issue_28_the_library_defaults_are_the_srd_contract() {
 #[test]
 fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
     let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
-                [tools.webfetch.content]\nformats = []\n[tools.webfetch.extraction]\nmode = \"srd\"\n";
+                [tools.webfetch.content]\nformats = []\n[tools.webfetch.extraction]\nmode = \"srd\"\n\
+                [tools.webfetch.http]\ndetect_walls = false\n";
     let srd = load_str(
         toml,
         LoadOptions {

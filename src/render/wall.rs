@@ -22,6 +22,7 @@ use crate::transport::HttpResponse;
 
 /// How much of a body [`detect`] reads: the interstitials put their markers in
 /// the first kilobytes.
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) const HEAD_BYTES: usize = 64 << 10;
 
 /// A page larger than this with status 200 is content, whatever it mentions.
@@ -29,6 +30,7 @@ const SMALL_PAGE_BYTES: usize = 48 << 10;
 
 /// Who put up a bot wall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) enum Vendor {
     /// Cloudflare's managed challenge, JS challenge or block page.
     Cloudflare,
@@ -49,6 +51,7 @@ pub(crate) enum Vendor {
 
 impl Vendor {
     /// The `details.vendor` token.
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Vendor::Cloudflare => "cloudflare",
@@ -64,6 +67,7 @@ impl Vendor {
 
 /// What a wall is.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) enum Wall {
     /// A bot challenge or block page.
     BotChallenge(Vendor),
@@ -105,6 +109,7 @@ pub(crate) fn refuse_rendered(html: &str) -> Result<(), FetchError> {
 
 /// The wall `status`, `headers` and the first bytes of the body (`head`, at most
 /// [`HEAD_BYTES`] are read) are, if any.
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn detect(status: u16, headers: &HeaderMap, head: &[u8]) -> Option<Wall> {
     if status == 402 {
         let price = header(headers, "crawler-price").map(str::to_owned);

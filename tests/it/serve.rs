@@ -278,7 +278,7 @@ async fn serve_mcp_over_streamable_http_initializes_lists_tools_and_calls() {
         Some("webfetch")
     );
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 1);
+    assert_eq!(tools.len(), 2, "web_fetch and web_fetch_batch");
     assert_eq!(tools[0].name, "web_fetch");
     let schema = Value::Object((*tools[0].input_schema).clone());
     assert_eq!(schema["properties"]["start_chunk"]["type"], "integer");
@@ -414,7 +414,7 @@ async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
 
     // rmcp's client with the token lists the tool.
     let client = mcp_client(&served, Some(TOKEN)).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
     client.cancel().await.unwrap();
     let logs = served.stop().await;
     assert!(!logs.contains(TOKEN), "{logs}");
