@@ -380,9 +380,9 @@ async fn every_request_of_a_redirected_fetch_is_signed_for_its_own_authority() {
     assert!(rfc9421_verifies(&moved, "sig1", &key.public, false).is_err());
 }
 
-/// The cache key is the URL's (FR-WF-17): a page cached by a signing tool is
-/// a hit for a tool that does not sign on the same cache directory, and the
-/// other way round.
+/// The cache key has exactly its inputs (FR-WF-CCH-KEY-01), no header among
+/// them: a page cached by a signing tool is a hit for a tool that does not
+/// sign on the same cache directory, and the other way round.
 #[tokio::test]
 async fn signing_leaves_the_cache_key_alone() {
     let key = TestKey::new();
