@@ -150,10 +150,10 @@ impl BotAuth {
         }
     }
 
-    /// The key directory (a JWKS of the public key, `kid` its thumbprint) and the `Signature-Input`
-    /// and `Signature` its response carries when served from `authority` at
-    /// `now`: signed by the same key over `"@authority";req`, tag
-    /// `http-message-signatures-directory`.
+    /// The key directory (a JWKS of the public key, `kid` its thumbprint) and
+    /// the `Signature-Input` and `Signature` its response carries when served
+    /// from `authority` at `now`: signed by the same key over
+    /// `"@authority";req`, tag `http-message-signatures-directory`.
     pub fn directory(&self, authority: &str, now: u64) -> (String, String, String) {
         // `kid` (the thumbprint, which it does not change) lets a verifier pick
         // the key by a signature's `keyid` without computing thumbprints.
