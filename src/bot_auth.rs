@@ -46,6 +46,8 @@ pub struct BotAuth {
     key: Arc<Ed25519KeyPair>,
     key_id: String,
     signature_agent: String,
+    /// `host[:port]` of `signature_agent`: where the key directory is served.
+    directory_authority: String,
 }
 
 impl fmt::Debug for BotAuth {
@@ -81,20 +83,29 @@ impl BotAuth {
     /// `d`, or a PKCS#8 PEM) whose key directory is at `signature_agent`, an
     /// https URL. The message says what is wrong, never the key.
     pub fn from_key(key: &[u8], signature_agent: &str) -> Result<BotAuth, String> {
-        let agent = url::Url::parse(signature_agent)
+        let directory_authority = url::Url::parse(signature_agent)
             .ok()
-            .filter(|url| url.scheme() == "https" && url.host().is_some());
-        if agent.is_none() || signature_agent.contains('"') || signature_agent.contains('\\') {
+            .filter(|url| url.scheme() == "https")
+            .and_then(|url| {
+                let host = url.host_str()?.to_ascii_lowercase();
+                Some(match url.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host,
+                })
+            })
+            .filter(|_| !signature_agent.contains('"') && !signature_agent.contains('\\'));
+        let Some(directory_authority) = directory_authority else {
             return Err(format!(
                 "signature_agent must be the https URL of the key directory, not {signature_agent:?}"
             ));
-        }
+        };
         let key = parse_key(key)?;
         let key_id = thumbprint(key.public_key().as_ref());
         Ok(BotAuth {
             key: Arc::new(key),
             key_id,
             signature_agent: signature_agent.to_owned(),
+            directory_authority,
         })
     }
 
@@ -106,6 +117,14 @@ impl BotAuth {
     /// The key directory's URL, as `Signature-Agent` names it.
     pub fn signature_agent(&self) -> &str {
         &self.signature_agent
+    }
+
+    /// `host[:port]` of the key directory's URL (the port only when not 443):
+    /// the authority its response is signed for, whoever asks. Signing for
+    /// the asker's `Host` would hand anyone a signature for a mirror of the
+    /// directory on their own domain.
+    pub fn directory_authority(&self) -> &str {
+        &self.directory_authority
     }
 
     /// The headers that sign a request to `authority` (`host[:port]`, the port
@@ -131,12 +150,16 @@ impl BotAuth {
         }
     }
 
-    /// The key directory (a JWKS of the public key) and the `Signature-Input`
-    /// and `Signature` its response carries when served from `authority` at
-    /// `now`: signed by the same key over `"@authority";req`, tag
-    /// `http-message-signatures-directory`.
+    /// The key directory (a JWKS of the public key, `kid` its thumbprint) and
+    /// the `Signature-Input` and `Signature` its response carries when served
+    /// from `authority` at `now`: signed by the same key over
+    /// `"@authority";req`, tag `http-message-signatures-directory`.
     pub fn directory(&self, authority: &str, now: u64) -> (String, String, String) {
-        let body = json!({ "keys": [public_jwk(self.key.public_key().as_ref())] }).to_string();
+        // `kid` (the thumbprint, which it does not change) lets a verifier pick
+        // the key by a signature's `keyid` without computing thumbprints.
+        let mut jwk = public_jwk(self.key.public_key().as_ref());
+        jwk["kid"] = Value::String(self.key_id.clone());
+        let body = json!({ "keys": [jwk] }).to_string();
         let params = format!(
             "(\"@authority\";req);created={now};expires={};keyid=\"{}\";alg=\"ed25519\";\
              tag=\"http-message-signatures-directory\"",
@@ -322,6 +345,9 @@ mod tests {
         }
         let auth = BotAuth::from_key(RFC_JWK.as_bytes(), agent).unwrap();
         assert!(!format!("{auth:?}").contains("n4Ni"));
+        assert_eq!(auth.directory_authority(), "agent.example");
+        let auth = BotAuth::from_key(RFC_JWK.as_bytes(), "https://Agent.Example:8443/d").unwrap();
+        assert_eq!(auth.directory_authority(), "agent.example:8443");
     }
 
     #[test]
@@ -334,6 +360,7 @@ mod tests {
             "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"
         );
         assert!(body["keys"][0].get("d").is_none());
+        assert_eq!(body["keys"][0]["kid"], auth.key_id());
         assert!(input.contains("tag=\"http-message-signatures-directory\""));
         assert!(signature.starts_with("sig1=:"));
     }

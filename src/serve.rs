@@ -9,6 +9,9 @@
 //!   (`application/json`, at most [`MAX_BATCH_BODY_BYTES`]), its JSON as the
 //!   answer.
 //! - `GET /healthz`: `200 ok`, never behind the token.
+//! - `GET /.well-known/http-message-signatures-directory`: the Web Bot Auth key
+//!   directory when `[tools.webfetch.bot_auth]` is set (else `404`), never
+//!   behind the token: sites fetch it to check the signatures.
 //! - anything else: `404` with a JSON body.
 //!
 //! Every call of every session runs on one [`WebFetchTool`] and its clones, so
@@ -259,6 +262,11 @@ impl App {
         if let Err(cross_site) = self.origins.check(request.headers()) {
             return Ok(refuse_cross_site(cross_site, &request));
         }
+        if path == crate::bot_auth::DIRECTORY_PATH {
+            // Public by nature (sites fetch it to check our signatures), so
+            // never behind the token; still behind the cross-site check.
+            return Ok(self.key_directory(request.method()));
+        }
         if path == "/healthz" {
             return Ok(match *request.method() {
                 Method::GET | Method::HEAD => text(StatusCode::OK, "ok"),
@@ -283,12 +291,32 @@ impl App {
             "/mcp" => Ok(self.mcp.handle(request).await),
             "/v1/fetch" => Ok(self.fetch(&request).await),
             "/v1/fetch_batch" => Ok(self.fetch_batch(request).await),
-            _ => Ok(error(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                "no such endpoint: use /mcp, /v1/fetch, /v1/fetch_batch or /healthz",
-            )),
+            _ => Ok(not_found()),
         }
+    }
+
+    /// `GET`/`HEAD` of the Web Bot Auth key directory (extension): the public
+    /// key of `[tools.webfetch.bot_auth]` as a JWKS, with the `Signature-Input`
+    /// and `Signature` that prove it comes from the key's holder, signed for the
+    /// authority of the configured `signature_agent` URL. `404` when requests
+    /// are not signed.
+    fn key_directory(&self, method: &Method) -> Response<Body> {
+        let Some(auth) = &self.tool.settings().bot_auth else {
+            return not_found();
+        };
+        if !matches!(*method, Method::GET | Method::HEAD) {
+            return method_not_allowed("GET, HEAD");
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let (body, input, signature) = auth.directory(auth.directory_authority(), now);
+        Response::builder()
+            .header(header::CONTENT_TYPE, crate::bot_auth::DIRECTORY_MEDIA_TYPE)
+            .header("signature-input", input)
+            .header("signature", signature)
+            .body(full(body))
+            .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "internal error"))
     }
 
     /// `POST /v1/fetch_batch`. A JSON body only: a browser can not send one
@@ -438,6 +466,14 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response<Body> {
         http::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+fn not_found() -> Response<Body> {
+    error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such endpoint: use /mcp, /v1/fetch, /v1/fetch_batch or /healthz",
+    )
 }
 
 fn method_not_allowed(allow: &'static str) -> Response<Body> {

@@ -2,7 +2,8 @@
 //! `webfetch mcp` serves the tool over MCP stdio; `webfetch extract FILE --base-url
 //! URL` (extension) prints the JSON a fetch of a saved page would give, offline;
 //! `webfetch serve` (extension) serves the tool over HTTP (MCP Streamable HTTP and
-//! `GET /v1/fetch`) to many agents at once.
+//! `GET /v1/fetch`) to many agents at once; `webfetch bot-auth` (extension) makes
+//! and publishes a Web Bot Auth signing key.
 //!
 //! `fetch` and `extract` answer by the SRD contract; `mcp` and `serve`, the front
 //! doors built for agents, by the agent contract: an extension key the config file
@@ -11,6 +12,10 @@
 //! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
 //! data; every log line goes to stderr.
+
+// Not `src/bin/bot_auth.rs`: cargo would take that for a binary of its own.
+#[path = "webfetch/bot_auth.rs"]
+mod bot_auth;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -91,6 +96,10 @@ enum Command {
         #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
         max_output_bytes: usize,
     },
+    /// Web Bot Auth key tooling (extension): a new signing key, the key
+    /// directory sites fetch to check the signatures.
+    #[command(subcommand)]
+    BotAuth(bot_auth::BotAuthCommand),
 }
 
 /// `webfetch extract`'s arguments.
@@ -242,6 +251,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Extract(args) => extract(args),
+        Command::BotAuth(command) => bot_auth::run(command),
         Command::Serve {
             listen,
             config,

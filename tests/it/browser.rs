@@ -45,6 +45,7 @@ mod lifecycle;
 mod navigation;
 mod page_requests;
 mod resources;
+mod signed;
 mod subresource_redirects;
 
 /// The test configuration: loopback reachable on the listed ports only, 127.0.0.2

@@ -7,6 +7,7 @@
 mod support;
 
 mod batch;
+mod bot_auth;
 mod browser;
 mod browser_launch;
 mod browser_pages;

@@ -160,7 +160,7 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -172,7 +172,12 @@ impl Reply {
     }
 }
 
-async fn request(addr: SocketAddr, method: &str, target: &str, headers: &[&str]) -> Reply {
+pub(crate) async fn request(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[&str],
+) -> Reply {
     exchange(addr, method, target, headers, "").await
 }
 
