@@ -3,6 +3,9 @@
 //! that reads the body) against auto-mode extraction of the same page, in the
 //! thread's CPU time, best of `WALLS_BENCH_ROUNDS` rounds (default 5). Run with
 //! `cargo bench --bench walls`; it prints the total of each and their ratio.
+//! With `WEBFETCH_WCXB_DIR` (WCXB's dev split: `html/*.html.gz`), it also
+//! counts the dev pages taken for walls: every one is a real page, so each is a
+//! false positive.
 
 #[path = "support/clock.rs"]
 mod clock;
@@ -62,4 +65,23 @@ fn main() {
         best_extract * 1e3,
         100.0 * best_detect / best_extract
     );
+    if let Some(dir) = std::env::var_os("WEBFETCH_WCXB_DIR") {
+        let html = std::path::Path::new(&dir).join("html");
+        let mut paths: Vec<_> = std::fs::read_dir(&html)
+            .map(|entries| entries.filter_map(|e| Some(e.ok()?.path())).collect())
+            .unwrap_or_default();
+        paths.sort();
+        let taken: Vec<String> = paths
+            .iter()
+            .filter(|path| {
+                let mut bytes = Vec::new();
+                let read = std::fs::File::open(path).and_then(|file| {
+                    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes)
+                });
+                read.is_ok() && detect(200, &headers, &bytes[..bytes.len().min(HEAD_BYTES)]).is_some()
+            })
+            .map(|path| path.display().to_string())
+            .collect();
+        println!("{} WCXB dev pages: {} taken for walls {taken:?}", paths.len(), taken.len());
+    }
 }
