@@ -33,7 +33,7 @@ pub mod content {
     }
     /// JSON bodies (extension, issue 31).
     pub mod json {
-        pub use crate::content::json::pretty;
+        pub use crate::content::json::{Pretty, pretty};
     }
     /// Media types (FR-WF-10g).
     pub mod media_type {

@@ -10,7 +10,7 @@ use url::Url;
 
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
-use crate::content::{charset, feed, json, pdf};
+use crate::content::{Rendered, charset, feed, json, markdown, pdf};
 use crate::error::FetchError;
 use crate::extract::{self};
 use crate::notes::{Note, Notes};
@@ -64,8 +64,10 @@ impl DecodedPage {
     /// is a blank `text/plain` body: an actionable error, never a success with no
     /// chunks.
     ///
-    /// Extension (issue 31): publisher Markdown is normalised like `text/plain`
-    /// and noted `publisher_markdown`; JSON becomes a ```json fence, a feed a
+    /// Extension (issue 31): publisher Markdown is sanitised (comments, scripts,
+    /// hidden elements and unsafe links dropped, noted
+    /// `publisher_markdown_sanitized`: [`markdown::sanitize`]), normalised like
+    /// `text/plain` and noted `publisher_markdown`; JSON becomes a ```json fence, a feed a
     /// Markdown list, a PDF its text layer as Markdown (binary: no charset, no
     /// `charset_fallback`).
     #[cfg_attr(feature = "internals", visibility::make(pub))]
@@ -110,17 +112,29 @@ impl DecodedPage {
                 return Err(FetchError::no_extractable_content());
             }
             MediaKind::Markdown => {
-                let mut document = extract::extract_plain(&decoded.text);
+                let sanitized = markdown::sanitize(&decoded.text, final_url);
+                if sanitized.text.trim().is_empty() {
+                    return Err(FetchError::no_extractable_content());
+                }
+                let mut document = extract::extract_plain(&sanitized.text);
                 document.title = markdown_title(&document.markdown);
-                DecodedPage::extension(decoded.text, document, Some(Note::PublisherMarkdown))
+                let note = Some(Note::PublisherMarkdown);
+                let mut page = DecodedPage::extension(decoded.text, document, note);
+                if sanitized.dropped {
+                    page.notes.add(Note::PublisherMarkdownSanitized);
+                }
+                if sanitized.cut {
+                    page.notes.add(Note::RenderedSizeLimit);
+                }
+                page
             }
             MediaKind::Json => {
-                let document = json::to_markdown(&decoded.text)?;
-                DecodedPage::extension(decoded.text, document, None)
+                let rendered = json::to_markdown(&decoded.text)?;
+                DecodedPage::rendered(decoded.text, rendered)
             }
             MediaKind::Feed => {
-                let document = feed::to_markdown(&decoded.text, final_url)?;
-                DecodedPage::extension(decoded.text, document, None)
+                let rendered = feed::to_markdown(&decoded.text, final_url)?;
+                DecodedPage::rendered(decoded.text, rendered)
             }
         };
         // JSON and XML are UTF-8 unless they say otherwise (RFC 8259, XML 1.0):
@@ -172,6 +186,13 @@ impl DecodedPage {
             is_srd_reading: true,
             notes,
         }
+    }
+
+    /// The page of a reader that stops at the size cap itself (JSON, a feed),
+    /// noted `rendered_size_limit` when it did.
+    fn rendered(text: String, rendered: Rendered) -> DecodedPage {
+        let note = rendered.cut.then_some(Note::RenderedSizeLimit);
+        DecodedPage::extension(text, rendered.document, note)
     }
 
     /// Extracts already decoded HTML (the browser's DOM, or a decoded body) with
