@@ -597,4 +597,20 @@ mod tests {
         assert!(!is_feed(b"text <rss>"));
         assert!(!is_feed(b""));
     }
+
+    #[test]
+    fn an_ended_call_stops_the_loop() {
+        let rss = format!(
+            "<rss>{}</rss>",
+            "<item><title>t</title></item>".repeat(10_000)
+        );
+        let (budget, end) = crate::budget::ReadBudget::new(None, 1_000);
+        drop(end);
+        let answer = budget.run(|| {
+            let stopped = parse(&rss, &base()).unwrap_err();
+            assert_eq!(stopped, "the read was interrupted");
+            to_markdown(&rss, &base())
+        });
+        assert!(answer.is_err());
+    }
 }

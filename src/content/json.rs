@@ -603,4 +603,21 @@ mod tests {
         );
         assert!(markdown.ends_with(&format!("\n]\n{fence}\n")));
     }
+
+    #[test]
+    fn an_ended_call_stops_the_loop() {
+        let text = nested(100_000, "");
+        let (budget, end) = crate::budget::ReadBudget::new(None, 1_000);
+        drop(end);
+        let answer = budget.run(|| {
+            let partial = pretty(&text, usize::MAX).unwrap();
+            assert!(
+                partial.cut && partial.text.is_empty(),
+                "{}",
+                partial.text.len()
+            );
+            to_markdown(&text)
+        });
+        assert!(answer.is_err());
+    }
 }

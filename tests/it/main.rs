@@ -23,6 +23,7 @@ mod extract;
 mod faults;
 mod fleet;
 mod formats;
+mod formats_hostile;
 mod hostile;
 mod http;
 mod http_tls;
