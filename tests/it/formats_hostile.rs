@@ -116,40 +116,6 @@ fn a_flat_json_array_inside_32_levels_is_packed_not_one_indented_line_per_zero()
     assert!(markdown.contains("\n                                  0, 0, 0, 0"));
 }
 
-#[test]
-fn json_past_the_rendered_cap_is_cut_on_a_line_and_noted() {
-    // One line per value at the first level: about four bytes of output for
-    // each two of input, and with 100 MiB allowed, past the 16 MiB cap.
-    let dir = tempfile::tempdir().unwrap();
-    let body = format!("[{}0]", "0,".repeat(10 << 20));
-    let page = dir.path().join("page");
-    std::fs::write(&page, &body).unwrap();
-    let config = dir.path().join("webfetch.toml");
-    std::fs::write(
-        &config,
-        "[tools.webfetch]\ntimeout_seconds = 120\nmax_download_bytes = 104857600\n\
-         [tools.webfetch.content]\nformats = [\"json\"]\n",
-    )
-    .unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_webfetch"));
-    command
-        .arg("extract")
-        .arg(&page)
-        .args(["--base-url", "https://example.com/page"])
-        .args(["--content-type", "application/json"])
-        .args(["--max-output-bytes", "100000"])
-        .arg("--config")
-        .arg(&config);
-    let cost = child_cost::run(command, b"", WALL);
-    assert_eq!(cost.code, Some(0), "{cost:?}");
-    assert!(cost.peak_mib <= MAX_PEAK_MIB, "peak {} MiB", cost.peak_mib);
-    let answer: Value = serde_json::from_str(&cost.stdout).unwrap();
-    assert_eq!(
-        answer["notes"],
-        serde_json::json!(["rendered_size_limit", "tool_output_limit"])
-    );
-}
-
 /// A feed whose entries carry every hostile link and title of the issue, to the
 /// body cap.
 fn hostile_feed() -> String {
