@@ -52,6 +52,9 @@
 //! window; a reference to a definition in another window is text, and the
 //! definition itself is kept or dropped by its own destination, so no unsafe
 //! target survives. The loop checks the call's read budget at every event.
+//! What is left is read again after every pass that dropped something (at most
+//! [`MAX_PASSES`] and one more, see [`sanitize`]): a real document takes one or
+//! two readings.
 
 mod html;
 
@@ -80,10 +83,50 @@ pub(crate) struct Sanitized {
     pub(crate) cut: bool,
 }
 
+/// Passes before a document that still drops something is cut (see
+/// [`sanitize`]).
+const MAX_PASSES: usize = 4;
+
 /// `markdown` with comments, scripts, styles, templates and hidden elements
 /// dropped and unsafe links turned into their text (see the module docs); links
 /// resolve against `base`.
+///
+/// Dropping can make new syntax of what is left: a link whose text held a
+/// refused link was text (links do not nest) and is a link once the inner one is
+/// gone (`[[a](javascript:x)](javascript:y)`); a comment that held a backtick
+/// paired the code spans after it differently. So the result is read again
+/// until a pass drops nothing: what is returned drops nothing more when
+/// sanitised again. A document that still drops something after
+/// [`MAX_PASSES`] (links nested that deep are crafted) is cut where the next
+/// pass would first drop, and noted as cut.
 pub(crate) fn sanitize(markdown: &str, base: &Url) -> Sanitized {
+    let mut text = markdown.to_owned();
+    let (mut dropped, mut cut) = (false, false);
+    for _ in 0..MAX_PASSES {
+        let (edits, end) = pass(&text, base);
+        if edits.is_empty() && end == text.len() {
+            return Sanitized { text, dropped, cut };
+        }
+        dropped |= !edits.is_empty();
+        cut |= end < text.len();
+        text = apply(&text[..end], edits);
+        if budget::interrupted() {
+            // The budget's error is the answer (`ReadBudget::run`).
+            break;
+        }
+    }
+    let (edits, end) = pass(&text, base);
+    let first = edits.iter().map(|edit| edit.start).min().unwrap_or(end);
+    if first < text.len() {
+        text.truncate(first);
+        cut = true;
+    }
+    Sanitized { text, dropped, cut }
+}
+
+/// One reading of `markdown`: the ranges to drop, and where the reading ended
+/// (the text's end, or the start of a block over the budget).
+fn pass(markdown: &str, base: &Url) -> (Vec<Range<usize>>, usize) {
     let mut state = State::default();
     let mut edits: Vec<Range<usize>> = Vec::new();
     let mut start = 0;
@@ -99,19 +142,13 @@ pub(crate) fn sanitize(markdown: &str, base: &Url) -> Sanitized {
             }
         }
         if budget::interrupted() {
-            // The budget's error is the answer (`ReadBudget::run`).
             break;
         }
     }
     if let Some(open) = state.dropping.take() {
         edits.push(open.start..end_of_reading);
     }
-    let dropped = !edits.is_empty();
-    Sanitized {
-        text: apply(&markdown[..end_of_reading], edits),
-        dropped,
-        cut: end_of_reading < markdown.len(),
-    }
+    (edits, end_of_reading)
 }
 
 /// Estimated items a byte adds (see [`WINDOW_COST`]).
@@ -604,6 +641,8 @@ mod tests {
             ("<scr<!-- -->ipt>x\n", "<scr ipt>x\n"),
             ("[x]<!-- -->(javascript:y)\n", "[x] (javascript:y)\n"),
             ("[<scr](javascript:x)ipt>\n", "<scr ipt>\n"),
+            // A link made of what is left is read again.
+            ("[[a](javascript:x)](javascript:y)\n", " a \n"),
         ] {
             assert_eq!(clean(markdown), kept, "{markdown:?}");
         }
@@ -617,6 +656,26 @@ mod tests {
             assert_eq!(sanitized.text, safe);
             assert!(!sanitized.dropped);
         }
+    }
+
+    #[test]
+    fn what_still_drops_after_the_last_pass_is_cut() {
+        let mut nested = "a".to_owned();
+        for i in 0..MAX_PASSES + 2 {
+            nested = format!("[{nested}](javascript:{i})");
+        }
+        let sanitized = sanitize(&format!("Intro\n\n{nested}\n"), &base());
+        // Cut at the next pass's first drop: the outer bracket stays, as text.
+        assert_eq!(sanitized.text, "Intro\n\n[");
+        assert!(sanitized.dropped && sanitized.cut);
+        // Within the passes, every level goes.
+        let mut nested = "a".to_owned();
+        for i in 0..MAX_PASSES - 1 {
+            nested = format!("[{nested}](javascript:{i})");
+        }
+        let sanitized = sanitize(&nested, &base());
+        assert_eq!(sanitized.text.trim(), "a");
+        assert!(sanitized.dropped && !sanitized.cut);
     }
 
     #[test]
