@@ -44,6 +44,7 @@ use crate::page::MAX_RENDERED_BYTES;
 use crate::vocabulary::ExtractedDocument;
 
 /// Nesting levels laid out one value per line; deeper containers are packed.
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) const MAX_INDENT_LEVELS: usize = 16;
 
 /// The width, in bytes, past which a packed container's tokens wrap onto a new

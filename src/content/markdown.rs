@@ -73,14 +73,15 @@ pub(crate) const WINDOW_COST: usize = 1 << 20;
 
 /// Publisher Markdown with what it hid dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) struct Sanitized {
     /// The Markdown kept.
-    pub(crate) text: String,
+    pub text: String,
     /// Something was dropped (the page notes `publisher_markdown_sanitized`).
-    pub(crate) dropped: bool,
+    pub dropped: bool,
     /// A block too large to read within the memory bound ended the reading: the
     /// rest is left out (the page notes `rendered_size_limit`).
-    pub(crate) cut: bool,
+    pub cut: bool,
 }
 
 /// Passes before a document that still drops something is cut (see
@@ -99,6 +100,7 @@ const MAX_PASSES: usize = 4;
 /// sanitised again. A document that still drops something after
 /// [`MAX_PASSES`] (links nested that deep are crafted) is cut where the next
 /// pass would first drop, and noted as cut.
+#[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn sanitize(markdown: &str, base: &Url) -> Sanitized {
     let mut text = markdown.to_owned();
     let (mut dropped, mut cut) = (false, false);
