@@ -8,6 +8,7 @@
 
 use url::Url;
 
+use crate::budget;
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
 use crate::content::{Rendered, charset, feed, json, markdown, pdf};
@@ -113,6 +114,10 @@ impl DecodedPage {
             }
             MediaKind::Markdown => {
                 let sanitized = markdown::sanitize(&decoded.text, final_url);
+                // A reader stopped by its budget answers with the budget's error
+                // now, not after the normalisation and chunking of a partial
+                // document.
+                budget::checkpoint()?;
                 if sanitized.text.trim().is_empty() {
                     return Err(FetchError::no_extractable_content());
                 }
@@ -129,12 +134,14 @@ impl DecodedPage {
                 page
             }
             MediaKind::Json => {
-                let rendered = json::to_markdown(&decoded.text)?;
-                DecodedPage::rendered(decoded.text, rendered)
+                let rendered = json::to_markdown(&decoded.text);
+                budget::checkpoint()?;
+                DecodedPage::rendered(decoded.text, rendered?)
             }
             MediaKind::Feed => {
-                let rendered = feed::to_markdown(&decoded.text, final_url)?;
-                DecodedPage::rendered(decoded.text, rendered)
+                let rendered = feed::to_markdown(&decoded.text, final_url);
+                budget::checkpoint()?;
+                DecodedPage::rendered(decoded.text, rendered?)
             }
         };
         // JSON and XML are UTF-8 unless they say otherwise (RFC 8259, XML 1.0):

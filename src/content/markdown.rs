@@ -114,7 +114,7 @@ pub(crate) fn sanitize(markdown: &str, base: &Url) -> Sanitized {
         text = apply(&text[..end], edits);
         if budget::interrupted() {
             // The budget's error is the answer (`ReadBudget::run`).
-            break;
+            return Sanitized { text, dropped, cut };
         }
     }
     let (edits, end) = pass(&text, base);
