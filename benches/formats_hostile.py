@@ -85,12 +85,24 @@ def markdown_brackets():
     return b"# Guide\n\nIntro.\n\nMore.\n\n" + b"[" * (BODY - 64) + b"\n"
 
 
+def markdown_bracket_paragraphs():
+    paragraph = "[a" * 1000 + "\n\n"
+    return (paragraph * (BODY // len(paragraph))).encode()
+
+
+def markdown_short_lines():
+    paragraph = "a\n" * 500 + "\n"
+    return (paragraph * (BODY // len(paragraph))).encode()
+
+
 INPUTS = [
     ("JSON: 5 MiB of nested `[[[...]]]`", "application/json", json_nested),
     ("JSON: flat `[0,0,...]` inside 32 levels", "application/json", json_flat_in_32),
     ("feed: hostile links and titles, 5 MiB", "application/rss+xml", hostile_feed),
     ("Markdown: comments, script, hidden, javascript: links, 5 MiB", "text/markdown; charset=utf-8", hostile_markdown),
     ("Markdown: 5 MiB line of `[`", "text/markdown; charset=utf-8", markdown_brackets),
+    ("Markdown: 5 MiB of `[a[a...` paragraphs", "text/markdown; charset=utf-8", markdown_bracket_paragraphs),
+    ("Markdown: 5 MiB of one-letter lines", "text/markdown; charset=utf-8", markdown_short_lines),
 ]
 
 
