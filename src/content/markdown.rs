@@ -499,6 +499,9 @@ impl Until {
     }
 }
 
+/// `text` without the `edits` ranges. Where a removal joins two characters
+/// that are not whitespace, a space stays between them (see the module docs),
+/// unless a word is followed by closing punctuation.
 fn apply(text: &str, mut edits: Vec<Range<usize>>) -> String {
     edits.sort_by_key(|r| (r.start, r.end));
     let mut out = String::with_capacity(text.len());

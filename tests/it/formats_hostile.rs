@@ -49,7 +49,7 @@ fn extract(body: &[u8], content_type: &str, timeout_seconds: u32) -> (ChildCost,
     let cost = child_cost::run(command, b"", WALL);
     assert!(!cost.killed, "{cost:?}");
     assert!(cost.peak_mib <= MAX_PEAK_MIB, "peak {} MiB", cost.peak_mib);
-    assert!(cost.wall < WALL, "{:?}", cost.wall);
+    assert!(cost.wall < WALL, "{:?} ({:?} of CPU)", cost.wall, cost.cpu);
     let answer = serde_json::from_str(&cost.stdout)
         .unwrap_or_else(|e| panic!("{e}: {} / {}", &cost.stdout, cost.stderr));
     (cost, answer)

@@ -266,10 +266,6 @@ fn reference(text: &str) -> Option<(char, usize)> {
         .map(|(name, c)| (*c, 1 + name.len()))
 }
 
-/// `text` without the `edits` ranges. Where a removal joins two characters
-/// that are not whitespace, a space stays between them (see the module docs),
-/// unless a word is followed by closing punctuation.
-
 #[cfg(test)]
 mod tests {
     use super::*;
