@@ -6,5 +6,20 @@ pub(crate) mod describe;
 pub(crate) mod feed;
 pub(crate) mod formats;
 pub(crate) mod json;
+pub(crate) mod markdown;
 pub(crate) mod media_type;
 pub(crate) mod pdf;
+
+use crate::vocabulary::ExtractedDocument;
+
+/// What a reader whose output can outgrow its input (JSON, a feed) rendered:
+/// such a reader stops at the page's size cap itself
+/// ([`MAX_RENDERED_BYTES`](crate::page::MAX_RENDERED_BYTES)) and says so, for
+/// the page to note `rendered_size_limit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rendered {
+    /// The Markdown rendered, within the cap.
+    pub(crate) document: ExtractedDocument,
+    /// The reader stopped at the cap: more was left out.
+    pub(crate) cut: bool,
+}

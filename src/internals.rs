@@ -33,7 +33,11 @@ pub mod content {
     }
     /// JSON bodies (extension, issue 31).
     pub mod json {
-        pub use crate::content::json::pretty;
+        pub use crate::content::json::{MAX_INDENT_LEVELS, Pretty, pretty};
+    }
+    /// Publisher Markdown (extension, issue 31).
+    pub mod markdown {
+        pub use crate::content::markdown::{Sanitized, sanitize};
     }
     /// Media types (FR-WF-10g).
     pub mod media_type {

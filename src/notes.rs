@@ -32,6 +32,11 @@ pub enum Note {
     /// Extension (issue 31): the document is the publisher's own Markdown (a
     /// `text/markdown` answer), used as it is.
     PublisherMarkdown,
+    /// Extension (issue 31): the publisher's Markdown held what its reader would
+    /// never see or what the HTML path never writes (HTML comments, `<script>`,
+    /// `<style>`, `<template>`, hidden elements, links that are not http(s) or
+    /// mailto); that was dropped (FR-WF-13, 13d).
+    PublisherMarkdownSanitized,
     /// Extension (issue 31): the PDF has more pages than
     /// `[tools.webfetch.content] max_pdf_pages`; only those were read.
     PdfPageLimit,
@@ -46,7 +51,7 @@ pub enum Note {
 
 impl Note {
     /// Every note, in canonical order.
-    pub const ALL: [Note; 13] = [
+    pub const ALL: [Note; 14] = [
         Note::CacheHit,
         Note::RobotsUnavailableFailOpen,
         Note::BrowserUnavailableUsedHttp,
@@ -56,6 +61,7 @@ impl Note {
         Note::CharsetFallback,
         Note::ArticleFallbackSrd,
         Note::PublisherMarkdown,
+        Note::PublisherMarkdownSanitized,
         Note::PdfPageLimit,
         Note::RenderedSizeLimit,
         Note::CacheWriteFailed,
@@ -79,6 +85,7 @@ impl Note {
             Note::CharsetFallback => "charset_fallback",
             Note::ArticleFallbackSrd => "article_fallback_srd",
             Note::PublisherMarkdown => "publisher_markdown",
+            Note::PublisherMarkdownSanitized => "publisher_markdown_sanitized",
             Note::PdfPageLimit => "pdf_page_limit",
             Note::RenderedSizeLimit => "rendered_size_limit",
             Note::CacheWriteFailed => "cache_write_failed",

@@ -1,20 +1,37 @@
 //! RSS 2.0 and Atom feeds as Markdown (issue 31): the feed's title, then each
 //! entry (title, link, date, summary) as an item of a Markdown list.
 //!
-//! A streaming pass of quick-xml over the decoded text: nothing but the fields
-//! read is kept, so memory is bounded by the body (itself capped by
-//! `max_download_bytes`), whatever the nesting. Entries are `item` (RSS 0.9x, 1.0,
-//! 2.0) and `entry` (Atom) elements at any depth; the feed's title is the first
-//! `title` outside an entry. Summaries in HTML (RSS `description`, Atom
-//! `type="html"`) go through the SRD's HTML extraction, so their links become
-//! absolute Markdown links and their markup never reaches the model.
+//! A streaming pass of quick-xml over the decoded text: each entry is rendered as
+//! soon as it closes and only its Markdown is kept, so memory is the body (itself
+//! capped by `max_download_bytes`) and the output, whatever the nesting or the
+//! number of entries. The output stops growing at the page's size cap
+//! ([`MAX_RENDERED_BYTES`]; the rest of the feed is still checked for
+//! well-formedness) and the loop checks the call's read budget at every event.
+//! Entries are `item` (RSS 0.9x, 1.0, 2.0) and `entry` (Atom) elements at any
+//! depth; the feed's title is the first `title` outside an entry.
+//!
+//! What a feed says is written by the HTML path's rules (FR-WF-13a, 13d):
+//! summaries in HTML (RSS `description`, Atom `type="html"`) go through the SRD's
+//! HTML extraction, so their links become absolute Markdown links and their
+//! markup never reaches the model; titles, dates and plain-text summaries are text,
+//! escaped as the HTML path escapes a page's text (a raw `<img onerror=...>` in a
+//! title is shown, never markup); an entry's link is kept only for `http`,
+//! `https` and `mailto` (else the title stays, as plain text) and is written as
+//! the HTML path writes a destination.
+//!
+//! [`MAX_RENDERED_BYTES`]: crate::page::MAX_RENDERED_BYTES
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 use url::Url;
 
+use crate::budget;
+use crate::content::Rendered;
 use crate::error::{FetchError, UnreadableReason};
 use crate::extract;
+use crate::extract::markdown::{destination, link_url};
+use crate::extract::writer::escape_inline;
+use crate::page::MAX_RENDERED_BYTES;
 use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 
 /// Bytes looked at for the root element of an XML document served as
@@ -90,12 +107,33 @@ impl Field {
     }
 }
 
-/// The feed as read: its title, description and entries.
-#[derive(Debug, Default)]
-struct Feed {
+/// The feed as read: its title and description, and its entries as rendered.
+#[derive(Debug)]
+struct Feed<'a> {
+    base: &'a Url,
     title: String,
     description: String,
-    entries: Vec<Entry>,
+    /// The entries' list items, in order.
+    items: String,
+    /// How many entries the feed has.
+    entries: usize,
+    /// The items reached the size cap: later entries are left out.
+    cut: bool,
+}
+
+impl Feed<'_> {
+    /// An entry closes: its item is rendered, unless the cap was reached.
+    fn add(&mut self, entry: &Entry) {
+        self.entries += 1;
+        if self.cut {
+            return;
+        }
+        if self.items.len() >= MAX_RENDERED_BYTES {
+            self.cut = true;
+            return;
+        }
+        self.items.push_str(&entry_item(entry, self.base));
+    }
 }
 
 /// The element being captured: which field, at which depth, and whether its text
@@ -112,25 +150,40 @@ struct Capture {
 /// A document that is not well-formed XML is `extraction_failed` with
 /// `details.reason = "feed_malformed"`; a feed with neither a title nor an
 /// entry is `no_extractable_content`.
-pub(crate) fn to_markdown(text: &str, base: &Url) -> Result<ExtractedDocument, FetchError> {
-    let feed = parse(text).map_err(|detail| {
+///
+/// The items stop at [`MAX_RENDERED_BYTES`] (then [`Rendered::cut`]): the
+/// output is at most the cap plus one entry and the feed's title and
+/// description, which the page cuts at the cap.
+pub(crate) fn to_markdown(text: &str, base: &Url) -> Result<Rendered, FetchError> {
+    let feed = parse(text, base).map_err(|detail| {
         FetchError::unreadable(
             UnreadableReason::FeedMalformed,
             &format!("the feed is not well-formed XML ({detail})"),
         )
     })?;
-    render(&feed, base)
+    render(&feed)
 }
 
-fn parse(text: &str) -> Result<Feed, String> {
+fn parse<'a>(text: &str, base: &'a Url) -> Result<Feed<'a>, String> {
     let mut reader = Reader::from_str(text);
     reader.config_mut().check_end_names = true;
-    let mut feed = Feed::default();
+    let mut feed = Feed {
+        base,
+        title: String::new(),
+        description: String::new(),
+        items: String::new(),
+        entries: 0,
+        cut: false,
+    };
     let mut depth = 0usize;
     let mut names: Vec<Vec<u8>> = Vec::new();
     let mut entry: Option<(usize, Entry)> = None;
     let mut capture: Option<Capture> = None;
     loop {
+        if budget::interrupted() {
+            // The budget's error is the answer (`ReadBudget::run`).
+            return Err("the read was interrupted".to_owned());
+        }
         let event = reader
             .read_event()
             .map_err(|e| format!("at byte {}: {e}", reader.error_position()))?;
@@ -161,7 +214,7 @@ fn parse(text: &str) -> Result<Feed, String> {
                     store(c, &mut entry, &mut feed);
                 }
                 if let Some((_, done)) = entry.take_if(|(d, _)| *d == depth) {
-                    feed.entries.push(done);
+                    feed.add(&done);
                 }
                 if depth <= MAX_DEPTH {
                     names.pop();
@@ -240,7 +293,7 @@ fn open(
 }
 
 /// A captured field closes: it goes to the entry, or to the feed.
-fn store(capture: Capture, entry: &mut Option<(usize, Entry)>, feed: &mut Feed) {
+fn store(capture: Capture, entry: &mut Option<(usize, Entry)>, feed: &mut Feed<'_>) {
     let text = capture.text;
     match (entry.as_mut(), capture.field) {
         (Some((_, e)), Field::Title) if e.title.is_empty() => e.title = text,
@@ -278,53 +331,58 @@ fn attribute(start: &BytesStart<'_>, name: &[u8]) -> Option<String> {
 }
 
 /// The Markdown of a feed: `# title`, its description, then one list item per
-/// entry: `[title](link)`, the date, and the summary (or the content when there
-/// is no summary) on continuation lines.
-fn render(feed: &Feed, base: &Url) -> Result<ExtractedDocument, FetchError> {
+/// entry (see [`entry_item`]).
+fn render(feed: &Feed<'_>) -> Result<Rendered, FetchError> {
     let title = one_line(&feed.title);
-    if title.is_empty() && feed.entries.is_empty() {
+    if title.is_empty() && feed.entries == 0 {
         return Err(FetchError::no_extractable_content());
     }
     let mut out = String::new();
     if !title.is_empty() {
-        out.push_str(&format!("# {}\n\n", escape(&title)));
+        out.push_str(&format!("# {}\n\n", escape_inline(&title, false, false)));
     }
-    let description = text_of(&feed.description, true, base);
+    let description = text_of(&feed.description, true, feed.base);
     if !description.is_empty() {
         out.push_str(&description);
         out.push_str("\n\n");
     }
-    for entry in &feed.entries {
-        out.push_str(&entry_item(entry, base));
-    }
+    out.push_str(&feed.items);
     let markdown = format!("{}\n", out.trim_end());
-    Ok(ExtractedDocument {
-        markdown,
-        title: (!title.is_empty()).then_some(title),
-        language: None,
-        page_type: None,
-        page_starts: Vec::new(),
+    Ok(Rendered {
+        document: ExtractedDocument {
+            markdown,
+            title: (!title.is_empty()).then_some(title),
+            language: None,
+            page_type: None,
+            page_starts: Vec::new(),
+        },
+        cut: feed.cut,
     })
 }
 
+/// One entry as a list item: `[title](link)` (the link kept only for http(s)
+/// and mailto, FR-WF-13d), the date, and the summary (or the content when there
+/// is no summary) on continuation lines.
 fn entry_item(entry: &Entry, base: &Url) -> String {
-    let title = escape(&one_line(&entry.title));
+    let title = one_line(&entry.title);
     let link = one_line(&entry.link);
-    let link = base
-        .join(&link)
-        .ok()
-        .filter(|_| !link.is_empty())
-        .map(|u| u.to_string());
+    let link = (!link.is_empty())
+        .then(|| link_url(base, &link))
+        .flatten()
+        .map(|url| destination(url.as_str()));
     let head = match (title.is_empty(), link) {
-        (false, Some(link)) => format!("[{title}]({})", link_target(&link)),
+        (false, Some(link)) => format!("[{}]({link})", escape_inline(&title, false, true)),
+        // The destination as an autolink: it holds no space, `<` or `>`.
+        (true, Some(link)) if link.starts_with('<') => link,
         (true, Some(link)) => format!("<{link}>"),
-        (false, None) => title,
+        // After the list marker, text starts a block: line-start escaping.
+        (false, None) => escape_inline(&title, true, false),
         (true, None) => "(untitled)".to_owned(),
     };
     let mut item = format!("- {head}\n");
     let date = one_line(&entry.date);
     if !date.is_empty() {
-        item.push_str(&format!("  {date}\n"));
+        item.push_str(&format!("  {}\n", escape_inline(&date, true, false)));
     }
     let summary = if entry.summary.trim().is_empty() {
         text_of(&entry.content, entry.content_is_html, base)
@@ -338,7 +396,7 @@ fn entry_item(entry: &Entry, base: &Url) -> String {
 }
 
 /// A summary as one line of Markdown: HTML through the SRD extraction, plain
-/// text as it is, whitespace collapsed.
+/// text escaped as the HTML path escapes text, whitespace collapsed.
 fn text_of(text: &str, html: bool, base: &Url) -> String {
     if text.trim().is_empty() {
         return String::new();
@@ -349,34 +407,12 @@ fn text_of(text: &str, html: bool, base: &Url) -> String {
             Err(_) => String::new(),
         }
     } else {
-        one_line(text)
+        escape_inline(&one_line(text), true, false)
     }
 }
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Brackets and backslashes escaped, so a title is link text and nothing else.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A link target that Markdown reads whole: in `<...>` when it has spaces or
-/// parentheses.
-fn link_target(link: &str) -> String {
-    if link.contains([' ', '(', ')']) {
-        format!("<{link}>")
-    } else {
-        link.to_owned()
-    }
 }
 
 #[cfg(test)]
@@ -407,14 +443,14 @@ mod tests {
   </item>
 </channel>
 </rss>"#;
-        let document = to_markdown(rss, &base()).unwrap();
+        let document = to_markdown(rss, &base()).unwrap().document;
         assert_eq!(document.title.as_deref(), Some("Example & Co"));
         assert_eq!(
             document.markdown,
             "# Example & Co\n\nNotes from \\[us]\n\n\
              - [First post](https://blog.example/posts/1)\n  Tue, 02 Jan 2024 10:00:00 GMT\n  \
              Hello [there](https://blog.example/x)\n\
-             - Second \\[draft\\]\n  Full **text**\n"
+             - Second \\[draft]\n  Full **text**\n"
         );
     }
 
@@ -435,11 +471,11 @@ mod tests {
     <content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Two body</div></content>
   </entry>
 </feed>"#;
-        let document = to_markdown(atom, &base()).unwrap();
+        let document = to_markdown(atom, &base()).unwrap().document;
         assert_eq!(
             document.markdown,
-            "# Atom <feed>\n\n\
-             - [One](https://blog.example/1)\n  2024-01-02T10:00:00Z\n  a <b> literal\n\
+            "# Atom \\<feed>\n\n\
+             - [One](https://blog.example/1)\n  2024-01-02T10:00:00Z\n  a \\<b> literal\n\
              - <https://blog.example/two.html>\n  Two body\n"
         );
     }
@@ -465,9 +501,87 @@ mod tests {
             "</a>".repeat(10_000)
         );
         assert_eq!(
-            to_markdown(&deep, &base()).unwrap().markdown,
+            to_markdown(&deep, &base()).unwrap().document.markdown,
             "- t\n".to_owned()
         );
+    }
+
+    fn items(entries: &str) -> String {
+        let rss = format!("<rss><channel><title>T</title>{entries}</channel></rss>");
+        let markdown = to_markdown(&rss, &base()).unwrap().document.markdown;
+        markdown.strip_prefix("# T\n\n").unwrap().to_owned()
+    }
+
+    #[test]
+    fn entry_links_follow_the_html_paths_rules() {
+        for (link, item) in [
+            ("/p?q=(1", "- [t](<https://blog.example/p?q=(1>)\n"),
+            ("mailto:a@b.example", "- [t](mailto:a@b.example)\n"),
+            // Any other scheme: the title alone, as text.
+            ("javascript:alert(1)", "- t\n"),
+            ("JAVASCRIPT:alert(1)", "- t\n"),
+            ("data:text/html;base64,PHNjcmlwdD4=", "- t\n"),
+            ("file:///etc/passwd", "- t\n"),
+            // A target crafted to close `<...>` and add a link of its own.
+            (
+                "mailto:x>) [evil](https://evil.example/",
+                "- [t](<mailto:x%3E)%20[evil](https://evil.example/>)\n",
+            ),
+        ] {
+            let entry = format!("<item><title>t</title><link>{}</link></item>", xml(link));
+            assert_eq!(items(&entry), item, "{link}");
+        }
+        // With no title, the link is an autolink, if kept.
+        assert_eq!(
+            items("<item><link>mailto:a b&gt;c</link></item>"),
+            "- <mailto:a%20b%3Ec>\n"
+        );
+        assert_eq!(
+            items("<item><link>javascript:alert(1)</link></item>"),
+            "- (untitled)\n"
+        );
+    }
+
+    #[test]
+    fn titles_and_plain_summaries_are_text_never_markup() {
+        let entry = "<item><title>&lt;img src=x onerror=alert(1)&gt; [a](javascript:b) ]</title>\
+            <link>https://blog.example/1</link>\
+            <summary>&lt;script&gt;x&lt;/script&gt; *y* [z](javascript:w)</summary></item>";
+        assert_eq!(
+            items(entry),
+            "- [\\<img src=x onerror=alert(1)> \\[a\\](javascript:b) \\]](https://blog.example/1)\n  \
+             \\<script>x\\</script> \\*y\\* \\[z](javascript:w)\n"
+        );
+        // HTML summaries go through the extraction: no markup, no script.
+        let entry = "<item><title># x</title><description>&lt;p&gt;&lt;img src=x onerror=alert(1)&gt;\
+            &lt;script&gt;alert(1)&lt;/script&gt;&lt;a href='javascript:x'&gt;y&lt;/a&gt;&lt;/p&gt;</description></item>";
+        assert_eq!(items(entry), "- \\# x\n  y\n");
+    }
+
+    /// `text` escaped for an XML element's content.
+    fn xml(text: &str) -> String {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    }
+
+    #[test]
+    fn items_stop_at_the_size_cap_and_say_so() {
+        let entry = format!("<item><title>{}</title></item>", "x".repeat(1 << 16));
+        let count = MAX_RENDERED_BYTES / (1 << 16) + 8;
+        let rss = format!("<rss>{}</rss>", entry.repeat(count));
+        let rendered = to_markdown(&rss, &base()).unwrap();
+        assert!(rendered.cut);
+        let markdown = rendered.document.markdown;
+        assert!(
+            markdown.len() <= MAX_RENDERED_BYTES + (1 << 16) + 8,
+            "{}",
+            markdown.len()
+        );
+        assert!(markdown.len() >= MAX_RENDERED_BYTES);
+        // Still checked past the cap.
+        let broken = format!("<rss>{}<x></rss>", entry.repeat(count));
+        assert!(to_markdown(&broken, &base()).is_err());
     }
 
     #[test]
@@ -482,5 +596,21 @@ mod tests {
         assert!(!is_feed(b"<html><body/></html>"));
         assert!(!is_feed(b"text <rss>"));
         assert!(!is_feed(b""));
+    }
+
+    #[test]
+    fn an_ended_call_stops_the_loop() {
+        let rss = format!(
+            "<rss>{}</rss>",
+            "<item><title>t</title></item>".repeat(10_000)
+        );
+        let (budget, end) = crate::budget::ReadBudget::new(None, 1_000);
+        drop(end);
+        let answer = budget.run(|| {
+            let stopped = parse(&rss, &base()).unwrap_err();
+            assert_eq!(stopped, "the read was interrupted");
+            to_markdown(&rss, &base())
+        });
+        assert!(answer.is_err());
     }
 }

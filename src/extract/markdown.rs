@@ -432,21 +432,28 @@ impl Converter<'_> {
         }
     }
 
-    /// The absolute URL a link points to (FR-WF-13d): resolved against the base
-    /// (FR-WF-13d1), fragment kept; `None` for schemes that are not navigable
-    /// documents.
+    /// The Markdown destination of a link (FR-WF-13d), see [`link_url`].
     fn link_url(&self, href: &str) -> Option<String> {
-        let url = self.base.join(href.trim()).ok()?;
-        match url.scheme() {
-            "http" | "https" | "mailto" => Some(destination(url.as_str())),
-            _ => None,
-        }
+        link_url(self.base, href).map(|url| destination(url.as_str()))
     }
 }
 
+/// The absolute URL a link points to (FR-WF-13d): resolved against `base`
+/// (FR-WF-13d1), fragment kept; `None` for schemes that are not navigable
+/// documents (anything but `http`, `https` and `mailto`). The one rule for every
+/// link a reader writes: HTML, and feed entries (issue 31).
+pub(crate) fn link_url(base: &Url, href: &str) -> Option<Url> {
+    let url = base.join(href.trim()).ok()?;
+    matches!(url.scheme(), "http" | "https" | "mailto").then_some(url)
+}
+
 /// A link destination as Markdown: bare when its parentheses balance, else in
-/// `<...>` (the URL serializer never leaves `<`, `>` or spaces in a URL).
-fn destination(url: &str) -> String {
+/// `<...>`. The URL serializer leaves spaces, `<`, `>` and `\` in an opaque
+/// path (a `mailto:`) and `\` in a query: they are percent-encoded, so a
+/// destination is read whole and can never close its `<...>` or escape what
+/// follows.
+pub(crate) fn destination(url: &str) -> String {
+    let url = encode_unsafe(url);
     let mut depth = 0i64;
     let mut balanced = true;
     for b in url.bytes() {
@@ -463,10 +470,27 @@ fn destination(url: &str) -> String {
         }
     }
     if balanced && depth == 0 {
-        url.to_owned()
+        url.into_owned()
     } else {
         format!("<{url}>")
     }
+}
+
+/// `url` with the bytes a Markdown destination cannot hold as they are (space,
+/// `<`, `>`, `\`, controls) percent-encoded.
+fn encode_unsafe(url: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_byte = |b: u8| matches!(b, b' ' | b'<' | b'>' | b'\\') || b.is_ascii_control();
+    if !url.bytes().any(unsafe_byte) {
+        return std::borrow::Cow::Borrowed(url);
+    }
+    let mut out = String::with_capacity(url.len() + 8);
+    for c in url.chars() {
+        match u8::try_from(c) {
+            Ok(b) if unsafe_byte(b) => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The fenced block for `code` (EXT-CODE-01/02, SRD-READINGS 16).
@@ -556,5 +580,28 @@ mod tests {
     fn destinations() {
         assert_eq!(destination("https://e.x/a_(b)"), "https://e.x/a_(b)");
         assert_eq!(destination("https://e.x/a)"), "<https://e.x/a)>");
+        assert_eq!(destination("mailto:a>b c)\\"), "<mailto:a%3Eb%20c)%5C>");
+        assert_eq!(destination("mailto:<x>"), "mailto:%3Cx%3E");
+    }
+
+    #[test]
+    fn only_http_https_and_mailto_links_are_kept() {
+        let base = Url::parse("https://e.x/a/").unwrap();
+        for (href, kept) in [
+            ("b", Some("https://e.x/a/b")),
+            (" //o.x/p ", Some("https://o.x/p")),
+            ("mailto:m@e.x", Some("mailto:m@e.x")),
+            ("javascript:alert(1)", None),
+            ("JavaScript:alert(1)", None),
+            ("data:text/html,x", None),
+            ("file:///etc/passwd", None),
+            ("vbscript:x", None),
+        ] {
+            assert_eq!(
+                link_url(&base, href).as_ref().map(Url::as_str),
+                kept,
+                "{href}"
+            );
+        }
     }
 }

@@ -27,6 +27,7 @@ mod faults;
 mod fleet;
 mod fleet_trust;
 mod formats;
+mod formats_hostile;
 mod hostile;
 mod http;
 mod http_tls;
