@@ -78,10 +78,15 @@ fn main() {
                 let read = std::fs::File::open(path).and_then(|file| {
                     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes)
                 });
-                read.is_ok() && detect(200, &headers, &bytes[..bytes.len().min(HEAD_BYTES)]).is_some()
+                read.is_ok()
+                    && detect(200, &headers, &bytes[..bytes.len().min(HEAD_BYTES)]).is_some()
             })
             .map(|path| path.display().to_string())
             .collect();
-        println!("{} WCXB dev pages: {} taken for walls {taken:?}", paths.len(), taken.len());
+        println!(
+            "{} WCXB dev pages: {} taken for walls {taken:?}",
+            paths.len(),
+            taken.len()
+        );
     }
 }

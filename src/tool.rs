@@ -32,7 +32,7 @@ use crate::args::{ArgsError, ArgsSchema, FetchArgs};
 use crate::budget::ReadBudget;
 use crate::cache::DiskCache;
 use crate::canonical_url::CanonicalUrl;
-use crate::config::Settings;
+use crate::config::{RenderingSettings, Settings};
 use crate::content::media_type::MediaKind;
 use crate::error::{ErrorCode, ErrorDetails, FetchError};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
@@ -543,9 +543,20 @@ impl WebFetchTool {
         .await?;
         let page = self.read_page(&fetched, call).await?;
         let detect_walls = self.settings.detect_walls;
-        let shell = fetched.kind == MediaKind::Html
-            && (spa_fallback || detect_walls)
-            && self.wants_spa_fallback(&page, fetched.final_url.as_url());
+        let (page, shell) = if fetched.kind == MediaKind::Html && (spa_fallback || detect_walls) {
+            // Off the async workers too: it may extract the page once more.
+            let (settings, url) = (
+                Arc::clone(&self.settings),
+                fetched.final_url.as_url().clone(),
+            );
+            ReadBudget::run_blocking(None, self.settings.timeout_ms(), move || {
+                let shell = looks_like_spa_shell(&page, &url, &settings.rendering);
+                Ok((page, shell))
+            })
+            .await?
+        } else {
+            (page, false)
+        };
         let wants_browser = spa_fallback && shell;
         let mut http_notes = page.notes;
         if detect_walls && shell {
@@ -616,26 +627,6 @@ impl WebFetchTool {
         .await
     }
 
-    /// FR-WF-12c: little extracted text (in chars, after normalisation,
-    /// FR-WF-12c-UNIT) and an SPA indicator in the raw decoded HTML. Status 200 is
-    /// implied: any other status already failed the fetch (FR-WF-12f).
-    ///
-    /// The text measured is the SRD reading of the page whatever the extraction
-    /// mode: an article is legitimately shorter than the whole page, and the
-    /// choice of renderer must not change with an extension. So a short article
-    /// (rare) is measured again with the SRD algorithm.
-    fn wants_spa_fallback(&self, page: &DecodedPage, final_url: &url::Url) -> bool {
-        let rendering = &self.settings.rendering;
-        let falls_back = |document: &ExtractedDocument| {
-            let chars = render::select::extracted_chars(&document.markdown);
-            render::should_fall_back(chars, &page.text, true, rendering)
-        };
-        falls_back(&page.document)
-            && (page.is_srd_reading
-                || extract::extract_html(&page.text, final_url, ExtractionMode::Srd)
-                    .is_ok_and(|e| falls_back(&e.document)))
-    }
-
     /// Browser mode: Chromium renders the page; every request it makes goes through
     /// the pinned client within the call's pass, and robots.txt applies to the top
     /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
@@ -699,6 +690,29 @@ impl WebFetchTool {
             stands_in_for_browser: false,
         })
     }
+}
+
+/// FR-WF-12c: little extracted text (in chars, after normalisation,
+/// FR-WF-12c-UNIT) and an SPA indicator in the raw decoded HTML. Status 200 is
+/// implied: any other status already failed the fetch (FR-WF-12f).
+///
+/// The text measured is the SRD reading of the page whatever the extraction
+/// mode: an article is legitimately shorter than the whole page, and the
+/// choice of renderer must not change with an extension. So a short article
+/// (rare) is measured again with the SRD algorithm.
+fn looks_like_spa_shell(
+    page: &DecodedPage,
+    final_url: &url::Url,
+    rendering: &RenderingSettings,
+) -> bool {
+    let falls_back = |document: &ExtractedDocument| {
+        let chars = render::select::extracted_chars(&document.markdown);
+        render::should_fall_back(chars, &page.text, true, rendering)
+    };
+    falls_back(&page.document)
+        && (page.is_srd_reading
+            || extract::extract_html(&page.text, final_url, ExtractionMode::Srd)
+                .is_ok_and(|e| falls_back(&e.document)))
 }
 
 /// Appendix E's `page_load_buffer_s` default (FR-WF-TIMEOUT-01).
