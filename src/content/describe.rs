@@ -28,7 +28,9 @@ pub(crate) fn formats_description(content: &ContentSettings) -> String {
     if formats.contains(Format::Markdown) {
         parts.push(
             "the site's own Markdown when it publishes one (asked for first; the result is \
-             noted publisher_markdown)"
+             noted publisher_markdown; HTML comments, scripts, hidden elements and links \
+             other than http(s) and mailto are dropped from it, noted \
+             publisher_markdown_sanitized)"
                 .to_owned(),
         );
     }
