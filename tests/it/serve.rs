@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 use wiremock::{MockServer, ResponseTemplate};
 
+use crate::support::child_cost::wait_within;
 use crate::support::origin::{Origin, request_path};
 use crate::support::race::until;
 use crate::support::{Config, browser_section, chromium, hits, html, robots, serve};
@@ -653,11 +654,12 @@ async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
     let reply = call.await.unwrap();
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.json()["title"], "Served");
-    let status = tokio::task::spawn_blocking(move || served.child.wait().map(|s| (s, served)))
-        .await
-        .unwrap()
-        .unwrap();
-    let (status, mut served) = status;
+    let (status, mut served) = tokio::task::spawn_blocking(move || {
+        let status = wait_within(&mut served.child, Duration::from_secs(60));
+        (status, served)
+    })
+    .await
+    .unwrap();
     // It has exited: the wait ends with the line or with the pipe's end.
     let logs = served.logs_with("webfetch serve: stopped", 1).await;
     assert!(status.success(), "{status:?}: {logs}");

@@ -160,8 +160,9 @@ async fn fr_wf_06c_unknown_name_is_dns_failed() {
 }
 
 /// Three loopback addresses on one port: the first two refuse, the third listens.
+/// A hundred tries find such a port on any machine with loopback ports to spare.
 fn three_addresses() -> (std::net::TcpListener, u16) {
-    loop {
+    for _ in 0..100 {
         let third = std::net::TcpListener::bind((Ipv4Addr::new(127, 0, 0, 3), 0)).unwrap();
         let port = third.local_addr().unwrap().port();
         // Nobody may listen on .1/.2 at that port: binding proves it is free.
@@ -172,6 +173,7 @@ fn three_addresses() -> (std::net::TcpListener, u16) {
             return (third, port);
         }
     }
+    panic!("no port free on 127.0.0.1, .2 and .3 in a hundred tries");
 }
 
 #[tokio::test]

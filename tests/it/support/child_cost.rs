@@ -99,6 +99,32 @@ pub(crate) fn run(mut command: Command, stdin: &[u8], deadline: Duration) -> Chi
     }
 }
 
+/// Waits for `child` to exit, at most `deadline`: past it the child is killed
+/// and the test fails, so no test waits on a child forever.
+pub(crate) fn wait_within(
+    child: &mut std::process::Child,
+    deadline: Duration,
+) -> std::process::ExitStatus {
+    let pid = i32::try_from(child.id()).expect("a pid fits i32");
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let timed_out = done_rx.recv_timeout(deadline).is_err();
+        if timed_out {
+            // SAFETY: a plain kill(2) of a child not yet reaped (the wait below
+            // reaps it only after this thread is told to stop or has killed it).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        timed_out
+    });
+    let status = child.wait().expect("wait for the child");
+    let _ = done_tx.send(());
+    assert!(
+        !watchdog.join().expect("watchdog"),
+        "the child outlived {deadline:?} and was killed"
+    );
+    status
+}
+
 fn timeval(value: libc::timeval) -> Duration {
     Duration::from_secs(u64::try_from(value.tv_sec).unwrap_or(0))
         + Duration::from_micros(u64::try_from(value.tv_usec).unwrap_or(0))
