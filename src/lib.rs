@@ -114,6 +114,7 @@ pub use self::config::{
     ToolsMode, load_file, load_str,
 };
 pub use self::content::formats::{Format, Formats};
+pub use self::content::pdf::worker::PdfWorker;
 pub use self::error::{
     ErrorCode, ErrorDetails, FetchError, PoliteRefusal, TimeoutPhase, UnreadableReason,
 };

@@ -10,6 +10,7 @@ use url::Url;
 
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
+use crate::content::pdf::worker::PdfWorker;
 use crate::content::{charset, feed, json, pdf};
 use crate::error::FetchError;
 use crate::extract::{self};
@@ -132,12 +133,37 @@ impl DecodedPage {
         Ok(page.capped())
     }
 
+    /// [`DecodedPage::read`], with a PDF read in `pdf_worker`'s process when
+    /// there is one (the front doors, issue 45): the same page either way.
+    pub(crate) fn read_with_worker(
+        body: &[u8],
+        kind: MediaKind,
+        header_charset: Option<&str>,
+        final_url: &Url,
+        reading: &Reading<'_>,
+        pdf_worker: Option<&PdfWorker>,
+    ) -> Result<DecodedPage, FetchError> {
+        match pdf_worker {
+            Some(worker) if kind == MediaKind::Pdf => {
+                DecodedPage::pdf_page(worker.read(body, &DecodedPage::pdf_limits(reading))?)
+            }
+            _ => DecodedPage::read(body, kind, header_charset, final_url, reading),
+        }
+    }
+
     /// A PDF's text layer (issue 31), within the page cap.
     fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<DecodedPage, FetchError> {
-        let limits = pdf::Limits {
+        DecodedPage::pdf_page(pdf::read(body, &DecodedPage::pdf_limits(reading))?)
+    }
+
+    fn pdf_limits(reading: &Reading<'_>) -> pdf::Limits {
+        pdf::Limits {
             max_pages: reading.content.max_pdf_pages,
-        };
-        let read = pdf::read(body, &limits)?;
+        }
+    }
+
+    /// The page of a PDF read: noted `pdf_page_limit` when pages were left out.
+    fn pdf_page(read: pdf::PdfRead) -> Result<DecodedPage, FetchError> {
         let note = read.pages_left_out.then_some(Note::PdfPageLimit);
         Ok(DecodedPage::extension(String::new(), read.document, note).capped())
     }

@@ -23,7 +23,7 @@ use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
     ArgsSchema, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError, LoadOptions, Loaded,
-    SavedPage, WebFetchTool,
+    PdfWorker, SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -89,6 +89,10 @@ enum Command {
         #[arg(long, default_value_t = webfetch::mcp::DEFAULT_MCP_MAX_OUTPUT_BYTES)]
         max_output_bytes: usize,
     },
+    /// The PDF worker the other commands start for each PDF (issue 45): one
+    /// request on stdin, one answer on stdout. Not for people.
+    #[command(name = "pdf-worker", hide = true)]
+    PdfWorker,
 }
 
 /// `webfetch extract`'s arguments.
@@ -191,8 +195,13 @@ fn main() -> ExitCode {
             };
         }
     };
+    // The worker writes nothing but its answer: no log subscriber.
+    if let Command::PdfWorker = cli.command {
+        return PdfWorker::serve_stdio();
+    }
     init_logging(cli.log_format);
     match cli.command {
+        Command::PdfWorker => PdfWorker::serve_stdio(),
         Command::Fetch {
             url,
             config,
@@ -321,9 +330,14 @@ fn serve(
 /// The tool of `settings` with the extended argument schema (every command takes
 /// the extension properties), or `None` after printing why it can not be built
 /// (a fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
+///
+/// Every front door reads PDFs in a worker process of this binary (issue 45):
+/// `/proc/self/exe`, which names this very binary even after an upgrade
+/// replaced its file.
 fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
     match WebFetchTool::builder(settings)
         .schema(ArgsSchema::Extended)
+        .pdf_worker(PdfWorker::new("/proc/self/exe"))
         .build()
     {
         Ok(tool) => Some(tool),

@@ -30,6 +30,7 @@ mod logs;
 mod mcp;
 mod output;
 mod pdf_hostile;
+mod pdf_limits;
 mod pipeline;
 mod render;
 mod robots;

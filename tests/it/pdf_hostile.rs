@@ -66,9 +66,7 @@ fn one_page(catalog_extra: &str, pages_extra: &str, contents: Vec<u8>) -> Vec<u8
 
 /// Reads `bytes`: Markdown, or a PDF error with a `pdf_*` reason.
 fn read_bounded(name: &str, bytes: &[u8]) -> Option<String> {
-    let limits = Limits {
-        max_pages: 20,
-    };
+    let limits = Limits { max_pages: 20 };
     match read(bytes, &limits) {
         Ok(read) => Some(read.document.markdown),
         Err(error) => {
