@@ -51,7 +51,7 @@ fn extract(name: &str, bytes: &[u8]) -> (child_cost::ChildCost, Value) {
         "{name}: still running after {WALL:?}: {cost:?}"
     );
     let json: Value = serde_json::from_str(cost.stdout.trim())
-        .unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {cost:?}"));
+        .unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {}", cost.stderr));
     (cost, json)
 }
 
@@ -64,6 +64,9 @@ fn costs_one_call(name: &str, bytes: &[u8]) -> Value {
         cost.peak_mib
     );
     assert!(cost.wall <= WALL, "{name}: {:?}", cost.wall);
+    // CPU time (the process and its worker) no more than the wall time allows
+    // two cores: nothing burns on unseen.
+    assert!(cost.cpu <= WALL * 2, "{name}: {:?} of CPU", cost.cpu);
     match cost.code {
         Some(0) => assert!(json["chunks"].is_array(), "{name}: {json}"),
         Some(2) => {
@@ -159,8 +162,7 @@ fn issue_45_in_process_reading_keeps_the_same_parser_bounds() {
             continue;
         }
         let started = Instant::now();
-        let limits = Limits { max_pages: 20 };
-        match read(&bytes, &limits) {
+        match read(&bytes, &Limits { max_pages: 20 }) {
             Ok(read) => assert!(
                 read.document.markdown.contains("Hello hostile world"),
                 "{name}: {}",
@@ -173,6 +175,18 @@ fn issue_45_in_process_reading_keeps_the_same_parser_bounds() {
             ),
         }
         assert!(started.elapsed() < WALL, "{name}: {:?}", started.elapsed());
+    }
+    // The same attacks a thousand times smaller (the fuzz seeds) read as any
+    // PDF does: Markdown or a PDF reason (a page whose length is an array has
+    // no text, as before).
+    for (name, bytes) in hostile::small() {
+        if let Err(error) = read(&bytes, &Limits { max_pages: 20 }) {
+            let reason = error.details_json()["reason"].clone();
+            assert!(
+                reason.as_str().is_some_and(|r| r.starts_with("pdf_")),
+                "{name}: {error:?}"
+            );
+        }
     }
 }
 

@@ -51,7 +51,7 @@ impl<'d> Fonts<'d> {
         if let Some(font) = self.loaded.get(&key) {
             return Rc::clone(font);
         }
-        let to_unicode = self.to_unicode(dict);
+        let to_unicode = self.unicode_map(dict);
         let font = Rc::new(Font::load(self.doc, dict, to_unicode));
         if self.loaded.len() >= KEPT_FONTS {
             self.loaded.clear();
@@ -62,7 +62,7 @@ impl<'d> Fonts<'d> {
 
     /// The font's `ToUnicode` map, read through lopdf within [`MAX_CMAP_BYTES`]
     /// and the document's map budget; a map several fonts share is read once.
-    fn to_unicode(&mut self, dict: &Dictionary) -> Option<Rc<Encoding<'d>>> {
+    fn unicode_map(&mut self, dict: &Dictionary) -> Option<Rc<Encoding<'d>>> {
         let entry = dict.get(b"ToUnicode").ok()?;
         // lopdf reads the map only for a dictionary typed as a font.
         if !dict.has_type(b"Font") {

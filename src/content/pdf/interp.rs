@@ -503,6 +503,97 @@ fn matrix(operands: &[Object], doc: &Document) -> Option<Matrix> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lopdf::{Stream, dictionary};
+
+    /// A one-page document whose content is `content`, with Helvetica as `F1`,
+    /// the form `X0` (`form`, compressed) and `fonts` inline.
+    fn document(content: &str, form: &str, inline_font: bool) -> (Document, ObjectId) {
+        let mut doc = Document::with_version("1.7");
+        let font = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        });
+        let mut form = Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Form",
+                "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+            },
+            form.as_bytes().to_vec(),
+        );
+        form.compress().unwrap();
+        let form = doc.add_object(form);
+        let contents = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+        let mut fonts = dictionary! { "F1" => font };
+        if inline_font {
+            fonts.set(
+                "F2",
+                dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier" },
+            );
+        }
+        let pages = doc.new_object_id();
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages, "Contents" => contents,
+            "Resources" => dictionary! { "Font" => fonts, "XObject" => dictionary! { "X0" => form } },
+        });
+        doc.objects.insert(
+            pages,
+            Object::Dictionary(
+                dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 },
+            ),
+        );
+        (doc, page)
+    }
+
+    #[test]
+    fn a_form_painted_many_times_is_decompressed_once() {
+        let form = format!(
+            "BT /F1 12 Tf 72 700 Td (In the form) Tj ET{}",
+            " ".repeat(100_000)
+        );
+        let (doc, page) = document(&"/X0 Do\n".repeat(50), &form, false);
+        let quota = Quota::new(0);
+        let mut shared = Shared::new(&doc, &quota);
+        let glyphs = page_glyphs(&mut shared, page);
+        assert_eq!(glyphs.len(), 50 * "Intheform".len());
+        let spent = super::super::quota::DOCUMENT_DECOMPRESSED_BYTES - quota.decompressed_left();
+        // The page's content, and the form once.
+        assert_eq!(spent, "/X0 Do\n".repeat(50).len() + 1 + form.len());
+        // A second page painting it decompresses only its own content.
+        page_glyphs(&mut shared, page);
+        let again = super::super::quota::DOCUMENT_DECOMPRESSED_BYTES - quota.decompressed_left();
+        assert_eq!(again - spent, "/X0 Do\n".repeat(50).len() + 1);
+    }
+
+    #[test]
+    fn an_inline_font_selected_many_times_is_one_font() {
+        let content = "BT /F2 12 Tf 72 700 Td (a) Tj ET\n".repeat(100);
+        let (doc, page) = document(&content, "", true);
+        let quota = Quota::new(0);
+        let mut shared = Shared::new(&doc, &quota);
+        let glyphs = page_glyphs(&mut shared, page);
+        assert_eq!(glyphs.len(), 100);
+        assert!(
+            glyphs.iter().all(|g| g.font == 0),
+            "one font, selected 100 times"
+        );
+    }
+
+    #[test]
+    fn a_page_stops_when_the_calls_budget_ends() {
+        let content = "BT /F1 12 Tf 72 700 Td (a) Tj ET\n".repeat(10_000);
+        let (doc, page) = document(&content, "", false);
+        let quota = Quota::new(0);
+        let (budget, end) = crate::budget::ReadBudget::new(None, 1_000);
+        drop(end);
+        let glyphs = budget
+            .run(|| {
+                let mut shared = Shared::new(&doc, &quota);
+                Ok(page_glyphs(&mut shared, page))
+            })
+            .unwrap_or_default();
+        assert!(glyphs.is_empty());
+        let mut shared = Shared::new(&doc, &quota);
+        assert_eq!(page_glyphs(&mut shared, page).len(), 10_000);
+    }
 
     #[test]
     fn matrices_compose_in_pdf_order() {

@@ -94,6 +94,12 @@ impl Quota {
         decoded
     }
 
+    /// What the document may still decompress.
+    #[cfg(test)]
+    pub(crate) fn decompressed_left(&self) -> usize {
+        self.decompressed.get()
+    }
+
     fn charge_decompressed(&self, bytes: usize) {
         self.decompressed
             .set(self.decompressed.get().saturating_sub(bytes));

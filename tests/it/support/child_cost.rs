@@ -40,6 +40,8 @@ pub(crate) fn run(mut command: Command, stdin: &[u8], deadline: Duration) -> Chi
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let started = Instant::now();
+    // Reaped by `wait4` below, which clippy does not see.
+    #[allow(clippy::zombie_processes)]
     let mut child = command.spawn().expect("spawn the child");
     let pid = i32::try_from(child.id()).expect("a pid fits i32");
     let mut input = child.stdin.take().expect("piped stdin");

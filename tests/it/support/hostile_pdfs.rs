@@ -38,6 +38,26 @@ pub(crate) fn all() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// The same attacks a thousand times smaller: seeds for the `pdf` fuzz target,
+/// which reach the same code at a fuzzer's speed.
+pub(crate) fn small() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("objstm_same_offset", object_stream_same_offset(8, 4_000)),
+        (
+            "objstm_same_offset_encrypted",
+            object_stream_same_offset_encrypted(8, 4_000),
+        ),
+        (
+            "objstm_via_length_reference",
+            object_stream_via_length(8, 4_000),
+        ),
+        ("raw_array", raw_array(30_000)),
+        ("form_painted", form_painted(30, 64 << 10)),
+        ("inline_font", inline_font(20)),
+        ("nested_forms", nested_forms(8, 64 << 10)),
+    ]
+}
+
 /// Zlib at its best ratio (about 1,000 to 1 on repeated bytes).
 pub(crate) fn deflate(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
@@ -137,68 +157,11 @@ pub(crate) fn object_stream_same_offset(entries: usize, elements: usize) -> Vec<
 }
 
 /// [`object_stream_same_offset`] in a file encrypted with the empty user
-/// password (RC4, 128 bits), which every reader opens: lopdf loads such files
-/// by another path, which reads object streams itself.
+/// password (RC4, 128 bits), which every reader opens, and whose xref stream
+/// places the members in the object stream: lopdf loads such files by another
+/// path, which reads the object streams the xref names itself.
 pub(crate) fn object_stream_same_offset_encrypted(entries: usize, elements: usize) -> Vec<u8> {
-    use lopdf::encryption::{EncryptionState, EncryptionVersion, Permissions};
-    use lopdf::{Dictionary, Document, Object, Stream, StringFormat};
-    let (body, first) = same_offset_body(entries, elements);
-    let mut doc = Document::with_version("1.5");
-    let font = doc.add_object(Dictionary::from_iter([
-        ("Type", Object::Name(b"Font".to_vec())),
-        ("Subtype", Object::Name(b"Type1".to_vec())),
-        ("BaseFont", Object::Name(b"Helvetica".to_vec())),
-    ]));
-    let contents = doc.add_object(Stream::new(Dictionary::new(), TEXT.as_bytes().to_vec()));
-    let pages_id = doc.new_object_id();
-    let resources = Dictionary::from_iter([(
-        "Font",
-        Object::Dictionary(Dictionary::from_iter([("F1", Object::Reference(font))])),
-    )]);
-    let page = doc.add_object(Dictionary::from_iter([
-        ("Type", Object::Name(b"Page".to_vec())),
-        ("Parent", Object::Reference(pages_id)),
-        (
-            "MediaBox",
-            Object::Array(vec![0.into(), 0.into(), 612.into(), 792.into()]),
-        ),
-        ("Resources", Object::Dictionary(resources)),
-        ("Contents", Object::Reference(contents)),
-    ]));
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(Dictionary::from_iter([
-            ("Type", Object::Name(b"Pages".to_vec())),
-            ("Kids", Object::Array(vec![Object::Reference(page)])),
-            ("Count", Object::Integer(1)),
-        ])),
-    );
-    let objstm_dict = Dictionary::from_iter([
-        ("Type", Object::Name(b"ObjStm".to_vec())),
-        ("N", Object::Integer(entries as i64)),
-        ("First", Object::Integer(first as i64)),
-        ("Filter", Object::Name(b"FlateDecode".to_vec())),
-    ]);
-    doc.add_object(Stream::new(objstm_dict, deflate(&body)).with_compression(false));
-    let catalog = doc.add_object(Dictionary::from_iter([
-        ("Type", Object::Name(b"Catalog".to_vec())),
-        ("Pages", Object::Reference(pages_id)),
-    ]));
-    doc.trailer.set("Root", Object::Reference(catalog));
-    let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
-    doc.trailer.set("ID", Object::Array(vec![id.clone(), id]));
-    let version = EncryptionVersion::V2 {
-        document: &doc,
-        owner_password: "owner",
-        user_password: "",
-        key_length: 128,
-        permissions: Permissions::all(),
-    };
-    let state = EncryptionState::try_from(version).unwrap();
-    doc.encrypt(&state).unwrap();
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
+    object_stream_in_xref_stream(entries, elements, true, false)
 }
 
 /// The object stream of [`object_stream_same_offset`], reached another way: the
@@ -206,18 +169,84 @@ pub(crate) fn object_stream_same_offset_encrypted(entries: usize, elements: usiz
 /// and an xref stream says where that member is. A loader that resolves the
 /// length reads the object stream as it parses the page.
 pub(crate) fn object_stream_via_length(entries: usize, elements: usize) -> Vec<u8> {
+    object_stream_in_xref_stream(entries, elements, false, true)
+}
+
+/// Objects 1 to 6 as in [`object_stream_same_offset`], then (`encrypted`) the
+/// encryption dictionary, then an xref stream that places the members (100 on)
+/// in object 6. With `length_reference`, the page's contents give their length
+/// as `100 0 R`.
+fn object_stream_in_xref_stream(
+    entries: usize,
+    elements: usize,
+    encrypted: bool,
+    length_reference: bool,
+) -> Vec<u8> {
+    use lopdf::encryption::{EncryptionState, EncryptionVersion, Permissions};
+    use lopdf::{Dictionary, Document, Object, Stream, StringFormat};
+    let file_id = b"0123456789abcdef".to_vec();
+    let mut keyed = Document::new();
+    let id = Object::String(file_id.clone(), StringFormat::Hexadecimal);
+    keyed.trailer.set("ID", Object::Array(vec![id.clone(), id]));
+    let state = EncryptionState::try_from(EncryptionVersion::V2 {
+        document: &keyed,
+        owner_password: "owner",
+        user_password: "",
+        key_length: 128,
+        permissions: Permissions::all(),
+    })
+    .unwrap();
+    // A stream's data as the file holds it: encrypted with object `number`'s key.
+    let seal = |number: u32, data: Vec<u8>| -> Vec<u8> {
+        if !encrypted {
+            return data;
+        }
+        let mut object = Object::Stream(Stream::new(Dictionary::new(), data));
+        lopdf::encryption::encrypt_object(&state, (number, 0), &mut object).unwrap();
+        match object {
+            Object::Stream(stream) => stream.content,
+            _ => unreachable!(),
+        }
+    };
     let (body, first) = same_offset_body(entries, elements);
     let objstm = stream(
         &format!("/Type /ObjStm /N {entries} /First {first} /Filter /FlateDecode"),
-        &deflate(&body),
+        &seal(6, deflate(&body)),
     );
-    let mut contents = b"<< /Length 100 0 R >>\nstream\n".to_vec();
-    contents.extend_from_slice(TEXT.as_bytes());
-    contents.extend_from_slice(b"\nendstream");
-    let objects = one_page("", contents, vec![objstm]);
+    let text = seal(5, TEXT.as_bytes().to_vec());
+    let contents = if length_reference {
+        let mut contents = b"<< /Length 100 0 R >>\nstream\n".to_vec();
+        contents.extend_from_slice(&text);
+        contents.extend_from_slice(b"\nendstream");
+        contents
+    } else {
+        stream("", &text)
+    };
+    let mut objects = one_page("", contents, vec![objstm]);
+    let mut trailer = String::new();
+    if encrypted {
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02X}")).collect::<String>();
+        let dict = state.encode().unwrap();
+        let field = |key: &[u8]| dict.get(key).unwrap().clone();
+        let (Object::String(o, _), Object::String(u, _), Object::Integer(p)) =
+            (field(b"O"), field(b"U"), field(b"P"))
+        else {
+            panic!("an encryption dictionary without O, U and P: {dict:?}");
+        };
+        objects.push(
+            format!(
+                "<< /Filter /Standard /V 2 /R 3 /Length 128 /O <{}> /U <{}> /P {p} >>",
+                hex(&o),
+                hex(&u),
+            )
+            .into_bytes(),
+        );
+        trailer = format!("/Encrypt 7 0 R /ID [<{0}> <{0}>]", hex(&file_id));
+    }
     let mut out = b"%PDF-1.7\n".to_vec();
     let offsets = write_objects(&mut out, &objects);
-    // The xref stream, object 7: objects 0 to 7, then the members 100 on.
+    // The xref stream: objects 0 to itself, then the members 100 on.
+    let xref_number = objects.len() + 1;
     let xref_at = out.len();
     let mut data = vec![0u8, 0, 0, 0, 0, 0xFF, 0xFF];
     for offset in offsets.iter().copied().chain([xref_at]) {
@@ -230,11 +259,12 @@ pub(crate) fn object_stream_via_length(entries: usize, elements: usize) -> Vec<u
         data.extend_from_slice(&6u32.to_be_bytes());
         data.extend_from_slice(&(i as u16).to_be_bytes());
     }
-    let size = 100 + entries;
     out.extend_from_slice(
         format!(
-            "7 0 obj\n<< /Type /XRef /Size {size} /W [1 4 2] /Index [0 8 100 {entries}] \
-             /Root 1 0 R /Length {} >>\nstream\n",
+            "{xref_number} 0 obj\n<< /Type /XRef /Size {} /W [1 4 2] \
+             /Index [0 {} 100 {entries}] /Root 1 0 R {trailer} /Length {} >>\nstream\n",
+            100 + entries,
+            xref_number + 1,
             data.len()
         )
         .as_bytes(),
@@ -296,11 +326,9 @@ fn big_cmap(entries: usize) -> Vec<u8> {
         let block = (entries - code as usize).min(100);
         cmap.push_str(&format!("{block} beginbfchar\n"));
         for _ in 0..block {
-            cmap.push_str(&format!(
-                "<{:04X}> <{:04X}>\n",
-                code & 0xFFFF,
-                0x41 + code % 26
-            ));
+            // Neighbouring codes map to letters seven apart: none merge into a range.
+            let letter = 0x41 + code * 7 % 26;
+            cmap.push_str(&format!("<{:04X}> <{letter:04X}>\n", code & 0xFFFF));
             code += 1;
         }
         cmap.push_str("endbfchar\n");
@@ -310,7 +338,8 @@ fn big_cmap(entries: usize) -> Vec<u8> {
 }
 
 /// A font given inline in the page's resources (a dictionary, not a reference)
-/// with a ToUnicode map of some 4 MiB, selected `selections` times: a reader
+/// with a ToUnicode map of `selections` thousand codes (some 4 MiB for 200),
+/// selected `selections` times: a reader
 /// that loads an inline font at each `Tf` parses the map each time, and keeps
 /// every copy.
 pub(crate) fn inline_font(selections: usize) -> Vec<u8> {
