@@ -183,6 +183,14 @@ enum LogFormat {
 }
 
 fn main() -> ExitCode {
+    // The PDF worker starts for every PDF: straight to it, before the parser
+    // of the whole command line is built.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == PdfWorker::COMMAND)
+    {
+        return PdfWorker::serve_stdio();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

@@ -322,3 +322,79 @@ async fn issue_45_the_worker_answers_what_in_process_reading_answers() {
         assert_eq!(here, there, "{name}");
     }
 }
+
+/// The peak resident memory of process `pid` so far (`VmHWM`), in MiB.
+fn peak_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse().ok())
+        .unwrap();
+    kib / 1024.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_45_serve_reads_the_worst_pdfs_while_healthz_answers_and_lives_on() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let origin = MockServer::start().await;
+    for (route, bytes) in [
+        ("/array.pdf", hostile::raw_array(30_000_000)),
+        (
+            "/objstm.pdf",
+            hostile::object_stream_same_offset(64, 4_000_000),
+        ),
+        ("/forms.pdf", hostile::form_painted(2000, 64 << 20)),
+        ("/fine.pdf", text_pdf(2)),
+    ] {
+        Mock::given(method("GET"))
+            .and(path(route))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("content-type", "application/pdf")
+                    .set_body_bytes(bytes),
+            )
+            .mount(&origin)
+            .await;
+    }
+    let port = origin.address().port();
+    let config = crate::support::Config::new(&[port]).timeout(5);
+    let served = crate::serve::Served::start(&config, &[], &[]);
+    let addr = served.addr;
+    let url = |route: &str| crate::serve::target(&format!("http://127.0.0.1:{port}{route}"));
+
+    for route in ["/array.pdf", "/objstm.pdf", "/forms.pdf"] {
+        let target = url(route);
+        let call = tokio::spawn(async move { crate::serve::get(addr, &target).await });
+        // The server answers its health check all along: the PDF is read in a
+        // worker process, off the server's threads.
+        let mut slowest = Duration::ZERO;
+        while !call.is_finished() {
+            let started = Instant::now();
+            let health = crate::serve::get(addr, "/healthz").await;
+            slowest = slowest.max(started.elapsed());
+            assert_eq!(health.status, 200, "{route}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            slowest < Duration::from_secs(2),
+            "{route}: /healthz took {slowest:?}"
+        );
+        let reply = call.await.unwrap();
+        let json = reply.json();
+        assert!(
+            reply.status == 200 || reason(&json).starts_with("pdf_"),
+            "{route}: {} {}",
+            reply.status,
+            reply.body
+        );
+    }
+    let fine = crate::serve::get(addr, &url("/fine.pdf")).await;
+    assert_eq!(fine.status, 200, "{}", fine.body);
+    assert_eq!(fine.json()["title"], "Alike");
+    let peak = peak_mib(served.child.id());
+    assert!(peak <= 512.0, "the server peaked at {peak:.0} MiB");
+}

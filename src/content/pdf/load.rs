@@ -352,9 +352,8 @@ fn read_stream_data(doc: &mut Document, original: &[u8], quota: &Quota) -> Resul
         };
         let start = stream.start_position.unwrap_or(0);
         let bound = ends
-            .iter()
+            .get(ends.partition_point(|&end| end <= start))
             .copied()
-            .find(|&end| end > start)
             .unwrap_or(buffer.len())
             .min(buffer.len());
         let data = buffer

@@ -18,15 +18,18 @@
 //!
 //! The parent runs it on the reader's thread, under the call's read budget:
 //! killed at the deadline or when the call ends (checked every
-//! [`POLL`]), reaped in every case. A child that dies, is killed by a limit or
+//! [`POLL`]), reaped in every case. Its stdio are Unix socket pairs, whose
+//! timeouts let that one thread write the PDF and read the answer while it
+//! watches the budget. A child that dies, is killed by a limit or
 //! answers garbage fails that one call with `extraction_failed`:
 //! `pdf_resource_limit` (its memory or CPU limit) or `pdf_reader_crashed`
 //! (anything else).
 
 use std::io::{BufWriter, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -208,17 +211,26 @@ impl PdfWorker {
             body_bytes: body.len(),
             cpu_seconds: self.cpu_seconds.unwrap_or(61),
         };
+        let not_started = |error: std::io::Error| {
+            FetchError::internal(format!("the PDF reader did not start: {error}"))
+        };
+        let (stdin, child_stdin) = UnixStream::pair().map_err(not_started)?;
+        let (stdout, child_stdout) = UnixStream::pair().map_err(not_started)?;
+        let (stderr, child_stderr) = UnixStream::pair().map_err(not_started)?;
         let mut child = Command::new(&self.program)
             .arg(PdfWorker::COMMAND)
             .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdin(Stdio::from(OwnedFd::from(child_stdin)))
+            .stdout(Stdio::from(OwnedFd::from(child_stdout)))
+            .stderr(Stdio::from(OwnedFd::from(child_stderr)))
             .spawn()
-            .map_err(|error| {
-                FetchError::internal(format!("the PDF reader did not start: {error}"))
-            })?;
-        let outcome = self.exchange(&mut child, &request, body);
+            .map_err(not_started)?;
+        let ends = Ends {
+            stdin,
+            stdout,
+            stderr,
+        };
+        let outcome = ends.exchange(&request, body);
         // Killed whatever happened (a no-op for one that exited), then reaped:
         // no worker outlives its call.
         let _ = child.kill();
@@ -237,64 +249,110 @@ impl PdfWorker {
             },
         }
     }
+}
 
-    /// Sends the request and the PDF, then waits for the child's stdout to
-    /// close, or for the call's budget to run out. Writing, reading stdout and
-    /// reading stderr each have a thread (scoped: they borrow the PDF), so no
-    /// pipe can stall another; killing the child ends all three.
-    fn exchange(&self, child: &mut Child, request: &Request, body: &[u8]) -> Exchange {
-        let (Some(mut stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Exchange::Ended {
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-            };
+/// Our ends of a worker's stdin, stdout and stderr: Unix socket pairs rather
+/// than pipes, for their timeouts. One thread writes the request, then reads
+/// the answer, waking every [`POLL`] to look at the call's budget: no thread to
+/// start, no wake-up between threads. The worker reads all its input before it
+/// writes anything but a few lines of stderr, so the order can not deadlock.
+struct Ends {
+    stdin: UnixStream,
+    stdout: UnixStream,
+    stderr: UnixStream,
+}
+
+impl Ends {
+    /// Sends the request and the PDF, then reads the answer until the worker
+    /// closes its stdout, or until the call's budget runs out.
+    fn exchange(self, request: &Request, body: &[u8]) -> Exchange {
+        let Ends {
+            mut stdin,
+            mut stdout,
+            mut stderr,
+        } = self;
+        let mut header = serde_json::to_vec(request).unwrap_or_default();
+        header.push(b'\n');
+        for part in [header.as_slice(), body] {
+            match send(&mut stdin, part) {
+                Ok(()) => {}
+                Err(Stopped::Interrupted) => return Exchange::Interrupted,
+                // The worker stopped reading (it failed, or died): how it
+                // ended tells the rest.
+                Err(Stopped::Closed) => break,
+            }
+        }
+        drop(stdin);
+        let answer = match receive(&mut stdout, MAX_ANSWER_BYTES + 1) {
+            Ok(answer) => answer,
+            Err(()) => return Exchange::Interrupted,
         };
-        let header = serde_json::to_vec(request).unwrap_or_default();
-        std::thread::scope(|scope| {
-            // A child that stops reading (it failed, or was killed) closes the
-            // pipe: the write fails, and how the child ended tells the rest.
-            scope.spawn(move || {
-                let _ = stdin
-                    .write_all(&header)
-                    .and_then(|()| stdin.write_all(b"\n"))
-                    .and_then(|()| stdin.write_all(body));
-            });
-            let (sender, receiver) = mpsc::channel();
-            scope.spawn(move || {
-                let mut out = Vec::new();
-                let cap = u64::try_from(MAX_ANSWER_BYTES + 1).unwrap_or(u64::MAX);
-                let _ = stdout.take(cap).read_to_end(&mut out);
-                let _ = sender.send(out);
-            });
-            let err_reader = scope.spawn(move || {
-                let mut err = Vec::new();
-                let cap = u64::try_from(MAX_STDERR_BYTES).unwrap_or(u64::MAX);
-                let _ = stderr.take(cap).read_to_end(&mut err);
-                err
-            });
-            let stdout = loop {
-                match receiver.recv_timeout(POLL) {
-                    Ok(out) => break out,
-                    Err(mpsc::RecvTimeoutError::Timeout) if budget::interrupted() => {
-                        let _ = child.kill();
-                        return Exchange::Interrupted;
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break Vec::new(),
-                }
-            };
-            if stdout.len() > MAX_ANSWER_BYTES {
-                let _ = child.kill();
-            }
-            let stderr = err_reader.join().unwrap_or_default();
-            match parse_answer(&stdout) {
-                Some(answer) if stdout.len() <= MAX_ANSWER_BYTES => Exchange::Answered(answer),
-                _ => Exchange::Ended { stdout, stderr },
-            }
-        })
+        // What the worker said before it ended: a line or two, if anything.
+        let said = receive(&mut stderr, MAX_STDERR_BYTES).unwrap_or_default();
+        match parse_answer(&answer) {
+            Some(parsed) if answer.len() <= MAX_ANSWER_BYTES => Exchange::Answered(parsed),
+            _ => Exchange::Ended {
+                stdout: answer,
+                stderr: said,
+            },
+        }
     }
+}
+
+/// Why sending stopped.
+enum Stopped {
+    Interrupted,
+    Closed,
+}
+
+/// Writes all of `data`, looking at the call's budget whenever the worker has
+/// not taken more for [`POLL`].
+fn send(stream: &mut UnixStream, mut data: &[u8]) -> Result<(), Stopped> {
+    let _ = stream.set_write_timeout(Some(POLL));
+    while !data.is_empty() {
+        match stream.write(data) {
+            Ok(0) => return Err(Stopped::Closed),
+            Ok(n) => data = &data[n..],
+            Err(error) if waiting(&error) => {
+                if budget::interrupted_now() {
+                    return Err(Stopped::Interrupted);
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(Stopped::Closed),
+        }
+    }
+    Ok(())
+}
+
+/// Reads until the worker closes `stream` (or `cap` bytes), looking at the
+/// call's budget whenever nothing came for [`POLL`]; `Err` once it ran out.
+fn receive(stream: &mut UnixStream, cap: usize) -> Result<Vec<u8>, ()> {
+    let _ = stream.set_read_timeout(Some(POLL));
+    let mut out = Vec::new();
+    let mut buffer = vec![0u8; 64 << 10];
+    while out.len() < cap {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buffer[..n.min(cap - out.len())]),
+            Err(error) if waiting(&error) => {
+                if budget::interrupted_now() {
+                    return Err(());
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an I/O error is a timeout (the other side is still working).
+fn waiting(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 /// How an exchange with a worker ended.
@@ -394,35 +452,37 @@ fn read_request(input: &mut impl Read) -> Option<Request> {
 
 /// The worker's own limits, set before it reads the PDF (see the module doc).
 fn confine(request: &Request) -> std::io::Result<()> {
-    use rustix::process::{Resource, Rlimit, Signal, getppid, setrlimit};
+    use rustix::process::{Resource, Signal, getppid};
     let parent = getppid();
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
     // The parent may have died before the signal was set: then nobody waits.
     if getppid() != parent {
         return Err(std::io::Error::other("the parent is gone"));
     }
-    let limit = |resource, value: u64| {
-        setrlimit(
-            resource,
-            Rlimit {
-                current: Some(value),
-                maximum: Some(value),
-            },
-        )
-    };
-    limit(Resource::Core, 0)?;
-    limit(Resource::Fsize, 0)?;
+    limit(Resource::Core, 0, 0)?;
+    limit(Resource::Fsize, 0, 0)?;
     let cpu = request.cpu_seconds.max(1);
+    limit(Resource::Cpu, cpu, cpu.saturating_add(1))?;
+    let now = address_space()?;
+    let address_space = now.saturating_add(request.memory_bytes);
+    limit(Resource::As, address_space, address_space)?;
+    limit(Resource::Nofile, 3, 3)?;
+    Ok(())
+}
+
+/// Sets `resource`'s soft and hard limits to `soft` and `hard`, or to the hard
+/// limit the process already has when that is lower (a limit can only be
+/// lowered without privileges).
+fn limit(resource: rustix::process::Resource, soft: u64, hard: u64) -> std::io::Result<()> {
+    use rustix::process::{Rlimit, getrlimit, setrlimit};
+    let ceiling = getrlimit(resource).maximum.unwrap_or(u64::MAX);
     setrlimit(
-        Resource::Cpu,
+        resource,
         Rlimit {
-            current: Some(cpu),
-            maximum: Some(cpu.saturating_add(1)),
+            current: Some(soft.min(ceiling)),
+            maximum: Some(hard.min(ceiling)),
         },
     )?;
-    let now = address_space()?;
-    limit(Resource::As, now.saturating_add(request.memory_bytes))?;
-    limit(Resource::Nofile, 3)?;
     Ok(())
 }
 

@@ -53,7 +53,7 @@ pub(crate) fn small() -> Vec<(&'static str, Vec<u8>)> {
         ),
         ("raw_array", raw_array(30_000)),
         ("form_painted", form_painted(30, 64 << 10)),
-        ("inline_font", inline_font(20)),
+        ("inline_font", inline_font(5)),
         ("nested_forms", nested_forms(8, 64 << 10)),
     ]
 }
@@ -338,7 +338,7 @@ fn big_cmap(entries: usize) -> Vec<u8> {
 }
 
 /// A font given inline in the page's resources (a dictionary, not a reference)
-/// with a ToUnicode map of `selections` thousand codes (some 4 MiB for 200),
+/// with a ToUnicode map of `selections` thousand codes (2.8 MB for 200),
 /// selected `selections` times: a reader
 /// that loads an inline font at each `Tf` parses the map each time, and keeps
 /// every copy.
@@ -352,7 +352,10 @@ pub(crate) fn inline_font(selections: usize) -> Vec<u8> {
     );
     let show = "BT /F2 12 Tf 72 650 Td <00010002> Tj ET\n".repeat(selections);
     let contents = format!("{show}{TEXT}");
-    let cmap = stream("/Filter /FlateDecode", &deflate(&big_cmap(200_000)));
+    let cmap = stream(
+        "/Filter /FlateDecode",
+        &deflate(&big_cmap(selections * 1_000)),
+    );
     let mut objects = one_page("", stream("", contents.as_bytes()), vec![cmap]);
     // The inline font goes next to F1 in the page's font dictionary.
     objects[2] = format!(
