@@ -17,7 +17,9 @@
 #
 # webfetch is the release example `pdf_text` (built here): timed as a process per
 # PDF like pdftotext, and in-process per producer (`pdf_text --time`), which is how
-# PyMuPDF is timed (after a warm-up call, the scorer's rule). Run it on an idle
+# PyMuPDF is timed (after a warm-up call, the scorer's rule); and in-process with
+# each PDF read in a worker process of the release `webfetch` (`pdf_text --time
+# --worker`), as the front doors read PDFs (issue 45). Run it on an idle
 # machine: the timings are wall clock. WEBFETCH_PDF_KEEP=DIR keeps the scorer's
 # per-PDF JSON and each extractor's output there.
 #
@@ -53,8 +55,9 @@ else
     echo "PyMuPDF not importable by $python: its rows are skipped (set WEBFETCH_PDF_PYTHON)" >&2
 fi
 
-cargo build --release --quiet --example pdf_text
+cargo build --release --quiet --example pdf_text --bin webfetch
 bin="$PWD/target/release/examples/pdf_text"
+webfetch="$PWD/target/release/webfetch"
 if [ -n "${WEBFETCH_PDF_KEEP:-}" ]; then
     work="$WEBFETCH_PDF_KEEP" # the scorer's JSON and every extractor's text are kept here
     mkdir -p "$work"
@@ -73,18 +76,22 @@ extractors=("mdcmd:webfetch=$bin {pdf}" "cmd:webfetch-as-text=$bin {pdf}")
 "$python" "$scorer" "$corpus" --extractors "${extractors[@]}" \
     --out "$work/results.json" --save "$work/saved" "$@" >"$work/scorer.txt"
 
-# webfetch in-process, per producer: every PDF of the producer read in one process.
+# webfetch in-process, per producer: every PDF of the producer read in one process;
+# then the same with each PDF read in a worker process.
+per_pdf() { "$bin" --time "$@" 2>&1 >/dev/null | sed -n 's/.*PDFs, \([0-9.]*\) s\/PDF$/\1/p'; }
 : >"$work/inprocess.tsv"
-for producer in chromium libreoffice pdflatex groff reportlab; do
-    mapfile -t pdfs < <(ls "$corpus"/pdf/*-"$producer".pdf 2>/dev/null)
+: >"$work/worker.tsv"
+for producer in chromium libreoffice pdflatex groff reportlab all; do
+    if [ "$producer" = all ]; then
+        mapfile -t pdfs < <(ls "$corpus"/pdf/*.pdf)
+    else
+        mapfile -t pdfs < <(ls "$corpus"/pdf/*-"$producer".pdf 2>/dev/null)
+    fi
     [ ${#pdfs[@]} -gt 0 ] || continue
-    per=$("$bin" --time "${pdfs[@]}" 2>&1 >/dev/null | sed -n 's/.*PDFs, \([0-9.]*\) s\/PDF$/\1/p')
-    printf '%s\t%s\n' "$producer" "$per" >>"$work/inprocess.tsv"
+    printf '%s\t%s\n' "$producer" "$(per_pdf "${pdfs[@]}")" >>"$work/inprocess.tsv"
+    printf '%s\t%s\n' "$producer" "$(per_pdf --worker "$webfetch" "${pdfs[@]}")" >>"$work/worker.tsv"
 done
-mapfile -t pdfs < <(ls "$corpus"/pdf/*.pdf)
-per=$("$bin" --time "${pdfs[@]}" 2>&1 >/dev/null | sed -n 's/.*PDFs, \([0-9.]*\) s\/PDF$/\1/p')
-printf 'all\t%s\n' "$per" >>"$work/inprocess.tsv"
 
 echo "load $(cut -d' ' -f1-3 /proc/loadavg) at end" >&2
 python3 benches/pdf_quality_table.py "$work/results.json" "$corpus" "$work/saved" \
-    "$work/inprocess.tsv"
+    "$work/inprocess.tsv" "$work/worker.tsv"

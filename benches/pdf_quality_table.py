@@ -8,10 +8,11 @@ of page furniture found as a whole output line ("furniture kept"; the same test
 as the scorer's `furn`, split by producer), the same share counting only the
 furniture strings that are not the document's title, and seconds per PDF.
 
-    pdf_quality_table.py RESULTS.json CORPUS_DIR SAVED_DIR [INPROCESS.tsv]
+    pdf_quality_table.py RESULTS.json CORPUS_DIR SAVED_DIR [INPROCESS.tsv [WORKER.tsv]]
 
 INPROCESS.tsv (optional): `producer<TAB>seconds per PDF` lines, webfetch's
-in-process times, shown as a row of their own.
+in-process times, shown as a row of their own; WORKER.tsv the same with each PDF
+read in a worker process (as the front doors read them, issue 45).
 """
 import json
 import re
@@ -53,11 +54,17 @@ def main():
     results = json.loads(Path(sys.argv[1]).read_text("utf8"))
     truth = json.loads((Path(sys.argv[2]) / "ground-truth.json").read_text("utf8"))
     saved = Path(sys.argv[3])
-    inprocess = {}
-    if len(sys.argv) > 4 and Path(sys.argv[4]).is_file():
-        for line in Path(sys.argv[4]).read_text().splitlines():
-            producer, seconds = line.split("\t")
-            inprocess[producer] = float(seconds)
+    def times(index):
+        found = {}
+        if len(sys.argv) > index and Path(sys.argv[index]).is_file():
+            for line in Path(sys.argv[index]).read_text().splitlines():
+                producer, seconds = line.split("\t")
+                if seconds:
+                    found[producer] = float(seconds)
+        return found
+
+    inprocess = times(4)
+    worker = times(5)
     names = list(results["extractors"])
     producers = sorted(
         {row["producer"] for name in names for row in results["extractors"][name]["pages"]},
@@ -123,6 +130,9 @@ def main():
         if metric.startswith("s/PDF") and inprocess:
             values = [inprocess.get(p) for p in producers] + [inprocess.get("all")]
             row("webfetch", "s/PDF (in-process)", values, 3)
+        if metric.startswith("s/PDF") and worker:
+            values = [worker.get(p) for p in producers] + [worker.get("all")]
+            row("webfetch", "s/PDF (in-process, a PDF worker per PDF)", values, 3)
     failures = {
         name: sum(1 for r in results["extractors"][name]["pages"] if r["error"]) for name in names
     }

@@ -283,6 +283,18 @@ pub(crate) fn interrupted() -> bool {
     })
 }
 
+/// [`interrupted`], reading the clock at this call: for a loop that wakes
+/// seldom (a wait with a timeout, such as the PDF worker's), where every check
+/// must see the deadline.
+pub(crate) fn interrupted_now() -> bool {
+    CURRENT.with(|slot| {
+        if let Some(probe) = slot.borrow().as_ref() {
+            probe.until_clock.set(0);
+        }
+    });
+    interrupted()
+}
+
 /// [`interrupted`] as an error: the budget's own (`timeout`, or the call's end).
 pub(crate) fn checkpoint() -> Result<(), FetchError> {
     if !interrupted() {
@@ -331,6 +343,23 @@ mod tests {
         assert_eq!(error.code, crate::error::ErrorCode::Timeout);
         assert_eq!(error.details_json()["phase"], "response");
         assert_eq!(error.details_json()["timeout_ms"], 1_000);
+    }
+
+    #[test]
+    fn a_check_that_reads_the_clock_sees_a_passed_deadline_at_once() {
+        let soon = std::time::Instant::now() + Duration::from_millis(500);
+        let (budget, _end) = ReadBudget::new(Some(soon), 500);
+        let error = budget
+            .run(|| {
+                assert!(!interrupted(), "the clock is read at the first check");
+                // Time passing, not a synchronisation: the deadline goes by.
+                std::thread::sleep(Duration::from_millis(600));
+                assert!(!interrupted(), "and then only every so often");
+                assert!(interrupted_now());
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(error.code, crate::error::ErrorCode::Timeout);
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub use self::config::{
     Settings, ToolsMode, load_file, load_str,
 };
 pub use self::content::formats::{Format, Formats};
+pub use self::content::pdf::worker::PdfWorker;
 pub use self::error::{
     ErrorCode, ErrorDetails, ErrorEnvelope, FetchError, PoliteRefusal, TimeoutPhase,
     UnreadableReason,

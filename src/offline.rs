@@ -36,6 +36,7 @@ use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::content::formats::Format;
 use crate::content::media_type;
+use crate::content::pdf::worker::PdfWorker;
 use crate::error::FetchError;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::page::{DecodedPage, Reading};
@@ -74,12 +75,14 @@ pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
 /// `args.url` is the page's URL: echoed as `requested_url`, canonical as
 /// `final_url`, and the base of relative links. `max_chunk_tokens` and
 /// `extraction` default from `settings` as in a fetch; `no_cache` and
-/// `force_browser` mean nothing here and are ignored. `fetched_at` is now.
+/// `force_browser` mean nothing here and are ignored. `fetched_at` is now. A PDF
+/// is read in `pdf_worker` when there is one (issue 45), as in a fetch.
 pub(crate) fn respond(
     settings: &Settings,
     args: &FetchArgs,
     effective_max_bytes: usize,
     counter: &dyn TokenCounter,
+    pdf_worker: Option<&PdfWorker>,
 ) -> Result<Built, FetchError> {
     let Some(page) = &args.page else {
         return Err(FetchError::internal("no saved page to read"));
@@ -97,6 +100,7 @@ pub(crate) fn respond(
     let reading = Reading {
         mode: args.extraction_mode(settings),
         content: &settings.content,
+        pdf_worker,
     };
     let read = DecodedPage::read(
         &page.body,

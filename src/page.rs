@@ -11,6 +11,7 @@ use url::Url;
 use crate::budget;
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
+use crate::content::pdf::worker::PdfWorker;
 use crate::content::{Rendered, charset, feed, json, markdown, pdf};
 use crate::error::FetchError;
 use crate::extract::{self};
@@ -38,6 +39,9 @@ pub(crate) struct Reading<'a> {
     pub mode: ExtractionMode,
     /// `[tools.webfetch.content]`: the PDF page cap.
     pub content: &'a ContentSettings,
+    /// The worker process a PDF is read in, when there is one (the front
+    /// doors); `None` reads it in this process, within the same parser bounds.
+    pub pdf_worker: Option<&'a PdfWorker>,
 }
 
 /// A decoded, extracted page.
@@ -153,12 +157,25 @@ impl DecodedPage {
         Ok(page.capped())
     }
 
-    /// A PDF's text layer (issue 31), within the page cap.
+    /// A PDF's text layer, within the page cap: in the worker process when
+    /// there is one, the same page either way.
     fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<DecodedPage, FetchError> {
-        let limits = pdf::Limits {
-            max_pages: reading.content.max_pdf_pages,
+        let limits = DecodedPage::pdf_limits(reading);
+        let read = match reading.pdf_worker {
+            Some(worker) => worker.read(body, &limits)?,
+            None => pdf::read(body, &limits)?,
         };
-        let read = pdf::read(body, &limits)?;
+        DecodedPage::pdf_page(read)
+    }
+
+    fn pdf_limits(reading: &Reading<'_>) -> pdf::Limits {
+        pdf::Limits {
+            max_pages: reading.content.max_pdf_pages,
+        }
+    }
+
+    /// The page of a PDF read: noted `pdf_page_limit` when pages were left out.
+    fn pdf_page(read: pdf::PdfRead) -> Result<DecodedPage, FetchError> {
         let note = read.pages_left_out.then_some(Note::PdfPageLimit);
         Ok(DecodedPage::extension(String::new(), read.document, note).capped())
     }
@@ -293,6 +310,7 @@ mod tests {
         let reading = Reading {
             mode,
             content: &content,
+            pdf_worker: None,
         };
         DecodedPage::read(body, kind, charset, &url(), &reading)
     }

@@ -79,6 +79,9 @@ pub struct WebFetchTool {
     standby: Option<Standby>,
     /// Sizes chunks and fits the output (FR-WF-14); cl100k_base by default.
     counter: Arc<dyn TokenCounter>,
+    /// Extension (issue 45): the worker process PDFs are read in, when the
+    /// builder's [`pdf_worker`](WebFetchToolBuilder::pdf_worker) set one.
+    pdf_worker: Option<Arc<crate::PdfWorker>>,
 }
 
 impl std::fmt::Debug for WebFetchTool {
@@ -149,6 +152,7 @@ impl WebFetchTool {
             schema: ArgsSchema::Srd,
             standby: None,
             counter,
+            pdf_worker: None,
         }
     }
 
@@ -258,12 +262,15 @@ impl WebFetchTool {
             // Extension: a saved page, read offline (`webfetch extract`), within
             // the call's time as a fetch is.
             let (settings, counter) = (Arc::clone(&self.settings), Arc::clone(&self.counter));
-            let args = args.clone();
+            let (args, worker) = (args.clone(), self.pdf_worker.clone());
             let deadline = Instant::now() + self.settings.timeout();
             return ReadBudget::run_blocking(
                 Some(deadline.into_std()),
                 self.settings.timeout_ms(),
-                move || offline::respond(&settings, &args, effective_max_bytes, &*counter),
+                move || {
+                    let worker = worker.as_deref();
+                    offline::respond(&settings, &args, effective_max_bytes, &*counter, worker)
+                },
             )
             .await;
         }
@@ -617,10 +624,12 @@ impl WebFetchTool {
             Stage::Extracting
         });
         let deadline = Some(fetched.deadline.into_std());
+        let pdf_worker = self.pdf_worker.clone();
         ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
             let reading = Reading {
                 mode,
                 content: &settings.content,
+                pdf_worker: pdf_worker.as_deref(),
             };
             DecodedPage::read(&body, kind, header_charset.as_deref(), &url, &reading)
         })

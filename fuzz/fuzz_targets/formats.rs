@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let reading = Reading {
         mode: ExtractionMode::Srd,
         content: &content,
+        pdf_worker: None,
     };
     let url = url::Url::parse("https://example.com/feed").unwrap();
     let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &reading);

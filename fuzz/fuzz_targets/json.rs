@@ -14,6 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let reading = Reading {
         mode: ExtractionMode::Srd,
         content: &content,
+        pdf_worker: None,
     };
     let url = url::Url::parse("https://example.com/api").unwrap();
     let _ = DecodedPage::read(data, MediaKind::Json, Some("utf-8"), &url, &reading);

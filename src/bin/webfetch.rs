@@ -28,7 +28,7 @@ use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
     ArgsSchema, BatchArgs, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError,
-    LoadOptions, Loaded, SavedPage, WebFetchTool,
+    LoadOptions, Loaded, PdfWorker, SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -100,6 +100,10 @@ enum Command {
     /// directory sites fetch to check the signatures.
     #[command(subcommand)]
     BotAuth(bot_auth::BotAuthCommand),
+    /// The PDF worker the other commands start for each PDF (issue 45): one
+    /// request on stdin, one answer on stdout. Not for people.
+    #[command(name = "pdf-worker", hide = true)]
+    PdfWorker,
 }
 
 /// `webfetch extract`'s arguments.
@@ -190,6 +194,14 @@ enum LogFormat {
 }
 
 fn main() -> ExitCode {
+    // The PDF worker starts for every PDF: straight to it, before the parser
+    // of the whole command line is built.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == PdfWorker::COMMAND)
+    {
+        return PdfWorker::serve_stdio();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -202,8 +214,13 @@ fn main() -> ExitCode {
             };
         }
     };
+    // The worker writes nothing but its answer: no log subscriber.
+    if let Command::PdfWorker = cli.command {
+        return PdfWorker::serve_stdio();
+    }
     init_logging(cli.log_format);
     match cli.command {
+        Command::PdfWorker => PdfWorker::serve_stdio(),
         Command::Fetch {
             urls,
             config,
@@ -353,9 +370,14 @@ fn serve(
 /// The tool of `settings` with the extended argument schema (every command takes
 /// the extension properties), or `None` after printing why it can not be built
 /// (a fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
+///
+/// Every front door reads PDFs in a worker process of this binary (issue 45):
+/// `/proc/self/exe`, which names this very binary even after an upgrade
+/// replaced its file.
 fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
     match WebFetchTool::builder(settings)
         .schema(ArgsSchema::Extended)
+        .pdf_worker(PdfWorker::new("/proc/self/exe"))
         .build()
     {
         Ok(tool) => Some(tool),

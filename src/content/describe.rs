@@ -20,7 +20,8 @@ pub(crate) fn formats_description(content: &ContentSettings) -> String {
              most {} MiB and \
              {} pages, the rest noted pdf_page_limit; a scan without text fails with \
              extraction_failed and details.reason pdf_no_text_layer, a password-protected \
-             file with pdf_encrypted, a damaged one with pdf_malformed)",
+             file with pdf_encrypted, a damaged one with pdf_malformed, one asking for more \
+             than the reader allows with pdf_resource_limit or pdf_reader_crashed)",
             content.max_pdf_bytes >> 20,
             content.max_pdf_pages
         ));
@@ -80,6 +81,8 @@ mod tests {
             "pdf_no_text_layer",
             "pdf_encrypted",
             "pdf_malformed",
+            "pdf_resource_limit",
+            "pdf_reader_crashed",
             "publisher_markdown",
             "json_malformed",
             "feed_malformed",

@@ -5,19 +5,24 @@
 //! chunk-boundary hints ([`ExtractedDocument::page_starts`]).
 //!
 //! lopdf (pure Rust) parses the file: objects, cross-references (rebuilt when
-//! damaged), decryption with the empty password, decompression bounded per stream,
-//! `ToUnicode` CMaps. Everything after is ours, as pure functions over positioned
-//! glyphs: [`interp`] (content streams to glyphs), [`fonts`] (codes to text and
-//! advances), [`lines`], [`furniture`], [`table`], [`blocks`], [`hyphens`] and
-//! [`markdown`]. We measured the pure-Rust extractors on the corpus first; none
-//! reads two-column pages in order, joins hyphenated words and drops running
-//! heads, so the layout is ours.
+//! damaged), decryption with the empty password, `ToUnicode` CMaps; [`load`]
+//! bounds what it builds and reads object streams itself. Everything after is
+//! ours, as pure functions over positioned glyphs: [`interp`] (content streams
+//! to glyphs), [`fonts`] (codes to text and advances), [`lines`], [`furniture`],
+//! [`table`], [`blocks`], [`hyphens`] and [`markdown`]. We measured the
+//! pure-Rust extractors on the corpus first; none reads two-column pages in
+//! order, joins hyphenated words and drops running heads, so the layout is ours.
 //!
 //! Limits: the body is capped before it gets here (`max_pdf_bytes`), at most
 //! `max_pdf_pages` pages are read (the rest is left out, noted
-//! `pdf_page_limit`), every page checks the call's read budget, and a page's
-//! glyphs and operations are capped ([`interp`]). A panic in the parser on a
-//! hostile file is caught and reported as `pdf_malformed`, never a crash.
+//! `pdf_page_limit`), the call's read budget is checked at every object loaded
+//! and every content operation, a page's glyphs and operations are capped
+//! ([`interp`]), and the whole document draws from one [`quota::Quota`]
+//! (decompressed bytes, interpreted bytes, the weight of what is loaded): a file
+//! that asks for more is `pdf_resource_limit`, or has the rest of its content
+//! left unread. A panic in the parser on a hostile file is caught and reported
+//! as `pdf_malformed`, never a crash. The front doors read PDFs in a worker
+//! process ([`worker`]) with its memory and CPU capped.
 
 mod blocks;
 mod fonts;
@@ -25,20 +30,21 @@ mod furniture;
 mod hyphens;
 mod interp;
 mod lines;
+mod load;
 mod markdown;
+mod quota;
 mod table;
+pub(crate) mod worker;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use lopdf::{Document, LoadOptions, Object};
+use lopdf::{Document, Object};
 
+use self::load::LoadFailure;
+use self::quota::Quota;
 use crate::budget;
 use crate::error::{FetchError, UnreadableReason};
 use crate::vocabulary::ExtractedDocument;
-
-/// Bytes one stream may decompress to while the file is loaded (object and
-/// cross-reference streams).
-const MAX_LOAD_STREAM_BYTES: usize = 64 << 20;
 
 /// What bounds one read.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +70,8 @@ pub(crate) struct PdfRead {
 ///
 /// Errors (`extraction_failed`, `details.reason`): `pdf_encrypted` (a password is
 /// needed), `pdf_no_text_layer` (pages but no text: a scan), `pdf_malformed`
-/// (not readable as a PDF); `timeout` (phase `response`) past the deadline.
+/// (not readable as a PDF), `pdf_resource_limit` (it asks for more than one
+/// document may take); `timeout` (phase `response`) past the deadline.
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn read(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> {
     match catch_unwind(AssertUnwindSafe(|| read_unguarded(bytes, limits))) {
@@ -74,24 +81,24 @@ pub(crate) fn read(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError>
 }
 
 fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> {
-    let options = LoadOptions {
-        max_decompressed_size: Some(MAX_LOAD_STREAM_BYTES),
-        ..Default::default()
-    };
-    let doc = match Document::load_mem_with_options(bytes, options) {
+    let quota = Quota::new(bytes.len());
+    let declared_in_file = memchr::memmem::find(bytes, b"/Encrypt").is_some();
+    let doc = match load::load(bytes, &quota) {
         Ok(doc) => doc,
-        Err(lopdf::Error::InvalidPassword | lopdf::Error::Decryption(_))
-        | Err(lopdf::Error::UnsupportedSecurityHandler(_)) => return Err(encrypted()),
+        Err(LoadFailure::Encrypted) => return Err(encrypted()),
+        Err(LoadFailure::Interrupted) => {
+            budget::checkpoint()?;
+            return Err(FetchError::internal("the PDF reader stopped early"));
+        }
+        Err(LoadFailure::OverBudget(what)) => return Err(resource_limit(what)),
         // A file that declares encryption lopdf can not undo (a security handler
         // it does not know, damaged keys) is still an encrypted file to the reader.
-        Err(_) if memchr::memmem::find(bytes, b"/Encrypt").is_some() => return Err(encrypted()),
-        Err(error) => return Err(malformed(&error.to_string())),
+        Err(LoadFailure::Malformed(_)) if declared_in_file => return Err(encrypted()),
+        Err(LoadFailure::Malformed(error)) => return Err(malformed(&error)),
     };
     // Decrypted with the empty password, or not: a file that declared encryption
     // and reads as nothing was not decrypted right.
-    let declared = doc.is_encrypted()
-        || doc.was_encrypted()
-        || memchr::memmem::find(bytes, b"/Encrypt").is_some();
+    let declared = doc.is_encrypted() || doc.was_encrypted() || declared_in_file;
     if doc.is_encrypted() {
         return Err(encrypted());
     }
@@ -105,11 +112,13 @@ fn read_unguarded(bytes: &[u8], limits: &Limits) -> Result<PdfRead, FetchError> 
     }
     let max_pages = usize::try_from(limits.max_pages).unwrap_or(usize::MAX);
     let mut page_lines = Vec::new();
+    let mut shared = interp::Shared::new(&doc, &quota);
     for &page in pages.iter().take(max_pages) {
         budget::checkpoint()?;
-        let glyphs = interp::page_glyphs(&doc, page);
+        let glyphs = interp::page_glyphs(&mut shared, page);
         page_lines.push(lines::lines(&glyphs));
     }
+    budget::checkpoint()?;
     if page_lines.iter().all(Vec::is_empty) {
         if declared {
             return Err(encrypted());
@@ -156,6 +165,15 @@ fn info_title(doc: &Document) -> Option<String> {
 
 fn encrypted() -> FetchError {
     FetchError::unreadable(UnreadableReason::PdfEncrypted, "the PDF is encrypted")
+}
+
+/// `pdf_resource_limit`: the document asks for more `what` than the reader
+/// allows one document.
+fn resource_limit(what: &str) -> FetchError {
+    FetchError::unreadable(
+        UnreadableReason::PdfResourceLimit,
+        &format!("the PDF asks for more than the reader allows one document ({what})"),
+    )
 }
 
 fn malformed(detail: &str) -> FetchError {

@@ -229,6 +229,15 @@ pub enum UnreadableReason {
     PdfNoTextLayer,
     /// `pdf_malformed`: not a PDF, or one too damaged to read.
     PdfMalformed,
+    /// `pdf_resource_limit`: reading the PDF would take more than the reader
+    /// allows one document: objects, decompressed bytes, or the memory or CPU
+    /// time of the worker process the front doors read PDFs in (issue 45). A
+    /// hostile or pathological file.
+    PdfResourceLimit,
+    /// `pdf_reader_crashed`: the worker process reading the PDF died otherwise
+    /// (a signal, a bug of the parser) or answered something unreadable
+    /// (issue 45). That call fails; the next one gets a fresh worker.
+    PdfReaderCrashed,
     /// `json_malformed`: the body is not valid JSON.
     JsonMalformed,
     /// `feed_malformed`: the feed is not well-formed XML.
@@ -237,10 +246,12 @@ pub enum UnreadableReason {
 
 impl UnreadableReason {
     /// Every reason, in declaration order.
-    pub const ALL: [UnreadableReason; 5] = [
+    pub const ALL: [UnreadableReason; 7] = [
         UnreadableReason::PdfEncrypted,
         UnreadableReason::PdfNoTextLayer,
         UnreadableReason::PdfMalformed,
+        UnreadableReason::PdfResourceLimit,
+        UnreadableReason::PdfReaderCrashed,
         UnreadableReason::JsonMalformed,
         UnreadableReason::FeedMalformed,
     ];
@@ -251,6 +262,8 @@ impl UnreadableReason {
             UnreadableReason::PdfEncrypted => "pdf_encrypted",
             UnreadableReason::PdfNoTextLayer => "pdf_no_text_layer",
             UnreadableReason::PdfMalformed => "pdf_malformed",
+            UnreadableReason::PdfResourceLimit => "pdf_resource_limit",
+            UnreadableReason::PdfReaderCrashed => "pdf_reader_crashed",
             UnreadableReason::JsonMalformed => "json_malformed",
             UnreadableReason::FeedMalformed => "feed_malformed",
         }
@@ -261,7 +274,9 @@ impl UnreadableReason {
         match self {
             UnreadableReason::PdfEncrypted
             | UnreadableReason::PdfNoTextLayer
-            | UnreadableReason::PdfMalformed => "unreadable_pdf",
+            | UnreadableReason::PdfMalformed
+            | UnreadableReason::PdfResourceLimit
+            | UnreadableReason::PdfReaderCrashed => "unreadable_pdf",
             UnreadableReason::JsonMalformed => "unreadable_json",
             UnreadableReason::FeedMalformed => "unreadable_feed",
         }
@@ -281,6 +296,15 @@ impl UnreadableReason {
             UnreadableReason::PdfMalformed => {
                 "the file is damaged or not a PDF; if the download was cut short, fetching \
                  again with no_cache may help, otherwise look for another copy"
+            }
+            UnreadableReason::PdfResourceLimit => {
+                "it asks for more memory, time or objects than the reader allows one \
+                 document (a hostile or pathological file); look for an HTML or text \
+                 version of the document"
+            }
+            UnreadableReason::PdfReaderCrashed => {
+                "the PDF reader failed on this file; retrying will not help, look for an \
+                 HTML or text version of the document"
             }
             UnreadableReason::JsonMalformed => {
                 "the server's answer is not JSON despite its Content-Type; the URL may need \
@@ -531,6 +555,8 @@ mod tests {
             r#"{"error":"unreadable_pdf","reason":"pdf_encrypted"}"#,
             r#"{"error":"unreadable_pdf","reason":"pdf_no_text_layer"}"#,
             r#"{"error":"unreadable_pdf","reason":"pdf_malformed"}"#,
+            r#"{"error":"unreadable_pdf","reason":"pdf_resource_limit"}"#,
+            r#"{"error":"unreadable_pdf","reason":"pdf_reader_crashed"}"#,
             r#"{"error":"unreadable_json","reason":"json_malformed"}"#,
             r#"{"error":"unreadable_feed","reason":"feed_malformed"}"#,
         ];

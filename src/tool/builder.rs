@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::args::ArgsSchema;
 use crate::config::{ConfigError, Settings};
+use crate::content::pdf::worker::PdfWorker;
 use crate::ssrf::{SsrfValidator, SystemValidator};
 use crate::tokens::{Cl100k, TokenCounter};
 use crate::transport::HttpClient;
@@ -27,6 +28,7 @@ type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// | [`proxy_env`](Self::proxy_env) | the process environment, read only when `use_system_proxy` is set (FR-WF-10d) |
 /// | [`schema`](Self::schema) | [`ArgsSchema::Srd`]: the arguments of FR-WF-02 exactly |
 /// | [`browser_standby`](Self::browser_standby) | off: every browser render launches Chromium cold |
+/// | [`pdf_worker`](Self::pdf_worker) | none: PDFs are read in-process, within the reader's own bounds |
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct WebFetchToolBuilder {
     settings: Settings,
@@ -36,6 +38,7 @@ pub struct WebFetchToolBuilder {
     proxy_env: Option<EnvLookup>,
     schema: ArgsSchema,
     standby: bool,
+    pdf_worker: Option<PdfWorker>,
 }
 
 impl WebFetchToolBuilder {
@@ -48,6 +51,7 @@ impl WebFetchToolBuilder {
             proxy_env: None,
             schema: ArgsSchema::Srd,
             standby: false,
+            pdf_worker: None,
         }
     }
 
@@ -107,6 +111,19 @@ impl WebFetchToolBuilder {
         self
     }
 
+    /// Reads each PDF in a worker process (extension, issue 45): `worker`'s
+    /// program run as `program pdf-worker`, with its address space and CPU time
+    /// capped, no file or socket it may open, killed when the call ends. A
+    /// worker that dies, hits a limit or answers garbage fails that call with
+    /// `extraction_failed` (`pdf_resource_limit` or `pdf_reader_crashed`); the
+    /// tool goes on. The answer is the in-process reader's, byte for byte. The
+    /// `webfetch` front doors use it; without it (the default) PDFs are read
+    /// in-process, within the same parser bounds but no memory cap of their own.
+    pub fn pdf_worker(mut self, worker: PdfWorker) -> WebFetchToolBuilder {
+        self.pdf_worker = Some(worker);
+        self
+    }
+
     /// The tool, or the error of a root certificate that does not parse (or of
     /// a fleet Redis that can not be set up, issue 32). With
     /// `[tools.webfetch.fleet] redis_url`, the tool's document cache, its
@@ -135,8 +152,12 @@ impl WebFetchToolBuilder {
                 fleet.limiter.clone(),
             ));
         }
-        let tool =
+        let pdf_worker = self
+            .pdf_worker
+            .map(|worker| Arc::new(worker.resolved(&settings)));
+        let mut tool =
             WebFetchTool::from_parts(settings, client, self.counter).with_schema(self.schema);
+        tool.pdf_worker = pdf_worker;
         #[cfg(feature = "fleet")]
         let tool = match fleet {
             Some(fleet) => tool.with_fleet(fleet),
@@ -158,6 +179,7 @@ impl fmt::Debug for WebFetchToolBuilder {
             .field("custom_proxy_env", &self.proxy_env.is_some())
             .field("schema", &self.schema)
             .field("standby", &self.standby)
+            .field("pdf_worker", &self.pdf_worker)
             .finish_non_exhaustive()
     }
 }

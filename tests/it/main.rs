@@ -35,6 +35,7 @@ mod logs;
 mod mcp;
 mod output;
 mod pdf_hostile;
+mod pdf_limits;
 mod pipeline;
 mod render;
 mod robots;

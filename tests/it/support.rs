@@ -3,6 +3,7 @@
 
 pub(crate) mod child_cost;
 pub(crate) mod gate;
+pub(crate) mod hostile_pdfs;
 pub(crate) mod origin;
 pub(crate) mod race;
 pub(crate) mod redis_server;

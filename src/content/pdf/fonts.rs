@@ -8,18 +8,107 @@
 //! the base encoding. lopdf's own `get_font_encoding` prefers `/Encoding` over
 //! `ToUnicode` and decodes whole strings, so it cannot give per-glyph advances:
 //! that is why this module exists.
+//!
+//! Fonts are loaded once per read ([`Fonts`]), and so is each `ToUnicode` map,
+//! within the document's map budget ([`Quota`]).
 
-use lopdf::{Dictionary, Document, Encoding, Object};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use lopdf::{Dictionary, Document, Encoding, Object, ObjectId, Stream};
+
+use super::interp::ResourceKey;
+use super::quota::Quota;
 
 /// Bytes a `ToUnicode` stream may decompress to.
 const MAX_CMAP_BYTES: usize = 4 << 20;
+/// Fonts kept for the rest of a read; past this many the kept ones are let go
+/// (a page keeps those it uses), so a document of many fonts holds few at once.
+const KEPT_FONTS: usize = 1024;
+
+/// The fonts of one read, each loaded once.
+pub(crate) struct Fonts<'d> {
+    doc: &'d Document,
+    quota: &'d Quota,
+    loaded: HashMap<ResourceKey, Rc<Font<'d>>>,
+    /// `ToUnicode` maps by stream: `None` for one that does not read.
+    maps: HashMap<ObjectId, Option<Rc<Encoding<'d>>>>,
+}
+
+impl<'d> Fonts<'d> {
+    /// No font loaded yet.
+    pub(crate) fn new(doc: &'d Document, quota: &'d Quota) -> Fonts<'d> {
+        Fonts {
+            doc,
+            quota,
+            loaded: HashMap::new(),
+            maps: HashMap::new(),
+        }
+    }
+
+    /// The font of dictionary `dict` (the resource `key`), loaded on first use.
+    pub(crate) fn get(&mut self, key: ResourceKey, dict: &Dictionary) -> Rc<Font<'d>> {
+        if let Some(font) = self.loaded.get(&key) {
+            return Rc::clone(font);
+        }
+        let to_unicode = self.unicode_map(dict);
+        let font = Rc::new(Font::load(self.doc, dict, to_unicode));
+        if self.loaded.len() >= KEPT_FONTS {
+            self.loaded.clear();
+        }
+        self.loaded.insert(key, Rc::clone(&font));
+        font
+    }
+
+    /// The font's `ToUnicode` map, read through lopdf within [`MAX_CMAP_BYTES`]
+    /// and the document's map budget; a map several fonts share is read once.
+    fn unicode_map(&mut self, dict: &Dictionary) -> Option<Rc<Encoding<'d>>> {
+        let entry = dict.get(b"ToUnicode").ok()?;
+        // lopdf reads the map only for a dictionary typed as a font.
+        if !dict.has_type(b"Font") {
+            return None;
+        }
+        let id = match entry {
+            Object::Reference(id) => Some(*id),
+            _ => None,
+        };
+        if let Some(map) = id.and_then(|id| self.maps.get(&id)) {
+            return map.clone();
+        }
+        let map = deref(self.doc, entry)
+            .as_stream()
+            .ok()
+            .and_then(|stream| self.quota.cmap(stream, MAX_CMAP_BYTES))
+            .and_then(|plain| {
+                // The map's decoded bytes as a stream of their own, in a font
+                // dictionary holding nothing else, so lopdf reaches the map.
+                let mut only_map = Dictionary::new();
+                only_map.set("Type", Object::Name(b"Font".to_vec()));
+                only_map.set(
+                    "ToUnicode",
+                    Object::Stream(Stream::new(Dictionary::new(), plain)),
+                );
+                match only_map.get_font_encoding_with_limit(self.doc, MAX_CMAP_BYTES) {
+                    // The map is owned: rebuilt so it does not borrow the copy.
+                    Ok(Encoding::UnicodeMapEncoding(map)) => {
+                        Some(Rc::new(Encoding::UnicodeMapEncoding(map)))
+                    }
+                    _ => None,
+                }
+            });
+        if let Some(id) = id {
+            self.maps.insert(id, map.clone());
+        }
+        map
+    }
+}
 
 /// One font of a page's resources, ready to decode shown strings.
 pub(crate) struct Font<'a> {
     /// Codes are two bytes (a Type 0 font), else one.
     two_byte: bool,
     /// lopdf's `ToUnicode` map (always [`Encoding::UnicodeMapEncoding`]).
-    to_unicode: Option<Encoding<'a>>,
+    to_unicode: Option<Rc<Encoding<'a>>>,
     /// Text of each one-byte code from the font's encoding, when it has one.
     simple: Option<Box<[Option<String>; 256]>>,
     /// Advance of each one-byte code, in text space units (thousandths of an em).
@@ -45,9 +134,14 @@ pub(crate) struct Code {
 }
 
 impl<'a> Font<'a> {
-    /// Reads a font dictionary. Nothing here fails: what can not be read falls
-    /// back (no map, standard encoding, estimated widths).
-    pub(crate) fn load(doc: &'a Document, dict: &Dictionary) -> Font<'a> {
+    /// Reads a font dictionary, its `ToUnicode` map already read. Nothing here
+    /// fails: what can not be read falls back (no map, standard encoding,
+    /// estimated widths).
+    fn load(
+        doc: &'a Document,
+        dict: &Dictionary,
+        to_unicode: Option<Rc<Encoding<'a>>>,
+    ) -> Font<'a> {
         let subtype = dict
             .get(b"Subtype")
             .and_then(Object::as_name)
@@ -58,7 +152,6 @@ impl<'a> Font<'a> {
             .and_then(Object::as_name)
             .map(|name| String::from_utf8_lossy(name).to_ascii_lowercase())
             .unwrap_or_default();
-        let to_unicode = to_unicode(doc, dict);
         let simple = (!two_byte).then(|| simple_map(doc, dict));
         let mut font = Font {
             two_byte,
@@ -176,7 +269,7 @@ impl<'a> Font<'a> {
 
     /// The `ToUnicode` text of a code, when the map has it.
     fn mapped(&self, code: u32, len: u8) -> Option<String> {
-        match &self.to_unicode {
+        match self.to_unicode.as_deref() {
             Some(Encoding::UnicodeMapEncoding(map)) => map
                 .get(code, len)
                 .map(|units| utf16(&units))
@@ -227,20 +320,6 @@ fn utf16(units: &[u16]) -> String {
         .collect()
 }
 
-/// The font's `ToUnicode` map, read through lopdf (a copy of the dictionary
-/// without `/Encoding`, so lopdf reaches the map), within [`MAX_CMAP_BYTES`].
-fn to_unicode<'a>(doc: &'a Document, dict: &Dictionary) -> Option<Encoding<'a>> {
-    dict.get(b"ToUnicode").ok()?;
-    let mut only_map = dict.clone();
-    only_map.remove(b"Encoding");
-    match only_map.get_font_encoding_with_limit(doc, MAX_CMAP_BYTES) {
-        // The encoding borrows only `doc` (the map is owned): rebuild it so it
-        // does not borrow the local copy.
-        Ok(Encoding::UnicodeMapEncoding(map)) => Some(Encoding::UnicodeMapEncoding(map)),
-        _ => None,
-    }
-}
-
 /// Text of each one-byte code from `/Encoding` (a base encoding and
 /// `Differences`); glyph names outside lopdf's list are read as `uniXXXX`,
 /// `uXXXX[XX]` and ligature names.
@@ -248,6 +327,14 @@ fn simple_map(doc: &Document, dict: &Dictionary) -> Box<[Option<String>; 256]> {
     let mut map: Box<[Option<String>; 256]> = Box::new(std::array::from_fn(|_| None));
     let mut only_encoding = dict.clone();
     only_encoding.remove(b"ToUnicode");
+    // A simple font's encoding is a name or a dictionary; a stream there (a
+    // CMap) is not read.
+    if only_encoding
+        .get(b"Encoding")
+        .is_ok_and(|e| deref(doc, e).as_stream().is_ok())
+    {
+        only_encoding.remove(b"Encoding");
+    }
     let encoding = only_encoding.get_font_encoding_with_limit(doc, MAX_CMAP_BYTES);
     if let Ok(encoding) = &encoding {
         for (code, slot) in map.iter_mut().enumerate() {

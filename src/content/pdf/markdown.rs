@@ -17,6 +17,7 @@ use super::furniture::furniture;
 use super::hyphens::{Vocabulary, join_lines};
 use super::lines::Line;
 use super::table::{self, Part, Table};
+use crate::budget;
 use crate::extract::table::TableBuilder;
 use crate::extract::writer::{Writer, escape_line};
 
@@ -37,6 +38,10 @@ pub(crate) fn markdown(pages: &[Vec<Line>]) -> Written {
     let marks = furniture(pages);
     let mut all: Vec<Block> = Vec::new();
     for (page, (lines, marks)) in pages.iter().zip(&marks).enumerate() {
+        // Out of time or call: stop; the read answers with the budget's error.
+        if budget::interrupted() {
+            break;
+        }
         let kept: Vec<Line> = lines
             .iter()
             .zip(marks)
@@ -56,6 +61,9 @@ pub(crate) fn markdown(pages: &[Vec<Line>]) -> Written {
     let mut page_seen = 0;
     let mut previous_bullet = false;
     for block in &all {
+        if budget::interrupted() {
+            break;
+        }
         let text = match &block.table {
             Some(table) => table_markdown(table),
             None => join_lines(&block.lines, &vocabulary),
