@@ -132,7 +132,11 @@ async fn pay_per_crawl_is_payment_required_with_its_price() {
         Value::Object(error.details_json()),
         json!({"price": "USD 0.01", "reason": "payment_required", "status": 402, "status_text": "Payment Required"})
     );
-    assert!(error.message().contains("does not pay"), "{}", error.message());
+    assert!(
+        error.message().contains("does not pay"),
+        "{}",
+        error.message()
+    );
 }
 
 #[tokio::test]

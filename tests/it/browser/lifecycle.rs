@@ -258,10 +258,20 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
     }
     let _serial = browser_turn(&SERIAL).await;
     let error = crash_mid_render(true).await;
-    assert_eq!(error.code(), ErrorCode::BrowserCrashed, "{}", error.to_json());
+    assert_eq!(
+        error.code(),
+        ErrorCode::BrowserCrashed,
+        "{}",
+        error.to_json()
+    );
     assert!(error.is_retryable());
     let error = crash_mid_render(false).await;
-    assert_eq!(error.code(), ErrorCode::BrowserCrashed, "{}", error.to_json());
+    assert_eq!(
+        error.code(),
+        ErrorCode::BrowserCrashed,
+        "{}",
+        error.to_json()
+    );
     // The next call works (issue #18): a render right after the crashes succeeds,
     // and `run` checks that it too leaves nothing behind.
     let chromium = chromium().expect("checked above");
