@@ -34,7 +34,7 @@ use crate::cache::DiskCache;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::{RenderingSettings, Settings};
 use crate::content::media_type::MediaKind;
-use crate::error::{ErrorCode, ErrorDetails, FetchError};
+use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self};
 use crate::notes::{Note, Notes};
@@ -231,14 +231,34 @@ impl WebFetchTool {
     }
 
     /// Runs one call on raw JSON arguments, validated against this tool's schema
-    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch).
+    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch)
+    /// within the tool's own timeout ([`ToolExecutor::timeout`], FR-WF-TIMEOUT-01),
+    /// as a host's executor and the MCP and HTTP front doors run it: a caller
+    /// with no timeout of its own (the CLI, Python) never waits past it.
     pub async fn call(
         &self,
         args: &Value,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
         let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
-        self.fetch(&args, effective_max_bytes).await
+        self.within_own_timeout(self.fetch(&args, effective_max_bytes))
+            .await
+    }
+
+    /// `call` under the tool's own timeout: the `timeout` envelope (phase
+    /// unknown) when that backstop, past `timeout_seconds` and the page-load
+    /// buffer, fires first.
+    pub(crate) async fn within_own_timeout(
+        &self,
+        call: impl Future<Output = Result<Built, FetchError>>,
+    ) -> Result<Built, FetchError> {
+        let Some(after) = ToolExecutor::timeout(self) else {
+            return call.await;
+        };
+        tokio::time::timeout(after, call).await.unwrap_or_else(|_| {
+            let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+            Err(FetchError::timeout(after_ms, TimeoutPhase::unknown()))
+        })
     }
 
     /// Runs the pipeline on validated arguments: the response, its JSON at most
@@ -816,5 +836,26 @@ impl WebFetchTool {
             Err(ArgsError::Rule(error)) => return Err(failed(error)),
         };
         self.fetch(&args, effective_max_bytes).await.map_err(failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_the_tools_own_timeout_is_the_timeout_envelope() {
+        let tool = WebFetchTool::builder(Settings::default()).build().unwrap();
+        let never = std::future::pending::<Result<Built, FetchError>>();
+        let error = tool.within_own_timeout(never).await.unwrap_err();
+        let after = ToolExecutor::timeout(&tool).unwrap();
+        assert_eq!(error.code(), ErrorCode::Timeout);
+        assert_eq!(
+            error.details(),
+            &ErrorDetails::Timeout {
+                timeout_ms: u64::try_from(after.as_millis()).unwrap(),
+                phase: TimeoutPhase::unknown(),
+            }
+        );
     }
 }
