@@ -29,18 +29,12 @@ mod tag;
 
 use std::sync::Arc;
 
-use crate::config::{ConfigError, RedisSettings, Settings};
+use crate::config::{ConfigError, Settings};
 
 pub(crate) use self::documents::{Found, SharedDocuments, WriteFailure};
 pub(crate) use self::flight::Lease;
 pub(crate) use self::limiter::{Limiter, SharedSlot};
 pub(crate) use self::robots::{Lookup as RobotsLookup, SharedRobots};
-
-/// Checks that redis-rs accepts the configured URL and CA, at configuration
-/// time; the error never quotes the password.
-pub(crate) fn check(settings: &RedisSettings) -> Result<(), ConfigError> {
-    conn::Redis::new(settings).map(drop)
-}
 
 /// The fleet's parts for one tool, all on one connection.
 #[derive(Debug, Clone)]

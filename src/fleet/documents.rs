@@ -36,12 +36,12 @@ use crate::config::CacheSettings;
 use crate::vocabulary::Timestamp;
 
 /// The largest entry a call writes: a document's Markdown is capped at
-/// [`crate::page::MAX_RENDERED_BYTES`], and its JSON string at most doubles it
+/// [`crate::content::MAX_RENDERED_BYTES`], and its JSON string at most doubles it
 /// (Markdown's own escapes, `\\` and `\"`, are two bytes each); a megabyte
 /// covers the title, the stamps and the page starts. A larger entry is not
 /// written (`cache_write_failed`, as for `max_cache_bytes`), so nothing larger
 /// is ever read.
-pub(crate) const MAX_ENTRY_BYTES: u64 = 2 * crate::page::MAX_RENDERED_BYTES as u64 + (1 << 20);
+pub(crate) const MAX_ENTRY_BYTES: u64 = 2 * crate::content::MAX_RENDERED_BYTES as u64 + (1 << 20);
 
 /// The document cache of the fleet. Cheap to clone.
 #[derive(Debug, Clone)]
