@@ -103,6 +103,7 @@ pub(crate) const DEFAULT_USER_AGENT: &str = "forge-webfetch/1.0";
 
 /// Which SSRF range families are blocked (FR-WF-05 toggles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BlockToggles {
     /// `block_private_ips`.
     pub private_ips: bool,
@@ -143,6 +144,7 @@ impl BlockToggles {
 
 /// `[tools.webfetch.security]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SecuritySettings {
     /// Range toggles.
     pub block: BlockToggles,
@@ -171,6 +173,7 @@ impl Default for SecuritySettings {
 /// The on-disk cache settings (3.6). `dir` is `None` when caching is disabled by
 /// configuration (empty `cache_dir` or `max_cache_entries = 0`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CacheSettings {
     /// Absolute cache directory, or `None` when disabled.
     pub dir: Option<PathBuf>,
@@ -184,6 +187,7 @@ pub struct CacheSettings {
 
 /// `[tools.webfetch.robots]` plus the robots cache limits, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RobotsSettings {
     /// Allow-all with a note when robots.txt is unavailable.
     pub fail_open: bool,
@@ -203,6 +207,7 @@ pub struct RobotsSettings {
 
 /// `[tools.webfetch.browser]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BrowserSettings {
     /// Browser mode and fallback allowed.
     pub enabled: bool,
@@ -258,6 +263,7 @@ impl Default for BrowserSettings {
 
 /// `[tools.webfetch.rendering]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RenderingSettings {
     /// Normalised `js_heavy_domains` entries (FR-WF-RENDER-JS-01): a leading `.`
     /// means "subdomains of".
@@ -280,6 +286,7 @@ impl Default for RenderingSettings {
 
 /// `[tools.webfetch.extraction]`, resolved (extension).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExtractionSettings {
     /// The extraction of HTML pages when a call names none: `srd` (FR-WF-13, the
     /// SRD contract's default), `article`, or `auto` (issue 29, the agent
@@ -314,6 +321,7 @@ impl Contract {
 
 /// `[tools.webfetch.serve]`, resolved (extension, issue 28).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServeSettings {
     /// Browser origins `webfetch serve` admits besides its own (a reverse
     /// proxy's public origin, say); every other `Origin` is refused with `403`.
@@ -326,6 +334,7 @@ pub struct ServeSettings {
 /// Not part of `[tools.webfetch]`: loading a file fills it from `[tools.approval]`;
 /// settings resolved alone leave the default (no deny mode, not allowlisted).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ApprovalSettings {
     /// `tools.approval.mode` is `deny`: overrides auto-execution and the allowlist.
     pub deny: bool,
@@ -335,6 +344,7 @@ pub struct ApprovalSettings {
 
 /// Everything the tool runs with: every field present, clamped and validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// `tools.webfetch.enabled` as written (`None` when absent).
     pub enabled: Option<bool>,

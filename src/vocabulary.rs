@@ -76,6 +76,7 @@ pub struct ExtractedDocument {
 /// content (the article scorer) and hands that subtree to the same Markdown converter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ExtractionMode {
     /// FR-WF-13: boilerplate removal, then the first non-empty root candidate.
     #[default]
@@ -126,6 +127,7 @@ impl FromStr for ExtractionMode {
 /// What kind of page auto extraction found: the response's `page_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum PageType {
     /// A news story, blog post or essay: one main text.
     Article,

@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(json.len() <= budget);
                 serde_json::from_str::<serde_json::Value>(&json).expect("fitted output is JSON");
             }
-            Err(error) => assert_eq!(error.code, webfetch::ErrorCode::Internal),
+            Err(error) => assert_eq!(error.code(), webfetch::ErrorCode::Internal),
         }
     }
 });

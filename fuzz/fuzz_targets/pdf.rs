@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         Err(error) => {
-            assert_eq!(error.code, ErrorCode::ExtractionFailed, "{}", error.message);
+            assert_eq!(error.code(), ErrorCode::ExtractionFailed, "{}", error.message());
             let reason = error.details_json()["reason"].as_str().unwrap_or("").to_owned();
             assert!(reason.starts_with("pdf_"), "{reason}");
         }

@@ -418,7 +418,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
         return ExitCode::from(1);
     };
     if let Err(error) = CanonicalUrl::parse(&cli.base_url) {
-        eprintln!("invalid --base-url {:?}: {}", cli.base_url, error.message);
+        eprintln!("invalid --base-url {:?}: {}", cli.base_url, error.message());
         return ExitCode::from(1);
     }
     let settings = loaded.settings;

@@ -29,6 +29,7 @@ pub(crate) const DEFAULT_MAX_PDF_PAGES: u32 = 1000;
 
 /// `[tools.webfetch.content]`, resolved (issue 31).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContentSettings {
     /// The formats read beyond HTML and plain text.
     pub formats: Formats,

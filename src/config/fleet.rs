@@ -210,6 +210,7 @@ impl fmt::Debug for FleetKey {
 
 /// Where the fleet's shared state lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RedisSettings {
     /// The server, credentials included.
     pub url: RedisUrl,
@@ -251,6 +252,7 @@ impl RedisSettings {
 
 /// `[tools.webfetch.fleet]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FleetSettings {
     /// The shared Redis, when configured: then it holds the document cache.
     pub redis: Option<RedisSettings>,

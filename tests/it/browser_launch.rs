@@ -322,8 +322,8 @@ async fn unreachable_profile_root_is_browser_unavailable_as_root() {
     let settings = settings(&chromium, server.address().port(), "");
     let (result, renderers, _) = render_watching(settings, &server, root.path()).await;
     let error = result.expect_err("render must fail");
-    assert_eq!(error.code, ErrorCode::BrowserUnavailable);
-    let message = error.details.error().unwrap();
+    assert_eq!(error.code(), ErrorCode::BrowserUnavailable);
+    let message = error.details().error().unwrap();
     assert!(message.contains("not reachable by uid 65534"), "{message}");
     assert!(renderers.is_empty());
     assert!(std::fs::read_dir(root.path()).unwrap().next().is_none());

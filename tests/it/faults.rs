@@ -97,7 +97,7 @@ pub(crate) async fn failing_fetch(config: Config, cache: &Path, url: &str) -> Fe
 }
 
 pub(crate) fn assert_code(error: &FetchError, code: ErrorCode) {
-    assert_eq!(error.code, code, "unexpected error: {}", error.to_json());
+    assert_eq!(error.code(), code, "unexpected error: {}", error.to_json());
 }
 
 /// `details.error` of a `network` error.
@@ -121,7 +121,7 @@ async fn reset_mid_body_is_network_body_read_failed_and_nothing_cached() {
     let error = failing_fetch(Config::new(&[site.port()]), cache.path(), &page(site)).await;
     let detail = network_detail(&error);
     assert!(detail.starts_with("body_read_failed"), "{detail}");
-    assert!(error.retryable);
+    assert!(error.is_retryable());
 }
 
 #[tokio::test]

@@ -110,7 +110,8 @@ fn a_flat_json_array_inside_32_levels_is_packed_not_one_indented_line_per_zero()
     let body = nested(32, &zeros);
     let (cost, answer) = extract(body.as_bytes(), "application/json", 120);
     assert_eq!(cost.code, Some(0), "{}", cost.stderr);
-    assert_eq!(answer["notes"], serde_json::json!([]));
+    // Packed, the zeros and their indentation still outgrow the rendered cap.
+    assert_eq!(answer["notes"], serde_json::json!(["rendered_size_limit"]));
     let markdown = markdown(&answer);
     assert!(markdown.len() < 3 * BODY, "{}", markdown.len());
     assert!(markdown.contains("\n                                  0, 0, 0, 0"));

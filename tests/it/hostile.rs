@@ -156,8 +156,8 @@ async fn a_huge_chunk_size_is_capped_by_max_download_bytes() {
     let error = failing_fetch(config, cache.path(), &page(site)).await;
     assert_code(&error, ErrorCode::ResponseTooLarge);
     assert_eq!(
-        error.details,
-        webfetch::ErrorDetails::ResponseTooLarge {
+        error.details(),
+        &webfetch::ErrorDetails::ResponseTooLarge {
             size: 100_001,
             max_bytes: 100_000
         }

@@ -70,7 +70,11 @@ fn read_bounded(name: &str, bytes: &[u8]) -> Option<String> {
     match read(bytes, &limits) {
         Ok(read) => Some(read.document.markdown),
         Err(error) => {
-            assert_eq!(error.code, ErrorCode::ExtractionFailed, "{name}: {error:?}");
+            assert_eq!(
+                error.code(),
+                ErrorCode::ExtractionFailed,
+                "{name}: {error:?}"
+            );
             let reason = error.details_json()["reason"].clone();
             assert!(
                 reason.as_str().is_some_and(|r| r.starts_with("pdf_")),

@@ -531,7 +531,7 @@ async fn normalize_paths_refuses_what_a_normalizing_server_would_serve() {
             .await
             .map(|built| built.json)
             .unwrap_err();
-        assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{path}");
+        assert_eq!(error.code(), ErrorCode::RobotsDisallowed, "{path}");
         assert_eq!(error.details_json()["path"], shown);
     }
     assert_eq!(

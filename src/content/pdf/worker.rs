@@ -29,7 +29,8 @@ use std::io::{BufWriter, Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -59,12 +60,27 @@ const MAX_HEADER_BYTES: usize = 4096;
 /// let worker = PdfWorker::new("/usr/local/bin/webfetch").memory_limit(512 << 20);
 /// let tool = WebFetchTool::builder(Settings::default()).pdf_worker(worker).build();
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// One worker is kept started ahead of its request (idle on its stdin, a few
+/// MiB), so a PDF does not wait for a process to start: each read takes it and
+/// asks for the next. Clones share it.
+#[derive(Debug, Clone)]
 pub struct PdfWorker {
     program: PathBuf,
     memory_bytes: Option<u64>,
     cpu_seconds: Option<u64>,
+    standby: Arc<Standby>,
 }
+
+impl PartialEq for PdfWorker {
+    /// The same program with the same limits (whatever worker each has ready).
+    fn eq(&self, other: &PdfWorker) -> bool {
+        (&self.program, self.memory_bytes, self.cpu_seconds)
+            == (&other.program, other.memory_bytes, other.cpu_seconds)
+    }
+}
+
+impl Eq for PdfWorker {}
 
 /// The child's first stdin line.
 #[derive(Debug, Serialize, Deserialize)]
@@ -104,8 +120,10 @@ impl PdfWorker {
     /// Workers run as `program pdf-worker`: the `webfetch` binary (or any
     /// program whose `pdf-worker` subcommand calls [`PdfWorker::serve_stdio`]).
     pub fn new(program: impl Into<PathBuf>) -> PdfWorker {
+        let program = program.into();
         PdfWorker {
-            program: program.into(),
+            standby: Arc::new(Standby::new(program.clone())),
+            program,
             memory_bytes: None,
             cpu_seconds: None,
         }
@@ -211,30 +229,18 @@ impl PdfWorker {
             body_bytes: body.len(),
             cpu_seconds: self.cpu_seconds.unwrap_or(61),
         };
-        let not_started = |error: std::io::Error| {
-            FetchError::internal(format!("the PDF reader did not start: {error}"))
+        let mut worker = match self.standby.take() {
+            Some(worker) => worker,
+            None => Started::new(&self.program).map_err(|error| {
+                FetchError::internal(format!("the PDF reader did not start: {error}"))
+            })?,
         };
-        let (stdin, child_stdin) = UnixStream::pair().map_err(not_started)?;
-        let (stdout, child_stdout) = UnixStream::pair().map_err(not_started)?;
-        let (stderr, child_stderr) = UnixStream::pair().map_err(not_started)?;
-        let mut child = Command::new(&self.program)
-            .arg(PdfWorker::COMMAND)
-            .env_clear()
-            .stdin(Stdio::from(OwnedFd::from(child_stdin)))
-            .stdout(Stdio::from(OwnedFd::from(child_stdout)))
-            .stderr(Stdio::from(OwnedFd::from(child_stderr)))
-            .spawn()
-            .map_err(not_started)?;
-        let ends = Ends {
-            stdin,
-            stdout,
-            stderr,
-        };
+        let ends = (worker.ends.take())
+            .ok_or_else(|| FetchError::internal("a PDF reader was started without its stdio"))?;
         let outcome = ends.exchange(&request, body);
         // Killed whatever happened (a no-op for one that exited), then reaped:
         // no worker outlives its call.
-        let _ = child.kill();
-        let status = child.wait();
+        let status = worker.stop();
         match outcome {
             Exchange::Answered(answer) => answer,
             Exchange::Interrupted => {
@@ -248,6 +254,103 @@ impl PdfWorker {
                 ))),
             },
         }
+    }
+}
+
+/// The worker started ahead of its request, and the thread that starts the
+/// next one. A thread of its own because a worker dies with the thread that
+/// started it (`PR_SET_PDEATHSIG` follows the parent thread, and the readers'
+/// threads come and go); it ends, killing the worker it kept, when the last
+/// clone of its [`PdfWorker`] is dropped.
+#[derive(Debug)]
+struct Standby {
+    ready: Arc<Mutex<Option<Started>>>,
+    refill: mpsc::SyncSender<()>,
+}
+
+impl Standby {
+    fn new(program: PathBuf) -> Standby {
+        let ready = Arc::new(Mutex::new(None));
+        let (refill, asked) = mpsc::sync_channel::<()>(1);
+        let kept = Arc::clone(&ready);
+        // Without the thread there is no worker ahead: each read starts its own.
+        let _ = std::thread::Builder::new()
+            .name("webfetch-pdf-standby".to_owned())
+            .spawn(move || {
+                for () in asked {
+                    let started = Started::new(&program).ok();
+                    *kept.lock().unwrap_or_else(PoisonError::into_inner) = started;
+                }
+            });
+        Standby { ready, refill }
+    }
+
+    /// The worker started ahead if it is still alive; the next one is asked for.
+    fn take(&self) -> Option<Started> {
+        let taken = self
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Full: the thread already has a request to start one.
+        let _ = self.refill.try_send(());
+        taken.and_then(Started::alive)
+    }
+}
+
+/// A worker process and our ends of its stdio; killed and reaped when dropped,
+/// so none outlives what started it.
+struct Started {
+    child: Child,
+    ends: Option<Ends>,
+}
+
+impl Started {
+    fn new(program: &std::path::Path) -> std::io::Result<Started> {
+        let (stdin, child_stdin) = UnixStream::pair()?;
+        let (stdout, child_stdout) = UnixStream::pair()?;
+        let (stderr, child_stderr) = UnixStream::pair()?;
+        let child = Command::new(program)
+            .arg(PdfWorker::COMMAND)
+            .env_clear()
+            .stdin(Stdio::from(OwnedFd::from(child_stdin)))
+            .stdout(Stdio::from(OwnedFd::from(child_stdout)))
+            .stderr(Stdio::from(OwnedFd::from(child_stderr)))
+            .spawn()?;
+        let ends = Ends {
+            stdin,
+            stdout,
+            stderr,
+        };
+        Ok(Started {
+            child,
+            ends: Some(ends),
+        })
+    }
+
+    /// `self` if its process has not ended.
+    fn alive(mut self) -> Option<Started> {
+        matches!(self.child.try_wait(), Ok(None)).then_some(self)
+    }
+
+    /// Kills the process (a no-op for one that exited) and reaps it.
+    fn stop(&mut self) -> std::io::Result<ExitStatus> {
+        let _ = self.child.kill();
+        self.child.wait()
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started")
+            .field("pid", &self.child.id())
+            .finish_non_exhaustive()
     }
 }
 
@@ -528,6 +631,78 @@ mod tests {
         );
         assert!(parse_answer(b"{\"read\":{\"markdown\":\"ab\",\"title\":null,\"page_starts\":[5],\"pages_left_out\":false,\"page_count\":1}}\n").is_none());
         assert!(parse_answer(b"{\"read\":").is_none());
+    }
+
+    /// The pid of the worker `standby` keeps ready, once it has one.
+    fn ready_pid(standby: &Standby) -> u32 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(started) = &*standby.ready.lock().unwrap() {
+                return started.child.id();
+            }
+            assert!(std::time::Instant::now() < deadline, "no worker made ready");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn gone(pid: u32) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    #[test]
+    fn a_worker_is_kept_ready_for_the_next_read_and_killed_with_the_last_clone() {
+        // `yes pdf-worker` stands for a worker idle on its stdin: it lives until
+        // killed (blocked once its stdout is full), and needs no file of ours.
+        let worker = PdfWorker::new("/usr/bin/yes");
+        let clone = worker.clone();
+        assert!(worker.standby.take().is_none(), "nothing is ready at first");
+        let first = ready_pid(&worker.standby);
+        drop(worker);
+        let taken = clone.standby.take().expect("the worker made ready");
+        assert_eq!(taken.child.id(), first);
+        // A taken worker is the reader's: killed and reaped when it is done.
+        drop(taken);
+        assert!(gone(first));
+        // The next one was asked for when the first was taken; the last clone
+        // takes it with it.
+        let second = ready_pid(&clone.standby);
+        assert_ne!(second, first);
+        drop(clone);
+        assert!(gone(second), "the worker kept ready outlived its PdfWorker");
+    }
+
+    #[test]
+    fn a_worker_that_died_while_ready_is_not_used() {
+        let worker = PdfWorker::new("/usr/bin/yes");
+        assert!(worker.standby.take().is_none());
+        let pid = ready_pid(&worker.standby);
+        let pid_t = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+        nix::sys::signal::kill(pid_t, nix::sys::signal::Signal::SIGKILL).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while procfs_state(pid) != Some('Z') {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the worker did not die"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            worker.standby.take().is_none(),
+            "a dead worker was handed out"
+        );
+    }
+
+    /// The state letter of process `pid` (`Z` for one that died unreaped).
+    fn procfs_state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(") ")?.1.chars().next()
     }
 
     #[test]

@@ -36,7 +36,7 @@ async fn issue_15_unfollowed_subresource_redirect_never_answers_a_navigation() {
             run.result
                 .as_ref()
                 .map(|p| p.final_url.to_string())
-                .map_err(|e| e.code),
+                .map_err(|e| e.code()),
             Err(ErrorCode::RobotsDisallowed),
             "{start}: {}",
             run.logs
@@ -68,7 +68,7 @@ async fn issue_15_unfollowed_subresource_redirect_never_answers_a_navigation() {
             "/to-allowed",
         )
         .await;
-    assert_eq!(limited.error().code, ErrorCode::RedirectLimit);
+    assert_eq!(limited.error().code(), ErrorCode::RedirectLimit);
     assert_eq!(limited.error().details_json()["count"], 2);
 }
 
