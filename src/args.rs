@@ -16,7 +16,6 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Settings;
 use crate::error::FetchError;
-use crate::offline::SavedPage;
 use crate::vocabulary::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
@@ -80,6 +79,17 @@ pub struct FetchArgs {
     /// extraction, chunking, fitting). No JSON property sets it: `None` from
     /// [`FetchArgs::parse`].
     pub page: Option<SavedPage>,
+}
+
+/// A page saved from the web, for a request read offline ([`FetchArgs::page`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedPage {
+    /// The body exactly as served.
+    pub body: Vec<u8>,
+    /// The `Content-Type` header it was served with, e.g.
+    /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
+    /// response without one (FR-WF-10h).
+    pub content_type: Option<String>,
 }
 
 /// Which request schema a front door accepts.

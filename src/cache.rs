@@ -60,6 +60,7 @@ mod entry;
 mod key;
 mod ledger;
 mod limits;
+pub(crate) mod shared;
 mod snapshot;
 mod store;
 

@@ -52,7 +52,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use crate::bot_auth::BotAuth;
-use crate::serve::WebOrigin;
+use crate::canonical_url::Origin;
 use crate::vocabulary::ExtractionMode;
 pub use raw::ToolsMode;
 pub(crate) use raw::{
@@ -326,7 +326,7 @@ pub struct ServeSettings {
     /// Browser origins `webfetch serve` admits besides its own (a reverse
     /// proxy's public origin, say); every other `Origin` is refused with `403`.
     /// Each entry was checked to be `scheme://host[:port]` at load.
-    pub allowed_origins: Vec<WebOrigin>,
+    pub allowed_origins: Vec<Origin>,
 }
 
 /// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
@@ -903,7 +903,7 @@ fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
         .allowed_origins
         .unwrap_or_default()
         .iter()
-        .map(|text| WebOrigin::parse(text))
+        .map(|text| Origin::parse(text))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| {
             ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}"))

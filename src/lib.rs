@@ -108,7 +108,7 @@ mod politeness;
 pub mod mcp;
 pub mod serve;
 
-pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
+pub use self::args::{ArgsError, ArgsSchema, FetchArgs, SavedPage};
 pub use self::batch::{BATCH_TOOL_NAME, BatchArgs, BatchItem, BatchResponse, MAX_BATCH_URLS};
 pub use self::bot_auth::{BotAuth, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, generate_key};
 pub use self::canonical_url::CanonicalUrl;
@@ -118,7 +118,6 @@ pub use self::config::{
     RedisUrl, Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings,
     Settings, ToolsMode, load_file, load_str,
 };
-pub use self::content::formats::{Format, Formats};
 pub use self::content::pdf::worker::PdfWorker;
 pub use self::error::{
     ErrorCode, ErrorDetails, ErrorEnvelope, FetchError, PoliteRefusal, TimeoutPhase,
@@ -126,9 +125,11 @@ pub use self::error::{
 };
 pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
 pub use self::notes::{Note, Notes};
-pub use self::offline::{SavedPage, body_cap as offline_body_cap};
+pub use self::offline::body_cap as offline_body_cap;
 pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
-pub use self::vocabulary::{ExtractionMode, PageType, RenderingMethod, Timestamp, TimestampError};
+pub use self::vocabulary::{
+    ExtractionMode, Format, Formats, PageType, RenderingMethod, Timestamp, TimestampError,
+};

@@ -34,25 +34,14 @@
 use crate::args::FetchArgs;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
-use crate::content::formats::Format;
 use crate::content::media_type;
 use crate::content::pdf::worker::PdfWorker;
 use crate::error::FetchError;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::page::{DecodedPage, Reading};
 use crate::tokens::TokenCounter;
+use crate::vocabulary::Format;
 use crate::vocabulary::{RenderingMethod, Timestamp};
-
-/// A page saved from the web, for a request read offline ([`FetchArgs::page`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SavedPage {
-    /// The body exactly as served.
-    pub body: Vec<u8>,
-    /// The `Content-Type` header it was served with, e.g.
-    /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
-    /// response without one (FR-WF-10h).
-    pub content_type: Option<String>,
-}
 
 /// The byte cap of a saved page served with `content_type`: `max_download_bytes`,
 /// or for a PDF with PDF reading enabled `max_pdf_bytes` (issue 31), as over HTTP.

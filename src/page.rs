@@ -12,20 +12,13 @@ use crate::budget;
 use crate::config::ContentSettings;
 use crate::content::media_type::MediaKind;
 use crate::content::pdf::worker::PdfWorker;
-use crate::content::{Rendered, charset, feed, json, markdown, pdf};
+use crate::content::{MAX_RENDERED_BYTES, Rendered, charset, feed, json, markdown, pdf};
 use crate::error::FetchError;
 use crate::extract::{self};
 use crate::notes::{Note, Notes};
 use crate::render;
 use crate::vocabulary::ExtractedDocument;
 use crate::vocabulary::ExtractionMode;
-
-/// The most Markdown one page renders to, in bytes (a reader may stop
-/// rendering here itself): what is chunked, cached and shared with a fleet stays
-/// bounded whatever the body asks for. 8 MiB is about two million tokens, more
-/// than any model reads through with `start_chunk`, and more than the default
-/// `max_download_bytes`; chunking it peaks near 160 MiB.
-pub(crate) const MAX_RENDERED_BYTES: usize = 8 << 20;
 
 /// How a body is read: the HTML extraction mode, and for the extension formats
 /// (issue 31) their limits. The call's time is the [`ReadBudget`] the read runs

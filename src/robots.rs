@@ -11,6 +11,8 @@
 //!   redirect hop.
 //! - [`http_source`]: robots.txt over the shared HTTP client with the robots origin
 //!   scope, and the redirect hook that checks each hop of a document fetch.
+//! - [`shared`]: the outcomes a fleet shares (`share_robots`), as a trait the
+//!   fleet implements.
 //!
 //! The parser, matcher and policy do no I/O; only the checker awaits a
 //! [`checker::RobotsSource`] (the shared HTTP client).
@@ -57,6 +59,7 @@ pub(crate) mod matcher;
 pub(crate) mod parse;
 pub(crate) mod path;
 pub(crate) mod policy;
+pub(crate) mod shared;
 
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) use checker::RobotsChecker;

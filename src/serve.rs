@@ -63,7 +63,11 @@ use crate::tool::WebFetchTool;
 
 pub use self::auth::{BearerToken, MIN_TOKEN_CHARS, TOKEN_ENV, load_token};
 pub use self::http_api::{NEXT_START_CHUNK_HEADER, TOTAL_CHUNKS_HEADER};
-pub use self::origin::{OriginError, WebOrigin};
+/// A browser origin, as `Origin` headers and `allowed_origins` carry it: the
+/// crate's one origin type, the one [`CanonicalUrl::origin`](crate::CanonicalUrl::origin)
+/// returns.
+pub use crate::canonical_url::Origin as WebOrigin;
+pub use crate::canonical_url::OriginError;
 
 use self::origin::{CrossSite, OriginPolicy};
 

@@ -31,6 +31,7 @@ use tracing::Instrument;
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
 use crate::budget::ReadBudget;
 use crate::cache::DiskCache;
+use crate::cache::shared::SharedDocuments;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::{RenderingSettings, Settings};
 use crate::content::media_type::MediaKind;
@@ -47,6 +48,8 @@ use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
+#[cfg(feature = "fleet")]
+use crate::robots::shared::SharedRobots;
 use crate::tokens::TokenCounter;
 use crate::transport::HttpClient;
 use crate::vocabulary::ExtractionMode;
@@ -70,8 +73,7 @@ pub struct WebFetchTool {
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
     /// Extension (issue 32): the fleet's document cache, which replaces the
     /// disk cache when `[tools.webfetch.fleet] redis_url` is set.
-    #[cfg(feature = "fleet")]
-    shared: Option<crate::fleet::SharedDocuments>,
+    shared: Option<Arc<dyn SharedDocuments>>,
     /// Extension: the cap on concurrent browser renders shared by all clones
     /// (`[tools.webfetch.browser] max_concurrent_renders`).
     renders: Arc<tokio::sync::Semaphore>,
@@ -143,7 +145,6 @@ impl WebFetchTool {
             client,
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
-            #[cfg(feature = "fleet")]
             shared: None,
             renders: Arc::new(tokio::sync::Semaphore::new(
                 settings.browser.max_concurrent_renders as usize,
@@ -198,14 +199,18 @@ impl WebFetchTool {
         render::is_js_heavy(url.host_str(), &self.settings.rendering.js_heavy_domains)
     }
 
-    /// The same tool on the fleet's shared state (issue 32): its document
-    /// cache instead of the disk's, its robots.txt outcomes behind this
-    /// process's cache. The client's politeness is set by the builder.
+    /// The same tool on a fleet's shared state (issue 32): its document cache
+    /// instead of the disk's, its robots.txt outcomes behind this process's
+    /// cache. The client's politeness is set by the builder.
     #[cfg(feature = "fleet")]
-    fn with_fleet(mut self, fleet: crate::fleet::Fleet) -> WebFetchTool {
-        let robots = RobotsChecker::new(Arc::clone(&self.settings)).with_shared(fleet.robots);
-        self.robots = Arc::new(robots);
-        self.shared = fleet.documents;
+    fn with_shared_state(
+        mut self,
+        documents: Option<Arc<dyn SharedDocuments>>,
+        robots: Option<Arc<dyn SharedRobots>>,
+    ) -> WebFetchTool {
+        let checker = RobotsChecker::new(Arc::clone(&self.settings)).with_shared(robots);
+        self.robots = Arc::new(checker);
+        self.shared = documents;
         self
     }
 
@@ -219,7 +224,6 @@ impl WebFetchTool {
     /// disables caching for this invocation only (FR-WF-CCH-ENABLE-02): the next
     /// call tries again. `None` when caching is off.
     fn document_store(&self) -> Option<DocumentStore> {
-        #[cfg(feature = "fleet")]
         if self.settings.fleet.redis.is_some() {
             return self.shared.clone().map(DocumentStore::Shared);
         }

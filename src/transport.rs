@@ -260,7 +260,7 @@ impl HttpClient {
                 extra_roots: Vec::new(),
                 tls: Arc::new(tls),
                 proxy,
-                politeness: Arc::new(Politeness::local(settings_limit)),
+                politeness: Arc::new(Politeness::new(settings_limit, None)),
             }),
         }
     }

@@ -1,11 +1,14 @@
 //! The crate's vocabulary: the values that flow between pipeline stages and that
 //! configuration, arguments, cache and output all speak of. The extracted document
 //! (what the cache stores, FR-WF-CCH-CONTENT-01), the rendering method, the
-//! extraction mode and the timestamp ([`Timestamp`], FR-WF-RESP-TIME-01). It
-//! depends on nothing else in the crate, so every floor may import it.
+//! extraction mode, the extension formats ([`Formats`]) and the timestamp
+//! ([`Timestamp`], FR-WF-RESP-TIME-01). It depends on nothing else in the crate,
+//! so every floor may import it.
 
+mod formats;
 mod timestamp;
 
+pub use formats::{Format, Formats};
 pub use timestamp::{Timestamp, TimestampError};
 
 use std::fmt;

@@ -22,10 +22,10 @@ use time::OffsetDateTime;
 
 use super::key::{CacheKey, Variant};
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::{Format, Formats};
 use crate::vocabulary::ExtractionMode;
 use crate::vocabulary::Timestamp;
 use crate::vocabulary::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::{Format, Formats};
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::Formats;
 use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::Formats;
 use crate::vocabulary::RenderingMethod;
 
 /// Extension: what besides the URL and the rendering method decides a document's

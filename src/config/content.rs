@@ -8,7 +8,7 @@
 use serde::Deserialize;
 
 use super::{ConfigError, Contract, clamp};
-use crate::content::formats::{Format, Formats};
+use crate::vocabulary::{Format, Formats};
 
 /// `[tools.webfetch.content]` as written (issue 31).
 #[derive(Debug, Default, Clone, Deserialize)]

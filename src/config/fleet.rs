@@ -123,9 +123,9 @@ impl RedisUrl {
         Ok(RedisUrl(text.to_owned()))
     }
 
-    /// The URL with credentials, for the connection code only.
+    /// The URL with credentials, for the redis-rs client only.
     #[cfg(feature = "fleet")]
-    pub(crate) fn expose(&self) -> &str {
+    fn expose(&self) -> &str {
         &self.0
     }
 
@@ -134,11 +134,17 @@ impl RedisUrl {
         self.0.starts_with("rediss:")
     }
 
-    /// The password, if any, so that error texts can be scrubbed of it.
+    /// `text` (an error of redis-rs or of the server) with every occurrence of
+    /// the URL's password replaced by `***`, so that it may be logged.
     #[cfg(feature = "fleet")]
-    pub(crate) fn password(&self) -> Option<String> {
-        let url = url::Url::parse(&self.0).ok()?;
-        url.password().filter(|p| !p.is_empty()).map(str::to_owned)
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let password = url::Url::parse(&self.0)
+            .ok()
+            .and_then(|url| url.password().map(str::to_owned));
+        match password {
+            Some(password) if !password.is_empty() => text.replace(&password, "***"),
+            _ => text.to_owned(),
+        }
     }
 
     /// The URL with any userinfo replaced by `***` (a URL that does not parse is
@@ -218,6 +224,30 @@ pub struct RedisSettings {
     /// The key every value in Redis is authenticated with (`key_file`);
     /// `None` only with `allow_unauthenticated = true`.
     pub key: Option<FleetKey>,
+}
+
+#[cfg(feature = "fleet")]
+impl RedisSettings {
+    /// The redis-rs client of these settings: the URL as redis-rs itself parses
+    /// it, and for `rediss://` the webpki roots or the configured CA instead.
+    /// Connects nothing, so loading the table checks what redis-rs would
+    /// refuse; the error names the URL redacted and never quotes its password.
+    pub(crate) fn client(&self) -> Result<redis::Client, ConfigError> {
+        let client = match &self.ca_pem {
+            Some(pem) => redis::Client::build_with_tls(
+                self.url.expose(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem.clone()),
+                },
+            ),
+            None => redis::Client::open(self.url.expose()),
+        };
+        client.map_err(|error| {
+            let error = self.url.scrub(&error.to_string());
+            ConfigError::new(format!("fleet.redis_url {}: {error}", self.url))
+        })
+    }
 }
 
 /// `[tools.webfetch.fleet]`, resolved.
@@ -326,7 +356,7 @@ pub(super) fn resolve(
         key,
     };
     #[cfg(feature = "fleet")]
-    crate::fleet::check(&redis)?;
+    redis.client()?;
     Ok(FleetSettings {
         redis: Some(redis),
         per_origin_in_flight,
@@ -483,7 +513,7 @@ mod tests {
             unauthenticated("redis_url = \"rediss://user:hunter2@cache.internal:6380/1\"").unwrap();
         let redis = fleet.redis.unwrap();
         assert!(redis.url.is_tls());
-        assert_eq!(redis.url.password().as_deref(), Some("hunter2"));
+        assert_eq!(redis.url.scrub("auth hunter2 failed"), "auth *** failed");
         for shown in [format!("{:?}", redis), redis.url.to_string()] {
             assert!(
                 !shown.contains("hunter2") && !shown.contains("user"),
@@ -509,6 +539,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[test]
+    fn error_texts_lose_the_password() {
+        let url = RedisUrl::parse("redis://:hunter2@h/", "t").unwrap();
+        assert_eq!(
+            url.scrub("auth failed for hunter2 at h"),
+            "auth failed for *** at h"
+        );
+        let bare = RedisUrl::parse("redis://h/", "t").unwrap();
+        assert_eq!(bare.scrub("x"), "x");
+        let empty = RedisUrl::parse("redis://user:@h/", "t").unwrap();
+        assert_eq!(empty.scrub("x"), "x");
     }
 
     #[test]
@@ -548,10 +591,7 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let text = format!("redis_url_file = \"{}\"", path.display());
         let fleet = unauthenticated(&text).unwrap();
-        assert_eq!(
-            fleet.redis.unwrap().url.password().as_deref(),
-            Some("s3cret")
-        );
+        assert_eq!(fleet.redis.unwrap().url.scrub("s3cret"), "***");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
         let error = unauthenticated(&text).unwrap_err().to_string();
         assert!(error.contains("writable by group or others"), "{error}");

@@ -38,9 +38,9 @@
 //! [`MAX_RENDERED_BYTES`]: crate::page::MAX_RENDERED_BYTES
 
 use crate::budget;
+use crate::content::MAX_RENDERED_BYTES;
 use crate::content::Rendered;
 use crate::error::{FetchError, UnreadableReason};
-use crate::page::MAX_RENDERED_BYTES;
 use crate::vocabulary::ExtractedDocument;
 
 /// Nesting levels laid out one value per line; deeper containers are packed.

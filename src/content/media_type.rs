@@ -9,8 +9,8 @@
 //! is the SRD's, byte for byte.
 
 use super::feed;
-use super::formats::{Format, Formats};
 use crate::error::FetchError;
+use crate::vocabulary::{Format, Formats};
 
 /// Bytes examined by sniffing, after the BOM and leading whitespace (FR-WF-10h,
 /// SRD-READINGS 9).

@@ -6,12 +6,12 @@ use tokio::time::Instant;
 
 use crate::budget::Budget;
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
 use crate::pass::Pass;
 use crate::transport::request::ACCEPT_MARKDOWN;
 use crate::transport::{GetOptions, HopHook, HttpClient, check_status};
+use crate::vocabulary::Format;
 
 use super::wall;
 

@@ -147,9 +147,9 @@ impl WebFetchToolBuilder {
         let fleet = crate::fleet::Fleet::from_settings(&settings)?;
         #[cfg(feature = "fleet")]
         if let Some(fleet) = &fleet {
-            client = client.with_politeness(crate::politeness::Politeness::fleet(
+            client = client.with_politeness(crate::politeness::Politeness::new(
                 settings.fleet.per_origin_in_flight,
-                fleet.limiter.clone(),
+                Some(Arc::clone(&fleet.limiter)),
             ));
         }
         let pdf_worker = self
@@ -160,7 +160,7 @@ impl WebFetchToolBuilder {
         tool.pdf_worker = pdf_worker;
         #[cfg(feature = "fleet")]
         let tool = match fleet {
-            Some(fleet) => tool.with_fleet(fleet),
+            Some(fleet) => tool.with_shared_state(fleet.documents, fleet.robots),
             None => tool,
         };
         Ok(if self.standby {

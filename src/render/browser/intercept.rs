@@ -47,11 +47,11 @@ use super::policy::{
 use super::replay::{Fulfilment, Replay, Replays};
 use crate::budget::Budget;
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::render::{FetchedDocument, wall};
 use crate::transport::{GetOptions, HopHook, HttpResponse, check_status};
+use crate::vocabulary::Format;
 
 /// The phase a paused request belongs to: when a main-chain fetch must be done
 /// and which phase its timeout reports. Subresources get `timeout_seconds` each

@@ -3,8 +3,8 @@
 //! `[tools.webfetch.content] formats`.
 //!
 //! With no format enabled every response is the SRD's (FR-WF-10f, 10g,
-//! ERR-CT-01): the set only widens what [`select`](super::media_type::select)
-//! accepts and, for Markdown, what a document request asks for.
+//! ERR-CT-01): the set only widens which media types the content stage accepts
+//! and, for Markdown, what a document request asks for.
 
 use std::fmt;
 use std::str::FromStr;
