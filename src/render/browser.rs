@@ -252,6 +252,11 @@ pub(crate) struct BrowserPage {
 /// resolution, robots.txt), before Chromium starts (Appendix B: SSRFCheck and
 /// RobotsCheck precede rendering): a refused page never launches a browser.
 ///
+/// Extension (`detect_walls`): a page that settles on a bot challenge is left,
+/// until the navigation deadline, to complete it by its own navigation, as a
+/// browser would; the challenge still standing then is the page returned, which
+/// the tool refuses as a wall (see `session.rs`).
+///
 /// Errors: `browser_unavailable` when browser mode is disabled, no Chromium is
 /// found, or it fails to start (FR-WF-11a); `browser_crashed` when it dies
 /// mid-render; `timeout` with phase `browser_navigation` or `browser_network_idle`

@@ -47,6 +47,7 @@ mod page_requests;
 mod resources;
 mod signed;
 mod subresource_redirects;
+mod walls;
 
 /// The test configuration: loopback reachable on the listed ports only, 127.0.0.2
 /// always blocked, `timeout_seconds = 15`, Chromium at `chromium` with

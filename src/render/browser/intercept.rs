@@ -339,6 +339,19 @@ impl<'a> Interceptor<'a> {
     /// the pass, then robots.txt through the chain hook, FR-WF-07e order), the
     /// pinned GET under `max_download_bytes`, whose redirects count toward the
     /// same chain; then the status and media type rules of HTTP mode.
+    ///
+    /// Extension (`detect_walls`, FR-WF-11): a wall served with a refusal
+    /// status (a vendor's challenge or block page as 403, 429 or 503; a 402) is
+    /// refused here and never rendered, whichever document of the chain it is.
+    /// A vendor's challenge completes by giving the browser a clearance cookie
+    /// that the next request must carry, and webfetch keeps no cookies and
+    /// forwards none (`Set-Cookie` is dropped before Chromium sees a response,
+    /// [`policy::fulfil_headers`](super::policy::fulfil_headers), and the
+    /// client sends no `Cookie`, `transport/request.rs`), so such a challenge
+    /// can not complete, and rendering it would only spend the call's budget.
+    /// A 200 interstitial is rendered: one that completes by itself, by its own
+    /// navigation, lands on the page, which the render loop waits for
+    /// (`session.rs`).
     async fn fetch_main(
         &self,
         to: &CanonicalUrl,
@@ -367,8 +380,7 @@ impl<'a> Interceptor<'a> {
             .get(to, &opts)
             .await
             .map_err(|error| in_phase(error, budget))?;
-        // A refusal is not rendered: without cookies, which webfetch never
-        // keeps, a challenge can not be passed.
+        // A refusal is not rendered (see above).
         if settings.detect_walls && response.status != 200 {
             wall::refuse(&response)?;
         }
