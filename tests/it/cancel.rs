@@ -204,3 +204,44 @@ async fn a_serve_client_that_hangs_up_closes_the_calls_origin_connection() {
     let health = crate::serve::get(served.addr, "/healthz").await;
     assert_eq!(health.status, 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_frees_its_politeness_slot_and_caches_nothing() {
+    let origin = HoldingOrigin::start();
+    let cache = tempfile::tempdir().unwrap();
+    // One call in flight per origin: a slot the cancelled call kept would hold
+    // the next call back for the whole two-minute budget.
+    let config = config(&origin)
+        .cache(cache.path())
+        .section("[tools.webfetch.fleet]\nper_origin_in_flight = 1");
+    let mut server = StdioServer::start(&config);
+    let call = |id: u64| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "web_fetch", "arguments": { "url": origin.url() } }
+        })
+    };
+    let cancel = |id: u64| {
+        json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": id, "reason": "the user moved on" }
+        })
+    };
+    server.send(call(2));
+    origin
+        .wait_until("the first call reached the origin", |c| c.opened == 1)
+        .await;
+    server.send(cancel(2));
+    origin
+        .wait_until("the first call closed its connection", |c| c.closed == 1)
+        .await;
+    // The same page again goes to the origin: no slot held, nothing cached.
+    server.send(call(3));
+    origin
+        .wait_until("the second call reached the origin", |c| c.opened == 2)
+        .await;
+    server.send(cancel(3));
+    origin
+        .wait_until("the second call closed its connection", |c| c.closed == 2)
+        .await;
+}
