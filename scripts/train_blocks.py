@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Trains auto mode's block filter (issue 29) and writes its model.
+"""Trains auto mode's block filter and writes its model.
 
 The filter reads each leaf block of the whole-page reading (a paragraph,
 heading, list item or cell: src/extract/auto/blocks.rs) and drops the ones it

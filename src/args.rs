@@ -35,8 +35,8 @@ const EXTRACTION_MODES: [ExtractionMode; 3] = [
     ExtractionMode::Article,
 ];
 
-/// What `extraction` is for, told to a model choosing whether to set it (issue 29:
-/// what auto does, that `srd` gives the whole page, that `page_type` says what was
+/// What `extraction` is for, told to a model choosing whether to set it (what
+/// auto does, that `srd` gives the whole page, that `page_type` says what was
 /// found).
 const EXTRACTION_DESCRIPTION: &str = "Extension: how the content of an HTML page is chosen. \
 \"auto\": works out what kind of page it is (article, forum, product, listing, \
@@ -106,7 +106,7 @@ pub enum ArgsSchema {
 impl ArgsSchema {
     /// The JSON schema advertised for the tool in this dialect: FR-WF-02's
     /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus our extension properties. One
-    /// function for both (issue 30).
+    /// function for both.
     pub fn input_schema(self) -> Value {
         let mut schema = srd_input_schema();
         if self == ArgsSchema::Extended
@@ -209,7 +209,7 @@ impl FetchArgs {
     }
 
     /// Validates raw tool arguments against `dialect`, then the tool rules: one
-    /// function for both schemas (issue 30). [`ArgsSchema::Srd`] is the executor
+    /// function for both schemas. [`ArgsSchema::Srd`] is the executor
     /// seam's, where an extension property is an unknown property;
     /// [`ArgsSchema::Extended`] is MCP's and the CLI's.
     pub fn parse(args: &Value, dialect: ArgsSchema) -> Result<FetchArgs, ArgsError> {

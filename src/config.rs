@@ -13,13 +13,13 @@
 //! Two sub-tables are extensions of ours, not the SRD's:
 //! `[tools.webfetch.extraction] mode = "srd" | "article" | "auto"`
 //! ([`ExtractionSettings`]), whose SRD-contract default, `srd`, leaves every response as the SRD specifies it, and
-//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
+//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`]: browser
 //! origins `webfetch serve` admits besides its own; no tool response changes). Three
 //! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
 //! `false`), the only way to run Chromium without its sandbox,
-//! `max_concurrent_renders` (the cap on concurrent browser renders, issue 16; it
+//! `max_concurrent_renders` (the cap on concurrent browser renders; it
 //! changes no response), and `[tools.webfetch.robots] normalize_paths` (default
-//! `false`, issue 28: also refuse a path whose form as a normalizing server routes
+//! `false`: also refuse a path whose form as a normalizing server routes
 //! it is disallowed; off, robots.txt matching is the SRD's literal one).
 //!
 //! # Two contracts
@@ -34,12 +34,12 @@
 //!
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
-//! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
-//! | `[tools.webfetch.extraction] mode` (issue 29) | `"srd"` | `"auto"` |
-//! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
+//! | `[tools.webfetch.browser] robots_for_frames` | `false` | `true` |
+//! | `[tools.webfetch.extraction] mode` | `"srd"` | `"auto"` |
+//! | `[tools.webfetch.content] formats` | `[]` | `["pdf", "markdown", "json", "feed"]` |
 //! | `[tools.webfetch.http] detect_walls` | `false` | `true` |
 //!
-//! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
+//! `[tools.webfetch.fleet]` is the shared state of a fleet on Redis and
 //! the politeness limit ([`fleet`]); it has no contract default.
 
 mod fleet;
@@ -199,7 +199,7 @@ pub struct RobotsSettings {
     pub cache_entries: u32,
     /// Origin cache TTL.
     pub cache_ttl: Duration,
-    /// Extension (issue 28), default `false`: also refuse a path whose form as a
+    /// Extension, default `false`: also refuse a path whose form as a
     /// normalizing server routes it (`%2F` decoded, slashes merged, dot segments
     /// removed) is disallowed. Off, matching is RFC 9309's literal one (FR-WF-08c).
     pub normalize_paths: bool,
@@ -221,7 +221,7 @@ pub struct BrowserSettings {
     pub max_total_subresource_bytes: u64,
     /// Blocked CDP resource types, in canonical spelling.
     pub block_resources: Vec<&'static str>,
-    /// Extension (issue 16): how many browser renders one tool (all its clones,
+    /// Extension: how many browser renders one tool (all its clones,
     /// so all sessions of `webfetch serve`) runs at once, 1..=64, default
     /// 2; a call past the cap waits within its
     /// own deadline, then fails with `timeout`.
@@ -230,7 +230,7 @@ pub struct BrowserSettings {
     /// kernels that cannot give Chromium its sandbox. A warning is logged at each
     /// launch.
     pub allow_no_sandbox: bool,
-    /// Extension (issue 28): check robots.txt for the document requests of
+    /// Extension: check robots.txt for the document requests of
     /// iframes and frames too (each redirect hop and script-started navigation of
     /// a frame included), through the call's robots check, and fail those it
     /// refuses, so none of their text reaches the output. FR-WF-ROBOTS-SCOPE-01
@@ -289,7 +289,7 @@ impl Default for RenderingSettings {
 #[non_exhaustive]
 pub struct ExtractionSettings {
     /// The extraction of HTML pages when a call names none: `srd` (FR-WF-13, the
-    /// SRD contract's default), `article`, or `auto` (issue 29, the agent
+    /// SRD contract's default), `article`, or `auto` (the agent
     /// contract's default).
     pub mode: ExtractionMode,
 }
@@ -319,7 +319,7 @@ impl Contract {
     }
 }
 
-/// `[tools.webfetch.serve]`, resolved (extension, issue 28).
+/// `[tools.webfetch.serve]`, resolved (extension).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServeSettings {
@@ -382,10 +382,10 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
-    /// Extension (issue 31): the formats read beyond HTML and plain text, and
+    /// Extension: the formats read beyond HTML and plain text, and
     /// their limits.
     pub content: ContentSettings,
-    /// The fleet's shared state and the politeness limit (extension, issue 32).
+    /// The fleet's shared state and the politeness limit (extension).
     pub fleet: FleetSettings,
     /// `webfetch serve`'s settings (extension).
     pub serve: ServeSettings,
@@ -458,11 +458,11 @@ fn std_env(name: &str) -> Option<String> {
 }
 
 /// How a configuration is read: one value for every variant of the loader
-/// (issue 30, "one way to call"). The default is the SRD contract and the
+/// ("one way to call"). The default is the SRD contract and the
 /// process environment.
 #[derive(Clone, Copy, Default)]
 pub struct LoadOptions<'a> {
-    /// The front door's contract (issue 28): an extension key the file leaves
+    /// The front door's contract: an extension key the file leaves
     /// unset takes this contract's default.
     pub contract: Contract,
     /// Where environment variables are looked up; `None` is the process
@@ -854,7 +854,7 @@ fn resolve_rendering(
 
 /// `[tools.webfetch.extraction]`: a `mode` other than `srd`, `article` or `auto`
 /// stops start-up with a message naming the value and the accepted ones. Unset, it
-/// is `srd` under the SRD contract and `auto` under the agent contract (issue 29).
+/// is `srd` under the SRD contract and `auto` under the agent contract.
 fn resolve_extraction(
     raw: RawExtraction,
     contract: Contract,
@@ -897,7 +897,7 @@ fn resolve_bot_auth(raw: RawBotAuth, env: EnvLookup<'_>) -> Result<Option<BotAut
 const MAX_KEY_FILE_BYTES: u64 = 16 << 10;
 
 /// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
-/// stops start-up with a message naming it (issue 28).
+/// stops start-up with a message naming it.
 fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
     let allowed_origins = raw
         .allowed_origins

@@ -1,5 +1,5 @@
 //! Content handling after the fetch: media type and sniffing, charset decoding (SRD 3.4.2),
-//! and the extension formats of issue 31.
+//! and the extension formats (PDF, publisher Markdown, JSON, feeds).
 
 pub(crate) mod charset;
 pub(crate) mod describe;

@@ -575,7 +575,7 @@ impl FetchError {
         error
     }
 
-    /// Extension (issue 32): `http_4xx` with status 429, retryable
+    /// Extension: `http_4xx` with status 429, retryable
     /// (FR-WF-ERR-HTTP-01), for a request the politeness limit refused without
     /// contacting `origin`: its details add `reason` and `retry_after_seconds`.
     pub fn polite_refusal(origin: &str, refusal: PoliteRefusal) -> Self {
@@ -720,7 +720,7 @@ impl FetchError {
         )
     }
 
-    /// Extension (issue 31): `extraction_failed` for a PDF, JSON or feed document
+    /// Extension: `extraction_failed` for a PDF, JSON or feed document
     /// that can not be read, `details = {error: "unreadable_<format>", reason}`.
     /// The message says what happened (`what`) and what would help.
     pub fn unreadable(reason: UnreadableReason, what: &str) -> Self {

@@ -1,4 +1,4 @@
-//! A fleet of webfetch instances sharing state on Redis (extension, issue 32):
+//! A fleet of webfetch instances sharing state on Redis (extension):
 //! one document cache, one robots.txt view and one politeness budget for every
 //! `webfetch serve` behind a load balancer. Redis is the protocol, so Valkey,
 //! KeyDB, Dragonfly and managed Redis services serve too.

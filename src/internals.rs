@@ -13,7 +13,7 @@ pub mod budget {
     pub use crate::budget::Budget;
 }
 
-/// The response cache (extension, issue 9).
+/// The response cache (extension).
 pub mod cache {
     pub use crate::cache::{CacheKey, CacheWriteError, DiskCache, Fresh, Variant};
 }
@@ -31,11 +31,11 @@ pub mod content {
     pub mod charset {
         pub use crate::content::charset::{Charset, decode};
     }
-    /// JSON bodies (extension, issue 31).
+    /// JSON bodies (extension).
     pub mod json {
         pub use crate::content::json::{MAX_INDENT_LEVELS, Pretty, pretty};
     }
-    /// Publisher Markdown (extension, issue 31).
+    /// Publisher Markdown (extension).
     pub mod markdown {
         pub use crate::content::markdown::{Sanitized, sanitize};
     }
@@ -43,7 +43,7 @@ pub mod content {
     pub mod media_type {
         pub use crate::content::media_type::{MediaKind, select};
     }
-    /// The PDF reader (extension, issue 31).
+    /// The PDF reader (extension).
     pub mod pdf {
         pub use crate::content::pdf::{Limits, read};
     }
@@ -65,7 +65,7 @@ pub mod extract {
     pub mod root {
         pub use crate::extract::root::{select_root, survey};
     }
-    /// `auto` extraction (extension, issue 29).
+    /// `auto` extraction (extension).
     pub mod auto {
         pub use crate::extract::auto::{block_rows, extract_as};
 
@@ -81,7 +81,7 @@ pub mod output {
     pub use crate::output::{BuildOptions, ResponseMeta, build};
 }
 
-/// A decoded page and its reading (extension, issue 31).
+/// A decoded page and its reading (extension).
 pub mod page {
     pub use crate::page::{DecodedPage, Reading};
 }
@@ -119,7 +119,7 @@ pub mod robots {
     pub use crate::robots::policy::CROSS_ORIGIN_REDIRECT;
 }
 
-/// The HTTP server's query-string arguments (`GET /v1/fetch`, issue 16).
+/// The HTTP server's query-string arguments (`GET /v1/fetch`).
 pub mod serve {
     pub use crate::serve::http_api::args_from_query;
 }

@@ -99,7 +99,7 @@ mod tool;
 mod transport;
 mod vocabulary;
 
-// Extension (issue 32): the fleet's shared state on Redis, and the per-origin
+// Extension: the fleet's shared state on Redis, and the per-origin
 // politeness limit (process-wide, or fleet-wide through `fleet`).
 #[cfg(feature = "fleet")]
 mod fleet;

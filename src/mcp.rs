@@ -71,7 +71,7 @@ impl WebFetchServer {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
-        // Issue 29: a paragraph a model can act on; issue 31: the formats this
+        // A paragraph a model can act on, then the extension formats this
         // server reads, their limits and errors.
         let description = format!(
             "{}{}",
@@ -224,7 +224,7 @@ async fn answered(
     Ok(result)
 }
 
-/// The MCP tool's description (issue 29): what comes back, the limits, what the
+/// The MCP tool's description: what comes back, the limits, what the
 /// error codes mean for a retry and how to read past a cut page, in words a model
 /// can act on. (The executor seam keeps the SRD's one line, Appendix E.)
 fn tool_description(max_output_bytes: usize) -> String {

@@ -211,7 +211,7 @@ pub(crate) fn build(
         start_chunk,
         effective_max_bytes,
     } = options;
-    // A PDF's page starts are preferred cuts (issue 31); any other document has
+    // A PDF's page starts are preferred cuts; any other document has
     // none, and chunks exactly as the SRD does.
     let mut chunks: Vec<FetchChunk> =
         chunk(&doc.markdown, &doc.page_starts, max_chunk_tokens, counter)

@@ -1,4 +1,4 @@
-//! Per-origin politeness (extension, issue 32, item 4): at most
+//! Per-origin politeness (extension): at most
 //! `per_origin_in_flight` document requests in flight per origin, and after a
 //! 429, or a 503 with `Retry-After`, the origin held for the stated time (at
 //! most [`rules::MAX_HOLD`]) for every caller. Process-wide by default;

@@ -17,7 +17,7 @@
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
 //! documents the cache keeps under their own key; `[tools.webfetch.browser]
-//! robots_for_frames` (issue 28) has the browser check frame documents against
+//! robots_for_frames` has the browser check frame documents against
 //! robots.txt too, and its documents are cached under their own key as well.
 
 use std::sync::{Arc, Mutex};
@@ -64,14 +64,14 @@ use self::store::{DocumentStore, Looked, Lookup, Put};
 
 /// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
 /// clones share the HTTP client, the robots.txt origin cache and the disk cache
-/// (or the fleet's Redis, issue 32).
+/// (or the fleet's Redis).
 #[derive(Clone)]
 pub struct WebFetchTool {
     settings: Arc<Settings>,
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
-    /// Extension (issue 32): the fleet's document cache, which replaces the
+    /// Extension: the fleet's document cache, which replaces the
     /// disk cache when `[tools.webfetch.fleet] redis_url` is set.
     shared: Option<Arc<dyn SharedDocuments>>,
     /// Extension: the cap on concurrent browser renders shared by all clones
@@ -81,7 +81,7 @@ pub struct WebFetchTool {
     standby: Option<Standby>,
     /// Sizes chunks and fits the output (FR-WF-14); cl100k_base by default.
     counter: Arc<dyn TokenCounter>,
-    /// Extension (issue 45): the worker process PDFs are read in, when the
+    /// Extension: the worker process PDFs are read in, when the
     /// builder's [`pdf_worker`](WebFetchToolBuilder::pdf_worker) set one.
     pdf_worker: Option<Arc<crate::PdfWorker>>,
 }
@@ -199,7 +199,7 @@ impl WebFetchTool {
         render::is_js_heavy(url.host_str(), &self.settings.rendering.js_heavy_domains)
     }
 
-    /// The same tool on a fleet's shared state (issue 32): its document cache
+    /// The same tool on a fleet's shared state: its document cache
     /// instead of the disk's, its robots.txt outcomes behind this process's
     /// cache. The client's politeness is set by the builder.
     #[cfg(feature = "fleet")]
@@ -269,7 +269,7 @@ impl WebFetchTool {
     /// `effective_max_bytes` long (FR-WF-03a), also saying where a response cut
     /// by the output budget may be continued (extension, `start_chunk`) for a
     /// front door that tells its caller how to read on; or the error envelope.
-    /// One typed entry point (issue 30): the request carries its extensions.
+    /// One typed entry point: the request carries its extensions.
     ///
     /// Its start and end are logged with the query redacted (FR-WF-19b, 19c).
     /// Every event of the call, whichever module emits it (robots.txt, the
@@ -385,7 +385,7 @@ impl WebFetchTool {
 
         // CheckCache (skipped, not disabled, by no_cache: FR-WF-17). With the
         // fleet's store, a miss may wait for another instance fetching the same
-        // page, within this call's document budget (issue 32).
+        // page, within this call's document budget.
         let mut flight = None;
         let hit = match (&store, args.no_cache) {
             (Some(store), false) => {
@@ -663,7 +663,7 @@ impl WebFetchTool {
     /// Browser mode: Chromium renders the page; every request it makes goes through
     /// the pinned client within the call's pass, and robots.txt applies to the top
     /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
-    /// documents too with `robots_for_frames` (issue 28), through the same check.
+    /// documents too with `robots_for_frames`, through the same check.
     async fn render_browser(
         &self,
         call: &Call<'_>,
@@ -681,7 +681,7 @@ impl WebFetchTool {
         progress::report(Stage::Rendering);
         let page = render::render(&ctx).await?;
         if let Some(fetched) = page.not_rendered {
-            // Issue 31: a PDF (or JSON, a feed, Markdown) is read from the HTTP
+            // A PDF (or JSON, a feed, Markdown) is read from the HTTP
             // response, never rendered: the answer is HTTP mode's.
             let read = self.read_page(&fetched, call).await?;
             notes.extend(&read.notes);

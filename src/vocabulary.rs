@@ -57,11 +57,11 @@ pub struct ExtractedDocument {
     /// `<html lang>` as-is, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
-    /// Extension (issue 29): the kind of page auto extraction found; only ever set
+    /// Extension: the kind of page auto extraction found; only ever set
     /// in auto mode, so SRD documents and cache entries are unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_type: Option<PageType>,
-    /// Extension (issue 31): byte offsets in `markdown`, increasing, where a PDF
+    /// Extension: byte offsets in `markdown`, increasing, where a PDF
     /// page after the first begins (at a block boundary): the chunker prefers
     /// to cut there ([`crate::chunk::chunk`]). Empty for every other
     /// document, and then not written, so SRD documents and cache entries are
@@ -84,7 +84,7 @@ pub enum ExtractionMode {
     /// The main content by scoring (text and link density, class weights,
     /// sibling merging), falling back to [`ExtractionMode::Srd`] when it finds none.
     Article,
-    /// Issue 29: decides what kind of page it reads ([`PageType`]) from the
+    /// Extension: decides what kind of page it reads ([`PageType`]) from the
     /// document itself and extracts each kind accordingly.
     Auto,
 }

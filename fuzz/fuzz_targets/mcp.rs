@@ -1,7 +1,7 @@
 //! The MCP request decoder: any bytes as a JSON-RPC client message (rmcp's
 //! decoding), and any JSON object as `web_fetch` arguments in both schemas, and any
 //! query of `GET /v1/fetch`: a request or a structured error, never a panic. The
-//! same bytes as an `Origin` header of `webfetch serve` (issue 28): an origin or an
+//! same bytes as an `Origin` header of `webfetch serve`: an origin or an
 //! error, and an origin parses back to itself from its text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! Issue 31: any bytes as a PDF. Reading never panics, never hangs (pages,
+//! Any bytes as a PDF. Reading never panics, never hangs (pages,
 //! glyphs and operations are capped), and gives either Markdown or an
 //! `extraction_failed` whose `details.reason` is a PDF reason; the page starts
 //! (chunk-boundary hints) are increasing character boundaries inside the

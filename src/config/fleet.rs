@@ -1,4 +1,4 @@
-//! `[tools.webfetch.fleet]` (extension, issue 32): the shared state of several
+//! `[tools.webfetch.fleet]` (extension): the shared state of several
 //! webfetch instances on one Redis, and the per-origin politeness limit.
 //!
 //! ```toml

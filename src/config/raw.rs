@@ -86,9 +86,9 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
-    /// Extension (issue 31): `[tools.webfetch.content]`.
+    /// Extension: `[tools.webfetch.content]`.
     pub content: Option<RawContent>,
-    /// Extension (issue 32): see [`FleetSettings`].
+    /// Extension: see [`FleetSettings`].
     pub fleet: Option<RawFleet>,
     pub serve: Option<RawServe>,
     /// Extension: `[tools.webfetch.bot_auth]`, see [`RawBotAuth`].
@@ -135,7 +135,7 @@ pub struct RawBrowser {
     pub max_concurrent_renders: Option<u32>,
     /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
     pub allow_no_sandbox: Option<bool>,
-    /// Extension (issue 28): see [`BrowserSettings::robots_for_frames`]; unset, the
+    /// Extension: see [`BrowserSettings::robots_for_frames`]; unset, the
     /// [`Contract`] decides.
     pub robots_for_frames: Option<bool>,
 }
@@ -168,7 +168,7 @@ pub struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
-    /// Extension (issue 28): see [`RobotsSettings::normalize_paths`].
+    /// Extension: see [`RobotsSettings::normalize_paths`].
     pub normalize_paths: Option<bool>,
 }
 
@@ -181,7 +181,7 @@ pub struct RawExtraction {
     pub mode: Option<String>,
 }
 
-/// `[tools.webfetch.serve]`: an extension of ours (issue 28), read by `webfetch
+/// `[tools.webfetch.serve]`: an extension of ours, read by `webfetch
 /// serve` only.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! What the extension formats read, in words for a model (issue 31): the MCP
+//! What the extension formats read, in words for a model: the MCP
 //! tool's description says which formats this server reads, their limits and
 //! the `details.reason` of each error.
 

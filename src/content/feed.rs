@@ -1,4 +1,4 @@
-//! RSS 2.0 and Atom feeds as Markdown (issue 31): the feed's title, then each
+//! RSS 2.0 and Atom feeds as Markdown: the feed's title, then each
 //! entry (title, link, date, summary) as an item of a Markdown list.
 //!
 //! A streaming pass of quick-xml over the decoded text: each entry is rendered as

@@ -1,4 +1,4 @@
-//! JSON as Markdown (issue 31): the document pretty-printed in one ```json fence.
+//! JSON as Markdown: the document pretty-printed in one ```json fence.
 //!
 //! Our own reformatter rather than `serde_json::Value`: a `Value` sorts object
 //! keys (the crate does not enable `preserve_order`, which would change our error

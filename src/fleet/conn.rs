@@ -1,4 +1,4 @@
-//! The connection to the fleet's Redis (issue 32, item 5): connect, reconnect,
+//! The connection to the fleet's Redis: connect, reconnect,
 //! a deadline on every operation, and what the logs may say about it.
 //!
 //! One multiplexed connection per tool, made on first use by redis-rs's

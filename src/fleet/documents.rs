@@ -1,4 +1,4 @@
-//! The fleet's document cache on Redis (issue 32, item 1).
+//! The fleet's document cache on Redis.
 //!
 //! Same keys and same bytes as the disk cache: the entry of [`CacheKey`] `k`
 //! (FR-WF-16, CCH-KEY-01, article-mode keys included) is the exact v2 entry JSON

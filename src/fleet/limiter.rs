@@ -1,4 +1,4 @@
-//! Fleet-wide politeness on Redis (issue 32, item 4): the requests in flight per
+//! Fleet-wide politeness on Redis: the requests in flight per
 //! origin and the holds after a 429 or a 503 with `Retry-After`, for every
 //! instance. The rules are `politeness::rules`; this is their Redis state.
 //!

@@ -1,4 +1,4 @@
-//! robots.txt shared by the fleet (issue 32, item 3; opt-in `share_robots`,
+//! robots.txt shared by the fleet (opt-in `share_robots`,
 //! since FR-WF-ROBOTS-CACHE-01 keeps robots.txt process-local by default).
 //!
 //! What is shared is the retrieval outcome the policy may cache

@@ -1,4 +1,4 @@
-//! The politeness rules as pure decisions (extension, issue 32): how long a
+//! The politeness rules as pure decisions (extension): how long a
 //! response holds its origin, and whether a request may go now, must wait, or is
 //! refused. No clock is read here: callers pass "now" and what they saw.
 

@@ -40,7 +40,7 @@ pub(crate) struct FetchedDocument {
 /// with `response_too_large`), map the status (FR-WF-07a1/07a2, F.3) and select
 /// the media type (FR-WF-10f..10h).
 ///
-/// Extension (issue 31), with `[tools.webfetch.content] formats`: the request
+/// Extension, with `[tools.webfetch.content] formats`: the request
 /// prefers publisher Markdown ([`ACCEPT_MARKDOWN`]) when `markdown` is enabled
 /// (else the `Accept` is FR-WF-10b's exactly), a PDF response has
 /// `max_pdf_bytes` as its cap when `pdf` is, and the enabled formats are

@@ -52,7 +52,7 @@ pub(crate) struct RobotsChecker {
     /// One in-flight retrieval per origin, so concurrent fetches of one site wait
     /// for a single robots.txt request instead of each sending one (NFR-WF-PERF-04).
     inflight: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
-    /// Extension (issue 32, `share_robots`): outcomes shared by a fleet, one
+    /// Extension (`share_robots`): outcomes shared by a fleet, one
     /// retrieval per origin per TTL for all its instances.
     shared: Option<Arc<dyn SharedRobots>>,
 }
@@ -75,8 +75,8 @@ impl RobotsChecker {
         }
     }
 
-    /// The same checker sharing outcomes through `shared` (a fleet's store,
-    /// issue 32). Behind this process's own cache: only its misses ask it.
+    /// The same checker sharing outcomes through `shared` (a fleet's store).
+    /// Behind this process's own cache: only its misses ask it.
     #[cfg(feature = "fleet")]
     pub(crate) fn with_shared(mut self, shared: Option<Arc<dyn SharedRobots>>) -> Self {
         self.shared = shared;

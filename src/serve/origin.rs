@@ -1,4 +1,4 @@
-//! Cross-site callers (issue 28, item 2): a web page the user visits must not be
+//! Cross-site callers: a web page the user visits must not be
 //! able to drive `webfetch serve`, with or without a token.
 //!
 //! A browser names the page behind a request in `Origin` (every CORS request, every
@@ -38,7 +38,7 @@ const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 /// Whether a `Host` or origin host names loopback: `localhost` (any case), an
 /// IPv4 loopback address or `[::1]`. The one rule of the loopback `Host` check
-/// (DNS rebinding, issue 16) and of a loopback listener's own origins.
+/// (DNS rebinding) and of a loopback listener's own origins.
 pub(crate) fn names_loopback(host: &str) -> bool {
     let name = host.trim_start_matches('[').trim_end_matches(']');
     name.eq_ignore_ascii_case("localhost")
@@ -55,7 +55,7 @@ pub(crate) enum CrossSite {
     FetchSite,
 }
 
-/// Which browser callers a listener admits (issue 28, item 2): see the module
+/// Which browser callers a listener admits: see the module
 /// documentation.
 #[derive(Debug, Clone)]
 pub(crate) struct OriginPolicy {

@@ -3,7 +3,7 @@
 //!
 //! - [`DocumentStore::Disk`]: the disk cache of SRD 3.6, its blocking file I/O
 //!   on tokio's blocking pool so that it never stalls a server's workers.
-//! - [`DocumentStore::Shared`]: a store shared by a fleet (extension, issue 32;
+//! - [`DocumentStore::Shared`]: a store shared by a fleet (extension;
 //!   the fleet's Redis): same keys and entries, and single flight: a miss
 //!   either takes the page's fleet-wide turn (this call fetches, then
 //!   [`Flight::land`]s after its write) or waits for the instance that holds it
@@ -31,7 +31,7 @@ use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 pub(crate) enum DocumentStore {
     /// The disk cache (SRD 3.6).
     Disk(Arc<DiskCache>),
-    /// A store shared by a fleet (issue 32).
+    /// A store shared by a fleet.
     Shared(Arc<dyn SharedDocuments>),
 }
 
@@ -91,11 +91,11 @@ pub(crate) struct Put<'a> {
 
 /// The cache variant of a document rendered with `method` in extraction `mode`:
 /// its own key for article mode, and for a browser document rendered with
-/// `robots_for_frames` (issue 28), so a call never gets frames back that its own
+/// `robots_for_frames`, so a call never gets frames back that its own
 /// settings would have refused, nor misses frames they would have kept. HTTP
 /// documents have no frames: the switch leaves their key alone.
 ///
-/// Issue 31: with extension formats enabled every document is keyed with the
+/// With extension formats enabled every document is keyed with the
 /// enabled set, on disk and in the fleet's Redis alike, so a call never gets a
 /// representation its own settings would not have fetched (publisher Markdown
 /// for HTML, a PDF's text where the SRD refuses).

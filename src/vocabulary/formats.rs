@@ -1,4 +1,4 @@
-//! The content formats read beyond the SRD's HTML and plain text (issue 31): PDF,
+//! The content formats read beyond the SRD's HTML and plain text: PDF,
 //! publisher Markdown, JSON and feeds, each opt-in through
 //! `[tools.webfetch.content] formats`.
 //!
@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// One extension format (issue 31).
+/// One extension format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Format {
     /// `application/pdf` (and `%PDF-` when sniffing): the text layer as Markdown.
@@ -63,7 +63,7 @@ impl FromStr for Format {
     }
 }
 
-/// A set of [`Format`]s (issue 31). Empty is the SRD contract.
+/// A set of [`Format`]s. Empty is the SRD contract.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Formats(u8);
 

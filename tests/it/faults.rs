@@ -1,4 +1,4 @@
-//! Fault injection (issue #18 item 3): the server, the disk or the process fails
+//! Fault injection: the server, the disk or the process fails
 //! under a fetch. Each fault ends in an asserted outcome: the documented error, and
 //! a cache that never holds anything partial.
 //!
@@ -473,7 +473,7 @@ async fn full_disk_fetch_succeeds_warns_leaves_nothing_partial_and_recovers() {
     // One namespace, one small tmpfs over the cache dir for the whole scenario:
     // write p0 with room, fill the disk, fetch p1, copy what a reader would see,
     // free the space, fetch p1 twice more. The tmpfs is mode 0700: its default,
-    // 1777, is a directory others can write to, which the cache refuses (issue 28).
+    // 1777, is a directory others can write to, which the cache refuses.
     let script = r#"set -e
 mount -t tmpfs -o size=256k,mode=0700 tmpfs "$D"
 run() { n=$1; shift; "$W" fetch "$@" --config "$C" >"$O/$n.json" 2>"$O/$n.err" || echo $? >"$O/$n.rc"; }

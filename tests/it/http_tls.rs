@@ -221,7 +221,7 @@ async fn fr_wf_err_http_02_http11_over_tls_keeps_its_reason_phrase() {
     assert!(!server.seen.lock().unwrap()[0].h2);
 }
 
-/// Issue 19: a host's extra root reaches every request of the tool, robots.txt
+/// A host's extra root reaches every request of the tool, robots.txt
 /// included; without it the same page is `tls_validation_failed`.
 #[tokio::test]
 async fn embed_builder_root_certificate_is_trusted_by_the_whole_tool() {

@@ -120,7 +120,7 @@ async fn mcp_advertises_the_extraction_extension() {
 }
 
 #[tokio::test]
-async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
+async fn mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
     let client = start_server(&[]).await;
     let tools = client.list_all_tools().await.unwrap();
     let description = tools[0]
@@ -144,7 +144,7 @@ async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_
     let client = start_server(&["--config", config.to_str().unwrap()]).await;
     let tools = client.list_all_tools().await.unwrap();
     let without = tools[0].description.as_deref().unwrap_or_default();
-    // The tool's own paragraph (issue 29) and nothing about the formats.
+    // The tool's own paragraph and nothing about the formats.
     assert!(
         without.starts_with("Fetch an http(s) web page"),
         "{without}"
@@ -191,7 +191,7 @@ async fn mcp_call_with_extraction_uses_that_mode() {
     client.cancel().await.unwrap();
 }
 
-/// Issue 16: a page of 40 chunks, asked for by a URL that redirects to it, read
+/// A page of 40 chunks, asked for by a URL that redirects to it, read
 /// to the end through MCP in successive calls, each cut by the output budget, each
 /// next call made as the words say (the response's `final_url`): every chunk
 /// exactly once, in order; only the first call touches the network (the rest are

@@ -96,7 +96,7 @@ fn truncated_len(doc: &ExtractedDocument, notes: &[Note], chunks: Vec<FetchChunk
 }
 
 #[test]
-fn issue_29_page_type_follows_the_notes_and_only_in_auto_mode() {
+fn page_type_follows_the_notes_and_only_in_auto_mode() {
     let mut d = doc("# Hi\n\nBody.\n");
     let srd = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!srd.contains("page_type"), "{srd}");
@@ -411,7 +411,7 @@ proptest! {
 
 // ---------------------------------------------------------------- continuation
 
-/// Issue 16: windows over the document's chunking. No window is exactly `build`;
+/// Windows over the document's chunking. No window is exactly `build`;
 /// a window that fits whole says nothing more; cut windows say where to go on,
 /// and reading on from there returns every chunk once, in order, at any budget.
 #[test]

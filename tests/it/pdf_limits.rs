@@ -1,5 +1,5 @@
-//! Issue 45: a hostile PDF costs one call, never the process. Each input of the
-//! issue, generated (`support/hostile_pdfs.rs`), goes through the real binary
+//! A hostile PDF costs one call, never the process. Each hostile
+//! input, generated (`support/hostile_pdfs.rs`), goes through the real binary
 //! (`webfetch extract`, which reads PDFs in a worker process) with a 3 s
 //! timeout: the answer is Markdown or a PDF error, the peak memory of the
 //! process and its worker stays under 256 MiB, and the answer comes long before

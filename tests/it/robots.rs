@@ -470,7 +470,7 @@ proptest! {
 
 mod fetch;
 
-/// Issue 28, item 4 (an extension): through the whole tool, against a server that
+/// `normalize_paths` (an extension): through the whole tool, against a server that
 /// answers every path, as one that merges slashes and decodes `%2F` before routing
 /// would for these variants of disallowed pages. By default (the SRD's literal RFC
 /// 9309 matching) they are allowed and fetched; with `[tools.webfetch.robots]

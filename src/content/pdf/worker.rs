@@ -1,4 +1,4 @@
-//! PDF reading in a worker process (extension, issue 45): lopdf is a large
+//! PDF reading in a worker process (extension): lopdf is a large
 //! parser of a binary format, and its next bug on a hostile file must cost one
 //! call, never the process every agent shares. The front doors (`webfetch
 //! fetch`/`extract`, `mcp`, `serve`) read each PDF in a child of the same

@@ -14,7 +14,7 @@
 //! (ROBOTS-SCOPE-01), and any failure ends the fetch with that hop's error.
 //!
 //! robots.txt applies to that chain only (ROBOTS-SCOPE-01), unless
-//! `robots_for_frames` (issue 28) extends it to the documents of iframes and frames
+//! `robots_for_frames` extends it to the documents of iframes and frames
 //! ([`robots_scope`]): the client then runs the same robots hook on each URL of the
 //! frame's fetch, the first and every redirect hop, after its port and SSRF checks,
 //! and a refusal fails that request only. Scripts, XHR, fetch, images and the rest
@@ -76,7 +76,7 @@ pub(crate) enum Outcome {
     NavigationCancelled,
     /// The main chain failed: the fetch ends with this error.
     Fatal(FetchError),
-    /// Extension (issue 31): the top document is of a format browser mode
+    /// Extension: the top document is of a format browser mode
     /// never renders; it was failed in Chromium and is the answer as fetched.
     NotRendered(Box<FetchedDocument>),
 }
@@ -96,8 +96,7 @@ pub(crate) struct SubrequestStats {
     pub(crate) timeouts: u32,
     /// Failed: larger than `max_download_bytes`.
     pub(crate) too_large: u32,
-    /// Failed: a frame document robots.txt disallows (`robots_for_frames`,
-    /// issue 28).
+    /// Failed: a frame document robots.txt disallows (`robots_for_frames`).
     pub(crate) robots_disallowed: u32,
     /// Failed: the subresource budget was spent.
     pub(crate) over_budget: u32,
@@ -289,7 +288,7 @@ impl<'a> Interceptor<'a> {
         };
         match self.fetch_main(&to, &paused, budget).await {
             Ok((response, kind)) if !kind.is_srd() => {
-                // Issue 31: Chromium never renders a PDF, JSON, a feed or
+                // Chromium never renders a PDF, JSON, a feed or
                 // Markdown; the pinned client's response is read as HTTP mode
                 // reads it.
                 self.fail(id, ErrorReason::Aborted).await;
@@ -431,7 +430,7 @@ impl<'a> Interceptor<'a> {
             opts.pass = Some(&self.ctx.pass);
             opts.headers = paused.forwarded.clone();
             opts.method = method;
-            // Issue 28: a frame document's URL and redirect hops pass the call's
+            // A frame document's URL and redirect hops pass the call's
             // robots check, as the main chain's do.
             if robots_scope(&paused, settings.browser.robots_for_frames) == RobotsScope::Frame {
                 opts.hook = self.ctx.robots_hook;

@@ -105,14 +105,14 @@ enum Ending {
     /// The DOM, read already: with `detect_walls`, the settled page was no bot
     /// challenge, or its challenge still stood at the navigation deadline.
     Read(Dom),
-    /// Issue 31: the top document is of a format browser mode never renders.
+    /// The top document is of a format browser mode never renders.
     NotRendered(BrowserPage),
 }
 
 /// A blank page of a fresh Chromium, ready to navigate: downloads denied, every
 /// request paused for us (`Fetch.enable` on `*`), the listeners a render needs
 /// subscribed. Nothing in it depends on the call, so a standby prepares it while
-/// the host is idle (issue 15); it has loaded nothing but `about:blank`.
+/// the host is idle; it has loaded nothing but `about:blank`.
 pub(crate) struct PreparedPage {
     page: Page,
     events: Events,
@@ -431,7 +431,7 @@ impl Wait {
                 Ok(self.challenge_stands())
             }
             Outcome::Fatal(error) => Err(error),
-            // Issue 31: a PDF (or JSON, a feed, publisher Markdown) is never
+            // A PDF (or JSON, a feed, publisher Markdown) is never
             // rendered; the document the client fetched is the answer.
             Outcome::NotRendered(document) => Ok(Some(Ending::NotRendered(BrowserPage {
                 final_url: document.final_url.clone(),

@@ -272,7 +272,7 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
         "{}",
         error.to_json()
     );
-    // The next call works (issue #18): a render right after the crashes succeeds,
+    // The next call works: a render right after the crashes succeeds,
     // and `run` checks that it too leaves nothing behind.
     let chromium = chromium().expect("checked above");
     let server = page_server().await;

@@ -1,5 +1,4 @@
-//! The extensions through the pipeline: extraction modes (issue 4) and embedding
-//! (issue 19).
+//! The extensions through the pipeline: extraction modes and embedding.
 
 use super::*;
 
@@ -230,7 +229,7 @@ async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
     );
 }
 
-// ---------------------------------------------------------------- embedding (issue 19)
+// ---------------------------------------------------------------- embedding
 
 /// A host's own tokenizer: one token per character.
 struct CharCounter;

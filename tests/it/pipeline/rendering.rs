@@ -94,7 +94,7 @@ async fn srd_readings_19_js_heavy_host_without_browser_uses_http() {
     assert_eq!(forced.unwrap_err().code(), ErrorCode::BrowserUnavailable);
 }
 
-/// Issue 14 item 4: an HTTP result cached while the browser was unavailable is
+/// An HTTP result cached while the browser was unavailable is
 /// served while it stays unavailable, and passed over once a browser is found
 /// (here `/bin/false`: found, so available, but it fails to start, which gives
 /// the HTTP result and its note again; with a real Chromium the call renders).
