@@ -71,7 +71,8 @@ impl TruncationReason {
 
 /// What the pipeline knows about a fetch besides the document (FR-WF-03).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResponseMeta {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct ResponseMeta {
     /// `args.url` exactly as the caller gave it (FR-WF-RESP-URL-01).
     pub requested_url: String,
     /// The canonical URL of the last fetched URL, fragment removed.
@@ -128,7 +129,12 @@ pub struct FetchResponse {
 
 impl FetchResponse {
     /// Assembles a response; `truncated` and `truncation_reason` follow the notes.
-    pub fn new(doc: &ExtractedDocument, meta: ResponseMeta, chunks: Vec<FetchChunk>) -> Self {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(
+        doc: &ExtractedDocument,
+        meta: ResponseMeta,
+        chunks: Vec<FetchChunk>,
+    ) -> Self {
         let mut response = FetchResponse {
             requested_url: meta.requested_url,
             final_url: meta.final_url,

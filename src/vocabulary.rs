@@ -8,7 +8,7 @@
 mod formats;
 mod timestamp;
 
-pub use formats::{Format, Formats};
+pub use formats::{Format, Formats, UnknownFormat};
 pub use timestamp::{Timestamp, TimestampError};
 
 use std::fmt;
@@ -48,7 +48,8 @@ impl fmt::Display for RenderingMethod {
 /// (FR-WF-CCH-ENTRY-OPT-01).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExtractedDocument {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct ExtractedDocument {
     /// Whitespace-normalised Markdown (FR-WF-13b).
     pub markdown: String,
     /// Page title, if any.
