@@ -430,6 +430,7 @@ impl Settings {
 /// A loaded configuration: the host's tool settings, our settings and the warnings
 /// to log at start-up.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Loaded {
     /// `tools.mode`.
     pub mode: ToolsMode,

@@ -39,6 +39,7 @@ use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp}
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TruncationReason {
     /// Output enforcement dropped or cut chunks (FR-WF-OUT-01).
     ToolOutputLimit,
@@ -91,6 +92,7 @@ pub(crate) struct ResponseMeta {
 /// with `serde_json::from_str::<FetchResponse>`; its JSON Schema (`schemars`)
 /// is the MCP tool's `outputSchema`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct FetchResponse {
     /// `args.url` as given.
     pub requested_url: String,
@@ -173,6 +175,7 @@ impl FetchResponse {
 /// A response as the tool built it: its JSON and where reading may go on
 /// (extension, `start_chunk`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Built {
     /// The exact JSON the tool answers with.
     pub json: String,

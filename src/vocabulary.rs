@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 /// input of the cache key (FR-WF-16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RenderingMethod {
     /// Plain HTTP GET.
     Http,
