@@ -321,18 +321,17 @@ fn list_impls(modules: &Modules, out: &mut Api) {
                 continue;
             }
             for i in &imp.items {
-                if let ImplItem::Fn(f) = i {
-                    if is_pub(&f.vis) && !is_hidden(&f.attrs) {
+                match i {
+                    ImplItem::Fn(f) if is_pub(&f.vis) && !is_hidden(&f.attrs) => {
                         let name = &f.sig.ident;
                         out.lines
                             .insert(format!("fn {path}::{name}{}", signature(&f.sig)));
                     }
-                }
-                if let ImplItem::Const(c) = i {
-                    if is_pub(&c.vis) {
+                    ImplItem::Const(c) if is_pub(&c.vis) => {
                         out.lines
                             .insert(format!("const {path}::{}: {}", c.ident, text(&c.ty)));
                     }
+                    _ => {}
                 }
             }
         }
