@@ -430,6 +430,7 @@ impl Settings {
 /// A loaded configuration: the host's tool settings, our settings and the warnings
 /// to log at start-up.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Loaded {
     /// `tools.mode`.
     pub mode: ToolsMode,
@@ -443,7 +444,7 @@ pub struct Loaded {
 
 /// Settings plus the warnings produced while resolving them.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The settings.
     pub settings: Settings,
     /// Warnings to log at start-up.
@@ -547,7 +548,7 @@ where
 impl Settings {
     /// Resolves a `[tools.webfetch]` table: defaults, clamping, env expansion and the
     /// start-up checks; `contract` gives the extension keys left unset their value.
-    pub fn from_raw(
+    pub(crate) fn from_raw(
         raw: &RawConfig,
         env: EnvLookup<'_>,
         contract: Contract,
