@@ -32,7 +32,7 @@ impl Loaded {
         }
     }
 
-    /// `requires_approval()` per FR-WF-OP-02 (see [`Settings::requires_approval`]).
+    /// `requires_approval()` per FR-WF-OP-02 (see [`Settings::requires_approval`](super::Settings::requires_approval)).
     pub fn requires_approval(&self) -> bool {
         self.settings.requires_approval()
     }
