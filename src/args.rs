@@ -5,9 +5,9 @@
 //! tool-level rule (empty URL, `max_chunk_tokens` out of range;
 //! FR-WF-ERR-BADARGS-01, `details.field` / `details.reason`).
 //!
-//! Two schemas ([`ArgsSchema`]). The executor seam a host embeds speaks FR-WF-02
-//! exactly, so an extension property is refused there like any unknown key. MCP and
-//! the CLI speak the extended schema: FR-WF-02 plus our extension properties (today
+//! Two schemas, by [`Profile`]. The executor seam a host embeds ([`Profile::Srd`])
+//! speaks FR-WF-02 exactly, so an extension property is refused there like any
+//! unknown key. MCP, the CLI and Python speak the extended schema: FR-WF-02 plus our extension properties (today
 //! `extraction`), each optional, each absent meaning "as the SRD says". A new
 //! extension is one entry in [`extension_properties`], one field on [`FetchArgs`]
 //! and one line in [`FetchArgs::parse`].
@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Settings;
 use crate::error::FetchError;
-use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::{ExtractionMode, Profile};
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
 pub(crate) const MIN_CHUNK_TOKENS: u32 = 128;
@@ -25,7 +25,7 @@ pub(crate) const MAX_CHUNK_TOKENS: u32 = 2048;
 
 /// The properties of FR-WF-02.
 const SRD_PROPERTIES: [&str; 4] = ["url", "max_chunk_tokens", "no_cache", "force_browser"];
-/// Our extension properties, accepted by [`ArgsSchema::Extended`] only.
+/// Our extension properties, refused under [`Profile::Srd`] only.
 const EXTENSION_PROPERTIES: [&str; 2] = ["extraction", "start_chunk"];
 
 /// The accepted values of `extraction`, in the order the schema lists them.
@@ -67,11 +67,11 @@ pub struct FetchArgs {
     /// Skip HTTP mode (FR-WF-12a).
     pub force_browser: bool,
     /// Extension: how HTML pages are extracted; `None` = config default
-    /// (`[tools.webfetch.extraction] mode`). Always `None` from [`ArgsSchema::Srd`].
+    /// (`[tools.webfetch.extraction] mode`). Always `None` under [`Profile::Srd`].
     pub extraction: Option<ExtractionMode>,
     /// Extension: the first chunk to return (0-based, continuation); `None` = the
     /// SRD's response from the first chunk, with no continuation field. Always
-    /// `None` from [`ArgsSchema::Srd`].
+    /// `None` under [`Profile::Srd`].
     pub start_chunk: Option<usize>,
     /// Extension for typed callers (the `webfetch extract` command): the page as
     /// saved from `url`, read instead of fetched: no SSRF check, robots.txt,
@@ -92,36 +92,23 @@ pub struct SavedPage {
     pub content_type: Option<String>,
 }
 
-/// Which request schema a front door accepts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ArgsSchema {
-    /// FR-WF-02 exactly, `additionalProperties: false`: the `ToolExecutor` seam.
-    #[default]
-    Srd,
-    /// FR-WF-02 plus our extension properties, still `additionalProperties: false`:
-    /// the MCP server and the CLI.
-    Extended,
+/// The JSON schema advertised for the tool under `profile`: FR-WF-02's
+/// ([`Profile::Srd`]), or FR-WF-02's plus our extension properties, still
+/// `additionalProperties: false`.
+pub(crate) fn input_schema(profile: Profile) -> Value {
+    let mut schema = srd_input_schema();
+    if profile.accepts_extensions()
+        && let Some(Value::Object(properties)) = schema.get_mut("properties")
+    {
+        properties.extend(extension_properties());
+    }
+    schema
 }
 
-impl ArgsSchema {
-    /// The JSON schema advertised for the tool in this dialect: FR-WF-02's
-    /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus our extension properties. One
-    /// function for both.
-    pub fn input_schema(self) -> Value {
-        let mut schema = srd_input_schema();
-        if self == ArgsSchema::Extended
-            && let Some(Value::Object(properties)) = schema.get_mut("properties")
-        {
-            properties.extend(extension_properties());
-        }
-        schema
-    }
-
-    /// Whether `key` is a property of this schema.
-    fn knows(self, key: &str) -> bool {
-        SRD_PROPERTIES.contains(&key)
-            || (self == ArgsSchema::Extended && EXTENSION_PROPERTIES.contains(&key))
-    }
+/// Whether `key` is a property of the schema of `profile`.
+fn knows(profile: Profile, key: &str) -> bool {
+    SRD_PROPERTIES.contains(&key)
+        || (profile.accepts_extensions() && EXTENSION_PROPERTIES.contains(&key))
 }
 
 /// Why arguments were refused, split the way the executor reports them (Appendix E):
@@ -208,15 +195,15 @@ impl FetchArgs {
         self.extraction.unwrap_or(settings.extraction.mode)
     }
 
-    /// Validates raw tool arguments against `dialect`, then the tool rules: one
-    /// function for both schemas. [`ArgsSchema::Srd`] is the executor
-    /// seam's, where an extension property is an unknown property;
-    /// [`ArgsSchema::Extended`] is MCP's and the CLI's.
-    pub fn parse(args: &Value, dialect: ArgsSchema) -> Result<FetchArgs, ArgsError> {
+    /// Validates raw tool arguments against the schema of `profile`, then the
+    /// tool rules: one function for every schema. Under [`Profile::Srd`] (the
+    /// executor seam) an extension property is an unknown property; the other
+    /// profiles accept them.
+    pub fn parse(args: &Value, profile: Profile) -> Result<FetchArgs, ArgsError> {
         let object = args
             .as_object()
             .ok_or_else(|| schema("arguments must be a JSON object"))?;
-        reject_unknown_properties(object, dialect)?;
+        reject_unknown_properties(object, profile)?;
         let url = match object.get("url") {
             Some(Value::String(url)) => url.clone(),
             Some(_) => return Err(schema("`url` must be a string")),
@@ -230,7 +217,7 @@ impl FetchArgs {
         };
         let no_cache = boolean(object, "no_cache")?;
         let force_browser = boolean(object, "force_browser")?;
-        // Only the extended dialect gets here with extension properties present.
+        // Only a profile with extensions gets here with extension properties present.
         let extraction = extraction(object)?;
         let start_chunk = match object.get("start_chunk") {
             None => None,
@@ -260,9 +247,9 @@ fn schema(description: &str) -> ArgsError {
 
 fn reject_unknown_properties(
     object: &Map<String, Value>,
-    dialect: ArgsSchema,
+    profile: Profile,
 ) -> Result<(), ArgsError> {
-    match object.keys().find(|key| !dialect.knows(key)) {
+    match object.keys().find(|key| !knows(profile, key)) {
         None => Ok(()),
         Some(key) if key == "block_resources" => Err(schema(
             "`block_resources` is configuration-only (tools.webfetch.browser.block_resources) and not a request parameter",
@@ -345,11 +332,11 @@ mod tests {
     use crate::error::ErrorCode;
 
     fn srd(args: &Value) -> Result<FetchArgs, ArgsError> {
-        FetchArgs::parse(args, ArgsSchema::Srd)
+        FetchArgs::parse(args, Profile::Srd)
     }
 
     fn extended(args: &Value) -> Result<FetchArgs, ArgsError> {
-        FetchArgs::parse(args, ArgsSchema::Extended)
+        FetchArgs::parse(args, Profile::Extended)
     }
 
     fn rule(args: Value) -> FetchError {
@@ -440,7 +427,7 @@ mod tests {
             error.message,
             "unknown property `extraction` (additionalProperties is false)"
         );
-        let schema = ArgsSchema::Srd.input_schema();
+        let schema = input_schema(Profile::Srd);
         assert!(schema["properties"].get("extraction").is_none());
         assert_eq!(schema, srd_input_schema());
         assert_eq!(
@@ -453,7 +440,7 @@ mod tests {
 
     #[test]
     fn the_extended_schema_adds_the_extensions_and_nothing_else() {
-        let extended = ArgsSchema::Extended.input_schema();
+        let extended = input_schema(Profile::Extended);
         assert_eq!(extended["additionalProperties"], false);
         assert_eq!(extended["required"], json!(["url"]));
         assert_eq!(
@@ -466,7 +453,7 @@ mod tests {
         for extension in EXTENSION_PROPERTIES {
             properties.remove(extension);
         }
-        assert_eq!(without, ArgsSchema::Srd.input_schema());
+        assert_eq!(without, input_schema(Profile::Srd));
     }
 
     #[test]
@@ -509,7 +496,7 @@ mod tests {
                 other => panic!("expected a schema error for {bad}, got {other:?}"),
             }
         }
-        // Unknown keys stay unknown in the extended dialect too.
+        // Unknown keys stay unknown in the extended schema too.
         assert!(matches!(
             parse(json!({"url": "https://a.example/", "start": 2})),
             Err(ArgsError::Schema(_))

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::args::{ArgsSchema, FetchArgs};
+use crate::args::{self, FetchArgs};
 use crate::budget::millis;
 use crate::canonical_url::CanonicalUrl;
 use crate::error::{ErrorEnvelope, FetchError, TimeoutPhase};
@@ -29,6 +29,7 @@ use crate::output::{self, Built, FetchResponse};
 use crate::progress::{self, Stage};
 use crate::tokens::TokenCounter;
 use crate::tool::WebFetchTool;
+use crate::vocabulary::Profile;
 
 /// The most URLs one batch reads.
 pub const MAX_BATCH_URLS: usize = 20;
@@ -91,7 +92,7 @@ impl BatchArgs {
                 }
                 let mut one = options.clone();
                 one.insert("url".to_owned(), url.clone());
-                FetchArgs::parse(&Value::Object(one), ArgsSchema::Extended)
+                FetchArgs::parse(&Value::Object(one), Profile::Extended)
                     .map_err(crate::args::ArgsError::into_fetch_error)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -107,7 +108,7 @@ impl BatchArgs {
 /// The batch tool's input schema: `web_fetch`'s extended one with `urls`
 /// instead of `url` and without `start_chunk`.
 pub(crate) fn input_schema() -> Value {
-    let mut schema = ArgsSchema::Extended.input_schema();
+    let mut schema = args::input_schema(Profile::Extended);
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         properties.remove("url");
         properties.remove("start_chunk");

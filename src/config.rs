@@ -24,13 +24,15 @@
 //!
 //! # Two contracts
 //!
-//! Settings are resolved for a [`Contract`] (DESIGN.md, "Two contracts"). The SRD
-//! contract (the library, the executor seam, `webfetch fetch` and `extract`) answers
-//! exactly as the SRD says; the agent contract (`webfetch mcp`, `webfetch serve`)
-//! defaults some extension keys to what serves a model best. The contract decides
-//! only the value of an extension key the file leaves unset: a key set in the file
-//! means the same under both, and no SRD key depends on it. The raw table keeps such a
-//! key as an `Option`; [`Contract::pick`] resolves it. The keys with an agent default:
+//! Settings are resolved for a front door's [`Profile`] (docs/configuration.md,
+//! "Two contracts"). The SRD contract (profiles `Srd` and `Extended`: the
+//! library, the executor seam, `webfetch fetch` and `extract`, Python) answers
+//! exactly as the SRD says; the agent contract (profile `Agent`: `webfetch mcp`,
+//! `webfetch serve`) defaults some extension keys to what serves a model best. The
+//! profile decides only the value of an extension key the file leaves unset: a key
+//! set in the file means the same under all, and no SRD key depends on it. The raw
+//! table keeps such a key as an `Option`; [`Profile::pick`] resolves it. The keys
+//! with an agent default:
 //!
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
@@ -54,7 +56,7 @@ use ipnet::IpNet;
 
 use crate::bot_auth::BotAuth;
 use crate::canonical_url::Origin;
-use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::{ExtractionMode, Profile};
 pub use raw::ToolsMode;
 pub(crate) use raw::{
     RawBotAuth, RawBrowser, RawConfig, RawExtraction, RawFile, RawRendering, RawSecurity, RawServe,
@@ -238,7 +240,7 @@ pub struct BrowserSettings {
     /// refuses, so none of their text reaches the output. FR-WF-ROBOTS-SCOPE-01
     /// says frames MUST NOT be blocked by robots.txt, so this is off under the
     /// SRD contract and on under the agent contract unless the file sets it
-    /// ([`Contract`]). Other subresources (scripts, XHR, fetch, images, ...)
+    /// ([`Profile`]). Other subresources (scripts, XHR, fetch, images, ...)
     /// are never robots-checked.
     pub robots_for_frames: bool,
 }
@@ -294,31 +296,6 @@ pub struct ExtractionSettings {
     /// SRD contract's default), `article`, or `auto` (the agent
     /// contract's default).
     pub mode: ExtractionMode,
-}
-
-/// The contract a front door answers by (DESIGN.md, "Two contracts"): it decides
-/// the value of an extension key the file leaves unset, and nothing else (see the
-/// module documentation for the keys).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Contract {
-    /// The SRD's answers, byte for byte: the library, the executor seam,
-    /// `webfetch fetch` and `webfetch extract`.
-    #[default]
-    Srd,
-    /// What serves a model best: `webfetch mcp` and `webfetch serve`, the front
-    /// doors built for agents.
-    Agent,
-}
-
-impl Contract {
-    /// An extension key's value: the file's when it sets one, else this contract's
-    /// default (`srd` or `agent`).
-    pub fn pick<T>(self, set: Option<T>, srd: T, agent: T) -> T {
-        set.unwrap_or(match self {
-            Contract::Srd => srd,
-            Contract::Agent => agent,
-        })
-    }
 }
 
 /// `[tools.webfetch.serve]`, resolved (extension).
@@ -397,10 +374,10 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// The 5.4 defaults (the SRD contract), with `cache_dir` resolved from
+    /// The 5.4 defaults (the SRD profile), with `cache_dir` resolved from
     /// `${TEMP}/forge-webfetch`.
     fn default() -> Self {
-        Settings::from_raw(&RawConfig::default(), &std_env, Contract::Srd)
+        Settings::from_raw(&RawConfig::default(), &std_env, Profile::Srd)
             .expect("the default configuration is valid")
             .settings
     }
@@ -440,6 +417,10 @@ pub struct Loaded {
     pub defined_for_parse_only: bool,
     /// The resolved `[tools.webfetch]`.
     pub settings: Settings,
+    /// The profile the settings were resolved for ([`LoadOptions::profile`]):
+    /// what a front door builds its tool with
+    /// ([`WebFetchToolBuilder::profile`](crate::WebFetchToolBuilder::profile)).
+    pub profile: Profile,
     /// Start-up warnings (FR-WF-05b, clamped values).
     pub warnings: Vec<String>,
 }
@@ -461,13 +442,13 @@ fn std_env(name: &str) -> Option<String> {
 }
 
 /// How a configuration is read: one value for every variant of the loader
-/// ("one way to call"). The default is the SRD contract and the
+/// ("one way to call"). The default is [`Profile::Srd`] and the
 /// process environment.
 #[derive(Clone, Copy, Default)]
 pub struct LoadOptions<'a> {
-    /// The front door's contract: an extension key the file leaves
+    /// The front door's profile: an extension key the file leaves
     /// unset takes this contract's default.
-    pub contract: Contract,
+    pub profile: Profile,
     /// Where environment variables are looked up; `None` is the process
     /// environment. A seam, so tests need not touch the process env.
     pub env: Option<EnvLookup<'a>>,
@@ -476,7 +457,7 @@ pub struct LoadOptions<'a> {
 impl std::fmt::Debug for LoadOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadOptions")
-            .field("contract", &self.contract)
+            .field("profile", &self.profile)
             .field("custom_env", &self.env.is_some())
             .finish()
     }
@@ -495,7 +476,7 @@ pub fn load_file(path: &Path, options: LoadOptions<'_>) -> Result<Loaded, Config
 pub fn load_str(text: &str, options: LoadOptions<'_>) -> Result<Loaded, ConfigError> {
     let file: RawFile = toml::from_str(text).map_err(|e| ConfigError::new(toml_message(&e)))?;
     let env = options.env.unwrap_or(&std_env);
-    let mut resolved = Settings::from_raw(&file.tools.webfetch, env, options.contract)?;
+    let mut resolved = Settings::from_raw(&file.tools.webfetch, env, options.profile)?;
     let tools = &file.tools;
     resolved.settings.approval = ApprovalSettings {
         deny: tools.approval.mode.as_deref() == Some("deny"),
@@ -505,6 +486,7 @@ pub fn load_str(text: &str, options: LoadOptions<'_>) -> Result<Loaded, ConfigEr
         mode: tools.mode,
         defined_for_parse_only: tools.definitions.iter().any(|d| d.name == "web_fetch"),
         settings: resolved.settings,
+        profile: options.profile,
         warnings: resolved.warnings,
     })
 }
@@ -549,20 +531,20 @@ where
 
 impl Settings {
     /// Resolves a `[tools.webfetch]` table: defaults, clamping, env expansion and the
-    /// start-up checks; `contract` gives the extension keys left unset their value.
+    /// start-up checks; `profile` gives the extension keys left unset their value.
     pub(crate) fn from_raw(
         raw: &RawConfig,
         env: EnvLookup<'_>,
-        contract: Contract,
+        profile: Profile,
     ) -> Result<Resolved, ConfigError> {
         let mut warnings = Vec::new();
         let w = &mut warnings;
         let security = resolve_security(raw.security.clone().unwrap_or_default(), w)?;
-        let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, contract, w)?;
+        let browser = resolve_browser(raw.browser.clone().unwrap_or_default(), env, profile, w)?;
         let rendering = resolve_rendering(raw.rendering.clone().unwrap_or_default(), w)?;
-        let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default(), contract)?;
+        let extraction = resolve_extraction(raw.extraction.clone().unwrap_or_default(), profile)?;
         let content =
-            content::resolve_content(raw.content.clone().unwrap_or_default(), contract, w)?;
+            content::resolve_content(raw.content.clone().unwrap_or_default(), profile, w)?;
         let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
         let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let bot_auth = resolve_bot_auth(raw.bot_auth.clone().unwrap_or_default(), env)?;
@@ -675,11 +657,7 @@ impl Settings {
                 .as_ref()
                 .and_then(|h| h.use_system_proxy)
                 .unwrap_or(false),
-            detect_walls: contract.pick(
-                raw.http.as_ref().and_then(|h| h.detect_walls),
-                false,
-                true,
-            ),
+            detect_walls: profile.pick(raw.http.as_ref().and_then(|h| h.detect_walls), false, true),
             rendering,
             extraction,
             content,
@@ -761,7 +739,7 @@ fn parse_cidr(text: &str) -> Result<IpNet, ConfigError> {
 fn resolve_browser(
     raw: RawBrowser,
     env: EnvLookup<'_>,
-    contract: Contract,
+    profile: Profile,
     w: &mut Vec<String>,
 ) -> Result<BrowserSettings, ConfigError> {
     let defaults = BrowserSettings::default();
@@ -827,7 +805,7 @@ fn resolve_browser(
             w,
         ),
         allow_no_sandbox: raw.allow_no_sandbox.unwrap_or(false),
-        robots_for_frames: contract.pick(raw.robots_for_frames, false, true),
+        robots_for_frames: profile.pick(raw.robots_for_frames, false, true),
     })
 }
 
@@ -860,7 +838,7 @@ fn resolve_rendering(
 /// is `srd` under the SRD contract and `auto` under the agent contract.
 fn resolve_extraction(
     raw: RawExtraction,
-    contract: Contract,
+    profile: Profile,
 ) -> Result<ExtractionSettings, ConfigError> {
     let set = match raw.mode {
         None => None,
@@ -869,7 +847,7 @@ fn resolve_extraction(
         })?),
     };
     Ok(ExtractionSettings {
-        mode: contract.pick(set, ExtractionMode::Srd, ExtractionMode::Auto),
+        mode: profile.pick(set, ExtractionMode::Srd, ExtractionMode::Auto),
     })
 }
 

@@ -83,14 +83,14 @@ pub mod output {
     pub use crate::output::{BuildOptions, ResponseMeta, build};
 }
 
-/// A decoded page and its reading (extension).
-pub mod page {
-    pub use crate::page::{DecodedPage, Reading};
+/// A response body decoded and extracted, and the options of that read (extension).
+pub mod decode {
+    pub use crate::decode::{DecodedPage, ReadOptions};
 }
 
-/// The robots.txt pass of a call (FR-WF-08).
-pub mod pass {
-    pub use crate::pass::Pass;
+/// The addresses validated for each host within one call (FR-WF-DNS-01 step 3).
+pub mod resolved_hosts {
+    pub use crate::resolved_hosts::ResolvedHosts;
 }
 
 /// Fetching a document over HTTP or Chromium (FR-WF-09, FR-WF-11).

@@ -82,16 +82,16 @@ mod canonical_url;
 mod chunk;
 mod config;
 mod content;
+mod decode;
 mod error;
 mod executor;
 mod extract;
 mod notes;
 mod offline;
 mod output;
-mod page;
-mod pass;
 mod progress;
 mod render;
+mod resolved_hosts;
 mod robots;
 mod ssrf;
 mod tokens;
@@ -108,15 +108,15 @@ mod politeness;
 pub mod mcp;
 pub mod serve;
 
-pub use self::args::{ArgsError, ArgsSchema, FetchArgs, SavedPage};
+pub use self::args::{ArgsError, FetchArgs, SavedPage};
 pub use self::batch::{BATCH_TOOL_NAME, BatchArgs, BatchItem, BatchResponse, MAX_BATCH_URLS};
 pub use self::bot_auth::{BotAuth, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, generate_key};
 pub use self::canonical_url::{CanonicalUrl, Origin, OriginError, TargetHost};
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
-    Contract, ExtractionSettings, FleetKey, FleetSettings, LoadOptions, Loaded, RedisSettings,
-    RedisUrl, Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings,
-    Settings, ToolsMode, load_file, load_str,
+    ExtractionSettings, FleetKey, FleetSettings, LoadOptions, Loaded, RedisSettings, RedisUrl,
+    Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings, Settings,
+    ToolsMode, load_file, load_str,
 };
 pub use self::content::pdf::worker::PdfWorker;
 pub use self::error::{
@@ -132,6 +132,6 @@ pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
 pub use self::vocabulary::{
-    ExtractionMode, Format, Formats, PageType, RenderingMethod, Timestamp, TimestampError,
+    ExtractionMode, Format, Formats, PageType, Profile, RenderingMethod, Timestamp, TimestampError,
     UnknownFormat, UnknownMode,
 };

@@ -1,5 +1,5 @@
 //! The MCP stdio server: one tool, `web_fetch`, with the FR-WF-02 input schema
-//! plus our extension properties ([`ArgsSchema::Extended`]: `extraction`), each
+//! plus our extension properties ([`Profile::Extended`](crate::Profile::Extended): `extraction`), each
 //! optional; a call that uses none gets exactly the SRD's response.
 //!
 //! The tool carries a title, annotations (read-only, idempotent, open world) and
@@ -27,7 +27,6 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::args::ArgsSchema;
 use crate::batch::{self, BATCH_TOOL_NAME, BatchResponse, MAX_BATCH_URLS};
 use crate::budget::millis;
 use crate::error::{FetchError, TimeoutPhase};
@@ -58,10 +57,7 @@ impl WebFetchServer {
     /// `max_output_bytes`.
     pub fn new(tool: WebFetchTool, max_output_bytes: usize) -> WebFetchServer {
         WebFetchServer {
-            tool: Arc::new(
-                tool.with_schema(ArgsSchema::Extended)
-                    .with_browser_standby(),
-            ),
+            tool: Arc::new(tool.with_extension_arguments().with_browser_standby()),
             max_output_bytes,
         }
     }

@@ -10,13 +10,13 @@
 //! of that URL would, `fetched_at` aside.
 //!
 //! ```
-//! use webfetch::{ArgsSchema, FetchArgs, SavedPage, Settings, WebFetchTool};
+//! use webfetch::{FetchArgs, Profile, SavedPage, Settings, WebFetchTool};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let mut args = FetchArgs::parse(
 //!     &serde_json::json!({ "url": "https://example.com/post" }),
-//!     ArgsSchema::Extended,
+//!     Profile::Extended,
 //! ).unwrap();
 //! args.page = Some(SavedPage {
 //!     body: b"<title>Post</title><main><p>Hello.</p></main>".to_vec(),
@@ -36,9 +36,9 @@ use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::content::media_type;
 use crate::content::pdf::worker::PdfWorker;
+use crate::decode::{DecodedPage, ReadOptions};
 use crate::error::FetchError;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
-use crate::page::{DecodedPage, Reading};
 use crate::tokens::TokenCounter;
 use crate::vocabulary::Format;
 use crate::vocabulary::{RenderingMethod, Timestamp};
@@ -86,7 +86,7 @@ pub(crate) fn respond(
     }
     let kind = media_type::select(content_type, &page.body, formats)?;
     let header_charset = content_type.and_then(media_type::charset_param);
-    let reading = Reading {
+    let options = ReadOptions {
         mode: args.extraction_mode(settings),
         content: &settings.content,
         pdf_worker,
@@ -96,7 +96,7 @@ pub(crate) fn respond(
         kind,
         header_charset.as_deref(),
         url.as_url(),
-        &reading,
+        &options,
     )?;
     let meta = ResponseMeta {
         requested_url: args.url.clone(),

@@ -3,7 +3,7 @@
 //! [`select`] holds the pure rules that choose HTTP or the browser (Appendix B.3);
 //! [`http`] fetches a document over the pinned client (HTTP mode); [`browser`]
 //! renders a page in headless Chromium with every request it makes fetched by the
-//! same client. Both run within the tool call's [`Pass`](crate::pass::Pass).
+//! same client. Both run within the tool call's [`ResolvedHosts`](crate::resolved_hosts::ResolvedHosts).
 
 pub(crate) mod browser;
 pub(crate) mod http;

@@ -56,7 +56,6 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::ArgsSchema;
 use crate::canonical_url::Origin;
 use crate::executor::ToolExecutor;
 use crate::mcp::WebFetchServer;
@@ -223,9 +222,7 @@ impl App {
     ) -> App {
         // One tool for both front doors: one robots.txt cache, one disk cache,
         // one render cap and one warm browser standby.
-        let tool = tool
-            .with_schema(ArgsSchema::Extended)
-            .with_browser_standby();
+        let tool = tool.with_extension_arguments().with_browser_standby();
         let server = WebFetchServer::new(tool.clone(), options.max_output_bytes);
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)

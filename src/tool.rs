@@ -7,13 +7,13 @@
 //!
 //! The SSRF and robots stages are not run here: the renderers' requests go through
 //! the client, which checks every URL (the first one included) in the FR-WF-07e
-//! order before it is requested, within one [`Pass`] per call (one resolution per
+//! order before it is requested, within one [`ResolvedHosts`] per call (one resolution per
 //! host) and with one [`RobotsHopCheck`] per call. The browser renderer has the
 //! client check the page before Chromium starts, so the Appendix B order holds in
 //! both modes.
 //!
 //! Extensions (never used unless asked for, so every SRD response is unchanged):
-//! a tool built with the [`schema`](WebFetchToolBuilder::schema)`(ArgsSchema::Extended)`
+//! a tool built with a [`profile`](WebFetchToolBuilder::profile) other than `Srd`
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
 //! documents the cache keeps under their own key; `[tools.webfetch.browser]
@@ -28,33 +28,33 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::args::{ArgsError, ArgsSchema, FetchArgs};
+use crate::args::{self, ArgsError, FetchArgs};
 use crate::budget::ReadBudget;
 use crate::cache::DiskCache;
 use crate::cache::shared::SharedDocuments;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::{RenderingSettings, Settings};
 use crate::content::media_type::MediaKind;
+use crate::decode::{DecodedPage, ReadOptions};
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self};
 use crate::notes::{Note, Notes};
 use crate::offline;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
-use crate::page::{DecodedPage, Reading};
-use crate::pass::Pass;
 use crate::progress::{self, Stage};
 use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
+use crate::resolved_hosts::ResolvedHosts;
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
 #[cfg(feature = "fleet")]
 use crate::robots::shared::SharedRobots;
 use crate::tokens::TokenCounter;
 use crate::transport::HttpClient;
-use crate::vocabulary::ExtractionMode;
 use crate::vocabulary::Timestamp;
 use crate::vocabulary::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::{ExtractionMode, Profile};
 
 mod builder;
 mod store;
@@ -77,7 +77,7 @@ pub struct WebFetchTool {
     /// Extension: the cap on concurrent browser renders shared by all clones
     /// (`[tools.webfetch.browser] max_concurrent_renders`).
     renders: Arc<tokio::sync::Semaphore>,
-    schema: ArgsSchema,
+    profile: Profile,
     standby: Option<Standby>,
     /// Sizes chunks and fits the output (FR-WF-14); cl100k_base by default.
     counter: Arc<dyn TokenCounter>,
@@ -90,7 +90,7 @@ impl std::fmt::Debug for WebFetchTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebFetchTool")
             .field("client", &self.client)
-            .field("schema", &self.schema)
+            .field("profile", &self.profile)
             .field("browser_standby", &self.standby.is_some())
             .finish_non_exhaustive()
     }
@@ -100,7 +100,7 @@ impl std::fmt::Debug for WebFetchTool {
 /// document deadline and the extraction mode.
 struct Call<'a> {
     url: &'a CanonicalUrl,
-    pass: &'a Pass,
+    pass: &'a ResolvedHosts,
     robots: &'a RobotsHopCheck<'a>,
     deadline: Instant,
     mode: ExtractionMode,
@@ -150,19 +150,28 @@ impl WebFetchTool {
                 settings.browser.max_concurrent_renders as usize,
             )),
             settings,
-            schema: ArgsSchema::Srd,
+            profile: Profile::Srd,
             standby: None,
             counter,
             pdf_worker: None,
         }
     }
 
-    /// The same tool accepting arguments of `schema` (the builder's
-    /// [`schema`](WebFetchToolBuilder::schema)): for the front doors given a
-    /// built tool (the MCP server, `serve`).
-    pub(crate) fn with_schema(mut self, schema: ArgsSchema) -> WebFetchTool {
-        self.schema = schema;
+    /// The same tool answering for `profile` (the builder's
+    /// [`profile`](WebFetchToolBuilder::profile)).
+    pub(crate) fn with_profile(mut self, profile: Profile) -> WebFetchTool {
+        self.profile = profile;
         self
+    }
+
+    /// The same tool accepting our extension properties: the front doors for
+    /// models given a built tool (the MCP server, `serve`). A tool of the SRD
+    /// profile becomes `Extended`; its settings stay as they were resolved.
+    pub(crate) fn with_extension_arguments(self) -> WebFetchTool {
+        match self.profile {
+            Profile::Srd => self.with_profile(Profile::Extended),
+            _ => self,
+        }
     }
 
     /// The same tool keeping one Chromium launched ahead for its next browser
@@ -184,9 +193,10 @@ impl WebFetchTool {
         }
     }
 
-    /// The argument schema this tool accepts.
-    pub fn schema(&self) -> ArgsSchema {
-        self.schema
+    /// The front-door profile this tool answers for: which arguments it
+    /// accepts.
+    pub fn profile(&self) -> Profile {
+        self.profile
     }
 
     /// The resolved configuration.
@@ -235,7 +245,7 @@ impl WebFetchTool {
     }
 
     /// Runs one call on raw JSON arguments, validated against this tool's schema
-    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch)
+    /// ([`profile`](WebFetchToolBuilder::profile)), then as [`fetch`](Self::fetch)
     /// within the tool's own timeout ([`ToolExecutor::timeout`], FR-WF-TIMEOUT-01),
     /// as a host's executor and the MCP and HTTP front doors run it: a caller
     /// with no timeout of its own (the CLI, Python) never waits past it.
@@ -244,7 +254,7 @@ impl WebFetchTool {
         args: &Value,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
-        let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
+        let args = FetchArgs::parse(args, self.profile).map_err(ArgsError::into_fetch_error)?;
         self.within_own_timeout(self.fetch(&args, effective_max_bytes))
             .await
     }
@@ -440,7 +450,7 @@ impl WebFetchTool {
         // requests pass the client's checks. robots.txt has a budget of its own
         // (FR-WF-ROBOTS-TIMEOUT-01) that the document's does not count
         // (FR-WF-10a; SRD-READINGS 26).
-        let pass = Pass::new();
+        let pass = ResolvedHosts::new();
         let robots = RobotsHopCheck::new(&self.robots, &self.client, &pass);
         let call = Call {
             url,
@@ -650,12 +660,12 @@ impl WebFetchTool {
         let deadline = Some(fetched.deadline.into_std());
         let pdf_worker = self.pdf_worker.clone();
         ReadBudget::run_blocking(deadline, self.settings.timeout_ms(), move || {
-            let reading = Reading {
+            let options = ReadOptions {
                 mode,
                 content: &settings.content,
                 pdf_worker: pdf_worker.as_deref(),
             };
-            DecodedPage::read(&body, kind, header_charset.as_deref(), &url, &reading)
+            DecodedPage::read(&body, kind, header_charset.as_deref(), &url, &options)
         })
         .await
     }
@@ -743,7 +753,7 @@ fn looks_like_spa_shell(
         render::should_fall_back(chars, &page.text, true, rendering)
     };
     falls_back(&page.document)
-        && (page.is_srd_reading
+        && (page.is_srd_extraction
             || extract::extract_html(&page.text, final_url, ExtractionMode::Srd)
                 .is_ok_and(|e| falls_back(&e.document)))
 }
@@ -760,9 +770,9 @@ impl ToolExecutor for WebFetchTool {
         "Fetch a URL and extract its content as markdown"
     }
 
-    /// FR-WF-02's schema, or the extended one (see [`WebFetchToolBuilder::schema`]).
+    /// FR-WF-02's schema, or the extended one (see [`WebFetchToolBuilder::profile`]).
     fn input_schema(&self) -> Value {
-        self.schema.input_schema()
+        args::input_schema(self.profile)
     }
 
     /// Network egress (NFR-WF-OP-01).
@@ -830,7 +840,7 @@ impl WebFetchTool {
             tool: "web_fetch".to_owned(),
             message: error.to_json(),
         };
-        let args = match FetchArgs::parse(&args, self.schema) {
+        let args = match FetchArgs::parse(&args, self.profile) {
             Ok(args) => args,
             Err(ArgsError::Schema(error)) => {
                 return Err(ToolError::BadArgs {

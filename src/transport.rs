@@ -11,7 +11,7 @@
 //!    27), so a refused target is never resolved;
 //! 1. checks the port and the SSRF ranges ([`ssrf::authorize`]: inline for an IP
 //!    literal, the validator's one resolution for a name, on a blocking thread
-//!    under the budget, phase `dns`); a name is resolved at most once per [`Pass`]
+//!    under the budget, phase `dns`); a name is resolved at most once per [`ResolvedHosts`]
 //!    (FR-WF-DNS-01 step 3), later requests of the same tool call reuse its set;
 //! 2. for a document request ([`GetOptions::polite`]), takes a place among the
 //!    requests in flight to the URL's origin, waiting within the budget, or
@@ -58,9 +58,9 @@ use crate::budget::Budget;
 use crate::canonical_url::{CanonicalUrl, TargetHost};
 use crate::config::{DEFAULT_USER_AGENT, Settings};
 use crate::error::{FetchError, TimeoutPhase};
-use crate::pass::Pass;
 use crate::politeness::{Politeness, Slot};
 use crate::progress::{self, Stage};
+use crate::resolved_hosts::ResolvedHosts;
 use crate::ssrf::{self, SsrfValidator};
 
 pub(crate) use self::proxy::ProxyConfig;
@@ -150,7 +150,7 @@ pub(crate) struct GetOptions<'a> {
     pub hook: Option<&'a dyn HopHook>,
     /// The tool call this request belongs to: its hosts are resolved once for the
     /// whole call. `None` makes a pass for this request alone.
-    pub pass: Option<&'a Pass>,
+    pub pass: Option<&'a ResolvedHosts>,
     /// Extra request headers (browser subrequests: Accept, Referer, ...). An extra
     /// `Accept` replaces the default. User-Agent is always the configured one;
     /// `Cookie`, `Authorization`, `Host`, `Accept-Encoding`, `Range` and framing
@@ -328,7 +328,7 @@ impl HttpClient {
         let pass = match opts.pass {
             Some(pass) => pass,
             None => {
-                own_pass = Pass::new();
+                own_pass = ResolvedHosts::new();
                 &own_pass
             }
         };
@@ -430,7 +430,7 @@ impl HttpClient {
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
     ) -> Result<Budget, FetchError> {
-        let own_pass = Pass::new();
+        let own_pass = ResolvedHosts::new();
         let pass = opts.pass.unwrap_or(&own_pass);
         let (_, budget, _) = self.admit_in(None, url, opts, pass, opts.budget).await?;
         Ok(budget)
@@ -444,7 +444,7 @@ impl HttpClient {
         from: Option<&CanonicalUrl>,
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
-        pass: &Pass,
+        pass: &ResolvedHosts,
         budget: Budget,
     ) -> Result<(Vec<IpAddr>, Budget, Option<Slot>), FetchError> {
         let addresses = self.authorize(url, &budget, pass).await?;
@@ -497,7 +497,7 @@ impl HttpClient {
         &self,
         url: &CanonicalUrl,
         budget: &Budget,
-        pass: &Pass,
+        pass: &ResolvedHosts,
     ) -> Result<Vec<IpAddr>, FetchError> {
         let security = &self.inner.settings.security;
         let name = match url.host() {

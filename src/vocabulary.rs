@@ -6,9 +6,11 @@
 //! so every floor may import it.
 
 mod formats;
+mod profile;
 mod timestamp;
 
 pub use formats::{Format, Formats, UnknownFormat};
+pub use profile::Profile;
 pub use timestamp::{Timestamp, TimestampError};
 
 use std::fmt;

@@ -7,17 +7,17 @@ use pulldown_cmark::{Event, Parser, Tag};
 use webfetch::ContentSettings;
 use webfetch::ExtractionMode;
 use webfetch::internals::content::media_type::MediaKind;
-use webfetch::internals::page::{DecodedPage, Reading};
+use webfetch::internals::decode::{DecodedPage, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let content = ContentSettings::default();
-    let reading = Reading {
+    let options = ReadOptions {
         mode: ExtractionMode::Srd,
         content: &content,
         pdf_worker: None,
     };
     let url = url::Url::parse("https://example.com/feed").unwrap();
-    let Ok(page) = DecodedPage::read(data, MediaKind::Feed, Some("utf-8"), &url, &reading) else {
+    let Ok(page) = DecodedPage::read(data, MediaKind::Feed, Some("utf-8"), &url, &options) else {
         return;
     };
     for event in Parser::new(&page.document.markdown) {

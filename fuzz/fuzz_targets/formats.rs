@@ -11,7 +11,7 @@ use webfetch::ExtractionMode;
 use webfetch::internals::content::json;
 use webfetch::internals::content::markdown::sanitize;
 use webfetch::internals::content::media_type::MediaKind;
-use webfetch::internals::page::{DecodedPage, Reading};
+use webfetch::internals::decode::{DecodedPage, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else {
@@ -19,13 +19,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let kind = [MediaKind::Json, MediaKind::Feed, MediaKind::Markdown][usize::from(selector) % 3];
     let content = ContentSettings::default();
-    let reading = Reading {
+    let options = ReadOptions {
         mode: ExtractionMode::Srd,
         content: &content,
         pdf_worker: None,
     };
     let url = url::Url::parse("https://example.com/feed").unwrap();
-    let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &reading);
+    let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &options);
     let Ok(text) = std::str::from_utf8(body) else {
         return;
     };

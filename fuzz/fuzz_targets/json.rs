@@ -7,17 +7,17 @@ use webfetch::ContentSettings;
 use webfetch::ExtractionMode;
 use webfetch::internals::content::json::{MAX_INDENT_LEVELS, pretty};
 use webfetch::internals::content::media_type::MediaKind;
-use webfetch::internals::page::{DecodedPage, Reading};
+use webfetch::internals::decode::{DecodedPage, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let content = ContentSettings::default();
-    let reading = Reading {
+    let options = ReadOptions {
         mode: ExtractionMode::Srd,
         content: &content,
         pdf_worker: None,
     };
     let url = url::Url::parse("https://example.com/api").unwrap();
-    let _ = DecodedPage::read(data, MediaKind::Json, Some("utf-8"), &url, &reading);
+    let _ = DecodedPage::read(data, MediaKind::Json, Some("utf-8"), &url, &options);
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

@@ -7,13 +7,13 @@
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
-use webfetch::{ArgsSchema, FetchArgs};
+use webfetch::{FetchArgs, Profile};
 use webfetch::Origin;
 use webfetch::internals::serve::args_from_query;
 
 fn parse_args(args: &Value) {
-    for schema in [ArgsSchema::Srd, ArgsSchema::Extended] {
-        if let Err(error) = FetchArgs::parse(args, schema) {
+    for profile in [Profile::Srd, Profile::Extended] {
+        if let Err(error) = FetchArgs::parse(args, profile) {
             let envelope: Value = serde_json::from_str(&error.into_fetch_error().to_json())
                 .expect("the error envelope is JSON");
             assert_eq!(envelope["code"], "bad_args");

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use tokio::runtime::Runtime;
-use webfetch::{ArgsSchema, BatchArgs, LoadOptions, Loaded, WebFetchTool};
+use webfetch::{BatchArgs, LoadOptions, Loaded, Profile, WebFetchTool};
 
 /// Where a client's configuration comes from (SRD 5.3): the defaults, a TOML
 /// file, or TOML text held by the host.
@@ -40,14 +40,19 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Loads the configuration and builds the tool with the extended argument
-    /// schema (the CLI's: `extraction`, `start_chunk`), keeping one Chromium
+    /// Loads the configuration and builds the tool for the CLI's profile (the
+    /// SRD's answers, the extension arguments accepted: `extraction`,
+    /// `start_chunk`), keeping one Chromium
     /// launched ahead when `browser_standby` (a long-lived client).
     pub fn open(source: &ConfigSource, browser_standby: bool) -> Result<Engine, OpenError> {
+        let options = LoadOptions {
+            profile: Profile::Extended,
+            ..LoadOptions::default()
+        };
         let loaded = match source {
-            ConfigSource::Defaults => webfetch::load_str("", LoadOptions::default()),
-            ConfigSource::File(path) => webfetch::load_file(path, LoadOptions::default()),
-            ConfigSource::Toml(text) => webfetch::load_str(text, LoadOptions::default()),
+            ConfigSource::Defaults => webfetch::load_str("", options),
+            ConfigSource::File(path) => webfetch::load_file(path, options),
+            ConfigSource::Toml(text) => webfetch::load_str(text, options),
         }
         .and_then(Loaded::runnable)
         .map_err(|error| OpenError::Config(error.to_string()))?;
@@ -59,7 +64,7 @@ impl Engine {
                 OpenError::Runtime(format!("cannot start the async runtime: {error}"))
             })?;
         let tool = WebFetchTool::builder(loaded.settings)
-            .schema(ArgsSchema::Extended)
+            .profile(loaded.profile)
             .browser_standby(browser_standby)
             .build()
             .map_err(|error| OpenError::Config(error.to_string()))?;

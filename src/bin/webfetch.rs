@@ -5,9 +5,10 @@
 //! `GET /v1/fetch`) to many agents at once; `webfetch bot-auth` (extension) makes
 //! and publishes a Web Bot Auth signing key.
 //!
-//! `fetch` and `extract` answer by the SRD contract; `mcp` and `serve`, the front
-//! doors built for agents, by the agent contract: an extension key the config file
-//! leaves unset takes the agent default (`webfetch::Contract`).
+//! `fetch` and `extract` answer by the SRD contract, with the extension arguments
+//! accepted (`webfetch::Profile::Extended`); `mcp` and `serve`, the front doors
+//! built for agents, by the agent contract (`Profile::Agent`): an extension key the
+//! config file leaves unset takes the agent default.
 //!
 //! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
@@ -27,8 +28,8 @@ use serde_json::{Value, json};
 use webfetch::mcp::WebFetchServer;
 use webfetch::serve;
 use webfetch::{
-    ArgsSchema, BatchArgs, CanonicalUrl, Contract, ExtractionMode, FetchArgs, FetchError,
-    LoadOptions, Loaded, PdfWorker, SavedPage, WebFetchTool,
+    BatchArgs, CanonicalUrl, ExtractionMode, FetchArgs, FetchError, LoadOptions, Loaded, PdfWorker,
+    Profile, SavedPage, WebFetchTool,
 };
 
 /// Secure, token-bounded web fetching for LLM agents.
@@ -230,10 +231,10 @@ fn main() -> ExitCode {
             max_output_bytes,
             pretty,
         } => {
-            let Some(loaded) = load_config(config.as_deref(), Contract::Srd) else {
+            let Some(loaded) = load_config(config.as_deref(), Profile::Extended) else {
                 return ExitCode::from(1);
             };
-            let Some(tool) = build_tool(loaded.settings) else {
+            let Some(tool) = build_tool(loaded) else {
                 return ExitCode::from(1);
             };
             let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
@@ -284,10 +285,10 @@ fn main() -> ExitCode {
             config,
             max_output_bytes,
         } => {
-            let Some(loaded) = load_config(config.as_deref(), Contract::Agent) else {
+            let Some(loaded) = load_config(config.as_deref(), Profile::Agent) else {
                 return ExitCode::from(1);
             };
-            let Some(tool) = build_tool(loaded.settings) else {
+            let Some(tool) = build_tool(loaded) else {
                 return ExitCode::from(1);
             };
             let server = WebFetchServer::new(tool, max_output_bytes);
@@ -321,11 +322,11 @@ fn serve(
             return ExitCode::from(1);
         }
     };
-    let Some(loaded) = load_config(config, Contract::Agent) else {
+    let Some(loaded) = load_config(config, Profile::Agent) else {
         return ExitCode::from(1);
     };
     let allowed_origins = loaded.settings.serve.allowed_origins.clone();
-    let Some(tool) = build_tool(loaded.settings) else {
+    let Some(tool) = build_tool(loaded) else {
         return ExitCode::from(1);
     };
     let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
@@ -367,16 +368,16 @@ fn serve(
     })
 }
 
-/// The tool of `settings` with the extended argument schema (every command takes
+/// The tool of `loaded` for the profile it was loaded with (every command takes
 /// the extension properties), or `None` after printing why it can not be built
 /// (a fleet Redis that redis-rs refuses): a configuration error, exit 1.
 ///
 /// Every front door reads PDFs in a worker process of this binary:
 /// `/proc/self/exe`, which names this very binary even after an upgrade
 /// replaced its file.
-fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
-    match WebFetchTool::builder(settings)
-        .schema(ArgsSchema::Extended)
+fn build_tool(loaded: Loaded) -> Option<WebFetchTool> {
+    match WebFetchTool::builder(loaded.settings)
+        .profile(loaded.profile)
         .pdf_worker(PdfWorker::new("/proc/self/exe"))
         .build()
     {
@@ -414,17 +415,17 @@ async fn shutdown_signal() {
 /// `webfetch extract`: the same arguments check and the same JSON as `fetch`, from
 /// a saved page. A base URL that is not a valid http(s) URL is a usage error.
 fn extract(cli: ExtractArgs) -> ExitCode {
-    let Some(loaded) = load_config(cli.config.as_deref(), Contract::Srd) else {
+    let Some(loaded) = load_config(cli.config.as_deref(), Profile::Extended) else {
         return ExitCode::from(1);
     };
     if let Err(error) = CanonicalUrl::parse(&cli.base_url) {
         eprintln!("invalid --base-url {:?}: {}", cli.base_url, error.message());
         return ExitCode::from(1);
     }
-    let settings = loaded.settings;
     // One byte over the cap is enough to report `response_too_large` (a PDF's cap
     // is `max_pdf_bytes` when PDF reading is on).
-    let cap = webfetch::offline_body_cap(&settings, Some(&cli.content_type)).saturating_add(1);
+    let cap =
+        webfetch::offline_body_cap(&loaded.settings, Some(&cli.content_type)).saturating_add(1);
     let body = match read_input(cli.file.as_deref(), cap) {
         Ok(body) => body,
         Err(message) => {
@@ -434,7 +435,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
     };
     let mut args = json!({ "url": cli.base_url });
     cli.options.add_to(&mut args);
-    let mut args = match FetchArgs::parse(&args, ArgsSchema::Extended) {
+    let mut args = match FetchArgs::parse(&args, Profile::Extended) {
         Ok(args) => args,
         Err(error) => return print_result(Err(error.into_fetch_error()), cli.pretty),
     };
@@ -442,7 +443,7 @@ fn extract(cli: ExtractArgs) -> ExitCode {
         body,
         content_type: Some(cli.content_type),
     });
-    let Some(tool) = build_tool(settings) else {
+    let Some(tool) = build_tool(loaded) else {
         return ExitCode::from(1);
     };
     let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
@@ -499,13 +500,13 @@ fn runtime(mut builder: tokio::runtime::Builder) -> Option<tokio::runtime::Runti
     }
 }
 
-/// Loads the config file (or the defaults) for the command's `contract` (`fetch`
-/// and `extract` the SRD's, `mcp` and `serve` the agent's: it gives the extension
+/// Loads the config file (or the defaults) for the command's `profile` (`fetch`
+/// and `extract` `Extended`, `mcp` and `serve` `Agent`: it gives the extension
 /// keys the file leaves unset their value), logs start-up warnings, and refuses a
 /// configuration that disables the tool (5.2). `None` after printing the reason on
 /// stderr.
-fn load_config(path: Option<&std::path::Path>, contract: Contract) -> Option<Loaded> {
-    match checked_config(path, contract) {
+fn load_config(path: Option<&std::path::Path>, profile: Profile) -> Option<Loaded> {
+    match checked_config(path, profile) {
         Ok(loaded) => Some(loaded),
         Err(message) => {
             eprintln!("{message}");
@@ -514,9 +515,9 @@ fn load_config(path: Option<&std::path::Path>, contract: Contract) -> Option<Loa
     }
 }
 
-fn checked_config(path: Option<&std::path::Path>, contract: Contract) -> Result<Loaded, String> {
+fn checked_config(path: Option<&std::path::Path>, profile: Profile) -> Result<Loaded, String> {
     let options = LoadOptions {
-        contract,
+        profile,
         ..LoadOptions::default()
     };
     let loaded = match path {

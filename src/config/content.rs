@@ -1,13 +1,14 @@
 //! `[tools.webfetch.content]`: the extension formats and their limits.
 //!
-//! `formats` is an extension key with an agent default ([`Contract`]): unset, it is
+//! `formats` is an extension key with an agent default ([`Profile`]): unset, it is
 //! `[]` under the SRD contract (every content type answers as FR-WF-10f/10g and
 //! ERR-CT-01 say) and all four formats under the agent contract; a list the file
 //! sets means the same under both.
 
 use serde::Deserialize;
 
-use super::{ConfigError, Contract, clamp};
+use super::{ConfigError, clamp};
+use crate::vocabulary::Profile;
 use crate::vocabulary::{Format, Formats};
 
 /// `[tools.webfetch.content]` as written.
@@ -52,10 +53,10 @@ impl Default for ContentSettings {
     }
 }
 
-/// Resolves the table for `contract`; an unknown format name stops start-up.
+/// Resolves the table for `profile`; an unknown format name stops start-up.
 pub(super) fn resolve_content(
     raw: RawContent,
-    contract: Contract,
+    profile: Profile,
     w: &mut Vec<String>,
 ) -> Result<ContentSettings, ConfigError> {
     let set = match raw.formats {
@@ -69,7 +70,7 @@ pub(super) fn resolve_content(
         ),
     };
     Ok(ContentSettings {
-        formats: contract.pick(set, Formats::NONE, Formats::ALL),
+        formats: profile.pick(set, Formats::NONE, Formats::ALL),
         max_pdf_bytes: clamp(
             "max_pdf_bytes",
             raw.max_pdf_bytes,
@@ -91,14 +92,15 @@ pub(super) fn resolve_content(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Contract, LoadOptions, load_str};
+    use super::super::{LoadOptions, load_str};
     use super::*;
+    use crate::vocabulary::Profile;
 
-    fn formats(toml: &str, contract: Contract) -> Formats {
+    fn formats(toml: &str, profile: Profile) -> Formats {
         load_str(
             toml,
             LoadOptions {
-                contract,
+                profile,
                 ..Default::default()
             },
         )
@@ -109,23 +111,23 @@ mod tests {
     }
 
     #[test]
-    fn formats_default_by_contract_and_an_explicit_list_wins() {
+    fn formats_default_by_profile_and_an_explicit_list_wins() {
         let unset = "";
         let table_without = "[tools.webfetch.content]\nmax_pdf_pages = 10\n";
         let empty = "[tools.webfetch.content]\nformats = []\n";
         let pdf = "[tools.webfetch.content]\nformats = [\"pdf\"]\n";
         let cases = [
-            (unset, Contract::Srd, Formats::NONE),
-            (table_without, Contract::Srd, Formats::NONE),
-            (empty, Contract::Srd, Formats::NONE),
-            (pdf, Contract::Srd, Formats::NONE.with(Format::Pdf)),
-            (unset, Contract::Agent, Formats::ALL),
-            (table_without, Contract::Agent, Formats::ALL),
-            (empty, Contract::Agent, Formats::NONE),
-            (pdf, Contract::Agent, Formats::NONE.with(Format::Pdf)),
+            (unset, Profile::Srd, Formats::NONE),
+            (table_without, Profile::Srd, Formats::NONE),
+            (empty, Profile::Srd, Formats::NONE),
+            (pdf, Profile::Srd, Formats::NONE.with(Format::Pdf)),
+            (unset, Profile::Agent, Formats::ALL),
+            (table_without, Profile::Agent, Formats::ALL),
+            (empty, Profile::Agent, Formats::NONE),
+            (pdf, Profile::Agent, Formats::NONE.with(Format::Pdf)),
         ];
-        for (toml, contract, expected) in cases {
-            assert_eq!(formats(toml, contract), expected, "{toml:?} {contract:?}");
+        for (toml, profile, expected) in cases {
+            assert_eq!(formats(toml, profile), expected, "{toml:?} {profile:?}");
         }
     }
 

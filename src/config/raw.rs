@@ -132,7 +132,7 @@ pub(crate) struct RawBrowser {
     /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
     pub allow_no_sandbox: Option<bool>,
     /// Extension: see [`BrowserSettings::robots_for_frames`]; unset, the
-    /// [`Contract`] decides.
+    /// [`Profile`] decides.
     pub robots_for_frames: Option<bool>,
 }
 

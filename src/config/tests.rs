@@ -2,11 +2,11 @@
 
 use super::*;
 
-fn robots_for_frames(toml: &str, contract: Contract) -> bool {
+fn robots_for_frames(toml: &str, profile: Profile) -> bool {
     load_str(
         toml,
         LoadOptions {
-            contract,
+            profile,
             env: Some(&|_| None),
         },
     )
@@ -17,38 +17,38 @@ fn robots_for_frames(toml: &str, contract: Contract) -> bool {
 }
 
 #[test]
-fn robots_for_frames_defaults_by_contract_and_an_explicit_value_wins() {
+fn robots_for_frames_defaults_by_profile_and_an_explicit_value_wins() {
     let unset = "[tools.webfetch]\n";
     let table_without = "[tools.webfetch.browser]\nenabled = true\n";
     let on = "[tools.webfetch.browser]\nrobots_for_frames = true\n";
     let off = "[tools.webfetch.browser]\nrobots_for_frames = false\n";
-    for (toml, contract, expected) in [
-        // The SRD contract: ROBOTS-SCOPE-01 as written unless the file asks.
-        (unset, Contract::Srd, false),
-        (table_without, Contract::Srd, false),
-        (on, Contract::Srd, true),
-        (off, Contract::Srd, false),
-        // The agent contract: on unless the file says otherwise.
-        (unset, Contract::Agent, true),
-        (table_without, Contract::Agent, true),
-        (on, Contract::Agent, true),
-        (off, Contract::Agent, false),
+    for (toml, profile, expected) in [
+        // The SRD profile: ROBOTS-SCOPE-01 as written unless the file asks.
+        (unset, Profile::Srd, false),
+        (table_without, Profile::Srd, false),
+        (on, Profile::Srd, true),
+        (off, Profile::Srd, false),
+        // The agent profile: on unless the file says otherwise.
+        (unset, Profile::Agent, true),
+        (table_without, Profile::Agent, true),
+        (on, Profile::Agent, true),
+        (off, Profile::Agent, false),
     ] {
         assert_eq!(
-            robots_for_frames(toml, contract),
+            robots_for_frames(toml, profile),
             expected,
-            "{contract:?}: {toml}"
+            "{profile:?}: {toml}"
         );
     }
 }
 
 #[test]
-fn extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
-    let mode = |toml: &str, contract| {
+fn extraction_mode_defaults_by_profile_and_an_explicit_value_wins() {
+    let mode = |toml: &str, profile| {
         load_str(
             toml,
             LoadOptions {
-                contract,
+                profile,
                 env: Some(&|_| None),
             },
         )
@@ -59,26 +59,26 @@ fn extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
     };
     let unset = "[tools.webfetch]\n";
     let table_without = "[tools.webfetch.extraction]\n";
-    for (toml, contract, expected) in [
-        (unset, Contract::Srd, ExtractionMode::Srd),
-        (table_without, Contract::Srd, ExtractionMode::Srd),
-        (unset, Contract::Agent, ExtractionMode::Auto),
-        (table_without, Contract::Agent, ExtractionMode::Auto),
+    for (toml, profile, expected) in [
+        (unset, Profile::Srd, ExtractionMode::Srd),
+        (table_without, Profile::Srd, ExtractionMode::Srd),
+        (unset, Profile::Agent, ExtractionMode::Auto),
+        (table_without, Profile::Agent, ExtractionMode::Auto),
     ] {
-        assert_eq!(mode(toml, contract), expected, "{contract:?}: {toml}");
+        assert_eq!(mode(toml, profile), expected, "{profile:?}: {toml}");
     }
     for set in ["srd", "article", "auto"] {
         let toml = format!("[tools.webfetch.extraction]\nmode = \"{set}\"\n");
-        for contract in [Contract::Srd, Contract::Agent] {
-            assert_eq!(mode(&toml, contract).as_str(), set, "{contract:?}");
+        for profile in [Profile::Srd, Profile::Extended, Profile::Agent] {
+            assert_eq!(mode(&toml, profile).as_str(), set, "{profile:?}");
         }
     }
     assert_eq!(Settings::default().extraction.mode, ExtractionMode::Srd);
 }
 
 #[test]
-fn the_library_defaults_are_the_srd_contract() {
-    assert_eq!(Contract::default(), Contract::Srd);
+fn the_library_defaults_are_the_srd_profile() {
+    assert_eq!(Profile::default(), Profile::Srd);
     assert!(!Settings::default().browser.robots_for_frames);
     assert!(!BrowserSettings::default().robots_for_frames);
     assert!(
@@ -92,7 +92,7 @@ fn the_library_defaults_are_the_srd_contract() {
         load_str(
             "",
             LoadOptions {
-                contract: Contract::Agent,
+                profile: Profile::Agent,
                 ..Default::default()
             }
         )
@@ -104,7 +104,7 @@ fn the_library_defaults_are_the_srd_contract() {
 }
 
 #[test]
-fn the_contract_changes_nothing_but_unset_extension_keys() {
+fn the_profile_changes_nothing_but_unset_extension_keys() {
     let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
                 [tools.webfetch.content]\nformats = []\n[tools.webfetch.extraction]\nmode = \"srd\"\n\
                 [tools.webfetch.http]\ndetect_walls = false\n";
@@ -119,18 +119,10 @@ fn the_contract_changes_nothing_but_unset_extension_keys() {
     let agent = load_str(
         toml,
         LoadOptions {
-            contract: Contract::Agent,
+            profile: Profile::Agent,
             env: Some(&|_| None),
         },
     )
     .unwrap();
     assert_eq!(srd.settings, agent.settings);
-}
-
-#[test]
-fn contract_pick_prefers_the_file() {
-    assert_eq!(Contract::Srd.pick(None, 1, 2), 1);
-    assert_eq!(Contract::Agent.pick(None, 1, 2), 2);
-    assert_eq!(Contract::Srd.pick(Some(3), 1, 2), 3);
-    assert_eq!(Contract::Agent.pick(Some(3), 1, 2), 3);
 }

@@ -19,7 +19,7 @@
 //! `https` and `mailto` (else the title stays, as plain text) and is written as
 //! the HTML path writes a destination.
 //!
-//! [`MAX_RENDERED_BYTES`]: crate::page::MAX_RENDERED_BYTES
+//! [`MAX_RENDERED_BYTES`]: crate::decode::MAX_RENDERED_BYTES
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;

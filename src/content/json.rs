@@ -35,7 +35,7 @@
 //! token. A cut pretty form is not JSON, so the fixed-point property holds for
 //! uncut output only.
 //!
-//! [`MAX_RENDERED_BYTES`]: crate::page::MAX_RENDERED_BYTES
+//! [`MAX_RENDERED_BYTES`]: crate::decode::MAX_RENDERED_BYTES
 
 use crate::budget;
 use crate::content::MAX_RENDERED_BYTES;

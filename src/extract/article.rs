@@ -149,7 +149,6 @@ fn substance(markdown: &str) -> usize {
 }
 
 /// How strict one attempt of article scoring is; later attempts are looser.
-/// (Named apart from `crate::pass::Pass`, the per-call value.)
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Strictness {
     /// Remove elements whose class or id looks like page furniture before scoring.

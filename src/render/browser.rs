@@ -118,7 +118,7 @@ use crate::budget::{Budget, millis};
 use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::error::{FetchError, TimeoutPhase};
-use crate::pass::Pass;
+use crate::resolved_hosts::ResolvedHosts;
 use crate::transport::{GetOptions, HopHook, HttpClient};
 use tokio::sync::Semaphore;
 use tracing::Instrument;
@@ -138,7 +138,7 @@ pub(crate) struct RenderContext<'a> {
     pub client: &'a HttpClient,
     /// The tool call this render belongs to: every request of the page connects to
     /// the addresses its hosts were validated with once (FR-WF-DNS-01 step 3).
-    pub pass: Pass,
+    pub pass: ResolvedHosts,
     /// The page to render.
     pub url: &'a CanonicalUrl,
     /// robots.txt for every document of the top frame's chain: the page itself
@@ -175,7 +175,7 @@ impl<'a> RenderContext<'a> {
     ) -> RenderContext<'a> {
         let settings = Arc::clone(client.settings());
         RenderContext {
-            pass: Pass::new(),
+            pass: ResolvedHosts::new(),
             settings,
             client,
             url,
@@ -201,7 +201,7 @@ impl<'a> RenderContext<'a> {
     }
 
     /// Renders within the tool call's `pass`.
-    pub(crate) fn with_pass(mut self, pass: &Pass) -> RenderContext<'a> {
+    pub(crate) fn with_pass(mut self, pass: &ResolvedHosts) -> RenderContext<'a> {
         self.pass = pass.clone();
         self
     }

@@ -8,7 +8,7 @@ use crate::budget::Budget;
 use crate::canonical_url::CanonicalUrl;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
-use crate::pass::Pass;
+use crate::resolved_hosts::ResolvedHosts;
 use crate::transport::request::ACCEPT_MARKDOWN;
 use crate::transport::{GetOptions, HopHook, HttpClient, check_status};
 use crate::vocabulary::Format;
@@ -53,7 +53,7 @@ pub(crate) async fn fetch_document(
     url: &CanonicalUrl,
     deadline: Instant,
     hook: Option<&dyn HopHook>,
-    pass: Option<&Pass>,
+    pass: Option<&ResolvedHosts>,
 ) -> Result<FetchedDocument, FetchError> {
     let settings = client.settings();
     let budget = Budget::new(deadline, settings.timeout_ms());

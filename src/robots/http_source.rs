@@ -22,8 +22,8 @@ use crate::budget::Budget;
 use crate::canonical_url::{CanonicalUrl, Origin};
 use crate::error::{ErrorCode, FetchError};
 use crate::notes::Notes;
-use crate::pass::Pass;
 use crate::progress;
+use crate::resolved_hosts::ResolvedHosts;
 use crate::transport::{GetOptions, HopHook, HttpClient, OverLimit};
 
 /// The robots origin scope (FR-WF-ROBOTS-REDIR-02) as a redirect hook: a hop that
@@ -63,12 +63,12 @@ impl HopHook for ScopeHook<'_> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct InPass<'a> {
     client: &'a HttpClient,
-    pass: &'a Pass,
+    pass: &'a ResolvedHosts,
 }
 
 impl<'a> InPass<'a> {
     /// Retrievals over `client` within `pass`.
-    pub(crate) fn new(client: &'a HttpClient, pass: &'a Pass) -> InPass<'a> {
+    pub(crate) fn new(client: &'a HttpClient, pass: &'a ResolvedHosts) -> InPass<'a> {
         InPass { client, pass }
     }
 }
@@ -89,7 +89,7 @@ impl RobotsSource for HttpClient {
 /// `{origin}/robots.txt` through the client under the robots scope and byte cap.
 async fn fetch_robots(
     client: &HttpClient,
-    pass: Option<&Pass>,
+    pass: Option<&ResolvedHosts>,
     request: RobotsRequest<'_>,
 ) -> FetchOutcome {
     let url = request.origin.robots_url();
@@ -166,7 +166,7 @@ impl<'a> RobotsHopCheck<'a> {
     pub(crate) fn new(
         checker: &'a RobotsChecker,
         client: &'a HttpClient,
-        pass: &'a Pass,
+        pass: &'a ResolvedHosts,
     ) -> RobotsHopCheck<'a> {
         RobotsHopCheck {
             checker,

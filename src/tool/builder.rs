@@ -5,12 +5,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::args::ArgsSchema;
 use crate::config::{ConfigError, Settings};
 use crate::content::pdf::worker::PdfWorker;
 use crate::ssrf::{SsrfValidator, SystemValidator};
 use crate::tokens::{Cl100k, TokenCounter};
 use crate::transport::HttpClient;
+use crate::vocabulary::Profile;
 
 use super::WebFetchTool;
 
@@ -26,7 +26,7 @@ type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// | [`token_counter`](Self::token_counter) | [`Cl100k`], OpenAI's cl100k_base (FR-WF-14) |
 /// | [`root_certificate`](Self::root_certificate) | none: the webpki roots only |
 /// | [`proxy_env`](Self::proxy_env) | the process environment, read only when `use_system_proxy` is set (FR-WF-10d) |
-/// | [`schema`](Self::schema) | [`ArgsSchema::Srd`]: the arguments of FR-WF-02 exactly |
+/// | [`profile`](Self::profile) | [`Profile::Srd`]: the arguments of FR-WF-02 exactly |
 /// | [`browser_standby`](Self::browser_standby) | off: every browser render launches Chromium cold |
 /// | [`pdf_worker`](Self::pdf_worker) | none: PDFs are read in-process, within the reader's own bounds |
 #[must_use = "a builder does nothing until `build` is called"]
@@ -36,7 +36,7 @@ pub struct WebFetchToolBuilder {
     counter: Arc<dyn TokenCounter>,
     roots: Vec<Vec<u8>>,
     proxy_env: Option<EnvLookup>,
-    schema: ArgsSchema,
+    profile: Profile,
     standby: bool,
     pdf_worker: Option<PdfWorker>,
 }
@@ -49,7 +49,7 @@ impl WebFetchToolBuilder {
             counter: Arc::new(Cl100k),
             roots: Vec::new(),
             proxy_env: None,
-            schema: ArgsSchema::Srd,
+            profile: Profile::Srd,
             standby: false,
             pdf_worker: None,
         }
@@ -90,14 +90,16 @@ impl WebFetchToolBuilder {
         self
     }
 
-    /// Accepts arguments of `schema`: [`ArgsSchema::Srd`] (the default) is
-    /// FR-WF-02 exactly; [`ArgsSchema::Extended`] adds the extension properties
-    /// (`extraction`, `start_chunk`) to what the tool advertises
+    /// Answers for `profile`, the one the settings were loaded with
+    /// ([`LoadOptions::profile`](crate::LoadOptions::profile)):
+    /// [`Profile::Srd`] (the default) accepts FR-WF-02's arguments exactly; the
+    /// other profiles add the extension properties (`extraction`,
+    /// `start_chunk`) to what the tool advertises
     /// ([`ToolExecutor::input_schema`](crate::executor::ToolExecutor::input_schema))
-    /// and what [`WebFetchTool::call`] and `execute` accept. The MCP server and the
-    /// CLI use the extended schema; a host opts in the same way.
-    pub fn schema(mut self, schema: ArgsSchema) -> WebFetchToolBuilder {
-        self.schema = schema;
+    /// and what [`WebFetchTool::call`] and `execute` accept. The CLI, Python and
+    /// the MCP server accept them; a host opts in the same way.
+    pub fn profile(mut self, profile: Profile) -> WebFetchToolBuilder {
+        self.profile = profile;
         self
     }
 
@@ -156,7 +158,7 @@ impl WebFetchToolBuilder {
             .pdf_worker
             .map(|worker| Arc::new(worker.resolved(&settings)));
         let mut tool =
-            WebFetchTool::from_parts(settings, client, self.counter).with_schema(self.schema);
+            WebFetchTool::from_parts(settings, client, self.counter).with_profile(self.profile);
         tool.pdf_worker = pdf_worker;
         #[cfg(feature = "fleet")]
         let tool = match fleet {
@@ -177,7 +179,7 @@ impl fmt::Debug for WebFetchToolBuilder {
             .field("custom_validator", &self.validator.is_some())
             .field("roots", &self.roots.len())
             .field("custom_proxy_env", &self.proxy_env.is_some())
-            .field("schema", &self.schema)
+            .field("profile", &self.profile)
             .field("standby", &self.standby)
             .field("pdf_worker", &self.pdf_worker)
             .finish_non_exhaustive()

@@ -12,7 +12,7 @@ fn load(toml: &str) -> Loaded {
     webfetch::load_str(
         toml,
         webfetch::LoadOptions {
-            contract: webfetch::Contract::Srd,
+            profile: webfetch::Profile::Srd,
             env: Some(&|name| match name {
                 "HOME" => Some("/home/agent".to_owned()),
                 "EMPTY" => Some(String::new()),

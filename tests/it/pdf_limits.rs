@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use webfetch::internals::content::pdf::{Limits, read};
-use webfetch::{ArgsSchema, FetchArgs, PdfWorker, SavedPage, WebFetchTool};
+use webfetch::{FetchArgs, PdfWorker, Profile, SavedPage, WebFetchTool};
 
 use crate::support::child_cost;
 use crate::support::hostile_pdfs as hostile;
@@ -206,7 +206,7 @@ fn text_pdf(pages: usize) -> Vec<u8> {
 fn saved_pdf(bytes: Vec<u8>) -> FetchArgs {
     let mut args = FetchArgs::parse(
         &serde_json::json!({ "url": "https://example.com/doc.pdf" }),
-        ArgsSchema::Extended,
+        Profile::Extended,
     )
     .unwrap();
     args.page = Some(SavedPage {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use webfetch::{Contract, DIRECTORY_MEDIA_TYPE, generate_key};
+use webfetch::{DIRECTORY_MEDIA_TYPE, Profile, generate_key};
 
 /// `webfetch bot-auth …`.
 #[derive(Debug, Subcommand)]
@@ -91,7 +91,7 @@ fn keygen(out: &Path) -> Result<String, String> {
 /// The key directory of the key `config` names, with the response's headers
 /// first when `headers` is set.
 fn directory(config: &Path, headers: bool) -> Result<String, String> {
-    let loaded = super::checked_config(Some(config), Contract::Srd)?;
+    let loaded = super::checked_config(Some(config), Profile::Srd)?;
     let Some(auth) = loaded.settings.bot_auth else {
         return Err(format!(
             "{}: no [tools.webfetch.bot_auth] key_file and signature_agent: requests are \

@@ -13,8 +13,8 @@ use webfetch::CanonicalUrl;
 use webfetch::ErrorCode;
 use webfetch::FetchError;
 use webfetch::Settings;
-use webfetch::internals::pass::Pass;
 use webfetch::internals::render::{FetchedDocument, fetch_document};
+use webfetch::internals::resolved_hosts::ResolvedHosts;
 use webfetch::internals::robots::{CROSS_ORIGIN_REDIRECT, RobotsChecker, RobotsHopCheck};
 use webfetch::internals::transport::HttpClient;
 use webfetch::testing::StubValidator;
@@ -103,7 +103,7 @@ impl Tool {
     /// its chain, within one pass; the notes the checks added.
     async fn fetch_checked(&self, start: &str) -> (Result<FetchedDocument, FetchError>, Notes) {
         let start = CanonicalUrl::parse(start).unwrap();
-        let pass = Pass::new();
+        let pass = ResolvedHosts::new();
         let hook = RobotsHopCheck::new(&self.checker, &self.client, &pass);
         let fetched = fetch_document(
             &self.client,

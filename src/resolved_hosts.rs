@@ -1,5 +1,5 @@
-//! One tool call's pass through the pipeline: the addresses validated for each
-//! host (FR-WF-DNS-01 step 3).
+//! The addresses validated for each host within one tool call (FR-WF-DNS-01
+//! step 3).
 //!
 //! A name is resolved once per tool call, however many requests it serves:
 //! robots.txt, the document, the browser's top document and its subresources all
@@ -16,11 +16,11 @@ use tokio::sync::OnceCell;
 
 use crate::error::FetchError;
 
-/// The per-call value every stage of one fetch shares. Cheap to clone; clones
-/// share the resolved hosts.
+/// Each host's validated addresses, resolved once per tool call and shared by
+/// every stage of it. Cheap to clone; clones share the resolutions.
 #[derive(Clone, Default)]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
-pub(crate) struct Pass {
+pub(crate) struct ResolvedHosts {
     hosts: Arc<Mutex<HashMap<String, Arc<Resolution>>>>,
 }
 
@@ -29,15 +29,15 @@ pub(crate) struct Pass {
 /// a lookup cut short by its budget leaves it unset for the next request.
 type Resolution = OnceCell<Result<Vec<IpAddr>, FetchError>>;
 
-impl Pass {
-    /// A pass with no host resolved yet.
+impl ResolvedHosts {
+    /// No host resolved yet.
     #[cfg_attr(feature = "internals", visibility::make(pub))]
-    pub(crate) fn new() -> Pass {
-        Pass::default()
+    pub(crate) fn new() -> ResolvedHosts {
+        ResolvedHosts::default()
     }
 
     /// The validated addresses of `name`, resolving with `lookup` only if no
-    /// request of this pass has resolved it yet. Concurrent callers wait for one
+    /// request of this call has resolved it yet. Concurrent callers wait for one
     /// lookup instead of each running their own.
     pub(crate) async fn addresses<F>(
         &self,
@@ -55,7 +55,7 @@ impl Pass {
     }
 
     /// The names resolved so far (diagnostics and tests).
-    pub(crate) fn resolved_hosts(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         let hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let mut names: Vec<String> = hosts
             .iter()
@@ -67,10 +67,10 @@ impl Pass {
     }
 }
 
-impl fmt::Debug for Pass {
+impl fmt::Debug for ResolvedHosts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pass")
-            .field("resolved_hosts", &self.resolved_hosts())
+        f.debug_struct("ResolvedHosts")
+            .field("resolved_hosts", &self.names())
             .finish()
     }
 }
@@ -83,41 +83,41 @@ mod tests {
 
     #[tokio::test]
     async fn one_lookup_per_host() {
-        let pass = Pass::new();
+        let hosts = ResolvedHosts::new();
         let lookups = AtomicUsize::new(0);
         let lookup = || async {
             lookups.fetch_add(1, Ordering::SeqCst);
             Ok(vec![IpAddr::V4(Ipv4Addr::new(93, 184, 216, 34))])
         };
         for _ in 0..3 {
-            let addresses = pass.addresses("a.test", lookup()).await.unwrap();
+            let addresses = hosts.addresses("a.test", lookup()).await.unwrap();
             assert_eq!(addresses.len(), 1);
         }
-        pass.addresses("b.test", lookup()).await.unwrap();
+        hosts.addresses("b.test", lookup()).await.unwrap();
         assert_eq!(lookups.load(Ordering::SeqCst), 2);
         // Clones share the hosts.
-        pass.clone().addresses("a.test", lookup()).await.unwrap();
+        hosts.clone().addresses("a.test", lookup()).await.unwrap();
         assert_eq!(lookups.load(Ordering::SeqCst), 2);
-        assert_eq!(pass.resolved_hosts(), ["a.test", "b.test"]);
+        assert_eq!(hosts.names(), ["a.test", "b.test"]);
     }
 
     #[tokio::test]
     async fn a_refusal_is_kept_and_an_abandoned_lookup_is_not() {
-        let pass = Pass::new();
-        let refused = pass
+        let hosts = ResolvedHosts::new();
+        let refused = hosts
             .addresses("bad.test", async { Err(FetchError::internal("refused")) })
             .await;
         assert!(refused.is_err());
-        let again = pass.addresses("bad.test", async { Ok(Vec::new()) }).await;
+        let again = hosts.addresses("bad.test", async { Ok(Vec::new()) }).await;
         assert!(again.is_err(), "the refusal stands for the whole call");
 
         // A lookup dropped by its caller's budget leaves the host unresolved.
         let abandoned = tokio::time::timeout(
             std::time::Duration::from_millis(1),
-            pass.addresses("slow.test", std::future::pending()),
+            hosts.addresses("slow.test", std::future::pending()),
         )
         .await;
         assert!(abandoned.is_err());
-        assert!(pass.resolved_hosts().iter().all(|h| h != "slow.test"));
+        assert!(hosts.names().iter().all(|h| h != "slow.test"));
     }
 }

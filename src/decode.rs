@@ -27,7 +27,7 @@ use crate::vocabulary::ExtractionMode;
 /// [`ReadBudget`]: crate::budget::ReadBudget
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
-pub(crate) struct Reading<'a> {
+pub(crate) struct ReadOptions<'a> {
     /// The extraction of HTML (FR-WF-13, or article mode).
     pub mode: ExtractionMode,
     /// `[tools.webfetch.content]`: the PDF page cap.
@@ -47,7 +47,7 @@ pub(crate) struct DecodedPage {
     pub document: ExtractedDocument,
     /// Whether `document` is what SRD mode extracts from this page: true except
     /// when article mode found the main content (extension).
-    pub is_srd_reading: bool,
+    pub is_srd_extraction: bool,
     /// The notes of these stages: `charset_fallback` (FR-WF-10i) and, extension,
     /// `article_fallback_srd`.
     pub notes: Notes,
@@ -55,7 +55,7 @@ pub(crate) struct DecodedPage {
 
 impl DecodedPage {
     /// Decodes `body` (header charset, then BOM and `<meta>` for HTML: FR-WF-10i,
-    /// CHARSET-02) and extracts it: HTML with `reading.mode` against `final_url`,
+    /// CHARSET-02) and extracts it: HTML with `options.mode` against `final_url`,
     /// `text/plain` by whitespace normalisation only, whatever the mode (13c).
     ///
     /// An HTML page with no content is `extraction_failed` (EXT-EMPTY-02), and so
@@ -74,12 +74,12 @@ impl DecodedPage {
         kind: MediaKind,
         header_charset: Option<&str>,
         final_url: &Url,
-        reading: &Reading<'_>,
+        options: &ReadOptions<'_>,
     ) -> Result<DecodedPage, FetchError> {
         if kind == MediaKind::Pdf {
-            return DecodedPage::read_pdf(body, reading);
+            return DecodedPage::read_pdf(body, options);
         }
-        let mode = reading.mode;
+        let mode = options.mode;
         let header_charset = match (kind, header_charset) {
             // An XML feed without a header charset says its encoding in its prolog.
             (MediaKind::Feed, None) => feed_encoding(body),
@@ -87,7 +87,7 @@ impl DecodedPage {
         };
         let decoded = charset::decode(body, header_charset.as_deref(), kind == MediaKind::Html);
         let mut page = match kind {
-            MediaKind::Pdf => return DecodedPage::read_pdf(body, reading),
+            MediaKind::Pdf => return DecodedPage::read_pdf(body, options),
             MediaKind::Html => match extract::extract_html(&decoded.text, final_url, mode) {
                 Ok(extraction) => DecodedPage::extracted(decoded.text, extraction, mode),
                 // SRD-READINGS 29: an SPA shell that extracts to nothing is still an
@@ -103,7 +103,7 @@ impl DecodedPage {
             MediaKind::Plain => DecodedPage {
                 document: extract::extract_plain(&decoded.text),
                 text: decoded.text,
-                is_srd_reading: true,
+                is_srd_extraction: true,
                 notes: Notes::new(),
             },
             MediaKind::Markdown if decoded.text.trim().is_empty() => {
@@ -152,18 +152,18 @@ impl DecodedPage {
 
     /// A PDF's text layer, within the page cap: in the worker process when
     /// there is one, the same page either way.
-    fn read_pdf(body: &[u8], reading: &Reading<'_>) -> Result<DecodedPage, FetchError> {
-        let limits = DecodedPage::pdf_limits(reading);
-        let read = match reading.pdf_worker {
+    fn read_pdf(body: &[u8], options: &ReadOptions<'_>) -> Result<DecodedPage, FetchError> {
+        let limits = DecodedPage::pdf_limits(options);
+        let read = match options.pdf_worker {
             Some(worker) => worker.read(body, &limits)?,
             None => pdf::read(body, &limits)?,
         };
         DecodedPage::pdf_page(read)
     }
 
-    fn pdf_limits(reading: &Reading<'_>) -> pdf::Limits {
+    fn pdf_limits(options: &ReadOptions<'_>) -> pdf::Limits {
         pdf::Limits {
-            max_pages: reading.content.max_pdf_pages,
+            max_pages: options.content.max_pdf_pages,
         }
     }
 
@@ -200,7 +200,7 @@ impl DecodedPage {
         DecodedPage {
             text,
             document,
-            is_srd_reading: true,
+            is_srd_extraction: true,
             notes,
         }
     }
@@ -237,7 +237,7 @@ impl DecodedPage {
         DecodedPage {
             text: html,
             document: extraction.document,
-            is_srd_reading: mode == ExtractionMode::Srd || extraction.article_fell_back,
+            is_srd_extraction: mode == ExtractionMode::Srd || extraction.article_fell_back,
             notes,
         }
     }
@@ -300,12 +300,12 @@ mod tests {
         mode: ExtractionMode,
     ) -> Result<DecodedPage, FetchError> {
         let content = ContentSettings::default();
-        let reading = Reading {
+        let options = ReadOptions {
             mode,
             content: &content,
             pdf_worker: None,
         };
-        DecodedPage::read(body, kind, charset, &url(), &reading)
+        DecodedPage::read(body, kind, charset, &url(), &options)
     }
 
     #[test]
@@ -406,7 +406,7 @@ mod tests {
             "Hello [there](https://example.com/a/x)\n"
         );
         assert_eq!(page.document.title.as_deref(), Some("T"));
-        assert!(page.is_srd_reading && page.notes.is_empty());
+        assert!(page.is_srd_extraction && page.notes.is_empty());
     }
 
     #[test]
@@ -414,7 +414,7 @@ mod tests {
         for mode in [ExtractionMode::Srd, ExtractionMode::Article] {
             let page = read(b"caf\xc3\xa9  \r\n", MediaKind::Plain, None, mode).unwrap();
             assert_eq!(page.document.markdown, "café\n");
-            assert!(page.is_srd_reading);
+            assert!(page.is_srd_extraction);
             assert_eq!(
                 page.notes.iter().collect::<Vec<_>>(),
                 [Note::CharsetFallback]
