@@ -28,7 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front doors", &["mcp", "serve"]),
     ("the tool", &["tool", "batch"]),
     ("adapters", &["fleet"]),
-    ("stages", &["offline", "page", "render", "robots", "cache"]),
+    ("stages", &["offline", "decode", "render", "robots", "cache"]),
     ("the network edge", &["transport", "politeness", "ssrf"]),
     (
         "readers",
@@ -36,7 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "a call's values",
-        &["args", "executor", "pass", "budget", "notes", "progress"],
+        &["args", "executor", "resolved_hosts", "budget", "notes", "progress"],
     ),
     ("configuration", &["config"]),
     (
