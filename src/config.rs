@@ -548,77 +548,9 @@ impl Settings {
         let fleet = fleet::resolve(raw.fleet.clone().unwrap_or_default(), env, w)?;
         let serve = resolve_serve(raw.serve.clone().unwrap_or_default())?;
         let bot_auth = resolve_bot_auth(raw.bot_auth.clone().unwrap_or_default(), env)?;
-        let user_agent = raw
-            .user_agent
-            .clone()
-            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned());
-        if user_agent.chars().any(|c| c.is_control()) {
-            return Err(ConfigError::new(
-                "user_agent must not contain control characters",
-            ));
-        }
-        let raw_robots = raw.robots.clone().unwrap_or_default();
-        let robots = RobotsSettings {
-            fail_open: raw_robots.fail_open.unwrap_or(false),
-            normalize_paths: raw_robots.normalize_paths.unwrap_or(false),
-            user_agent_token: match raw_robots.user_agent_token {
-                Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
-                _ => derive_robots_token(&user_agent),
-            },
-            max_robots_bytes: clamp(
-                "max_robots_bytes",
-                raw_robots.max_robots_bytes,
-                524_288,
-                1,
-                u64::MAX,
-                w,
-            ),
-            cache_entries: clamp(
-                "robots_cache_entries",
-                raw.robots_cache_entries,
-                1024,
-                0,
-                100_000,
-                w,
-            ),
-            cache_ttl: Duration::from_secs(
-                3600 * u64::from(clamp(
-                    "robots_cache_ttl_hours",
-                    raw.robots_cache_ttl_hours,
-                    24,
-                    1,
-                    720,
-                    w,
-                )),
-            ),
-        };
-        let max_entries = clamp(
-            "max_cache_entries",
-            raw.max_cache_entries,
-            10_000,
-            0,
-            1_000_000,
-            w,
-        );
-        let cache_dir_text = raw.cache_dir.as_deref().unwrap_or("${TEMP}/forge-webfetch");
-        let cache_dir = expand_env_vars(cache_dir_text, env)?;
-        let cache = CacheSettings {
-            dir: if cache_dir.trim().is_empty() || max_entries == 0 {
-                None
-            } else {
-                Some(absolute(&cache_dir))
-            },
-            ttl_days: clamp("cache_ttl_days", raw.cache_ttl_days, 7, 1, 365, w),
-            max_entries,
-            max_bytes: clamp(
-                "max_cache_bytes",
-                raw.max_cache_bytes,
-                1 << 30,
-                1 << 20,
-                1 << 40,
-                w,
-            ),
-        };
+        let user_agent = resolve_user_agent(raw)?;
+        let robots = resolve_robots(raw, &user_agent, w);
+        let cache = resolve_cache(raw, env, w)?;
         if !security.block.disabled_names().is_empty() {
             w.push(format!(
                 "SSRF protection disabled for: {}",
@@ -667,6 +599,97 @@ impl Settings {
         };
         Ok(Resolved { settings, warnings })
     }
+}
+
+/// `user_agent`, or the SRD's default (FR-WF-10): no control character, which would split
+/// the header.
+fn resolve_user_agent(raw: &RawConfig) -> Result<String, ConfigError> {
+    let user_agent = raw
+        .user_agent
+        .clone()
+        .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned());
+    if user_agent.chars().any(|c| c.is_control()) {
+        return Err(ConfigError::new(
+            "user_agent must not contain control characters",
+        ));
+    }
+    Ok(user_agent)
+}
+
+/// `[tools.webfetch.robots]` and the robots.txt cache keys (FR-WF-08); the
+/// product token defaults to the one `user_agent` names (FR-WF-ROBOTS-UA-TOKEN-01).
+fn resolve_robots(raw: &RawConfig, user_agent: &str, w: &mut Vec<String>) -> RobotsSettings {
+    let raw_robots = raw.robots.clone().unwrap_or_default();
+    RobotsSettings {
+        fail_open: raw_robots.fail_open.unwrap_or(false),
+        normalize_paths: raw_robots.normalize_paths.unwrap_or(false),
+        user_agent_token: match raw_robots.user_agent_token {
+            Some(token) if !token.trim().is_empty() => token.trim().to_owned(),
+            _ => derive_robots_token(user_agent),
+        },
+        max_robots_bytes: clamp(
+            "max_robots_bytes",
+            raw_robots.max_robots_bytes,
+            524_288,
+            1,
+            u64::MAX,
+            w,
+        ),
+        cache_entries: clamp(
+            "robots_cache_entries",
+            raw.robots_cache_entries,
+            1024,
+            0,
+            100_000,
+            w,
+        ),
+        cache_ttl: Duration::from_secs(
+            3600 * u64::from(clamp(
+                "robots_cache_ttl_hours",
+                raw.robots_cache_ttl_hours,
+                24,
+                1,
+                720,
+                w,
+            )),
+        ),
+    }
+}
+
+/// The document cache's keys (3.6): its directory, with `${VAR}`s expanded, is
+/// none when empty or when `max_cache_entries` is 0.
+fn resolve_cache(
+    raw: &RawConfig,
+    env: EnvLookup<'_>,
+    w: &mut Vec<String>,
+) -> Result<CacheSettings, ConfigError> {
+    let max_entries = clamp(
+        "max_cache_entries",
+        raw.max_cache_entries,
+        10_000,
+        0,
+        1_000_000,
+        w,
+    );
+    let cache_dir_text = raw.cache_dir.as_deref().unwrap_or("${TEMP}/forge-webfetch");
+    let cache_dir = expand_env_vars(cache_dir_text, env)?;
+    Ok(CacheSettings {
+        dir: if cache_dir.trim().is_empty() || max_entries == 0 {
+            None
+        } else {
+            Some(absolute(&cache_dir))
+        },
+        ttl_days: clamp("cache_ttl_days", raw.cache_ttl_days, 7, 1, 365, w),
+        max_entries,
+        max_bytes: clamp(
+            "max_cache_bytes",
+            raw.max_cache_bytes,
+            1 << 30,
+            1 << 20,
+            1 << 40,
+            w,
+        ),
+    })
 }
 
 fn resolve_security(

@@ -30,8 +30,8 @@ use tracing::Instrument;
 
 use crate::args::{self, ArgsError, FetchArgs};
 use crate::budget::ReadBudget;
-use crate::cache::DiskCache;
 use crate::cache::shared::SharedDocuments;
+use crate::cache::{CachedDocument, DiskCache};
 use crate::canonical_url::CanonicalUrl;
 use crate::config::{RenderingSettings, Settings};
 use crate::content::media_type::MediaKind;
@@ -60,7 +60,7 @@ mod builder;
 mod store;
 
 pub use self::builder::WebFetchToolBuilder;
-use self::store::{DocumentStore, Looked, Lookup, Put};
+use self::store::{DocumentStore, Flight, Looked, Lookup, Put};
 
 /// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
 /// clones share the HTTP client, the robots.txt origin cache and the disk cache
@@ -393,31 +393,10 @@ impl WebFetchTool {
         let store = self.document_store();
         let mut notes = Notes::new();
 
-        // CheckCache (skipped, not disabled, by no_cache: FR-WF-17). With the
-        // fleet's store, a miss may wait for another instance fetching the same
-        // page, within this call's document budget.
-        let mut flight = None;
-        let hit = match (&store, args.no_cache) {
-            (Some(store), false) => {
-                let methods: Vec<RenderingMethod> = std::iter::once(plan.first_method())
-                    .chain(plan.other_method())
-                    .collect();
-                let lookup = Lookup {
-                    url,
-                    methods: &methods,
-                    mode,
-                    settings: &self.settings,
-                    wait_until: Instant::now() + self.settings.timeout(),
-                };
-                match store.lookup(lookup).await {
-                    Looked::Hit(hit, method) => Some((hit, method)),
-                    Looked::Miss(miss) => {
-                        flight = Some(miss);
-                        None
-                    }
-                }
-            }
-            _ => None,
+        // CheckCache (skipped, not disabled, by no_cache: FR-WF-17).
+        let (hit, flight) = match (&store, args.no_cache) {
+            (Some(store), false) => self.look_up(store, url, &plan, mode).await,
+            _ => (None, None),
         };
         // Each field once, where possible: a formatter may append re-recorded
         // values instead of replacing them.
@@ -471,18 +450,15 @@ impl WebFetchTool {
         // response; only the result actually returned is cached (CCH-KEY-03).
         let document = Arc::new(rendered.document);
         if let Some(store) = &store {
-            let written = store
-                .put(Put {
-                    url: &rendered.final_url,
-                    method: rendered.method,
-                    stand_in: rendered.stands_in_for_browser,
-                    variant: store::variant(&self.settings, rendered.method, mode),
-                    document: &document,
-                    fetched_at,
-                })
-                .await;
-            if let Err(reason) = written {
-                tracing::warn!(event = "cache_write_failed", "cache_write_failed: {reason}");
+            let put = Put {
+                url: &rendered.final_url,
+                method: rendered.method,
+                stand_in: rendered.stands_in_for_browser,
+                variant: store::variant(&self.settings, rendered.method, mode),
+                document: &document,
+                fetched_at,
+            };
+            if !Self::write_back(store, put).await {
                 notes.add(Note::CacheWriteFailed);
             }
         }
@@ -503,6 +479,45 @@ impl WebFetchTool {
             .respond(args, document, meta, effective_max_bytes)
             .await?;
         Ok((built, rendered.method))
+    }
+
+    /// The cache look-up of `url` under the plan's methods: a usable entry and
+    /// the method it was found under, or this call's turn to fetch the page.
+    /// With the fleet's store, a miss may wait for another instance fetching
+    /// the same page, within this call's document budget.
+    async fn look_up(
+        &self,
+        store: &DocumentStore,
+        url: &CanonicalUrl,
+        plan: &RenderPlan,
+        mode: ExtractionMode,
+    ) -> (Option<(CachedDocument, RenderingMethod)>, Option<Flight>) {
+        let methods: Vec<RenderingMethod> = std::iter::once(plan.first_method())
+            .chain(plan.other_method())
+            .collect();
+        let lookup = Lookup {
+            url,
+            methods: &methods,
+            mode,
+            settings: &self.settings,
+            wait_until: Instant::now() + self.settings.timeout(),
+        };
+        match store.lookup(lookup).await {
+            Looked::Hit(hit, method) => (Some((hit, method)), None),
+            Looked::Miss(flight) => (None, Some(flight)),
+        }
+    }
+
+    /// Writes a fetched document to the cache; whether it was written (a
+    /// failure is logged, and the caller notes `cache_write_failed`).
+    async fn write_back(store: &DocumentStore, put: Put<'_>) -> bool {
+        match store.put(put).await {
+            Ok(()) => true,
+            Err(reason) => {
+                tracing::warn!(event = "cache_write_failed", "cache_write_failed: {reason}");
+                false
+            }
+        }
     }
 
     /// Chunk and FitToOutput: the response to `args` for `document`, in the

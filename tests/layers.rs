@@ -28,7 +28,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front doors", &["mcp", "serve"]),
     ("the tool", &["tool", "batch"]),
     ("adapters", &["fleet"]),
-    ("stages", &["offline", "decode", "render", "robots", "cache"]),
+    (
+        "stages",
+        &["offline", "decode", "render", "robots", "cache"],
+    ),
     ("the network edge", &["transport", "politeness", "ssrf"]),
     (
         "readers",
@@ -36,7 +39,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "a call's values",
-        &["args", "executor", "resolved_hosts", "budget", "notes", "progress"],
+        &[
+            "args",
+            "executor",
+            "resolved_hosts",
+            "budget",
+            "notes",
+            "progress",
+        ],
     ),
     ("configuration", &["config"]),
     (

@@ -47,28 +47,7 @@ struct Cli {
 enum Command {
     /// Fetch a URL and print the response JSON on stdout; with several URLs
     /// (at most 20), one JSON object per line, in their order.
-    Fetch {
-        /// The http(s) URL(s) to fetch.
-        #[arg(required = true, num_args = 1..=webfetch::MAX_BATCH_URLS)]
-        urls: Vec<String>,
-        /// A TOML file with a [tools.webfetch] table (SRD 5.3).
-        #[arg(long)]
-        config: Option<PathBuf>,
-        #[command(flatten)]
-        options: ToolOptions,
-        /// Skip the cache read (the result is still cached).
-        #[arg(long)]
-        no_cache: bool,
-        /// Render with headless Chromium.
-        #[arg(long)]
-        force_browser: bool,
-        /// Byte budget for the JSON output (default: unlimited).
-        #[arg(long)]
-        max_output_bytes: Option<usize>,
-        /// Indent the JSON for humans (same fields, same order).
-        #[arg(long)]
-        pretty: bool,
-    },
+    Fetch(FetchCommand),
     /// Convert a saved page into the response JSON a fetch would give, offline:
     /// no network, no cache (extension).
     Extract(ExtractArgs),
@@ -105,6 +84,31 @@ enum Command {
     /// request on stdin, one answer on stdout. Not for people.
     #[command(name = "pdf-worker", hide = true)]
     PdfWorker,
+}
+
+/// `webfetch fetch`'s arguments.
+#[derive(Debug, Args)]
+struct FetchCommand {
+    /// The http(s) URL(s) to fetch.
+    #[arg(required = true, num_args = 1..=webfetch::MAX_BATCH_URLS)]
+    urls: Vec<String>,
+    /// A TOML file with a [tools.webfetch] table (SRD 5.3).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    options: ToolOptions,
+    /// Skip the cache read (the result is still cached).
+    #[arg(long)]
+    no_cache: bool,
+    /// Render with headless Chromium.
+    #[arg(long)]
+    force_browser: bool,
+    /// Byte budget for the JSON output (default: unlimited).
+    #[arg(long)]
+    max_output_bytes: Option<usize>,
+    /// Indent the JSON for humans (same fields, same order).
+    #[arg(long)]
+    pretty: bool,
 }
 
 /// `webfetch extract`'s arguments.
@@ -222,52 +226,7 @@ fn main() -> ExitCode {
     init_logging(cli.log_format);
     match cli.command {
         Command::PdfWorker => PdfWorker::serve_stdio(),
-        Command::Fetch {
-            urls,
-            config,
-            options,
-            no_cache,
-            force_browser,
-            max_output_bytes,
-            pretty,
-        } => {
-            let Some(loaded) = load_config(config.as_deref(), Profile::Extended) else {
-                return ExitCode::from(1);
-            };
-            let Some(tool) = build_tool(loaded) else {
-                return ExitCode::from(1);
-            };
-            let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
-                return ExitCode::from(1);
-            };
-            let max_output_bytes = max_output_bytes.unwrap_or(usize::MAX);
-            if let [url] = urls.as_slice() {
-                let mut args =
-                    json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
-                options.add_to(&mut args);
-                let result = runtime
-                    .block_on(tool.call(&args, max_output_bytes))
-                    .map(|built| built.json);
-                return print_result(result, pretty);
-            }
-            let mut args =
-                json!({ "urls": urls, "no_cache": no_cache, "force_browser": force_browser });
-            options.add_to(&mut args);
-            let batch = match BatchArgs::parse(&args) {
-                Ok(batch) => batch,
-                Err(error) => return print_result(Err(error), pretty),
-            };
-            let results = runtime.block_on(tool.fetch_each(&batch, max_output_bytes));
-            // Exit 2 when any URL gave an error envelope.
-            results.into_iter().fold(ExitCode::SUCCESS, |code, result| {
-                let printed = print_result(result.map(|built| built.json), pretty);
-                if printed == ExitCode::SUCCESS {
-                    code
-                } else {
-                    printed
-                }
-            })
-        }
+        Command::Fetch(command) => fetch(command),
         Command::Extract(args) => extract(args),
         Command::BotAuth(command) => bot_auth::run(command),
         Command::Serve {
@@ -284,24 +243,76 @@ fn main() -> ExitCode {
         Command::Mcp {
             config,
             max_output_bytes,
-        } => {
-            let Some(loaded) = load_config(config.as_deref(), Profile::Agent) else {
-                return ExitCode::from(1);
-            };
-            let Some(tool) = build_tool(loaded) else {
-                return ExitCode::from(1);
-            };
-            let server = WebFetchServer::new(tool, max_output_bytes);
-            let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
-                return ExitCode::from(1);
-            };
-            match runtime.block_on(server.serve_stdio()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    tracing::error!(event = "mcp_failed", "MCP server stopped: {error}");
-                    ExitCode::from(1)
-                }
-            }
+        } => mcp(config.as_deref(), max_output_bytes),
+    }
+}
+
+/// `webfetch fetch`: one URL's JSON, or with several one JSON object per line
+/// in their order (exit 2 when any gave an error envelope).
+fn fetch(command: FetchCommand) -> ExitCode {
+    let FetchCommand {
+        urls,
+        config,
+        options,
+        no_cache,
+        force_browser,
+        max_output_bytes,
+        pretty,
+    } = command;
+    let Some(loaded) = load_config(config.as_deref(), Profile::Extended) else {
+        return ExitCode::from(1);
+    };
+    let Some(tool) = build_tool(loaded) else {
+        return ExitCode::from(1);
+    };
+    let Some(runtime) = runtime(tokio::runtime::Builder::new_current_thread()) else {
+        return ExitCode::from(1);
+    };
+    let max_output_bytes = max_output_bytes.unwrap_or(usize::MAX);
+    if let [url] = urls.as_slice() {
+        let mut args = json!({ "url": url, "no_cache": no_cache, "force_browser": force_browser });
+        options.add_to(&mut args);
+        let result = runtime
+            .block_on(tool.call(&args, max_output_bytes))
+            .map(|built| built.json);
+        return print_result(result, pretty);
+    }
+    let mut args = json!({ "urls": urls, "no_cache": no_cache, "force_browser": force_browser });
+    options.add_to(&mut args);
+    let batch = match BatchArgs::parse(&args) {
+        Ok(batch) => batch,
+        Err(error) => return print_result(Err(error), pretty),
+    };
+    let results = runtime.block_on(tool.fetch_each(&batch, max_output_bytes));
+    // Exit 2 when any URL gave an error envelope.
+    results.into_iter().fold(ExitCode::SUCCESS, |code, result| {
+        let printed = print_result(result.map(|built| built.json), pretty);
+        if printed == ExitCode::SUCCESS {
+            code
+        } else {
+            printed
+        }
+    })
+}
+
+/// `webfetch mcp`: the tool served over MCP on stdin and stdout until the
+/// client closes them.
+fn mcp(config: Option<&Path>, max_output_bytes: usize) -> ExitCode {
+    let Some(loaded) = load_config(config, Profile::Agent) else {
+        return ExitCode::from(1);
+    };
+    let Some(tool) = build_tool(loaded) else {
+        return ExitCode::from(1);
+    };
+    let server = WebFetchServer::new(tool, max_output_bytes);
+    let Some(runtime) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
+        return ExitCode::from(1);
+    };
+    match runtime.block_on(server.serve_stdio()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(event = "mcp_failed", "MCP server stopped: {error}");
+            ExitCode::from(1)
         }
     }
 }
