@@ -69,8 +69,7 @@ pub(crate) fn wait_child(child: &mut Child, limit: Duration, what: &str) -> Exit
     let status = child.wait().expect("wait for the child");
     assert!(
         !watchdog.stop(),
-        "gave up after {} s waiting for {what}: the child was killed",
-        limit.as_secs()
+        "gave up after {limit:?} waiting for {what}: the child was killed"
     );
     status
 }
@@ -132,7 +131,7 @@ pub(crate) fn recv_within<T>(rx: &mpsc::Receiver<T>, limit: Duration, what: &str
     match rx.recv_timeout(limit) {
         Ok(message) => message,
         Err(RecvTimeoutError::Timeout) => {
-            panic!("gave up after {} s waiting for {what}", limit.as_secs())
+            panic!("gave up after {limit:?} waiting for {what}")
         }
         Err(RecvTimeoutError::Disconnected) => {
             panic!("waiting for {what}: its sender is gone, so it can not come")
@@ -186,10 +185,7 @@ pub(crate) async fn poll_until_async<T, E: Display>(
 }
 
 fn gave_up(limit: Duration, what: &str, seen: &dyn Display) -> ! {
-    panic!(
-        "gave up after {} s waiting for {what}; last seen: {seen}",
-        limit.as_secs()
-    )
+    panic!("gave up after {limit:?} waiting for {what}; last seen: {seen}")
 }
 
 /// What `future` gives, waiting at most `limit`; the test fails naming `what`
@@ -197,7 +193,7 @@ fn gave_up(limit: Duration, what: &str, seen: &dyn Display) -> ! {
 pub(crate) async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
     match tokio::time::timeout(limit, future).await {
         Ok(value) => value,
-        Err(_) => panic!("gave up after {} s waiting for {what}", limit.as_secs()),
+        Err(_) => panic!("gave up after {limit:?} waiting for {what}"),
     }
 }
 
@@ -226,4 +222,44 @@ pub(crate) async fn until<'a, E, T: Debug + 'a>(
         }
     };
     within(WAIT, what, raced).await
+}
+
+#[test]
+#[should_panic(expected = "gave up after 200ms waiting for a sleeper: the child was killed")]
+fn a_child_past_its_deadline_is_killed_and_the_wait_names_it() {
+    let mut sleeper = Command::new("sleep").arg("600").spawn().unwrap();
+    wait_child(&mut sleeper, Duration::from_millis(200), "a sleeper");
+}
+
+#[test]
+fn a_childs_output_is_read_to_its_end() {
+    let output = Command::new("sh")
+        .args(["-c", "echo out; echo err >&2; exit 3"])
+        .output_within(WAIT, "a short shell");
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        (&output.stdout[..], &output.stderr[..]),
+        (&b"out\n"[..], &b"err\n"[..])
+    );
+}
+
+#[test]
+#[should_panic(expected = "waiting for a message: its sender is gone")]
+fn a_wait_on_a_channel_without_senders_fails_at_once() {
+    let (_, rx) = mpsc::channel::<()>();
+    recv_within(&rx, WAIT, "a message");
+}
+
+#[test]
+#[should_panic(expected = "waiting for a count of 3; last seen: 1")]
+fn a_poll_that_finds_nothing_says_what_it_last_saw() {
+    poll_until(Duration::from_millis(100), "a count of 3", || {
+        Err::<(), _>(1)
+    });
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "gave up after 120s waiting for what never comes")]
+async fn a_future_that_never_ends_fails_the_wait() {
+    within(WAIT, "what never comes", std::future::pending::<()>()).await;
 }
