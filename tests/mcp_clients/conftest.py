@@ -7,6 +7,7 @@ as the Rust tests do), and `webfetch serve` processes.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -14,7 +15,7 @@ import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Awaitable, Iterator, List, TypeVar
+from typing import Any, Awaitable, Coroutine, Iterator, List, TypeVar
 
 import anyio
 import pytest
@@ -37,6 +38,26 @@ async def within(what: str, awaitable: Awaitable[T]) -> T:
             return await awaitable
     except TimeoutError:
         raise AssertionError(f"gave up after {CALL_SECONDS} s waiting for {what}") from None
+
+
+def run_within(what: str, session: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(session)`, failing naming `what` after `CALL_SECONDS`.
+
+    The session runs as a task of its own, under no cancel scope of ours: the
+    SDK tells a call's cancellation from its caller's scope, which an
+    enclosing deadline scope would blur.
+    """
+
+    async def watched() -> T:
+        task = asyncio.ensure_future(session)
+        done, _ = await asyncio.wait({task}, timeout=CALL_SECONDS)
+        if not done:
+            task.cancel()
+            raise AssertionError(f"gave up after {CALL_SECONDS} s waiting for {what}")
+        return task.result()
+
+    return asyncio.run(watched())
+
 
 ARTICLE = (
     "<!doctype html><html lang='en'><head><title>MCP clients</title></head>"

@@ -11,7 +11,6 @@ scope is cancelled.
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import json
 import threading
@@ -23,7 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from conftest import Served, Site, binary, within
+from conftest import Served, Site, binary, run_within, within
 
 #: The two protocol revisions: the SDK's `mode` and what it negotiates.
 REVISIONS = [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
@@ -109,7 +108,7 @@ def test_stdio_both_revisions(mode: str, version: str, site: Site, config: str) 
             await cancel_held_call(client, site)
 
     # The session's start (initialize) and end (the child's exit) are bounded too.
-    asyncio.run(within(f"an MCP session over stdio ({mode})", run()))
+    run_within(f"an MCP session over stdio ({mode})", run())
 
 
 @pytest.mark.parametrize("mode,version", REVISIONS)
@@ -128,7 +127,7 @@ def test_streamable_http_both_revisions(
             if mode != "legacy":
                 await cancel_held_call(client, site)
 
-    asyncio.run(within(f"an MCP session over Streamable HTTP ({mode})", run()))
+    run_within(f"an MCP session over Streamable HTTP ({mode})", run())
 
 
 class RoundRobin:
@@ -200,7 +199,7 @@ def test_a_modern_client_alternating_between_two_servers_works(
                     for _ in range(4)
                 ]
 
-        results = asyncio.run(within("an MCP session through the round-robin proxy", run()))
+        results = run_within("an MCP session through the round-robin proxy", run())
     finally:
         proxy.close()
     assert all(result.is_error is False for result in results)
