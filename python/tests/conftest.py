@@ -21,6 +21,11 @@ import pytest
 #: synchronisation (a passing run never waits for it to run out).
 GATE_TIMEOUT_SECONDS = 20
 
+#: How long a test waits for a fetch, or for a thread to end, before failing: a
+#: way out for what never comes, never a timing assertion (minutes, for what
+#: takes a second).
+WAIT_SECONDS = 120
+
 ARTICLE = (
     "<!doctype html><html lang='en'><head><title>Python bindings</title></head>"
     "<body><main><h1>Hello from loopback</h1>"
@@ -114,7 +119,8 @@ def site() -> Iterator[Site]:
             site.gate.abort()
         server.shutdown()
         server.server_close()
-        thread.join()
+        thread.join(timeout=WAIT_SECONDS)
+        assert not thread.is_alive(), "the site's server thread did not end"
 
 
 def loopback_config(port: int, cache_dir: Optional[Path] = None) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import webfetch
-from conftest import Site, loopback_config
+from conftest import WAIT_SECONDS, Site, loopback_config
 
 
 def test_fetch_returns_the_response_as_a_dict_in_the_srd_order(site: Site, config: str) -> None:
@@ -123,7 +123,9 @@ def test_fetches_from_threads_run_at_the_same_time(site: Site, config: str) -> N
 
     with webfetch.WebFetch(config_toml=config) as client:
         with ThreadPoolExecutor(max_workers=parties) as pool:
-            responses = list(pool.map(lambda i: client.fetch(site.url(f"/gate/{i}")), range(parties)))
+            # The map gives up (TimeoutError) on a fetch that never answers.
+            fetch = lambda i: client.fetch(site.url(f"/gate/{i}"))  # noqa: E731
+            responses = list(pool.map(fetch, range(parties), timeout=WAIT_SECONDS))
 
     # Every request was answered only once all of them were in flight.
     assert [r["title"] for r in responses] == [str(i) for i in range(parties)]
@@ -135,7 +137,8 @@ def test_fetches_from_asyncio_tasks_run_at_the_same_time(site: Site, config: str
 
     async def main() -> list:
         async with webfetch.WebFetch(config_toml=config) as client:
-            return await asyncio.gather(*(client.fetch_async(site.url(f"/gate/{i}")) for i in range(parties)))
+            fetches = asyncio.gather(*(client.fetch_async(site.url(f"/gate/{i}")) for i in range(parties)))
+            return await asyncio.wait_for(fetches, WAIT_SECONDS)
 
     responses = asyncio.run(main())
 
@@ -143,11 +146,13 @@ def test_fetches_from_asyncio_tasks_run_at_the_same_time(site: Site, config: str
 
 
 def test_module_level_fetch_async(site: Site, config: str) -> None:
-    response = asyncio.run(webfetch.fetch_async(site.url("/article.html"), config_toml=config))
+    fetched = webfetch.fetch_async(site.url("/article.html"), config_toml=config)
+    response = asyncio.run(asyncio.wait_for(fetched, WAIT_SECONDS))
     assert response["title"] == "Python bindings"
 
     with pytest.raises(webfetch.FetchError) as raised:
-        asyncio.run(webfetch.fetch_async(site.url("/missing"), config_toml=config))
+        missing = webfetch.fetch_async(site.url("/missing"), config_toml=config)
+        asyncio.run(asyncio.wait_for(missing, WAIT_SECONDS))
     assert raised.value.code == "http_4xx"
 
 

@@ -234,7 +234,11 @@ mod tests {
         changed.cursor = 13;
         first.write(&changed).unwrap();
         drop(first);
-        assert_eq!(rx.recv().unwrap(), Some(changed));
+        // A lock never let go of fails the test, after a generous while.
+        let read = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the second handle got the lock within 120 s");
+        assert_eq!(read, Some(changed));
         waiter.join().unwrap();
     }
 }

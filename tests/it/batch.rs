@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use webfetch::BatchResponse;
 use wiremock::MockServer;
 
-use crate::mcp::{Client, call, start_server, text};
+use crate::mcp::{Client, call, close, list_tools, start_server, text};
+use crate::support::deadline::{WAIT, within};
 use crate::support::stdio_mcp::StdioServer;
 use crate::support::{Config, hits, html, serve};
 
@@ -22,8 +23,9 @@ async fn batch(client: &Client, arguments: Value) -> rmcp::model::CallToolResult
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
-    client
-        .call_tool(CallToolRequestParams::new("web_fetch_batch").with_arguments(arguments))
+    let called =
+        client.call_tool(CallToolRequestParams::new("web_fetch_batch").with_arguments(arguments));
+    within(WAIT, "the answer to a web_fetch_batch tools/call", called)
         .await
         .expect("tools/call answered")
 }
@@ -63,7 +65,7 @@ async fn a_batch_answers_each_url_in_order_sharing_one_output_budget() {
     ])
     .await;
 
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["web_fetch", "web_fetch_batch"]);
     let listed = serde_json::to_value(&tools[1]).unwrap();
@@ -121,7 +123,7 @@ async fn a_batch_answers_each_url_in_order_sharing_one_output_budget() {
             .iter()
             .all(|chunk| &chunk.text != first_more)
     );
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 #[test]
@@ -219,5 +221,5 @@ async fn a_batch_on_one_origin_keeps_to_its_politeness_limit() {
     );
     let most = most.load(Ordering::SeqCst);
     assert!((1..=2).contains(&most), "{most} at once");
-    client.cancel().await.unwrap();
+    close(client).await;
 }

@@ -25,6 +25,7 @@ use webfetch::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::serve::{Served, request};
+use crate::support::deadline::{OutputWithin as _, WAIT};
 use crate::support::{Config, html, robots, serve, toml_string};
 
 /// The key directory's URL every test key names.
@@ -445,8 +446,7 @@ fn webfetch(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(args)
         .env_remove("RUST_LOG")
-        .output()
-        .expect("the binary runs")
+        .output_within(WAIT, &format!("webfetch {}", args.join(" ")))
 }
 
 /// A config file: loopback port 9 allowed, then `bot_auth` (a whole table).

@@ -28,6 +28,7 @@ use webfetch::{ErrorCode, FetchError};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::support::deadline::{WAIT, within};
 use crate::support::gate::Gate;
 use crate::support::{
     BrowserTurn, Config, LogBuffer, browser_section, browser_turn, chromium, live_processes_naming,
@@ -142,7 +143,8 @@ async fn run(settings: Settings, url: &str, hook: Option<&dyn HopHook>) -> Run {
     }
     let buffer = LogBuffer::default();
     let subscriber = buffer.subscriber("webfetch=debug");
-    let result = render(&ctx).with_subscriber(subscriber).await;
+    let rendered = render(&ctx).with_subscriber(subscriber);
+    let result = within(WAIT, &format!("the render of {url}"), rendered).await;
     assert_nothing_left(target.root.path());
     let logs = buffer.text();
     Run { result, logs }

@@ -26,6 +26,7 @@ use webfetch::testing::StubValidator;
 use webfetch::{ErrorCode, FetchError};
 use wiremock::{MockServer, ResponseTemplate};
 
+use crate::support::deadline::{OutputWithin as _, WAIT, poll_until_async, within};
 use crate::support::{
     BrowserTurn, Config, LogBuffer, browser_section, browser_turn, chromium,
     chromium_without_sandbox, html, live_processes_naming, serve, toml_string,
@@ -134,7 +135,11 @@ async fn render_watching(
         .with_profile_root(root.to_path_buf());
     let buffer = LogBuffer::default();
     let subscriber = buffer.subscriber("webfetch=debug");
-    let rendering = render(&ctx).with_subscriber(subscriber);
+    let rendering = within(
+        WAIT,
+        "the watched render",
+        render(&ctx).with_subscriber(subscriber),
+    );
     tokio::pin!(rendering);
     let mut seen: Vec<Renderer> = Vec::new();
     let result = loop {
@@ -473,8 +478,7 @@ async fn the_next_launch_sweeps_what_a_sigkilled_cli_and_watchdog_left() {
     serve(&killed.server, "/next", html("<p>next</p>")).await;
     let next = killed
         .cli(&format!("{}/next", killed.server.uri()))
-        .output()
-        .unwrap();
+        .output_within(WAIT, "the next CLI render after the kill");
     assert!(
         next.status.success(),
         "{}",
@@ -507,14 +511,13 @@ impl Killed {
     }
 
     /// Waits until no process names the profile or the Chromium's marker and the
-    /// profile is gone; fails after a minute.
+    /// profile is gone; fails after [`WAIT`], saying what was left.
     async fn assert_nothing_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = live_processes_naming(&self.profile);
+        poll_until_async(WAIT, "nothing left after the kill", async || {
+            let named = live_processes_naming(&self.profile);
             let marked = live_processes_naming(Path::new(&self.marker));
-            if left.is_empty() && marked.is_empty() && !self.profile.exists() {
-                return;
+            if named.is_empty() && marked.is_empty() && !self.profile.exists() {
+                return Ok(());
             }
             // The pid and program of each, not Chromium's whole command line.
             let short = |processes: Vec<String>| -> Vec<String> {
@@ -523,15 +526,14 @@ impl Killed {
                     .map(|p| p.chars().take(60).collect())
                     .collect()
             };
-            assert!(
-                Instant::now() < deadline,
-                "left behind after the kill: profile exists {}, processes {:?} {:?}",
+            Err(format!(
+                "profile exists {}, processes {:?} {:?}",
                 self.profile.exists(),
-                short(left),
+                short(named),
                 short(marked)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            ))
+        })
+        .await;
     }
 }
 
@@ -578,14 +580,20 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
     };
     let mut cli = killed.cli(&format!("http://127.0.0.1:{port}/"));
     cli.stdout(std::process::Stdio::null()).process_group(0);
-    let mut cli = tokio::process::Command::from(cli).spawn().unwrap();
+    let mut cli = tokio::process::Command::from(cli)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
 
     // The page's script asked for /hang: Chromium is up and rendering. A CLI
     // that ends first fails the test with its exit status.
-    tokio::select! {
-        asked = hanging.recv() => asked.expect("the page's server is alive"),
-        status = cli.wait() => panic!("the CLI ended before the render reached /hang: {status:?}"),
-    }
+    let rendering = async {
+        tokio::select! {
+            asked = hanging.recv() => asked.expect("the page's server is alive"),
+            status = cli.wait() => panic!("the CLI ended before the render reached /hang: {status:?}"),
+        }
+    };
+    within(WAIT, "the CLI's render to ask for /hang", rendering).await;
     killed.profile = live_processes_naming(Path::new(&killed.marker))
         .iter()
         .find_map(|process| {
@@ -604,7 +612,9 @@ async fn kill_the_cli_mid_render(kill: Kill) -> Option<Killed> {
 
     let cli_pid = Pid::from_raw(i32::try_from(cli.id().expect("still running")).unwrap());
     kill.send(cli_pid, Pid::from_raw(watchdog));
-    let status = cli.wait().await.unwrap();
+    let status = within(WAIT, "the CLI to end of its signal", cli.wait())
+        .await
+        .unwrap();
     assert!(!status.success(), "{status:?}");
     Some(killed)
 }

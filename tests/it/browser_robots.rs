@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use tracing::instrument::WithSubscriber as _;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::mcp::{call, start_server, text as mcp_text};
+use crate::mcp::{call, close, start_server, text as mcp_text};
+use crate::support::deadline::{WAIT, within};
 use crate::support::gate::Gate;
 use crate::support::{
     Config, LogBuffer, browser_section, browser_turn, chromium, hits, html, json_files, robots,
@@ -361,12 +362,12 @@ async fn mcp_checks_frames_by_default_and_fetch_does_not() {
     let unset = config_file("");
     let url = format!("http://127.0.0.1:{port}/page");
 
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_webfetch"))
+    let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(["fetch", &url, "--force-browser", "--config"])
         .arg(unset.path())
-        .output()
-        .await
-        .unwrap();
+        .kill_on_drop(true)
+        .output();
+    let output = within(WAIT, "the CLI's browser fetch", cli).await.unwrap();
     assert!(output.status.success(), "{output:?}");
     let fetched: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(frame_text_shown(&fetched));
@@ -377,7 +378,7 @@ async fn mcp_checks_frames_by_default_and_fetch_does_not() {
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
     assert!(!frame_text_shown(&mcp_text(&result)));
     assert_eq!(hits(&server, "/private/frame").await, 1, "MCP never asked");
-    client.cancel().await.unwrap();
+    close(client).await;
 
     let off = config_file("robots_for_frames = false\n");
     let client = start_server(&["--config", off.path().to_str().unwrap()]).await;
@@ -385,7 +386,7 @@ async fn mcp_checks_frames_by_default_and_fetch_does_not() {
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
     assert!(frame_text_shown(&mcp_text(&result)));
     assert_eq!(hits(&server, "/private/frame").await, 2);
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 /// One cache directory, two settings: a browser document rendered without the

@@ -18,6 +18,7 @@ use webfetch::internals::cache::{CacheKey, CacheWriteError, DiskCache, Fresh, Va
 use webfetch::internals::vocabulary::ExtractedDocument;
 
 use crate::support::Config;
+use crate::support::deadline::{WAIT, join_within, wait_child};
 
 const T0: OffsetDateTime = datetime!(2026-01-10 12:00:00 UTC);
 const HTTP: RenderingMethod = RenderingMethod::Http;
@@ -810,7 +811,7 @@ fn fr_wf_16g_concurrent_handles_in_threads_leave_only_valid_entries() {
         })
         .collect();
     for worker in workers {
-        worker.join().expect("worker panicked");
+        join_within(worker, WAIT, "a storming thread to finish");
     }
     assert_only_valid_entries(dir.path());
     assert_limits_restored(dir.path());
@@ -851,7 +852,8 @@ fn fr_wf_16g_concurrent_processes_leave_only_valid_entries() {
     // This process storms too, alongside its children.
     storm(dir.path(), 7, 150);
     for mut child in children {
-        assert!(child.wait().unwrap().success(), "a worker process failed");
+        let status = wait_child(&mut child, WAIT, "a storming worker process to finish");
+        assert!(status.success(), "a worker process failed");
     }
     assert_only_valid_entries(dir.path());
     assert_limits_restored(dir.path());

@@ -10,14 +10,14 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
+use crate::support::deadline::{OutputWithin as _, WAIT, output_of};
 use crate::support::{Config, html, serve};
 
 fn webfetch(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(args)
         .env_remove("RUST_LOG")
-        .output()
-        .expect("the binary runs")
+        .output_within(WAIT, &format!("webfetch {}", args.join(" ")))
 }
 
 /// Runs the binary with `input` on its stdin.
@@ -33,7 +33,7 @@ fn webfetch_with_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut stdin = child.stdin.take().expect("a stdin pipe");
     stdin.write_all(input).unwrap();
     drop(stdin);
-    child.wait_with_output().expect("the binary finishes")
+    output_of(child, WAIT, &format!("webfetch {}", args.join(" ")))
 }
 
 /// [`webfetch`] off the async runtime, so the wiremock server it talks to keeps

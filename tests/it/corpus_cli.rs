@@ -18,6 +18,7 @@ use serde_json::Value;
 use wiremock::MockServer;
 use wiremock::ResponseTemplate;
 
+use crate::support::deadline::{OutputWithin as _, WAIT};
 use crate::support::{Config, serve};
 
 /// At most this many `webfetch` processes at once.
@@ -146,8 +147,7 @@ async fn it_wf_cli_every_corpus_page_returns_valid_json() {
                             .args(["fetch", &url, "--config"])
                             .arg(&config_path)
                             .env_remove("RUST_LOG")
-                            .output()
-                            .expect("the binary runs");
+                            .output_within(WAIT, &format!("webfetch fetch {url}"));
                         match check(&url, &output) {
                             Ok(n) => {
                                 chunks.fetch_add(n, Ordering::Relaxed);

@@ -19,6 +19,7 @@ use webfetch::internals::cache::Variant;
 use webfetch::{ErrorCode, FetchError};
 use wiremock::MockServer;
 
+use crate::support::deadline::{OutputWithin as _, WAIT, output_of, within};
 use crate::support::{Config, html, json_files, read_head, serve};
 
 /// No output budget.
@@ -191,7 +192,9 @@ async fn trickle_error(head: &'static [u8], tail: u8) -> FetchError {
     let site = trickling_site(head, tail).await;
     let cache = tempfile::tempdir().unwrap();
     let config = Config::new(&[site.port()]).timeout(1);
-    failing_fetch(config, cache.path(), &page(site)).await
+    let url = page(site);
+    let fetch = failing_fetch(config, cache.path(), &url);
+    within(WAIT, "the trickled fetch to time out", fetch).await
 }
 
 /// A `timeout` at the 1 s budget of these tests, in `phase`.
@@ -257,9 +260,12 @@ pub(crate) fn stdout_json(output: &Output) -> Value {
 
 /// Runs `command` off the async runtime (the test's servers keep serving).
 pub(crate) async fn run(mut command: Command) -> Output {
-    tokio::task::spawn_blocking(move || command.output().expect("the binary runs"))
-        .await
-        .unwrap()
+    tokio::task::spawn_blocking(move || {
+        let what = format!("{command:?}");
+        command.output_within(WAIT, &what)
+    })
+    .await
+    .unwrap()
 }
 
 /// A wiremock site serving `/p{n}` for every `n` in `pages`: articles of 5 to 65
@@ -659,7 +665,7 @@ async fn eight_cli_processes_fetching_and_evicting_at_once_keep_both_limits() {
         let outputs = tokio::task::spawn_blocking(move || {
             children
                 .into_iter()
-                .map(|c| c.wait_with_output().unwrap())
+                .map(|c| output_of(c, WAIT, "a CLI fetch of the eight at once"))
                 .collect::<Vec<_>>()
         })
         .await

@@ -19,8 +19,10 @@ use serde_json::{Value, json};
 use wiremock::{MockServer, ResponseTemplate};
 
 use crate::serve::{Served, get, target};
+use crate::support::deadline::{
+    OutputWithin as _, WAIT, poll_until_async, until, wait_child, within,
+};
 use crate::support::origin::Origin;
-use crate::support::race::until;
 use crate::support::redis_server::{RedisServer, seal, unsealed, write_key_file};
 use crate::support::{Config, hits, html, robots, serve, toml_string};
 
@@ -229,7 +231,12 @@ async fn fleet_single_flight_fetches_a_page_once_for_the_whole_fleet() {
         a.logs_with("fetch_start", 3).await;
         b.logs_with("fetch_start", 3).await;
     };
-    until(started, calls.iter_mut()).await;
+    until(
+        "the held page and three calls on each instance",
+        started,
+        calls.iter_mut(),
+    )
+    .await;
     origin.open();
     let mut notes = Vec::new();
     for call in calls {
@@ -274,16 +281,26 @@ async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
             String::from_utf8_lossy(&answered).into_owned()
         })
     };
-    until(origin.wait_for("/held/page", 1), [&mut held]).await;
+    until(
+        "a's fetch of the held page",
+        origin.wait_for("/held/page", 1),
+        [&mut held],
+    )
+    .await;
     let mut waiters: Vec<_> = (0..2)
         .map(|_| {
             let (addr, target) = (b.addr, target(&url));
             tokio::spawn(async move { get(addr, &target).await })
         })
         .collect();
-    until(b.logs_with("fetch_start", 2), waiters.iter_mut()).await;
+    until(
+        "both waiters' calls on b",
+        b.logs_with("fetch_start", 2),
+        waiters.iter_mut(),
+    )
+    .await;
     a.child.kill().unwrap();
-    a.child.wait().unwrap();
+    wait_child(&mut a.child, WAIT, "webfetch serve a to die of its SIGKILL");
     origin.open();
     let mut notes = Vec::new();
     for waiter in waiters {
@@ -391,7 +408,12 @@ async fn fleet_per_origin_in_flight_is_fleet_wide() {
         let (addr, target) = (a.addr, target(&origin.url("/held/first")));
         tokio::spawn(async move { get(addr, &target).await })
     };
-    until(origin.wait_for("/held/first", 1), [&mut first]).await;
+    until(
+        "the fetch of the held first page",
+        origin.wait_for("/held/first", 1),
+        [&mut first],
+    )
+    .await;
     let second = fetch(&b, &origin.url("/second")).await;
     assert_eq!(second["code"], "http_4xx", "{second}");
     assert_eq!(second["details"]["reason"], "origin_busy");
@@ -448,18 +470,16 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
     redis.restart();
     // Each instance tries Redis again after a pause of at most 2 s.
     let three = format!("http://127.0.0.1:{port}/three");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    poll_until_async(WAIT, "sharing to resume once Redis is back", async || {
         fetch(&a, &three).await;
-        if fetch(&b, &three).await["notes"] == json!(["cache_hit"]) {
-            break;
+        let notes = fetch(&b, &three).await["notes"].clone();
+        if notes == json!(["cache_hit"]) {
+            Ok(())
+        } else {
+            Err(notes)
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "sharing did not resume"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     let (a_logs, b_logs) = (a.stop().await, b.stop().await);
     assert!(
         a_logs.contains("fleet_redis_back") || b_logs.contains("fleet_redis_back"),
@@ -539,9 +559,13 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
     let mut served = Served::start(&config, &[], &[]);
     let url = format!("http://127.0.0.1:{port}/page");
     for _ in 0..2 {
-        let response = tokio::time::timeout(Duration::from_secs(5), fetch(&served, &url))
-            .await
-            .expect("the call answered within its budget");
+        let answered = fetch(&served, &url);
+        let response = within(
+            Duration::from_secs(5),
+            "the call, within its budget",
+            answered,
+        )
+        .await;
         assert_eq!(response["title"], "Fleet", "{response}");
         assert_eq!(response["notes"], json!([]));
     }
@@ -620,8 +644,7 @@ fn fleet_refuses_a_redis_url_file_others_can_write() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(&file)
-        .output()
-        .unwrap();
+        .output_within(WAIT, "webfetch serve to refuse a writable redis_url_file");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("writable by group or others"), "{stderr}");

@@ -14,6 +14,7 @@ use tracing::Level;
 use webfetch::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
+use crate::support::deadline::{OutputWithin as _, WAIT};
 use crate::support::{Config, LogBuffer, html, robots, serve, site};
 
 const SECRET: &str = "SECRET123";
@@ -231,8 +232,7 @@ fn t_wf_err_03_cli_stderr_never_shows_the_query() {
             .args(["--log-format", "json", "fetch", &url, "--config"])
             .arg(file.path())
             .env("RUST_LOG", "info")
-            .output()
-            .expect("the binary runs");
+            .output_within(WAIT, &format!("webfetch fetch {url}"));
         assert_eq!(output.status.code(), Some(exit), "{url}");
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_no_secret(&stderr);

@@ -11,6 +11,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use wiremock::{MockServer, ResponseTemplate};
 
+use crate::support::deadline::{WAIT, within};
 use crate::support::stdio_mcp::StdioServer;
 use crate::support::{Config, html, serve};
 
@@ -21,7 +22,13 @@ pub(crate) async fn start_server(extra_args: &[&str]) -> Client {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webfetch"));
     command.arg("mcp").args(extra_args);
     let transport = TokioChildProcess::new(command).expect("spawn webfetch mcp");
-    ().serve(transport).await.expect("MCP initialize")
+    within(
+        WAIT,
+        "webfetch mcp to answer initialize",
+        ().serve(transport),
+    )
+    .await
+    .expect("MCP initialize")
 }
 
 /// A `web_fetch` call with `arguments`.
@@ -29,10 +36,25 @@ pub(crate) async fn call(client: &Client, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
-    client
-        .call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments))
+    let called =
+        client.call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments));
+    within(WAIT, "the answer to a web_fetch tools/call", called)
         .await
         .expect("tools/call answered")
+}
+
+/// Every tool the server lists.
+pub(crate) async fn list_tools(client: &Client) -> Vec<rmcp::model::Tool> {
+    within(WAIT, "the answer to tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list answered")
+}
+
+/// Closes the session and waits for the client's end.
+pub(crate) async fn close(client: Client) {
+    within(WAIT, "the MCP client to close", client.cancel())
+        .await
+        .expect("the client closed");
 }
 
 /// The result's first text block, as JSON.
@@ -53,7 +75,7 @@ async fn mcp_lists_web_fetch_with_the_fr_wf_02_schema() {
         info.server_info.as_ref().map(|s| s.name.as_str()),
         Some("webfetch")
     );
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     assert_eq!(tools.len(), 2, "web_fetch and web_fetch_batch");
     let tool = &tools[0];
     assert_eq!(tool.name, "web_fetch");
@@ -63,7 +85,7 @@ async fn mcp_lists_web_fetch_with_the_fr_wf_02_schema() {
     assert_eq!(schema["properties"]["max_chunk_tokens"]["minimum"], 128);
     assert_eq!(schema["properties"]["max_chunk_tokens"]["maximum"], 2048);
     assert!(schema["properties"].get("block_resources").is_none());
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 #[tokio::test]
@@ -81,7 +103,7 @@ async fn mcp_bad_arguments_are_tool_errors_with_the_envelope() {
         assert_eq!(envelope["code"], "bad_args", "{arguments}");
         assert_eq!(envelope["retryable"], false);
     }
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 #[tokio::test]
@@ -98,13 +120,13 @@ async fn mcp_blocked_targets_report_the_structured_code() {
     assert_eq!(envelope["details"]["cidr"], "169.254.0.0/16");
     let result = call(&client, json!({"url": "file:///etc/passwd"})).await;
     assert_eq!(text(&result)["code"], "invalid_scheme");
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 #[tokio::test]
 async fn mcp_advertises_the_extraction_extension() {
     let client = start_server(&[]).await;
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     let schema = Value::Object((*tools[0].input_schema).clone());
     let extraction = &schema["properties"]["extraction"];
     assert_eq!(extraction["type"], "string");
@@ -116,19 +138,19 @@ async fn mcp_advertises_the_extraction_extension() {
     // Still closed, still only `url` required.
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["required"], json!(["url"]));
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 #[tokio::test]
 async fn mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
     let client = start_server(&[]).await;
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     let description = tools[0]
         .description
         .as_deref()
         .unwrap_or_default()
         .to_owned();
-    client.cancel().await.unwrap();
+    close(client).await;
     for needle in [
         "PDFs",
         "pdf_encrypted",
@@ -142,7 +164,7 @@ async fn mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
     let config = dir.path().join("webfetch.toml");
     std::fs::write(&config, "[tools.webfetch.content]\nformats = []\n").unwrap();
     let client = start_server(&["--config", config.to_str().unwrap()]).await;
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     let without = tools[0].description.as_deref().unwrap_or_default();
     // The tool's own paragraph and nothing about the formats.
     assert!(
@@ -153,7 +175,7 @@ async fn mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
     for needle in ["PDFs", "pdf_encrypted", "RSS and Atom"] {
         assert!(!without.contains(needle), "{needle}: {without}");
     }
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 /// A page on which a scoring (article) extractor finds no main content: two words.
@@ -188,7 +210,7 @@ async fn mcp_call_with_extraction_uses_that_mode() {
     assert_eq!(envelope["code"], "bad_args");
     let message = envelope["message"].as_str().unwrap();
     assert!(message.contains(r#""srd", "article""#), "{message}");
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 /// A page of 40 chunks, asked for by a URL that redirects to it, read
@@ -315,7 +337,7 @@ async fn mcp_a_long_page_is_read_to_the_end_with_start_chunk() {
     let envelope = text(&past);
     assert_eq!(envelope["code"], "bad_args");
     assert_eq!(envelope["details"]["chunk_count"], 40);
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 /// The tool says what a client may assume of it and what it answers: a title,
@@ -335,7 +357,7 @@ async fn mcp_the_tool_is_annotated_and_its_results_are_structured() {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(config.toml().as_bytes()).unwrap();
     let client = start_server(&["--config", file.path().to_str().unwrap()]).await;
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tool["title"], "Fetch a web page");
     assert_eq!(
@@ -398,7 +420,7 @@ async fn mcp_the_tool_is_annotated_and_its_results_are_structured() {
         .expect("structuredContent");
     assert_eq!(envelope, text(&blocked));
     assert_eq!(envelope["code"], "ssrf_blocked");
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 /// A call that carries a `progressToken` is told its stages in words before its

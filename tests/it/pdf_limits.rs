@@ -16,6 +16,7 @@ use webfetch::internals::content::pdf::{Limits, read};
 use webfetch::{FetchArgs, PdfWorker, Profile, SavedPage, WebFetchTool};
 
 use crate::support::child_cost;
+use crate::support::deadline::{WAIT, poll_until_async};
 use crate::support::hostile_pdfs as hostile;
 
 /// What every run may take at most: an unbounded reader takes minutes or dies.
@@ -372,13 +373,18 @@ async fn serve_reads_the_worst_pdfs_while_healthz_answers_and_lives_on() {
         // The server answers its health check all along: the PDF is read in a
         // worker process, off the server's threads.
         let mut slowest = Duration::ZERO;
-        while !call.is_finished() {
+        let what = format!("the call for {route} to end");
+        poll_until_async(WAIT, &what, async || {
+            if call.is_finished() {
+                return Ok(());
+            }
             let started = Instant::now();
             let health = crate::serve::get(addr, "/healthz").await;
             slowest = slowest.max(started.elapsed());
             assert_eq!(health.status, 200, "{route}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            Err("still running")
+        })
+        .await;
         assert!(
             slowest < Duration::from_secs(2),
             "{route}: /healthz took {slowest:?}"

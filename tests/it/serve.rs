@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
@@ -19,9 +18,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::child_cost::wait_within;
+use crate::mcp::{call, close, list_tools};
+use crate::support::deadline::{OutputWithin as _, WAIT, until, wait_child, within};
 use crate::support::origin::{Origin, request_path};
-use crate::support::race::until;
 use crate::support::{Config, browser_section, chromium, hits, html, robots, serve};
 
 const PAGE: &str = "<html><head><title>Served</title></head><body><main><h1>Served</h1>\
@@ -125,21 +124,28 @@ impl Served {
     pub(crate) async fn stop(&mut self) -> String {
         let _ = self.child.kill();
         let mut stderr = self.stderr.subscribe();
-        let stderr = stderr
-            .wait_for(|stderr| stderr.closed)
-            .await
-            .expect("the sender lives in self");
+        let closed = stderr.wait_for(|stderr| stderr.closed);
+        let stderr = within(
+            WAIT,
+            "webfetch serve's stderr to close after its kill",
+            closed,
+        )
+        .await
+        .expect("the sender lives in self");
         stderr.text.clone()
     }
 
     /// stderr once it holds `count` lines containing `needle`, woken by each line
     /// the reader adds. Fails the test if the process exits (closes stderr)
     /// without them; while it runs, race this with the calls that should make
-    /// it log them ([`crate::support::race::until`]).
+    /// it log them ([`crate::support::deadline::until`]). Fails it too if they
+    /// have not come within [`WAIT`].
     pub(crate) async fn logs_with(&self, needle: &str, count: usize) -> String {
         let mut stderr = self.stderr.subscribe();
-        let stderr = stderr
-            .wait_for(|stderr| stderr.closed || stderr.text.matches(needle).count() >= count)
+        let logged =
+            stderr.wait_for(|stderr| stderr.closed || stderr.text.matches(needle).count() >= count);
+        let what = format!("{count} stderr lines with {needle:?}");
+        let stderr = within(WAIT, &what, logged)
             .await
             .expect("the sender lives in self");
         assert!(
@@ -203,7 +209,10 @@ async fn exchange(
     head.push_str(body);
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
+    let what = format!("the whole answer to {method} {target}");
+    within(WAIT, &what, stream.read_to_end(&mut raw))
+        .await
+        .unwrap();
     let raw = String::from_utf8(raw).unwrap();
     let (head, body) = raw.split_once("\r\n\r\n").expect("a complete response");
     let mut lines = head.lines();
@@ -269,7 +278,9 @@ async fn mcp_client_from(
         .build()
         .unwrap();
     let transport = StreamableHttpClientTransport::with_client(http, config);
-    ().serve(transport).await.expect("MCP initialize over HTTP")
+    within(WAIT, "MCP initialize over HTTP", ().serve(transport))
+        .await
+        .expect("MCP initialize over HTTP")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,26 +294,20 @@ async fn serve_mcp_over_streamable_http_initializes_lists_tools_and_calls() {
         info.server_info.as_ref().map(|s| s.name.as_str()),
         Some("webfetch")
     );
-    let tools = client.list_all_tools().await.unwrap();
+    let tools = list_tools(&client).await;
     assert_eq!(tools.len(), 2, "web_fetch and web_fetch_batch");
     assert_eq!(tools[0].name, "web_fetch");
     let schema = Value::Object((*tools[0].input_schema).clone());
     assert_eq!(schema["properties"]["start_chunk"]["type"], "integer");
 
     let url = format!("http://127.0.0.1:{}/page", server.address().port());
-    let Value::Object(arguments) = json!({ "url": url }) else {
-        unreachable!()
-    };
-    let result = client
-        .call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments))
-        .await
-        .unwrap();
+    let result = call(&client, json!({ "url": url })).await;
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
     let text = &result.content[0].as_text().unwrap().text;
     let response: Value = serde_json::from_str(text).unwrap();
     assert_eq!(response["title"], "Served");
     assert_eq!(response["final_url"], url);
-    client.cancel().await.unwrap();
+    close(client).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,8 +337,7 @@ async fn serve_get_fetch_answers_the_cli_json_and_a_status_per_error() {
         .args(["--extraction", "auto"])
         .args(["--max-chunk-tokens", "256", "--config"])
         .arg(file.path())
-        .output()
-        .unwrap();
+        .output_within(WAIT, "webfetch fetch of /page");
     let mut cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
     let mut served_json = ok.json();
     cli["fetched_at"] = Value::Null;
@@ -379,7 +383,13 @@ async fn serve_get_fetch_answers_the_cli_json_and_a_status_per_error() {
     let head = format!("GET {target} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
+    within(
+        WAIT,
+        "the answer to a foreign Host",
+        stream.read_to_string(&mut raw),
+    )
+    .await
+    .unwrap();
     assert!(raw.starts_with("HTTP/1.1 403"), "{raw}");
 }
 
@@ -420,8 +430,8 @@ async fn serve_with_a_token_asks_for_it_on_every_endpoint_but_healthz() {
 
     // rmcp's client with the token lists the tool.
     let client = mcp_client(&served, Some(TOKEN)).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
-    client.cancel().await.unwrap();
+    assert_eq!(list_tools(&client).await.len(), 2);
+    close(client).await;
     let logs = served.stop().await;
     assert!(!logs.contains(TOKEN), "{logs}");
 }
@@ -431,8 +441,7 @@ fn serve_refuses_a_non_loopback_address_without_a_token() {
     let output = Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(["serve", "--listen", "0.0.0.0:0"])
         .env_remove("WEBFETCH_SERVE_TOKEN")
-        .output()
-        .unwrap();
+        .output_within(WAIT, "webfetch serve --listen 0.0.0.0:0 to refuse");
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -441,8 +450,7 @@ fn serve_refuses_a_non_loopback_address_without_a_token() {
     let output = Command::new(env!("CARGO_BIN_EXE_webfetch"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .env("WEBFETCH_SERVE_TOKEN", "tiny-secret")
-        .output()
-        .unwrap();
+        .output_within(WAIT, "webfetch serve with a short token to refuse");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("tiny-secret"), "{stderr}");
@@ -581,20 +589,14 @@ async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
     let own = format!("http://localhost:{port}");
     for origin in ["https://agents.example", own.as_str()] {
         let client = mcp_client_from(&served, None, Some(origin)).await;
-        let Value::Object(arguments) = json!({ "url": url }) else {
-            unreachable!()
-        };
-        let result = client
-            .call_tool(CallToolRequestParams::new("web_fetch").with_arguments(arguments))
-            .await
-            .unwrap();
+        let result = call(&client, json!({ "url": url })).await;
         assert_eq!(
             result.is_error,
             Some(false),
             "{origin}: {:?}",
             result.content
         );
-        client.cancel().await.unwrap();
+        close(client).await;
     }
     assert_eq!(hits(&server, "/page").await, admitted.len() + 2);
     let logs = served.stop().await;
@@ -646,16 +648,26 @@ async fn serve_sigterm_lets_the_call_in_flight_finish_then_exits_0() {
     let target = target(&origin.url("/held/slow"));
     let mut call = tokio::spawn(async move { get(addr, &target).await });
     // The page request reached the origin: the call is in flight.
-    until(origin.wait_for("/held/slow", 1), [&mut call]).await;
+    until(
+        "the call's fetch of the held page",
+        origin.wait_for("/held/slow", 1),
+        [&mut call],
+    )
+    .await;
     let pid = nix::unistd::Pid::from_raw(i32::try_from(served.child.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    until(served.logs_with("serve_shutdown", 1), [&mut call]).await;
+    until(
+        "the shutdown to begin",
+        served.logs_with("serve_shutdown", 1),
+        [&mut call],
+    )
+    .await;
     origin.open();
     let reply = call.await.unwrap();
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.json()["title"], "Served");
     let (status, mut served) = tokio::task::spawn_blocking(move || {
-        let status = wait_within(&mut served.child, Duration::from_secs(60));
+        let status = wait_child(&mut served.child, WAIT, "webfetch serve to exit on SIGTERM");
         (status, served)
     })
     .await

@@ -2,10 +2,10 @@
 //! the stub resolver, wiremock shorthands and an order-preserving view of JSON.
 
 pub(crate) mod child_cost;
+pub(crate) mod deadline;
 pub(crate) mod gate;
 pub(crate) mod hostile_pdfs;
 pub(crate) mod origin;
-pub(crate) mod race;
 pub(crate) mod redis_server;
 pub(crate) mod stdio_mcp;
 
@@ -171,8 +171,8 @@ const HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 /// One browser test's turn at Chromium: `serial` held (one browser at a time) and
 /// a hang watchdog running until the turn is dropped.
 pub(crate) struct BrowserTurn {
-    // Dropping the sender ends the watchdog's wait.
-    _watchdog: std::sync::mpsc::Sender<()>,
+    // Dropping the watchdog stops it.
+    _watchdog: deadline::Watchdog,
     _serial: tokio::sync::MutexGuard<'static, ()>,
 }
 
@@ -184,30 +184,27 @@ pub(crate) struct BrowserTurn {
 /// test passes or fails by how fast it is.
 pub(crate) async fn browser_turn(serial: &'static tokio::sync::Mutex<()>) -> BrowserTurn {
     let guard = serial.lock().await;
-    let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let test = std::thread::current()
         .name()
         .unwrap_or("a browser test")
         .to_owned();
-    std::thread::spawn(move || {
-        if stopped.recv_timeout(HANG_LIMIT) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-            let processes = std::process::Command::new("ps")
-                .args(["-eo", "pid,ppid,stat,etime,args"])
-                .output()
-                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
-                .unwrap_or_else(|e| format!("(ps failed: {e})"));
-            // Straight to stderr: the test harness captures `eprintln!`, also
-            // from threads a test spawns, and would drop it at the exit.
-            let _ = writeln!(
-                std::io::stderr(),
-                "{test}: still running after {} s, so it hung; ending the test binary.\n{processes}",
-                HANG_LIMIT.as_secs()
-            );
-            std::process::exit(101);
-        }
+    let watchdog = deadline::Watchdog::start(HANG_LIMIT, move || {
+        let processes = std::process::Command::new("ps")
+            .args(["-eo", "pid,ppid,stat,etime,args"])
+            .output()
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_else(|e| format!("(ps failed: {e})"));
+        // Straight to stderr: the test harness captures `eprintln!`, also
+        // from threads a test spawns, and would drop it at the exit.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: still running after {} s, so it hung; ending the test binary.\n{processes}",
+            HANG_LIMIT.as_secs()
+        );
+        std::process::exit(101);
     });
     BrowserTurn {
-        _watchdog: stop,
+        _watchdog: watchdog,
         _serial: guard,
     }
 }

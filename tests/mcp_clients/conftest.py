@@ -7,19 +7,57 @@ as the Rust tests do), and `webfetch serve` processes.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import queue
 import re
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator, List
+from typing import Any, Awaitable, Coroutine, Iterator, List, TypeVar
 
+import anyio
 import pytest
 
 #: How long a test waits for an event before failing: a failure detector, never
 #: a synchronisation (a passing run does not wait for it).
 WAIT_SECONDS = 30
+
+#: How long a test waits for an MCP session, a call or a server's start before
+#: failing: minutes, for what takes seconds; a way out, never a timing assertion.
+CALL_SECONDS = 120
+
+T = TypeVar("T")
+
+
+async def within(what: str, awaitable: Awaitable[T]) -> T:
+    """What `awaitable` gives, or a failure naming `what` after `CALL_SECONDS`."""
+    try:
+        with anyio.fail_after(CALL_SECONDS):
+            return await awaitable
+    except TimeoutError:
+        raise AssertionError(f"gave up after {CALL_SECONDS} s waiting for {what}") from None
+
+
+def run_within(what: str, session: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(session)`, failing naming `what` after `CALL_SECONDS`.
+
+    The session runs as a task of its own, under no cancel scope of ours: the
+    SDK tells a call's cancellation from its caller's scope, which an
+    enclosing deadline scope would blur.
+    """
+
+    async def watched() -> T:
+        task = asyncio.ensure_future(session)
+        done, _ = await asyncio.wait({task}, timeout=CALL_SECONDS)
+        if not done:
+            task.cancel()
+            raise AssertionError(f"gave up after {CALL_SECONDS} s waiting for {what}")
+        return task.result()
+
+    return asyncio.run(watched())
+
 
 ARTICLE = (
     "<!doctype html><html lang='en'><head><title>MCP clients</title></head>"
@@ -144,16 +182,25 @@ class Served:
             text=True,
         )
         assert self.process.stderr is not None
-        self.address = ""
-        for line in self.process.stderr:
-            found = re.search(r"listening on http://(\S+)", line)
-            if found:
-                self.address = found.group(1)
-                break
+        announced: queue.Queue[str] = queue.Queue()
+
+        def read(stderr) -> None:  # type: ignore[no-untyped-def]
+            # The announcement, then the rest drained so that the child never
+            # blocks on a full pipe; "" when stderr closes without it.
+            for line in stderr:
+                found = re.search(r"listening on http://(\S+)", line)
+                if found:
+                    announced.put(found.group(1))
+            announced.put("")
+
+        threading.Thread(target=read, args=(self.process.stderr,), daemon=True).start()
+        try:
+            self.address = announced.get(timeout=CALL_SECONDS)
+        except queue.Empty:
+            self.process.kill()
+            raise AssertionError(f"webfetch serve did not announce its address in {CALL_SECONDS} s") from None
         if not self.address:
             raise AssertionError("webfetch serve did not start")
-        # Keep draining stderr so the child never blocks on a full pipe.
-        threading.Thread(target=self.process.stderr.read, daemon=True).start()
 
     @property
     def mcp_url(self) -> str:

@@ -5,7 +5,6 @@ of the example path), speaks MCP and lists webfetch's tools."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from conftest import binary
+from conftest import binary, run_within
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mcp-clients"
 
@@ -37,4 +36,8 @@ def test_each_client_configuration_starts_a_working_server(file: str, key: str) 
         async with Client(params) as client:
             return [tool.name for tool in (await client.list_tools()).tools]
 
-    assert asyncio.run(run()) == ["web_fetch", "web_fetch_batch"]
+    # The session's start, its tool list and its end (the child's exit), bounded.
+    assert run_within(f"an MCP session started as {file} says", run()) == [
+        "web_fetch",
+        "web_fetch_batch",
+    ]

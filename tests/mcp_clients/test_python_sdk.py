@@ -11,7 +11,6 @@ scope is cancelled.
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import json
 import threading
@@ -23,7 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from conftest import Served, Site, binary
+from conftest import Served, Site, binary, run_within, within
 
 #: The two protocol revisions: the SDK's `mode` and what it negotiates.
 REVISIONS = [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
@@ -35,7 +34,7 @@ def stdio(config: str) -> StdioServerParameters:
 
 async def exercise(client: Client, site: Site) -> None:
     """What every transport and revision must do alike."""
-    listed = await client.list_tools()
+    listed = await within("the tool list", client.list_tools())
     tools = {tool.name: tool for tool in listed.tools}
     assert sorted(tools) == ["web_fetch", "web_fetch_batch"]
     for tool in tools.values():
@@ -52,21 +51,27 @@ async def exercise(client: Client, site: Site) -> None:
         told.append(message or "")
 
     # The SDK validates structuredContent against outputSchema on its own.
-    result = await client.call_tool(
-        "web_fetch", {"url": site.url("/article.html")}, progress_callback=progress
+    result = await within(
+        "a web_fetch call",
+        client.call_tool("web_fetch", {"url": site.url("/article.html")}, progress_callback=progress),
     )
     assert result.is_error is False
     assert result.structured_content["title"] == "MCP clients"
     assert json.loads(result.content[0].text) == result.structured_content
     assert "extracting the content" in told, told
 
-    blocked = await client.call_tool("web_fetch", {"url": "http://169.254.169.254/"})
+    blocked = await within(
+        "a blocked web_fetch call", client.call_tool("web_fetch", {"url": "http://169.254.169.254/"})
+    )
     assert blocked.is_error is True
     assert blocked.structured_content["code"] == "ssrf_blocked"
 
-    batch = await client.call_tool(
-        "web_fetch_batch",
-        {"urls": [site.url("/article.html"), site.url("/long.html")], "extraction": "srd"},
+    batch = await within(
+        "a web_fetch_batch call",
+        client.call_tool(
+            "web_fetch_batch",
+            {"urls": [site.url("/article.html"), site.url("/long.html")], "extraction": "srd"},
+        ),
     )
     assert batch.is_error is False
     items = batch.structured_content["results"]
@@ -88,7 +93,9 @@ async def cancel_held_call(client: Client, site: Site) -> None:
         group.cancel_scope.cancel()
     await anyio.to_thread.run_sync(site.wait, "the cancelled call hung up", lambda s: s.closed == 1)
     # The connection goes on serving.
-    again = await client.call_tool("web_fetch", {"url": site.url("/article.html")})
+    again = await within(
+        "a call after the cancelled one", client.call_tool("web_fetch", {"url": site.url("/article.html")})
+    )
     assert again.is_error is False
 
 
@@ -100,7 +107,8 @@ def test_stdio_both_revisions(mode: str, version: str, site: Site, config: str) 
             await exercise(client, site)
             await cancel_held_call(client, site)
 
-    asyncio.run(run())
+    # The session's start (initialize) and end (the child's exit) are bounded too.
+    run_within(f"an MCP session over stdio ({mode})", run())
 
 
 @pytest.mark.parametrize("mode,version", REVISIONS)
@@ -119,7 +127,7 @@ def test_streamable_http_both_revisions(
             if mode != "legacy":
                 await cancel_held_call(client, site)
 
-    asyncio.run(run())
+    run_within(f"an MCP session over Streamable HTTP ({mode})", run())
 
 
 class RoundRobin:
@@ -182,13 +190,16 @@ def test_a_modern_client_alternating_between_two_servers_works(
 
         async def run() -> List[Any]:
             async with Client(proxy.mcp_url, mode="2026-07-28") as client:
-                await client.list_tools()
+                await within("the tool list", client.list_tools())
                 return [
-                    await client.call_tool("web_fetch", {"url": site.url("/article.html")})
+                    await within(
+                        "a web_fetch call through the proxy",
+                        client.call_tool("web_fetch", {"url": site.url("/article.html")}),
+                    )
                     for _ in range(4)
                 ]
 
-        results = asyncio.run(run())
+        results = run_within("an MCP session through the round-robin proxy", run())
     finally:
         proxy.close()
     assert all(result.is_error is False for result in results)

@@ -145,10 +145,13 @@ async fn it_wf_br_08_cancelled_render_leaves_nothing_behind() {
     let target = Target::new(rig.settings(), &rig.url("/"));
     let ctx = target.context();
     // Drop the render future once the page is mid-load: the cancellation path.
-    tokio::select! {
-        result = render(&ctx) => panic!("render finished: {result:?}"),
-        received = stalled.recv() => received.expect("the page's server is alive"),
-    }
+    let stalling = async {
+        tokio::select! {
+            result = render(&ctx) => panic!("render finished: {result:?}"),
+            received = stalled.recv() => received.expect("the page's server is alive"),
+        }
+    };
+    within(WAIT, "the page to request /slow", stalling).await;
     assert!(
         std::fs::read_dir(target.root.path())
             .unwrap()
@@ -226,10 +229,13 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
     // Kill once the page is mid-load; a render that ends first (a slow first
     // launch timing out, an early error) fails the test with what it returned,
     // instead of leaving the killer waiting for a request that never comes.
-    tokio::select! {
-        result = &mut rendering => panic!("the render ended before the page stalled: {result:?}"),
-        received = stalled.recv() => received.expect("the page's server is alive"),
-    }
+    let stalling = async {
+        tokio::select! {
+            result = &mut rendering => panic!("the render ended before the page stalled: {result:?}"),
+            received = stalled.recv() => received.expect("the page's server is alive"),
+        }
+    };
+    within(WAIT, "the page to request /slow", stalling).await;
     for (pid, browser) in chromium_processes(target.root.path()) {
         let is_renderer = !browser
             && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
@@ -239,7 +245,7 @@ async fn crash_mid_render(kill_browser: bool) -> FetchError {
             nix_kill(pid);
         }
     }
-    let result = rendering.await;
+    let result = within(WAIT, "the render to end after the kill", rendering).await;
     assert_nothing_left(target.root.path());
     result.expect_err("the render cannot succeed after a crash")
 }

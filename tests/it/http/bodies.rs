@@ -2,6 +2,7 @@
 //! (FR-WF-10c, 10e, 19, IT-WF-HTTP-04, FR-WF-ERR-TIMEOUT-PHASE, FR-WF-TIMEOUT-02).
 
 use super::*;
+use crate::support::deadline::{WAIT, within};
 
 // ---------------------------------------------------------------- bodies
 
@@ -202,7 +203,9 @@ impl SsrfValidator for StuckResolver {
         Ok(())
     }
     fn resolve_and_validate(&self, host: &str) -> Result<Vec<IpAddr>, SsrfError> {
-        let _ = self.0.lock().unwrap().recv();
+        // Released by the test, or let go of after a while: a stub that can
+        // hold a runtime thread forever would outlive a failed test.
+        let _ = self.0.lock().unwrap().recv_timeout(WAIT);
         Err(SsrfError::Dns {
             host: host.to_owned(),
             error: "released".to_owned(),
@@ -218,7 +221,8 @@ async fn fr_wf_err_timeout_phase_dns_resolver_hangs() {
         Arc::clone(&settings),
         Arc::new(StuckResolver(Mutex::new(gate))),
     );
-    let error = fetch_via(&client, "http://slow.test/", None)
+    let fetched = fetch_via(&client, "http://slow.test/", None);
+    let error = within(WAIT, "the fetch to time out in phase dns", fetched)
         .await
         .unwrap_err();
     drop(release);
@@ -245,7 +249,10 @@ async fn fr_wf_err_timeout_phase_03_budget_spent_between_hops() {
     let port = server.address().port();
     redirect(&server, "/r", 302, "/page").await;
     let settings = settings(config(&[port]).timeout(1));
-    let error = fetch_via(&client(&settings), &site(port, "/r"), Some(&Stall))
+    let client = client(&settings);
+    let target = site(port, "/r");
+    let fetched = fetch_via(&client, &target, Some(&Stall));
+    let error = within(WAIT, "the fetch to time out between hops", fetched)
         .await
         .unwrap_err();
     assert_eq!(timeout_phase(&error), "redirect");

@@ -17,6 +17,8 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::deadline::{WAIT, Watchdog, join_within};
+
 /// How a child ended and what it cost.
 #[derive(Debug)]
 pub(crate) struct ChildCost {
@@ -100,24 +102,18 @@ pub(crate) fn run(command: Command, stdin: &[u8], deadline: Duration) -> ChildCo
         text
     });
     // The deadline's watchdog kills the whole group (the Python parent and the
-    // child). The group's leader is not reaped before this thread is told to
-    // stop, so its id is not reused.
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        let timed_out = done_rx.recv_timeout(deadline).is_err();
-        if timed_out {
-            // SAFETY: a plain kill(2) of our own child's process group.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-        }
-        timed_out
+    // child). The group's leader is not reaped before the watchdog is stopped,
+    // so its id is not reused.
+    let watchdog = Watchdog::start(deadline, move || {
+        // SAFETY: a plain kill(2) of our own child's process group.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
     });
     let status = child.wait().expect("wait for python3");
     let wall = started.elapsed();
-    let _ = done_tx.send(());
-    let killed = watchdog.join().expect("watchdog");
-    let _ = writer.join();
-    let stdout = reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
+    let killed = watchdog.stop();
+    join_within(writer, WAIT, "the child's stdin to be written");
+    let stdout = join_within(reader, WAIT, "the end of the child's stdout");
+    let stderr = join_within(err_reader, WAIT, "the end of the child's stderr");
     let report = std::fs::read_to_string(report.path()).unwrap_or_default();
     let fields: Vec<f64> = report
         .split_whitespace()
@@ -147,32 +143,6 @@ pub(crate) fn run(command: Command, stdin: &[u8], deadline: Duration) -> ChildCo
         peak_mib: maxrss_kib / 1024.0,
         cpu: Duration::from_secs_f64(user + system),
     }
-}
-
-/// Waits for `child` to exit, at most `deadline`: past it the child is killed
-/// and the test fails, so no test waits on a child forever.
-pub(crate) fn wait_within(
-    child: &mut std::process::Child,
-    deadline: Duration,
-) -> std::process::ExitStatus {
-    let pid = i32::try_from(child.id()).expect("a pid fits i32");
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        let timed_out = done_rx.recv_timeout(deadline).is_err();
-        if timed_out {
-            // SAFETY: a plain kill(2) of a child not yet reaped (the wait below
-            // reaps it only after this thread is told to stop or has killed it).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        timed_out
-    });
-    let status = child.wait().expect("wait for the child");
-    let _ = done_tx.send(());
-    assert!(
-        !watchdog.join().expect("watchdog"),
-        "the child outlived {deadline:?} and was killed"
-    );
-    status
 }
 
 #[test]

@@ -10,6 +10,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::watch;
 
+use super::deadline::{WAIT, within};
+
 /// The running origin; its listener thread lives as long as the test binary.
 pub(crate) struct Origin {
     port: u16,
@@ -50,15 +52,15 @@ impl Origin {
         self.counts.borrow().get(path).copied().unwrap_or(0)
     }
 
-    /// Resolves once `path` was asked for `n` times (woken by each request). It
-    /// has no end of its own: race it with the calls under test
-    /// ([`super::race::until`]).
+    /// Resolves once `path` was asked for `n` times (woken by each request).
+    /// Race it with the calls under test ([`super::deadline::until`]), which
+    /// ends it when they end first; it fails the test if nothing has ended it
+    /// within [`WAIT`].
     pub(crate) async fn wait_for(&self, path: &str, n: usize) {
         let mut counts = self.counts.subscribe();
+        let asked = counts.wait_for(|c| c.get(path).copied().unwrap_or(0) >= n);
         // The sender lives in `self`, so the channel stays open.
-        let _ = counts
-            .wait_for(|c| c.get(path).copied().unwrap_or(0) >= n)
-            .await;
+        let _ = within(WAIT, &format!("{n} requests for {path}"), asked).await;
     }
 
     /// Answers every held request, now and from now on.

@@ -3,17 +3,21 @@
 //! that come before a result).
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
 use super::Config;
+use super::deadline::{WAIT, recv_within};
 
 /// A running `webfetch mcp`, killed on drop.
 pub(crate) struct StdioServer {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Its stdout's lines, read on a thread of their own, so that a wait for
+    /// one can give up.
+    lines: mpsc::Receiver<String>,
     _config: tempfile::NamedTempFile,
 }
 
@@ -39,10 +43,18 @@ impl StdioServer {
             .expect("spawn webfetch mcp");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
         let mut server = StdioServer {
             child,
             stdin,
-            stdout,
+            lines,
             _config: file,
         };
         server.send(json!({
@@ -70,15 +82,13 @@ impl StdioServer {
         self.answer_after(id).1
     }
 
-    /// The next message whose `id` is `id`, and every message before it.
+    /// The next message whose `id` is `id`, and every message before it; fails
+    /// the test if it has not come within [`WAIT`] or stdout closed first.
     pub(crate) fn answer_after(&mut self, id: u64) -> (Vec<Value>, Value) {
         let mut before = Vec::new();
+        let what = format!("the answer to request {id} on webfetch mcp's stdout");
         loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "stdout closed"
-            );
+            let line = recv_within(&self.lines, WAIT, &what);
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == id {
                 return (before, message);
