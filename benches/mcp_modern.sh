@@ -56,7 +56,9 @@ for round in 1 2 3 4 5; do
 done
 
 echo "== MCP Inspector CLI"
-inspector=(npx --yes @modelcontextprotocol/inspector --cli "$PWD/$bin" mcp --config "$work/config.toml")
-"${inspector[@]}" --method tools/list | python3 -c 'import json,sys; print("tools:", [t["name"] for t in json.load(sys.stdin)["tools"]])'
-"${inspector[@]}" --method tools/call --tool-name web_fetch_batch --tool-arg "urls=[\"$url\"]" \
+# The server's command line follows `--`: the Inspector has a `--config` of its own.
+inspector=(npx --yes @modelcontextprotocol/inspector --cli)
+server=(-- "$PWD/$bin" mcp --config "$work/config.toml")
+"${inspector[@]}" --method tools/list "${server[@]}" | python3 -c 'import json,sys; print("tools:", [t["name"] for t in json.load(sys.stdin)["tools"]])'
+"${inspector[@]}" --method tools/call --tool-name web_fetch_batch --tool-arg "urls=[\"$url\"]" "${server[@]}" \
   | python3 -c 'import json,sys; r=json.load(sys.stdin); print("batch via the Inspector:", [i["response"]["final_url"] for i in r["structuredContent"]["results"]])'

@@ -128,6 +128,7 @@ pub(crate) fn input_schema() -> Value {
 
 /// What a batch answers: one item per URL, in the order given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct BatchResponse {
     /// The items, in the order of `urls`.
     pub results: Vec<BatchItem>,
@@ -135,6 +136,7 @@ pub struct BatchResponse {
 
 /// One URL's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct BatchItem {
     /// The URL as given.
     pub url: String,

@@ -44,6 +44,7 @@
 
 mod fleet;
 mod raw;
+mod registration;
 pub(crate) mod secret_file;
 
 use std::path::{Path, PathBuf};
@@ -60,6 +61,7 @@ pub(crate) use raw::{
 };
 
 pub use self::fleet::{FleetKey, FleetSettings, RedisSettings, RedisUrl};
+pub use self::registration::Registration;
 
 mod content;
 
@@ -430,6 +432,7 @@ impl Settings {
 /// A loaded configuration: the host's tool settings, our settings and the warnings
 /// to log at start-up.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Loaded {
     /// `tools.mode`.
     pub mode: ToolsMode,
@@ -443,7 +446,7 @@ pub struct Loaded {
 
 /// Settings plus the warnings produced while resolving them.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The settings.
     pub settings: Settings,
     /// Warnings to log at start-up.
@@ -547,7 +550,7 @@ where
 impl Settings {
     /// Resolves a `[tools.webfetch]` table: defaults, clamping, env expansion and the
     /// start-up checks; `contract` gives the extension keys left unset their value.
-    pub fn from_raw(
+    pub(crate) fn from_raw(
         raw: &RawConfig,
         env: EnvLookup<'_>,
         contract: Contract,
@@ -979,61 +982,6 @@ fn absolute(path: &str) -> PathBuf {
         std::env::current_dir()
             .map(|cwd| cwd.join(&path))
             .unwrap_or(path)
-    }
-}
-
-/// How a host registers `web_fetch` (5.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Registration {
-    /// Registered and executable.
-    Registered,
-    /// `parse_only`: never executes; advertised only when listed in
-    /// `[[tools.definitions]]` (FR-WF-CFG-PREC-03).
-    ParseOnly {
-        /// Whether the definition is advertised to the model.
-        advertised: bool,
-    },
-    /// Not registered.
-    NotRegistered,
-}
-
-impl Loaded {
-    /// The registration rule of 5.2 (FR-WF-CFG-PREC-01..03). `enabled` defaults to
-    /// false, as in the SRD.
-    pub fn registration(&self) -> Registration {
-        match self.mode {
-            ToolsMode::Disabled => Registration::NotRegistered,
-            ToolsMode::ParseOnly => Registration::ParseOnly {
-                advertised: self.defined_for_parse_only,
-            },
-            ToolsMode::Enabled if self.settings.enabled == Some(true) => Registration::Registered,
-            ToolsMode::Enabled => Registration::NotRegistered,
-        }
-    }
-
-    /// `requires_approval()` per FR-WF-OP-02 (see [`Settings::requires_approval`]).
-    pub fn requires_approval(&self) -> bool {
-        self.settings.requires_approval()
-    }
-
-    /// The configuration, unless it stops `web_fetch` from executing: a front door
-    /// that exists only to run the tool (the CLI, the MCP server, the Python
-    /// package) refuses `tools.mode = "disabled"` or `"parse_only"` and an explicit
-    /// `enabled = false` rather than start a fetcher that never fetches. An absent
-    /// `enabled` is accepted there: running the tool is the front door's request.
-    pub fn runnable(self) -> Result<Loaded, ConfigError> {
-        match (self.mode, self.settings.enabled) {
-            (ToolsMode::Disabled, _) => Err(ConfigError::new(
-                "tools.mode = \"disabled\" disables web_fetch",
-            )),
-            (ToolsMode::ParseOnly, _) => Err(ConfigError::new(
-                "tools.mode = \"parse_only\": web_fetch does not execute",
-            )),
-            (ToolsMode::Enabled, Some(false)) => {
-                Err(ConfigError::new("tools.webfetch.enabled = false"))
-            }
-            _ => Ok(self),
-        }
     }
 }
 

@@ -219,6 +219,7 @@ pub struct FetchError {
 /// The error envelope as it is on the wire (FR-WF-18), for a program that reads
 /// one back: a batch item's `error`, an MCP client's `structuredContent`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ErrorEnvelope {
     /// The registry code, e.g. `ssrf_blocked`.
     pub code: String,

@@ -111,7 +111,7 @@ pub mod serve;
 pub use self::args::{ArgsError, ArgsSchema, FetchArgs, SavedPage};
 pub use self::batch::{BATCH_TOOL_NAME, BatchArgs, BatchItem, BatchResponse, MAX_BATCH_URLS};
 pub use self::bot_auth::{BotAuth, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, generate_key};
-pub use self::canonical_url::CanonicalUrl;
+pub use self::canonical_url::{CanonicalUrl, Origin, OriginError, TargetHost};
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
     Contract, ExtractionSettings, FleetKey, FleetSettings, LoadOptions, Loaded, RedisSettings,
@@ -124,6 +124,7 @@ pub use self::error::{
     UnreadableReason,
 };
 pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
+pub use self::extract::auto::UnknownPageType;
 pub use self::notes::{Note, Notes};
 pub use self::offline::body_cap as offline_body_cap;
 pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
@@ -132,4 +133,5 @@ pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
 pub use self::vocabulary::{
     ExtractionMode, Format, Formats, PageType, RenderingMethod, Timestamp, TimestampError,
+    UnknownFormat, UnknownMode,
 };

@@ -300,8 +300,15 @@ fn read_only_annotations() -> ToolAnnotations {
 }
 
 /// The JSON Schema (2020-12) of `T`'s wire form, generated from the type.
+/// Only the standard's `format`s are kept: schemars marks integers `uint` and
+/// the like, which validating clients (AJV in the TypeScript SDK) warn about on
+/// every call; `minimum` already says what they would.
 fn json_schema<T: schemars::JsonSchema>() -> JsonObject {
-    match serde_json::to_value(schemars::schema_for!(T)) {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(schemars::transform::RestrictFormats::default())
+        .into_generator()
+        .into_root_schema_for::<T>();
+    match serde_json::to_value(schema) {
         Ok(Value::Object(object)) => object,
         _ => JsonObject::new(),
     }

@@ -57,17 +57,13 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::ArgsSchema;
+use crate::canonical_url::Origin;
 use crate::executor::ToolExecutor;
 use crate::mcp::WebFetchServer;
 use crate::tool::WebFetchTool;
 
 pub use self::auth::{BearerToken, MIN_TOKEN_CHARS, TOKEN_ENV, load_token};
 pub use self::http_api::{NEXT_START_CHUNK_HEADER, TOTAL_CHUNKS_HEADER};
-/// A browser origin, as `Origin` headers and `allowed_origins` carry it: the
-/// crate's one origin type, the one [`CanonicalUrl::origin`](crate::CanonicalUrl::origin)
-/// returns.
-pub use crate::canonical_url::Origin as WebOrigin;
-pub use crate::canonical_url::OriginError;
 
 use self::origin::{CrossSite, OriginPolicy};
 
@@ -105,7 +101,7 @@ pub struct ServeOptions {
     pub max_output_bytes: usize,
     /// Browser origins admitted besides the listener's own, e.g. a
     /// reverse proxy's public origin: `[tools.webfetch.serve] allowed_origins`.
-    pub allowed_origins: Vec<WebOrigin>,
+    pub allowed_origins: Vec<Origin>,
 }
 
 /// A bound, not yet serving, `webfetch serve`.

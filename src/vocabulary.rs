@@ -8,7 +8,7 @@
 mod formats;
 mod timestamp;
 
-pub use formats::{Format, Formats};
+pub use formats::{Format, Formats, UnknownFormat};
 pub use timestamp::{Timestamp, TimestampError};
 
 use std::fmt;
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 /// input of the cache key (FR-WF-16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RenderingMethod {
     /// Plain HTTP GET.
     Http,
@@ -48,7 +49,8 @@ impl fmt::Display for RenderingMethod {
 /// (FR-WF-CCH-ENTRY-OPT-01).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExtractedDocument {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct ExtractedDocument {
     /// Whitespace-normalised Markdown (FR-WF-13b).
     pub markdown: String,
     /// Page title, if any.

@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
 use webfetch::{ArgsSchema, FetchArgs};
-use webfetch::serve::WebOrigin;
+use webfetch::Origin;
 use webfetch::internals::serve::args_from_query;
 
 fn parse_args(args: &Value) {
@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(args) = args_from_query(&text) {
         parse_args(&args);
     }
-    if let Ok(origin) = WebOrigin::parse(&text) {
-        assert_eq!(WebOrigin::parse(&origin.to_string()), Ok(origin));
+    if let Ok(origin) = Origin::parse(&text) {
+        assert_eq!(Origin::parse(&origin.to_string()), Ok(origin));
     }
 });

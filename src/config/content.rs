@@ -13,8 +13,7 @@ use crate::vocabulary::{Format, Formats};
 /// `[tools.webfetch.content]` as written.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawContent {
+pub(crate) struct RawContent {
     pub formats: Option<Vec<String>>,
     pub max_pdf_bytes: Option<u64>,
     pub max_pdf_pages: Option<u32>,

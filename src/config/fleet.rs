@@ -61,8 +61,7 @@ pub(crate) const MIN_KEY_BYTES: usize = 32;
 /// `[tools.webfetch.fleet]` as written. `Debug` never shows `redis_url`.
 #[derive(Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawFleet {
+pub(crate) struct RawFleet {
     pub redis_url: Option<String>,
     pub redis_url_file: Option<String>,
     pub share_robots: Option<bool>,

@@ -106,7 +106,7 @@ mod policy;
 mod profile;
 mod replay;
 mod session;
-mod standby;
+pub(crate) mod standby;
 
 use std::path::PathBuf;
 use std::sync::Arc;

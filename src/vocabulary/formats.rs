@@ -11,6 +11,7 @@ use std::str::FromStr;
 
 /// One extension format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Format {
     /// `application/pdf` (and `%PDF-` when sniffing): the text layer as Markdown.
     Pdf,

@@ -117,7 +117,8 @@ fn a_flat_json_array_inside_32_levels_is_packed_not_one_indented_line_per_zero()
     assert!(markdown.contains("\n                                  0, 0, 0, 0"));
 }
 
-/// A feed whose entries carry every hostile link and title of the issue, to the
+/// A feed whose entries carry every hostile link and title (unsafe schemes, a
+/// target breaking out of `<…>`, raw HTML in a title), to the
 /// body cap.
 fn hostile_feed() -> String {
     let links = [
@@ -164,7 +165,8 @@ fn feed_links_keep_only_http_and_mailto_and_titles_are_text() {
     assert_eq!(answer["title"], "Feed <script>x");
 }
 
-/// Publisher Markdown with everything the issue found passed through, repeated
+/// Publisher Markdown with every hidden or unsafe construct (comments, `<script>`,
+/// `display:none`, `javascript:` links) a sanitiser must drop, repeated
 /// to the body cap.
 fn hostile_markdown() -> String {
     let block = "# Guide\n\n\

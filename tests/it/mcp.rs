@@ -366,6 +366,10 @@ async fn mcp_the_tool_is_annotated_and_its_results_are_structured() {
         );
     }
     assert!(output["properties"]["page_type"].is_object());
+    // Only the standard's formats: a validating client warns about any other.
+    let mut formats = Vec::new();
+    collect_formats(output, &mut formats);
+    assert_eq!(formats, ["date-time"], "{output:#}");
 
     let url = format!("http://127.0.0.1:{}/page", server.address().port());
     let result = call(&client, json!({ "url": url })).await;
@@ -463,4 +467,20 @@ async fn mcp_a_call_with_a_progress_token_is_told_each_stage_before_its_result()
     }));
     let (before, _) = stdio.answer_after(8);
     assert!(before.is_empty(), "{before:?}");
+}
+
+/// Every `format` value in `schema` and its subschemas, deduplicated.
+fn collect_formats(schema: &Value, formats: &mut Vec<String>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::String(format)) = object.get("format")
+                && !formats.contains(format)
+            {
+                formats.push(format.clone());
+            }
+            object.values().for_each(|v| collect_formats(v, formats));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_formats(v, formats)),
+        _ => {}
+    }
 }

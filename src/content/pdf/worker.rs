@@ -18,7 +18,9 @@
 //!
 //! The parent runs it on the reader's thread, under the call's read budget:
 //! killed at the deadline or when the call ends (checked every
-//! [`POLL`]), reaped in every case. Its stdio are Unix socket pairs, whose
+//! [`POLL`]), and killed once it has answered, so no worker outlives its call;
+//! the thread that keeps the next worker ready reaps it, which keeps the
+//! kernel's teardown of the process off the reader's path. Its stdio are Unix socket pairs, whose
 //! timeouts let that one thread write the PDF and read the answer while it
 //! watches the budget. A child that dies, is killed by a limit or
 //! answers garbage fails that one call with `extraction_failed`:
@@ -52,8 +54,7 @@ const MAX_STDERR_BYTES: usize = 4096;
 /// The most a request line may take.
 const MAX_HEADER_BYTES: usize = 4096;
 
-/// Reads PDFs in a worker process of the `webfetch` binary (extension, issue
-/// 45): see [`WebFetchToolBuilder::pdf_worker`](crate::WebFetchToolBuilder::pdf_worker).
+/// Reads PDFs in a worker process of the `webfetch` binary (extension): see [`WebFetchToolBuilder::pdf_worker`](crate::WebFetchToolBuilder::pdf_worker).
 ///
 /// ```no_run
 /// # use webfetch::{PdfWorker, Settings, WebFetchTool};
@@ -237,17 +238,18 @@ impl PdfWorker {
         };
         let ends = (worker.ends.take())
             .ok_or_else(|| FetchError::internal("a PDF reader was started without its stdio"))?;
-        let outcome = ends.exchange(&request, body);
-        // Killed whatever happened (a no-op for one that exited), then reaped:
-        // no worker outlives its call.
-        let status = worker.stop();
-        match outcome {
-            Exchange::Answered(answer) => answer,
+        match ends.exchange(&request, body) {
+            Exchange::Answered(answer) => {
+                self.standby.reap(worker);
+                answer
+            }
             Exchange::Interrupted => {
+                self.standby.reap(worker);
                 budget::checkpoint()?;
                 Err(FetchError::internal("the PDF reader was stopped"))
             }
-            Exchange::Ended { stdout, stderr } => match status {
+            // How it ended is the error: reaped here, for its status.
+            Exchange::Ended { stdout, stderr } => match worker.stop() {
                 Ok(status) => judge(status, &stdout, &stderr),
                 Err(error) => Err(FetchError::internal(format!(
                     "the PDF reader could not be waited for: {error}"
@@ -262,27 +264,44 @@ impl PdfWorker {
 /// started it (`PR_SET_PDEATHSIG` follows the parent thread, and the readers'
 /// threads come and go); it ends, killing the worker it kept, when the last
 /// clone of its [`PdfWorker`] is dropped.
+/// The same thread reaps the workers that were used, each killed first.
 #[derive(Debug)]
 struct Standby {
     ready: Arc<Mutex<Option<Started>>>,
-    refill: mpsc::SyncSender<()>,
+    chores: mpsc::Sender<Chore>,
+}
+
+/// What the standby thread is asked to do.
+enum Chore {
+    /// Start a worker unless one is ready.
+    Refill,
+    /// Reap a worker that was killed.
+    Reap(Started),
 }
 
 impl Standby {
     fn new(program: PathBuf) -> Standby {
         let ready = Arc::new(Mutex::new(None));
-        let (refill, asked) = mpsc::sync_channel::<()>(1);
+        let (chores, asked) = mpsc::channel::<Chore>();
         let kept = Arc::clone(&ready);
-        // Without the thread there is no worker ahead: each read starts its own.
+        // Without the thread there is no worker ahead (each read starts its
+        // own) and each reader reaps its worker itself.
         let _ = std::thread::Builder::new()
             .name("webfetch-pdf-standby".to_owned())
             .spawn(move || {
-                for () in asked {
-                    let started = Started::new(&program).ok();
-                    *kept.lock().unwrap_or_else(PoisonError::into_inner) = started;
+                let ready = || kept.lock().unwrap_or_else(PoisonError::into_inner);
+                for chore in asked {
+                    match chore {
+                        Chore::Refill if ready().is_some() => {}
+                        Chore::Refill => {
+                            let started = Started::new(&program).ok();
+                            *ready() = started;
+                        }
+                        Chore::Reap(started) => drop(started),
+                    }
                 }
             });
-        Standby { ready, refill }
+        Standby { ready, chores }
     }
 
     /// The worker started ahead if it is still alive; the next one is asked for.
@@ -292,9 +311,16 @@ impl Standby {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        // Full: the thread already has a request to start one.
-        let _ = self.refill.try_send(());
+        let _ = self.chores.send(Chore::Refill);
         taken.and_then(Started::alive)
+    }
+
+    /// Kills `worker` now and has it reaped off the caller's path (or here,
+    /// without the thread).
+    fn reap(&self, mut worker: Started) {
+        worker.kill();
+        // A failed send hands the worker back, dropped here: reaped inline.
+        let _ = self.chores.send(Chore::Reap(worker));
     }
 }
 
@@ -333,9 +359,14 @@ impl Started {
         matches!(self.child.try_wait(), Ok(None)).then_some(self)
     }
 
-    /// Kills the process (a no-op for one that exited) and reaps it.
-    fn stop(&mut self) -> std::io::Result<ExitStatus> {
+    /// Kills the process (a no-op for one that exited).
+    fn kill(&mut self) {
         let _ = self.child.kill();
+    }
+
+    /// Kills the process and reaps it.
+    fn stop(&mut self) -> std::io::Result<ExitStatus> {
+        self.kill();
         self.child.wait()
     }
 }
@@ -366,8 +397,8 @@ struct Ends {
 }
 
 impl Ends {
-    /// Sends the request and the PDF, then reads the answer until the worker
-    /// closes its stdout, or until the call's budget runs out.
+    /// Sends the request and the PDF, then reads the answer line, or until the
+    /// worker closes its stdout, or until the call's budget runs out.
     fn exchange(self, request: &Request, body: &[u8]) -> Exchange {
         let Ends {
             mut stdin,
@@ -386,18 +417,22 @@ impl Ends {
             }
         }
         drop(stdin);
-        let answer = match receive(&mut stdout, MAX_ANSWER_BYTES + 1) {
+        // The answer is one line: its newline ends it, without waiting for
+        // the worker to exit.
+        let answer = match receive(&mut stdout, MAX_ANSWER_BYTES + 1, Some(b'\n')) {
             Ok(answer) => answer,
             Err(()) => return Exchange::Interrupted,
         };
+        if answer.len() <= MAX_ANSWER_BYTES
+            && let Some(parsed) = parse_answer(&answer)
+        {
+            return Exchange::Answered(parsed);
+        }
         // What the worker said before it ended: a line or two, if anything.
-        let said = receive(&mut stderr, MAX_STDERR_BYTES).unwrap_or_default();
-        match parse_answer(&answer) {
-            Some(parsed) if answer.len() <= MAX_ANSWER_BYTES => Exchange::Answered(parsed),
-            _ => Exchange::Ended {
-                stdout: answer,
-                stderr: said,
-            },
+        let said = receive(&mut stderr, MAX_STDERR_BYTES, None).unwrap_or_default();
+        Exchange::Ended {
+            stdout: answer,
+            stderr: said,
         }
     }
 }
@@ -428,16 +463,23 @@ fn send(stream: &mut UnixStream, mut data: &[u8]) -> Result<(), Stopped> {
     Ok(())
 }
 
-/// Reads until the worker closes `stream` (or `cap` bytes), looking at the
-/// call's budget whenever nothing came for [`POLL`]; `Err` once it ran out.
-fn receive(stream: &mut UnixStream, cap: usize) -> Result<Vec<u8>, ()> {
+/// Reads until the worker closes `stream`, or sends `end` (kept), or `cap`
+/// bytes, looking at the call's budget whenever nothing came for [`POLL`];
+/// `Err` once it ran out.
+fn receive(stream: &mut UnixStream, cap: usize, end: Option<u8>) -> Result<Vec<u8>, ()> {
     let _ = stream.set_read_timeout(Some(POLL));
     let mut out = Vec::new();
     let mut buffer = vec![0u8; 64 << 10];
     while out.len() < cap {
         match stream.read(&mut buffer) {
             Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buffer[..n.min(cap - out.len())]),
+            Ok(n) => {
+                let got = &buffer[..n.min(cap - out.len())];
+                out.extend_from_slice(got);
+                if end.is_some_and(|end| got.contains(&end)) {
+                    break;
+                }
+            }
             Err(error) if waiting(&error) => {
                 if budget::interrupted_now() {
                     return Err(());
@@ -674,8 +716,13 @@ mod tests {
         // takes it with it.
         let second = ready_pid(&clone.standby);
         assert_ne!(second, first);
+        // A worker that answered is killed at once and reaped by the thread.
+        let used = clone.standby.take().expect("the second worker");
+        clone.standby.reap(used);
+        assert!(gone(second), "a used worker was not reaped");
+        let third = ready_pid(&clone.standby);
         drop(clone);
-        assert!(gone(second), "the worker kept ready outlived its PdfWorker");
+        assert!(gone(third), "the worker kept ready outlived its PdfWorker");
     }
 
     #[test]

@@ -113,8 +113,8 @@ async fn a_challenge_that_never_completes_is_a_wall_at_the_deadline() {
 
     let tool = detecting(rig.config(&[], "").timeout(3));
     let error = fetch(&tool, &rig.url("/stuck")).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Http4xx, "{}", error.to_json());
-    assert!(!error.retryable);
+    assert_eq!(error.code(), ErrorCode::Http4xx, "{}", error.to_json());
+    assert!(!error.is_retryable());
     let details = error.details_json();
     assert_eq!(details["reason"], "bot_challenge");
     assert_eq!(details["vendor"], "cloudflare");
@@ -183,7 +183,7 @@ async fn a_challenges_navigation_passes_robots_and_ssrf_as_any_navigation() {
 
     let disallowed = fetch(&tool, &rig.url("/to-private")).await.unwrap_err();
     assert_eq!(
-        disallowed.code,
+        disallowed.code(),
         ErrorCode::RobotsDisallowed,
         "{}",
         disallowed.to_json()
@@ -192,7 +192,7 @@ async fn a_challenges_navigation_passes_robots_and_ssrf_as_any_navigation() {
 
     let blocked = fetch(&tool, &rig.url("/to-internal")).await.unwrap_err();
     assert_eq!(
-        blocked.code,
+        blocked.code(),
         ErrorCode::SsrfBlocked,
         "{}",
         blocked.to_json()
