@@ -318,12 +318,7 @@ impl HttpClient {
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
     ) -> Result<HttpResponse, FetchError> {
-        if opts.method != Method::GET && opts.method != Method::HEAD {
-            return Err(FetchError::internal(format!(
-                "method {} is not allowed: only GET and HEAD",
-                opts.method
-            )));
-        }
+        only_get_or_head(&opts.method)?;
         let own_pass;
         let pass = match opts.pass {
             Some(pass) => pass,
@@ -333,89 +328,128 @@ impl HttpClient {
             }
         };
         let headers = request::hop_headers(&self.inner.user_agent, &opts.headers);
-        let max_redirects = self.inner.settings.max_redirects;
-        let mut current = url.clone();
-        let (mut addresses, mut budget, mut slot) = self
-            .admit_in(None, &current, opts, pass, opts.budget)
-            .await?;
-        let mut redirects = 0u32;
+        let (addresses, budget, slot) = self.admit_in(None, url, opts, pass, opts.budget).await?;
+        let mut hop = Hop {
+            url: url.clone(),
+            addresses,
+            budget,
+            slot,
+            redirects: 0,
+        };
         loop {
             let (response, guard) = self
-                .send(&current, &addresses, &opts.method, &headers, &budget)
+                .send(
+                    &hop.url,
+                    &hop.addresses,
+                    &opts.method,
+                    &headers,
+                    &hop.budget,
+                )
                 .await?;
             let status = response.status().as_u16();
-            if is_followed_redirect(status) {
-                let location = response.headers().get(http::header::LOCATION).cloned();
-                drop(response);
-                drop(guard);
-                drop(slot.take());
-                let next =
-                    redirect::next_hop(&current, location.as_ref(), redirects, max_redirects)?;
-                redirects += 1;
-                if budget.is_spent() {
-                    return Err(budget.expired(TimeoutPhase::Redirect));
-                }
-                if let Some(hook) = opts.hook {
-                    hook.check_target(&current, &next)?;
-                }
-                (addresses, budget, slot) = self
-                    .admit_in(Some(&current), &next, opts, pass, budget)
-                    .await?;
-                current = next;
-                continue;
+            if !is_followed_redirect(status) {
+                return self.answer(hop, response, guard, opts).await;
             }
-            let status_text = status::status_text(&response);
-            let (parts, incoming) = response.into_parts();
-            let mut headers = parts.headers;
-            if slot.is_some() {
-                self.inner
-                    .politeness
-                    .observe(&current.origin(), status, &headers)
-                    .await;
-            }
-            if opts.method == Method::HEAD {
-                return Ok(HttpResponse {
-                    final_url: current,
-                    status,
-                    status_text,
-                    headers,
-                    body: Bytes::new(),
-                    truncated: false,
-                    redirects,
-                    deadline: budget.deadline(),
-                });
-            }
-            let (body, truncated) = if status == 200 {
-                let read = self.read_body(incoming, &headers, opts, &budget).await?;
-                (read.bytes, read.truncated)
-            } else if opts.refusal_head_bytes > 0 {
-                // What a refusal says of itself is a hint, never the answer: a
-                // body that can not be read is none.
-                let cap = body::Cap {
-                    max: opts.refusal_head_bytes,
-                    over_limit: OverLimit::Truncate,
-                };
-                let read = self
-                    .read_body_within(incoming, &headers, cap, &budget)
-                    .await;
-                (read.map(|read| read.bytes).unwrap_or_default(), false)
-            } else {
-                (Bytes::new(), false)
-            };
+            let location = response.headers().get(http::header::LOCATION).cloned();
+            drop(response);
             drop(guard);
-            drop(slot);
-            describe_body(&mut headers, body.len());
-            return Ok(HttpResponse {
-                final_url: current,
-                status,
-                status_text,
-                headers,
-                body,
-                truncated,
-                redirects,
-                deadline: budget.deadline(),
-            });
+            hop = self.follow(hop, location.as_ref(), opts, pass).await?;
         }
+    }
+
+    /// Step 6 from `hop`, which answered with a redirect to `location`: its
+    /// politeness place given back, the target checked against the redirect
+    /// limit, the budget and the hook's [`HopHook::check_target`], then
+    /// steps 1 to 3 for it.
+    async fn follow(
+        &self,
+        mut hop: Hop,
+        location: Option<&HeaderValue>,
+        opts: &GetOptions<'_>,
+        pass: &Pass,
+    ) -> Result<Hop, FetchError> {
+        drop(hop.slot.take());
+        let max_redirects = self.inner.settings.max_redirects;
+        let next = redirect::next_hop(&hop.url, location, hop.redirects, max_redirects)?;
+        if hop.budget.is_spent() {
+            return Err(hop.budget.expired(TimeoutPhase::Redirect));
+        }
+        if let Some(hook) = opts.hook {
+            hook.check_target(&hop.url, &next)?;
+        }
+        let (addresses, budget, slot) = self
+            .admit_in(Some(&hop.url), &next, opts, pass, hop.budget)
+            .await?;
+        Ok(Hop {
+            url: next,
+            addresses,
+            budget,
+            slot,
+            redirects: hop.redirects + 1,
+        })
+    }
+
+    /// Step 7: the final, non-redirect `response` of `hop` as the caller gets
+    /// it. A document request's status is shown to the origin's politeness
+    /// (a 429, or a 503 with `Retry-After`, holds the origin); a HEAD response
+    /// keeps its headers as sent; any other gets its body ([`Self::final_body`])
+    /// and headers that describe it.
+    async fn answer(
+        &self,
+        mut hop: Hop,
+        response: http::Response<hyper::body::Incoming>,
+        guard: request::ConnectionGuard,
+        opts: &GetOptions<'_>,
+    ) -> Result<HttpResponse, FetchError> {
+        let status = response.status().as_u16();
+        let status_text = status::status_text(&response);
+        let (parts, incoming) = response.into_parts();
+        let mut headers = parts.headers;
+        if hop.slot.is_some() {
+            self.inner
+                .politeness
+                .observe(&hop.url.origin(), status, &headers)
+                .await;
+        }
+        if opts.method == Method::HEAD {
+            drop(guard);
+            return Ok(hop.into_response(status, status_text, headers, Bytes::new(), false));
+        }
+        let (body, truncated) = self
+            .final_body(status, incoming, &headers, opts, &hop.budget)
+            .await?;
+        drop(guard);
+        drop(hop.slot.take());
+        describe_body(&mut headers, body.len());
+        Ok(hop.into_response(status, status_text, headers, body, truncated))
+    }
+
+    /// The body of a final response with `status`: a 200's under the request's
+    /// cap ([`Self::read_body`]); a refusal's first `refusal_head_bytes`, when
+    /// asked for; none otherwise.
+    async fn final_body(
+        &self,
+        status: u16,
+        incoming: hyper::body::Incoming,
+        headers: &HeaderMap,
+        opts: &GetOptions<'_>,
+        budget: &Budget,
+    ) -> Result<(Bytes, bool), FetchError> {
+        if status == 200 {
+            let read = self.read_body(incoming, headers, opts, budget).await?;
+            return Ok((read.bytes, read.truncated));
+        }
+        if opts.refusal_head_bytes == 0 {
+            return Ok((Bytes::new(), false));
+        }
+        // What a refusal says of itself is a hint, never the answer: a body
+        // that can not be read is none.
+        let cap = body::Cap {
+            max: opts.refusal_head_bytes,
+            over_limit: OverLimit::Truncate,
+        };
+        let read = self.read_body_within(incoming, headers, cap, budget).await;
+        Ok((read.map(|read| read.bytes).unwrap_or_default(), false))
     }
 
     /// Steps 1 to 3 for `url` alone, as the first URL of a request of `opts`:
@@ -603,6 +637,51 @@ impl HttpClient {
             )
             .await
     }
+}
+
+/// Where a request stands at one hop: the URL asked for, its authorized
+/// addresses, the budget (moved by the hooks' time), the origin's politeness
+/// place of a document request, and the redirects followed to get here.
+struct Hop {
+    url: CanonicalUrl,
+    addresses: Vec<IpAddr>,
+    budget: Budget,
+    slot: Option<Slot>,
+    redirects: u32,
+}
+
+impl Hop {
+    /// The response of this hop, the last one, with what it answered.
+    fn into_response(
+        self,
+        status: u16,
+        status_text: String,
+        headers: HeaderMap,
+        body: Bytes,
+        truncated: bool,
+    ) -> HttpResponse {
+        HttpResponse {
+            final_url: self.url,
+            status,
+            status_text,
+            headers,
+            body,
+            truncated,
+            redirects: self.redirects,
+            deadline: self.budget.deadline(),
+        }
+    }
+}
+
+/// Refuses every method but GET and HEAD before a connection is made
+/// (FR-WF-07c: no request ever has a body).
+fn only_get_or_head(method: &Method) -> Result<(), FetchError> {
+    if *method != Method::GET && *method != Method::HEAD {
+        return Err(FetchError::internal(format!(
+            "method {method} is not allowed: only GET and HEAD"
+        )));
+    }
+    Ok(())
 }
 
 /// Makes the headers describe the returned body: no coding, no chunking, its

@@ -374,11 +374,30 @@ fn is_false(value: &bool) -> bool {
 mod tests {
     use super::*;
 
-    /// One value of every variant, every optional field both set and unset.
+    /// One value of every variant, every optional field both set and unset, in
+    /// the order of the expected wire bytes.
     fn samples() -> Vec<ErrorDetails> {
-        let ip: IpAddr = "169.254.169.254".parse().unwrap();
-        let v6: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
-        let mut all = vec![
+        [
+            argument_samples(),
+            address_samples(),
+            robots_samples(),
+            transfer_samples(),
+            http_status_samples(),
+            browser_samples(),
+            content_samples(),
+        ]
+        .concat()
+    }
+
+    /// The address the SSRF and network samples name.
+    fn metadata_ip() -> IpAddr {
+        "169.254.169.254".parse().unwrap()
+    }
+
+    /// The caller's arguments refused: a bad field (with and without the chunk count) and a
+    /// schema violation.
+    fn argument_samples() -> Vec<ErrorDetails> {
+        vec![
             ErrorDetails::BadArgs {
                 field: "url".into(),
                 reason: "missing".into(),
@@ -392,6 +411,13 @@ mod tests {
             ErrorDetails::Validation {
                 validation: "\"x\" is not an integer".into(),
             },
+        ]
+    }
+
+    /// The URL refused before anything is fetched: its form, scheme, host, port, an SSRF
+    /// range and its name's resolution.
+    fn address_samples() -> Vec<ErrorDetails> {
+        vec![
             ErrorDetails::InvalidUrl {
                 url: "ht tp://".into(),
             },
@@ -406,7 +432,7 @@ mod tests {
                 allowed_ports: vec![80, 443],
             },
             ErrorDetails::SsrfBlocked {
-                blocked_ip: ip,
+                blocked_ip: metadata_ip(),
                 cidr: "169.254.0.0/16".into(),
                 toggle: "block_link_local".into(),
             },
@@ -414,6 +440,13 @@ mod tests {
                 host: "nowhere.test".into(),
                 error: "NXDOMAIN".into(),
             },
+        ]
+    }
+
+    /// robots.txt: a disallowed path, and an origin whose file could not be read, with and
+    /// without a status.
+    fn robots_samples() -> Vec<ErrorDetails> {
+        vec![
             ErrorDetails::RobotsDisallowed {
                 path: "/private".into(),
                 origin: "https://a.test".into(),
@@ -428,6 +461,14 @@ mod tests {
                 error: "network".into(),
                 status: None,
             },
+        ]
+    }
+
+    /// The fetch itself failing: redirects, time, the network (with and without its
+    /// optional fields), the size cap and the content type.
+    fn transfer_samples() -> Vec<ErrorDetails> {
+        let v6: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        vec![
             ErrorDetails::RedirectLimit { count: 6, max: 5 },
             ErrorDetails::Timeout {
                 timeout_ms: 20_000,
@@ -437,7 +478,7 @@ mod tests {
                 error: "connect_failed".into(),
                 status: None,
                 content_encoding: None,
-                attempted_ips: Some(vec![ip, v6]),
+                attempted_ips: Some(vec![metadata_ip(), v6]),
             },
             ErrorDetails::Network {
                 error: "unsupported_content_encoding".into(),
@@ -452,6 +493,13 @@ mod tests {
             ErrorDetails::UnsupportedContentType {
                 content_type: "image/png".into(),
             },
+        ]
+    }
+
+    /// A non-200 status: plain, held by its origin, a bot wall with its vendor, and a
+    /// payment request with its price.
+    fn http_status_samples() -> Vec<ErrorDetails> {
+        vec![
             ErrorDetails::HttpStatus {
                 price: None,
                 reason: None,
@@ -484,6 +532,12 @@ mod tests {
                 status_text: "Payment Required".into(),
                 vendor: None,
             },
+        ]
+    }
+
+    /// The browser: unavailable (without and with the sandbox and version) and crashed.
+    fn browser_samples() -> Vec<ErrorDetails> {
+        vec![
             ErrorDetails::BrowserUnavailable {
                 chromium_path: "/usr/bin/chromium".into(),
                 error: "not found".into(),
@@ -499,6 +553,13 @@ mod tests {
             ErrorDetails::BrowserCrashed {
                 error: "renderer crashed".into(),
             },
+        ]
+    }
+
+    /// What the page or the answer could not give: no content, an internal error, the
+    /// output cap, and every unreadable reason.
+    fn content_samples() -> Vec<ErrorDetails> {
+        let mut all = vec![
             ErrorDetails::NoExtractableContent,
             ErrorDetails::Internal {
                 error: "oops".into(),

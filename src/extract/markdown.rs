@@ -68,6 +68,23 @@ struct Capture {
     language: Option<String>,
 }
 
+impl Capture {
+    /// An element inside the captured text: a line break is kept (a space
+    /// outside `<pre>`), and while no language is known a `<code>`'s class may
+    /// name it.
+    fn open(&mut self, element: &Element) {
+        match element.tag {
+            Tag::LineBreak => {
+                self.text.push(if self.verbatim { '\n' } else { ' ' });
+            }
+            Tag::Code if self.language.is_none() => {
+                self.language = element.attr(Attr::Class).and_then(language);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// An open list: ordered or not, and the next number.
 struct List {
     ordered: bool,
@@ -152,15 +169,7 @@ impl Converter<'_> {
             return None;
         }
         if let Some(capture) = &mut self.capture {
-            match element.tag {
-                Tag::LineBreak => {
-                    capture.text.push(if capture.verbatim { '\n' } else { ' ' });
-                }
-                Tag::Code if capture.language.is_none() => {
-                    capture.language = element.attr(Attr::Class).and_then(language);
-                }
-                _ => {}
-            }
+            capture.open(element);
             return Some(Exit::Nothing);
         }
         let in_cell = self.writer().is_cell();
@@ -193,41 +202,11 @@ impl Converter<'_> {
                 return None;
             }
             Tag::Rule => {
-                let writer = self.writer();
-                if writer.list_depth() == 0 && !writer.is_cell() && !writer.in_heading() {
-                    writer.raw_block("---");
-                } else {
-                    writer.block_break();
-                }
+                self.rule();
                 return None;
             }
-            Tag::UnorderedList | Tag::OrderedList => {
-                let ordered = element.tag == Tag::OrderedList;
-                let start = element
-                    .attr(Attr::Start)
-                    .and_then(|s| s.trim().parse::<u64>().ok())
-                    .filter(|&n| n < 1_000_000_000)
-                    .unwrap_or(1);
-                self.lists.push(List {
-                    ordered,
-                    next: start,
-                });
-                self.writer().open_list();
-                Exit::List
-            }
-            Tag::ListItem => {
-                let marker = match self.lists.last_mut() {
-                    Some(list) if list.ordered => {
-                        let marker = format!("{}. ", list.next);
-                        list.next = list.next.saturating_add(1);
-                        marker
-                    }
-                    _ => "- ".to_owned(),
-                };
-                let level = self.writer().list_depth().saturating_sub(1);
-                self.writer().open_item(level, &marker);
-                Exit::Item
-            }
+            Tag::UnorderedList | Tag::OrderedList => self.open_list(element),
+            Tag::ListItem => self.open_item(),
             Tag::Quote => {
                 if in_cell {
                     self.writer().block_break();
@@ -281,6 +260,50 @@ impl Converter<'_> {
             }
             Tag::Skip | Tag::Head | Tag::Title => return None,
         })
+    }
+
+    /// A thematic break: `---` where a block can stand, a block break inside a
+    /// list, a cell or a heading.
+    fn rule(&mut self) {
+        let writer = self.writer();
+        if writer.list_depth() == 0 && !writer.is_cell() && !writer.in_heading() {
+            writer.raw_block("---");
+        } else {
+            writer.block_break();
+        }
+    }
+
+    /// Opens a list: ordered ones number from their `start` (1 when absent or
+    /// not a number below a billion).
+    fn open_list(&mut self, element: &Element) -> Exit {
+        let ordered = element.tag == Tag::OrderedList;
+        let start = element
+            .attr(Attr::Start)
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|&n| n < 1_000_000_000)
+            .unwrap_or(1);
+        self.lists.push(List {
+            ordered,
+            next: start,
+        });
+        self.writer().open_list();
+        Exit::List
+    }
+
+    /// Opens a list item with its marker: the next number in an ordered list,
+    /// `- ` otherwise.
+    fn open_item(&mut self) -> Exit {
+        let marker = match self.lists.last_mut() {
+            Some(list) if list.ordered => {
+                let marker = format!("{}. ", list.next);
+                list.next = list.next.saturating_add(1);
+                marker
+            }
+            _ => "- ".to_owned(),
+        };
+        let level = self.writer().list_depth().saturating_sub(1);
+        self.writer().open_item(level, &marker);
+        Exit::Item
     }
 
     fn close(&mut self) {

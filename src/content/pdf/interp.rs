@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use lopdf::content::Content;
+use lopdf::content::{Content, Operation};
 use lopdf::{Dictionary, Document, Object, ObjectId};
 
 use super::fonts::{Font, Fonts, deref, number};
@@ -178,6 +178,83 @@ struct GraphicsState {
     rise: f32,
 }
 
+/// Where one content stream stands: its graphics state, the states `q` saved,
+/// and the text and line matrices (PDF 32000 9.4.2: `Tm` is where the next
+/// glyph goes, `Tlm` the start of the current line).
+struct StreamState {
+    gs: GraphicsState,
+    stack: Vec<GraphicsState>,
+    tm: Matrix,
+    line: Matrix,
+}
+
+impl StreamState {
+    /// A stream starting from graphics state `gs`, outside any text object.
+    fn new(gs: GraphicsState) -> StreamState {
+        StreamState {
+            gs,
+            stack: Vec::new(),
+            tm: Matrix::IDENTITY,
+            line: Matrix::IDENTITY,
+        }
+    }
+
+    /// The graphics state operators (`q`, `Q`, `cm`): save (at most 256
+    /// deep), restore, and concatenate to the CTM.
+    fn graphics(&mut self, op: &Operation, doc: &Document) {
+        match op.operator.as_str() {
+            "q" if self.stack.len() < 256 => self.stack.push(self.gs),
+            "Q" => {
+                if let Some(saved) = self.stack.pop() {
+                    self.gs = saved;
+                }
+            }
+            "cm" => {
+                if let Some(m) = matrix(&op.operands, doc) {
+                    self.gs.ctm = m.then(self.gs.ctm);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `BT`: a text object starts at the origin.
+    fn begin_text(&mut self) {
+        self.tm = Matrix::IDENTITY;
+        self.line = Matrix::IDENTITY;
+    }
+
+    /// The text positioning operators (`Td`, `TD`, `Tm`, `T*`); `TD` sets
+    /// the leading too.
+    fn position_text(&mut self, op: &Operation, doc: &Document) {
+        match op.operator.as_str() {
+            "Td" | "TD" => {
+                let n = |i: usize| operand(op, i, doc);
+                let (tx, ty) = (n(0).unwrap_or(0.0), n(1).unwrap_or(0.0));
+                if op.operator == "TD" {
+                    self.gs.leading = -ty;
+                }
+                self.line = Matrix::translate(tx, ty).then(self.line);
+                self.tm = self.line;
+            }
+            "Tm" => {
+                if let Some(m) = matrix(&op.operands, doc) {
+                    self.line = m;
+                    self.tm = m;
+                }
+            }
+            "T*" => self.next_line(),
+            _ => {}
+        }
+    }
+
+    /// `T*` (and the start of `'` and `"`): the next line, one leading down.
+    fn next_line(&mut self) {
+        self.line = Matrix::translate(0.0, -self.gs.leading).then(self.line);
+        self.tm = self.line;
+    }
+}
+
 struct Interp<'s, 'd> {
     doc: &'d Document,
     shared: &'s mut Shared<'d>,
@@ -242,122 +319,140 @@ fn page_resources(doc: &Document, page_id: ObjectId) -> Option<&Dictionary> {
 }
 
 impl<'d> Interp<'_, 'd> {
+    /// Runs the content stream `content` with `resources`, from graphics state
+    /// `gs`, `depth` forms deep; stops at the page's operation or glyph cap, or
+    /// when the call's budget runs out.
     fn run(
         &mut self,
         content: &[u8],
         resources: Option<&'d Dictionary>,
-        mut gs: GraphicsState,
+        gs: GraphicsState,
         depth: usize,
     ) {
         if !self.shared.quota.interpret(content.len()) {
             return;
         }
-        let mut stack: Vec<GraphicsState> = Vec::new();
-        let mut tm = Matrix::IDENTITY;
-        let mut line = Matrix::IDENTITY;
+        let mut state = StreamState::new(gs);
         for op in Content::decode_iter(content) {
             let Ok(op) = op else { break };
-            self.operations += 1;
-            if self.operations > MAX_OPERATIONS
-                || self.glyphs.len() >= MAX_GLYPHS
-                || budget::interrupted()
-            {
+            if !self.count_operation() {
                 return;
             }
-            let n = |i: usize| op.operands.get(i).and_then(|o| number(self.doc, Some(o)));
-            match op.operator.as_str() {
-                "q" if stack.len() < 256 => {
-                    stack.push(gs);
-                }
-                "Q" => {
-                    if let Some(saved) = stack.pop() {
-                        gs = saved;
-                    }
-                }
-                "cm" => {
-                    if let Some(m) = matrix(&op.operands, self.doc) {
-                        gs.ctm = m.then(gs.ctm);
-                    }
-                }
-                "BT" => {
-                    tm = Matrix::IDENTITY;
-                    line = Matrix::IDENTITY;
-                    self.pending_space = false;
-                }
-                "Tf" => {
-                    gs.size = n(1).unwrap_or(0.0);
-                    gs.font = op
-                        .operands
-                        .first()
-                        .and_then(|o| o.as_name().ok())
-                        .and_then(|name| self.font(resources, name));
-                }
-                "Tc" => gs.char_spacing = n(0).unwrap_or(0.0),
-                "Tw" => gs.word_spacing = n(0).unwrap_or(0.0),
-                "Tz" => gs.scale = n(0).unwrap_or(100.0) / 100.0,
-                "TL" => gs.leading = n(0).unwrap_or(0.0),
-                "Ts" => gs.rise = n(0).unwrap_or(0.0),
-                "Td" | "TD" => {
-                    let (tx, ty) = (n(0).unwrap_or(0.0), n(1).unwrap_or(0.0));
-                    if op.operator == "TD" {
-                        gs.leading = -ty;
-                    }
-                    line = Matrix::translate(tx, ty).then(line);
-                    tm = line;
-                }
-                "Tm" => {
-                    if let Some(m) = matrix(&op.operands, self.doc) {
-                        line = m;
-                        tm = m;
-                    }
-                }
-                "T*" => {
-                    line = Matrix::translate(0.0, -gs.leading).then(line);
-                    tm = line;
-                }
-                "Tj" => {
-                    if let Some(bytes) = op.operands.first().and_then(|o| o.as_str().ok()) {
-                        self.show(bytes, &gs, &mut tm);
-                    }
-                }
-                "'" | "\"" => {
-                    if op.operator == "\"" {
-                        gs.word_spacing = n(0).unwrap_or(gs.word_spacing);
-                        gs.char_spacing = n(1).unwrap_or(gs.char_spacing);
-                    }
-                    line = Matrix::translate(0.0, -gs.leading).then(line);
-                    tm = line;
-                    if let Some(bytes) = op.operands.last().and_then(|o| o.as_str().ok()) {
-                        self.show(bytes, &gs, &mut tm);
-                    }
-                }
-                "TJ" => {
-                    let Some(items) = op.operands.first().and_then(|o| o.as_array().ok()) else {
-                        continue;
-                    };
-                    for item in items {
-                        match item {
-                            Object::String(bytes, _) => self.show(bytes, &gs, &mut tm),
-                            other => {
-                                let adjust = number(self.doc, Some(other)).unwrap_or(0.0);
-                                let tx = -adjust / 1000.0 * gs.size * gs.scale;
-                                tm = Matrix::translate(tx, 0.0).then(tm);
-                                // A kern of a fifth of an em or more is a word gap.
-                                if adjust < -200.0 {
-                                    self.pending_space = true;
-                                }
-                            }
-                        }
-                    }
-                }
-                "Do" if depth < MAX_FORM_DEPTH => {
-                    let Some(name) = op.operands.first().and_then(|o| o.as_name().ok()) else {
-                        continue;
-                    };
-                    self.form(resources, name, gs, depth);
-                }
-                _ => {}
+            self.operate(&op, &mut state, resources, depth);
+        }
+    }
+
+    /// Counts one more operation; `false` once the page is past its operation
+    /// or glyph cap, or the call's budget ran out.
+    fn count_operation(&mut self) -> bool {
+        self.operations += 1;
+        self.operations <= MAX_OPERATIONS
+            && self.glyphs.len() < MAX_GLYPHS
+            && !budget::interrupted()
+    }
+
+    /// Runs one operation of a stream whose state is `state`: the graphics
+    /// state's, the text state's, text positioning, text showing, or a form's
+    /// paint (at most [`MAX_FORM_DEPTH`] deep). Other operators draw no text.
+    fn operate(
+        &mut self,
+        op: &Operation,
+        state: &mut StreamState,
+        resources: Option<&'d Dictionary>,
+        depth: usize,
+    ) {
+        match op.operator.as_str() {
+            "q" | "Q" | "cm" => state.graphics(op, self.doc),
+            "Tf" | "Tc" | "Tw" | "Tz" | "TL" | "Ts" => {
+                self.text_state(op, &mut state.gs, resources);
             }
+            "BT" => {
+                state.begin_text();
+                self.pending_space = false;
+            }
+            "Td" | "TD" | "Tm" | "T*" => state.position_text(op, self.doc),
+            "Tj" | "'" | "\"" | "TJ" => self.show_text(op, state),
+            "Do" if depth < MAX_FORM_DEPTH => {
+                if let Some(name) = op.operands.first().and_then(|o| o.as_name().ok()) {
+                    self.form(resources, name, state.gs, depth);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The text state operators (`Tf`, `Tc`, `Tw`, `Tz`, `TL`, `Ts`): font and
+    /// size, spacings, horizontal scale, leading and rise.
+    fn text_state(
+        &mut self,
+        op: &Operation,
+        gs: &mut GraphicsState,
+        resources: Option<&'d Dictionary>,
+    ) {
+        let n = |i: usize| operand(op, i, self.doc);
+        match op.operator.as_str() {
+            "Tf" => {
+                gs.size = n(1).unwrap_or(0.0);
+                gs.font = op
+                    .operands
+                    .first()
+                    .and_then(|o| o.as_name().ok())
+                    .and_then(|name| self.font(resources, name));
+            }
+            "Tc" => gs.char_spacing = n(0).unwrap_or(0.0),
+            "Tw" => gs.word_spacing = n(0).unwrap_or(0.0),
+            "Tz" => gs.scale = n(0).unwrap_or(100.0) / 100.0,
+            "TL" => gs.leading = n(0).unwrap_or(0.0),
+            "Ts" => gs.rise = n(0).unwrap_or(0.0),
+            _ => {}
+        }
+    }
+
+    /// The text showing operators (`Tj`, `'`, `"`, `TJ`): glyphs at the text
+    /// matrix, which each advances; `'` and `"` move to the next line first, and
+    /// a `TJ` number moves the text matrix back by thousandths of an em.
+    fn show_text(&mut self, op: &Operation, state: &mut StreamState) {
+        match op.operator.as_str() {
+            "Tj" => {
+                if let Some(bytes) = op.operands.first().and_then(|o| o.as_str().ok()) {
+                    self.show(bytes, &state.gs, &mut state.tm);
+                }
+            }
+            "'" | "\"" => {
+                if op.operator == "\"" {
+                    let n = |i: usize| operand(op, i, self.doc);
+                    state.gs.word_spacing = n(0).unwrap_or(state.gs.word_spacing);
+                    state.gs.char_spacing = n(1).unwrap_or(state.gs.char_spacing);
+                }
+                state.next_line();
+                if let Some(bytes) = op.operands.last().and_then(|o| o.as_str().ok()) {
+                    self.show(bytes, &state.gs, &mut state.tm);
+                }
+            }
+            "TJ" => {
+                let Some(items) = op.operands.first().and_then(|o| o.as_array().ok()) else {
+                    return;
+                };
+                for item in items {
+                    match item {
+                        Object::String(bytes, _) => self.show(bytes, &state.gs, &mut state.tm),
+                        other => self.adjust(other, state),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A `TJ` number: moves the text matrix back by `adjust` thousandths of
+    /// an em; a kern of a fifth of an em or more is a word gap.
+    fn adjust(&mut self, item: &Object, state: &mut StreamState) {
+        let gs = &state.gs;
+        let adjust = number(self.doc, Some(item)).unwrap_or(0.0);
+        let tx = -adjust / 1000.0 * gs.size * gs.scale;
+        state.tm = Matrix::translate(tx, 0.0).then(state.tm);
+        if adjust < -200.0 {
+            self.pending_space = true;
         }
     }
 
@@ -487,6 +582,11 @@ impl<'d> Interp<'_, 'd> {
             *tm = step;
         }
     }
+}
+
+/// Operand `i` of `op` as a number (an indirect one resolved).
+fn operand(op: &Operation, i: usize, doc: &Document) -> Option<f32> {
+    op.operands.get(i).and_then(|o| number(doc, Some(o)))
 }
 
 fn matrix(operands: &[Object], doc: &Document) -> Option<Matrix> {

@@ -29,8 +29,19 @@ fn is_paragraph_like(m: &Measure) -> bool {
     )
 }
 
+/// The content of the page: the best-scoring container, with the siblings that
+/// score alike; `None` when no paragraph scores anything.
 pub(crate) fn score(doc: &Document, measured: &Measured, pass: Strictness) -> Option<Chosen> {
     let nodes = &measured.nodes;
+    let scores = candidate_scores(doc, nodes, pass);
+    let top = best_container(nodes, &scores)?;
+    Some(with_siblings(doc, nodes, &scores, top))
+}
+
+/// Each element's score, `None` for one no paragraph scored: each paragraph
+/// adds to its container and up to four ancestors above it, less at each level,
+/// and a score is then cut by the element's link density.
+fn candidate_scores(doc: &Document, nodes: &[Measure], pass: Strictness) -> Vec<Option<f32>> {
     let mut scores: Vec<Option<f32>> = vec![None; nodes.len()];
     let initial = |i: usize| -> f32 {
         let m = &nodes[i];
@@ -77,6 +88,13 @@ pub(crate) fn score(doc: &Document, measured: &Measured, pass: Strictness) -> Op
             *score *= 1.0 - nodes[i].link_density();
         }
     }
+    scores
+}
+
+/// The index of the best container: the top score, or the ancestor several of
+/// the best share, moved up while the parent scores about as well and past
+/// only children.
+fn best_container(nodes: &[Measure], scores: &[Option<f32>]) -> Option<usize> {
     let (mut top, top_score) = scores
         .iter()
         .enumerate()
@@ -134,14 +152,19 @@ pub(crate) fn score(doc: &Document, measured: &Measured, pass: Strictness) -> Op
         }
         top = p;
     }
+    Some(top)
+}
 
+/// The chosen content around `top`: its parent with the siblings that score
+/// alike (or are prose), or `top` alone when no sibling does.
+fn with_siblings(doc: &Document, nodes: &[Measure], scores: &[Option<f32>], top: usize) -> Chosen {
     let top_score = scores[top].unwrap_or(0.0);
     let Some(parent) = nodes[top].parent else {
-        return Some(Chosen {
+        return Chosen {
             root: nodes[top].id,
             included: vec![top],
             dropped_siblings: Vec::new(),
-        });
+        };
     };
     let threshold = (top_score * 0.2).max(10.0);
     let top_class = element(doc, nodes[top].id).and_then(|e| e.attr(Attr::Class));
@@ -169,19 +192,19 @@ pub(crate) fn score(doc: &Document, measured: &Measured, pass: Strictness) -> Op
         }
     }
     if included.len() == 1 {
-        return Some(Chosen {
+        return Chosen {
             root: nodes[top].id,
             included,
             dropped_siblings: Vec::new(),
-        });
+        };
     }
     // Text directly in the parent (outside any child element) is not a sibling
     // element; it stays with the parent, which is what is converted.
-    Some(Chosen {
+    Chosen {
         root: nodes[parent].id,
         included,
         dropped_siblings: dropped,
-    })
+    }
 }
 
 fn children(nodes: &[Measure], parent: usize) -> impl Iterator<Item = usize> + '_ {

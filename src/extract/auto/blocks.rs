@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use ego_tree::NodeId;
 use html5ever::{LocalName, local_name};
 
-use super::super::article::measure::Measured;
+use super::super::article::measure::{Measure, Measured};
 use super::super::dom::{Document, Node};
 use super::super::element::{Attr, Tag};
 use super::super::root::{Survey, collapsed_text};
@@ -276,33 +276,8 @@ const DENSE: u32 = Dense::Count as u32;
 /// outside [`Context::within`].
 fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Context) -> Vec<Row> {
     let nodes = &measured.nodes;
-    let total: usize = blocks.iter().map(|b| b.chars).sum::<usize>().max(1);
-    let mut starts = Vec::with_capacity(blocks.len());
-    let mut at = 0usize;
-    for block in blocks {
-        starts.push(at as f32 / total as f32);
-        at += block.chars;
-    }
-    let h1_block = blocks
-        .iter()
-        .position(|b| nodes[b.node].tag == Tag::Heading(1));
-    let h1 = h1_block.map(|i| starts[i]);
-    let word_counts: Vec<usize> = blocks
-        .iter()
-        .map(|b| b.text.split_whitespace().count())
-        .collect();
-    let most_words = word_counts.iter().copied().max().unwrap_or(0);
-    // The page's main text: its longest block of prose (not a run of links).
-    let main_text = blocks
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| nodes[b.node].link_density() < 0.5)
-        .max_by_key(|&(i, _)| word_counts[i])
-        .map(|(i, _)| i);
     let inherited = Inherited::new(doc, measured, context);
-    let to_main_text = main_text.map(|i| meeting(measured, blocks[i].node));
-    let to_h1 = h1_block.map(|i| meeting(measured, blocks[i].node));
-    let alike = siblings_alike(doc, measured, blocks, &inherited.in_within);
+    let page = Landmarks::new(doc, measured, blocks, &inherited);
     // Siblings share their ancestors: each ancestor's class tokens are hashed once.
     let mut ancestor_buckets: Vec<Option<Vec<u32>>> = vec![None; nodes.len()];
     // The buckets of the words of the last heading read.
@@ -320,56 +295,10 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
                 row.push((f as u32, x));
             }
         };
-        let words = word_counts[i];
-        let chars = block.chars.max(1);
+        let words = page.word_counts[i];
         set(Dense::Bias, 1.0);
-        set(Dense::LogWords, (1.0 + words as f32).ln());
-        set(Dense::LogChars, (1.0 + chars as f32).ln());
-        set(Dense::LinkDensity, m.link_density());
-        set(Dense::Position, starts[i]);
-        set(Dense::PositionSquared, starts[i] * starts[i]);
-        set(
-            Dense::EndsSentence,
-            f32::from(u8::from(
-                block
-                    .text
-                    .ends_with(['.', '!', '?', ':', ';', '。', '」', '"', '”', ')']),
-            )),
-        );
-        set(Dense::CommasPerWord, m.commas as f32 / words.max(1) as f32);
-        let digits = block.text.bytes().filter(u8::is_ascii_digit).count();
-        set(Dense::Digits, digits as f32 / chars as f32);
-        let capitalized = block
-            .text
-            .split_whitespace()
-            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-            .count();
-        set(Dense::Capitalized, capitalized as f32 / words.max(1) as f32);
-        set(
-            Dense::WordLength,
-            (chars as f32 / words.max(1) as f32).min(20.0) / 10.0,
-        );
-        set(Dense::TagH1, flag(m.tag == Tag::Heading(1)));
-        set(Dense::TagH2H3, flag(matches!(m.tag, Tag::Heading(2 | 3))));
-        set(Dense::TagH4H6, flag(matches!(m.tag, Tag::Heading(4..))));
-        set(Dense::TagParagraph, flag(m.is_p));
-        set(Dense::TagListItem, flag(m.tag == Tag::ListItem));
-        set(Dense::TagCell, flag(matches!(m.tag, Tag::Cell { .. })));
-        set(Dense::TagPre, flag(m.tag == Tag::Pre));
-        set(Dense::TagQuote, flag(m.tag == Tag::Quote));
-        let name = doc
-            .tree
-            .get(m.id)
-            .and_then(|n| n.value().element().map(|e| e.name.local.clone()));
-        let definition = matches!(name, Some(local_name!("dt") | local_name!("dd")));
-        set(Dense::TagDefinition, flag(definition));
-        let other = !(m.is_p
-            || definition
-            || matches!(
-                m.tag,
-                Tag::Heading(_) | Tag::ListItem | Tag::Cell { .. } | Tag::Pre | Tag::Quote
-            ));
-        set(Dense::TagOther, flag(other));
+        text_features(&mut set, block, m, words, page.starts[i]);
+        tag_features(&mut set, doc, m);
         set(
             Dense::Depth,
             (inherited.depth[block.node] as f32 / 30.0).min(2.0),
@@ -400,46 +329,8 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
             })
             .count();
         set(Dense::TitleOverlap, in_title as f32 / words.max(1) as f32);
-        if let Some(h1) = h1 {
-            set(Dense::BeforeH1, flag(starts[i] < h1));
-            set(Dense::FromH1, (starts[i] - h1).abs());
-        }
-        let neighbour = |j: Option<usize>| {
-            j.filter(|&j| j < blocks.len()).map_or((0.0, 0.0), |j| {
-                let words = word_counts[j];
-                (
-                    nodes[blocks[j].node].link_density(),
-                    (1.0 + words as f32).ln(),
-                )
-            })
-        };
-        let (prev_links, prev_words) = neighbour(i.checked_sub(1));
-        let (next_links, next_words) = neighbour(Some(i + 1));
-        set(Dense::PrevLinkDensity, prev_links);
-        set(Dense::NextLinkDensity, next_links);
-        set(Dense::PrevLogWords, prev_words);
-        set(Dense::NextLogWords, next_words);
-        set(Dense::LogSiblingsAlike, (1.0 + alike[i] as f32).ln());
+        place_features(&mut set, &page, nodes, blocks, i);
         let short = words <= 6;
-        set(Dense::ShortBlock, flag(short));
-        set(
-            Dense::RelativeWords,
-            (1.0 + words as f32).ln() - (1.0 + most_words as f32).ln(),
-        );
-        if let (Some(main), Some(meet)) = (main_text, &to_main_text) {
-            let (up, share) = meet[block.node];
-            set(Dense::UpToMainText, up);
-            set(Dense::MainTextLcaShare, share);
-            set(
-                Dense::FromMainText,
-                (i as f32 - main as f32).abs() / blocks.len() as f32,
-            );
-        }
-        if let Some(meet) = &to_h1 {
-            let (up, share) = meet[block.node];
-            set(Dense::UpToH1, up);
-            set(Dense::H1LcaShare, share);
-        }
         if let Some(element) = doc.tree.get(m.id).and_then(|n| n.value().element()) {
             for token in name_tokens(element.attr(Attr::Class), element.attr(Attr::Id)) {
                 row.push((hashed(CLASS_OWN, token), 1.0));
@@ -474,6 +365,187 @@ fn features(doc: &Document, measured: &Measured, blocks: &[Block], context: &Con
         rows.push(merge(row));
     }
     rows
+}
+
+/// What every block of a page is placed against: where each block starts in
+/// the page's text, its words, the page's `<h1>` and its main text (its longest
+/// block of prose), how far up the tree each node meets those two, and how
+/// many siblings look like each block.
+struct Landmarks {
+    /// Where each block starts, as a share of the page's characters.
+    starts: Vec<f32>,
+    /// Each block's words.
+    word_counts: Vec<usize>,
+    /// The most words of one block.
+    most_words: usize,
+    /// Where the first `<h1>` block starts.
+    h1: Option<f32>,
+    /// The block of the page's main text.
+    main_text: Option<usize>,
+    /// [`meeting`] the main text's block, per node.
+    to_main_text: Option<Vec<(f32, f32)>>,
+    /// [`meeting`] the `<h1>` block, per node.
+    to_h1: Option<Vec<(f32, f32)>>,
+    /// [`siblings_alike`], per block.
+    alike: Vec<usize>,
+}
+
+impl Landmarks {
+    fn new(doc: &Document, measured: &Measured, blocks: &[Block], inherited: &Inherited) -> Self {
+        let nodes = &measured.nodes;
+        let total: usize = blocks.iter().map(|b| b.chars).sum::<usize>().max(1);
+        let mut starts = Vec::with_capacity(blocks.len());
+        let mut at = 0usize;
+        for block in blocks {
+            starts.push(at as f32 / total as f32);
+            at += block.chars;
+        }
+        let h1_block = blocks
+            .iter()
+            .position(|b| nodes[b.node].tag == Tag::Heading(1));
+        let h1 = h1_block.map(|i| starts[i]);
+        let word_counts: Vec<usize> = blocks
+            .iter()
+            .map(|b| b.text.split_whitespace().count())
+            .collect();
+        let most_words = word_counts.iter().copied().max().unwrap_or(0);
+        // The page's main text: its longest block of prose (not a run of links).
+        let main_text = blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| nodes[b.node].link_density() < 0.5)
+            .max_by_key(|&(i, _)| word_counts[i])
+            .map(|(i, _)| i);
+        let to_main_text = main_text.map(|i| meeting(measured, blocks[i].node));
+        let to_h1 = h1_block.map(|i| meeting(measured, blocks[i].node));
+        let alike = siblings_alike(doc, measured, blocks, &inherited.in_within);
+        Landmarks {
+            starts,
+            word_counts,
+            most_words,
+            h1,
+            main_text,
+            to_main_text,
+            to_h1,
+            alike,
+        }
+    }
+}
+
+/// The features of a block's own text: its length, link density, place,
+/// punctuation, digits, capitals and word length.
+fn text_features(
+    set: &mut impl FnMut(Dense, f32),
+    block: &Block,
+    m: &Measure,
+    words: usize,
+    start: f32,
+) {
+    let chars = block.chars.max(1);
+    set(Dense::LogWords, (1.0 + words as f32).ln());
+    set(Dense::LogChars, (1.0 + chars as f32).ln());
+    set(Dense::LinkDensity, m.link_density());
+    set(Dense::Position, start);
+    set(Dense::PositionSquared, start * start);
+    set(
+        Dense::EndsSentence,
+        f32::from(u8::from(
+            block
+                .text
+                .ends_with(['.', '!', '?', ':', ';', '。', '」', '"', '”', ')']),
+        )),
+    );
+    set(Dense::CommasPerWord, m.commas as f32 / words.max(1) as f32);
+    let digits = block.text.bytes().filter(u8::is_ascii_digit).count();
+    set(Dense::Digits, digits as f32 / chars as f32);
+    let capitalized = block
+        .text
+        .split_whitespace()
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .count();
+    set(Dense::Capitalized, capitalized as f32 / words.max(1) as f32);
+    set(
+        Dense::WordLength,
+        (chars as f32 / words.max(1) as f32).min(20.0) / 10.0,
+    );
+}
+
+/// The features of a block's element: one flag for its kind.
+fn tag_features(set: &mut impl FnMut(Dense, f32), doc: &Document, m: &Measure) {
+    set(Dense::TagH1, flag(m.tag == Tag::Heading(1)));
+    set(Dense::TagH2H3, flag(matches!(m.tag, Tag::Heading(2 | 3))));
+    set(Dense::TagH4H6, flag(matches!(m.tag, Tag::Heading(4..))));
+    set(Dense::TagParagraph, flag(m.is_p));
+    set(Dense::TagListItem, flag(m.tag == Tag::ListItem));
+    set(Dense::TagCell, flag(matches!(m.tag, Tag::Cell { .. })));
+    set(Dense::TagPre, flag(m.tag == Tag::Pre));
+    set(Dense::TagQuote, flag(m.tag == Tag::Quote));
+    let name = doc
+        .tree
+        .get(m.id)
+        .and_then(|n| n.value().element().map(|e| e.name.local.clone()));
+    let definition = matches!(name, Some(local_name!("dt") | local_name!("dd")));
+    set(Dense::TagDefinition, flag(definition));
+    let other = !(m.is_p
+        || definition
+        || matches!(
+            m.tag,
+            Tag::Heading(_) | Tag::ListItem | Tag::Cell { .. } | Tag::Pre | Tag::Quote
+        ));
+    set(Dense::TagOther, flag(other));
+}
+
+/// The features of block `i`'s place among the page's [`Landmarks`]: before or
+/// after the `<h1>`, its neighbours, its look-alike siblings, its length beside
+/// the longest block, and where it meets the main text and the `<h1>`.
+fn place_features(
+    set: &mut impl FnMut(Dense, f32),
+    page: &Landmarks,
+    nodes: &[Measure],
+    blocks: &[Block],
+    i: usize,
+) {
+    let block = &blocks[i];
+    let words = page.word_counts[i];
+    if let Some(h1) = page.h1 {
+        set(Dense::BeforeH1, flag(page.starts[i] < h1));
+        set(Dense::FromH1, (page.starts[i] - h1).abs());
+    }
+    let neighbour = |j: Option<usize>| {
+        j.filter(|&j| j < blocks.len()).map_or((0.0, 0.0), |j| {
+            let words = page.word_counts[j];
+            (
+                nodes[blocks[j].node].link_density(),
+                (1.0 + words as f32).ln(),
+            )
+        })
+    };
+    let (prev_links, prev_words) = neighbour(i.checked_sub(1));
+    let (next_links, next_words) = neighbour(Some(i + 1));
+    set(Dense::PrevLinkDensity, prev_links);
+    set(Dense::NextLinkDensity, next_links);
+    set(Dense::PrevLogWords, prev_words);
+    set(Dense::NextLogWords, next_words);
+    set(Dense::LogSiblingsAlike, (1.0 + page.alike[i] as f32).ln());
+    set(Dense::ShortBlock, flag(words <= 6));
+    set(
+        Dense::RelativeWords,
+        (1.0 + words as f32).ln() - (1.0 + page.most_words as f32).ln(),
+    );
+    if let (Some(main), Some(meet)) = (page.main_text, &page.to_main_text) {
+        let (up, share) = meet[block.node];
+        set(Dense::UpToMainText, up);
+        set(Dense::MainTextLcaShare, share);
+        set(
+            Dense::FromMainText,
+            (i as f32 - main as f32).abs() / blocks.len() as f32,
+        );
+    }
+    if let Some(meet) = &page.to_h1 {
+        let (up, share) = meet[block.node];
+        set(Dense::UpToH1, up);
+        set(Dense::H1LcaShare, share);
+    }
 }
 
 fn flag(on: bool) -> f32 {
