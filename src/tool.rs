@@ -96,11 +96,11 @@ impl std::fmt::Debug for WebFetchTool {
     }
 }
 
-/// What the renderers of one call share: its pass, its robots.txt check, the
+/// What the renderers of one call share: its resolved hosts, its robots.txt check, the
 /// document deadline and the extraction mode.
 struct Call<'a> {
     url: &'a CanonicalUrl,
-    pass: &'a ResolvedHosts,
+    hosts: &'a ResolvedHosts,
     robots: &'a RobotsHopCheck<'a>,
     deadline: Instant,
     mode: ExtractionMode,
@@ -429,11 +429,11 @@ impl WebFetchTool {
         // requests pass the client's checks. robots.txt has a budget of its own
         // (FR-WF-ROBOTS-TIMEOUT-01) that the document's does not count
         // (FR-WF-10a; SRD-READINGS 26).
-        let pass = ResolvedHosts::new();
-        let robots = RobotsHopCheck::new(&self.robots, &self.client, &pass);
+        let hosts = ResolvedHosts::new();
+        let robots = RobotsHopCheck::new(&self.robots, &self.client, &hosts);
         let call = Call {
             url,
-            pass: &pass,
+            hosts: &hosts,
             robots: &robots,
             deadline: Instant::now() + self.settings.timeout(),
             mode,
@@ -594,7 +594,7 @@ impl WebFetchTool {
             call.url,
             call.deadline,
             Some(call.robots),
-            Some(call.pass),
+            Some(call.hosts),
         )
         .await?;
         let page = self.read_page(&fetched, call).await?;
@@ -686,7 +686,7 @@ impl WebFetchTool {
     }
 
     /// Browser mode: Chromium renders the page; every request it makes goes through
-    /// the pinned client within the call's pass, and robots.txt applies to the top
+    /// the pinned client with the call's resolved hosts, and robots.txt applies to the top
     /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
     /// documents too with `robots_for_frames`, through the same check.
     async fn render_browser(
@@ -695,7 +695,7 @@ impl WebFetchTool {
         notes: &mut Notes,
     ) -> Result<Rendered, FetchError> {
         let mut ctx = RenderContext::new(&self.client, call.url, call.deadline)
-            .with_pass(call.pass)
+            .with_resolved_hosts(call.hosts)
             .with_robots_hook(call.robots);
         // Extension: at most `max_concurrent_renders` Chromiums at once; the
         // renderer takes its slot after the page's own checks.

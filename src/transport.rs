@@ -149,8 +149,8 @@ pub(crate) struct GetOptions<'a> {
     /// Called for every URL requested, the first one included.
     pub hook: Option<&'a dyn HopHook>,
     /// The tool call this request belongs to: its hosts are resolved once for the
-    /// whole call. `None` makes a pass for this request alone.
-    pub pass: Option<&'a ResolvedHosts>,
+    /// whole call. `None` resolves for this request alone.
+    pub hosts: Option<&'a ResolvedHosts>,
     /// Extra request headers (browser subrequests: Accept, Referer, ...). An extra
     /// `Accept` replaces the default. User-Agent is always the configured one;
     /// `Cookie`, `Authorization`, `Host`, `Accept-Encoding`, `Range` and framing
@@ -174,7 +174,7 @@ pub(crate) struct GetOptions<'a> {
 }
 
 impl<'a> GetOptions<'a> {
-    /// A GET under `budget` with no hook, no pass and no extra headers, erroring
+    /// A GET under `budget` with no hook, no call's resolutions and no extra headers, erroring
     /// past the cap.
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn new(budget: Budget, max_body_bytes: u64) -> GetOptions<'a> {
@@ -183,7 +183,7 @@ impl<'a> GetOptions<'a> {
             max_body_bytes,
             over_limit: OverLimit::Error,
             hook: None,
-            pass: None,
+            hosts: None,
             headers: Vec::new(),
             method: Method::GET,
             pdf_max_body_bytes: None,
@@ -200,7 +200,7 @@ impl fmt::Debug for GetOptions<'_> {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("over_limit", &self.over_limit)
             .field("hook", &self.hook.is_some())
-            .field("pass", &self.pass)
+            .field("hosts", &self.hosts)
             .field("headers", &self.headers)
             .field("method", &self.method)
             .field("pdf_max_body_bytes", &self.pdf_max_body_bytes)
@@ -319,16 +319,16 @@ impl HttpClient {
         opts: &GetOptions<'_>,
     ) -> Result<HttpResponse, FetchError> {
         only_get_or_head(&opts.method)?;
-        let own_pass;
-        let pass = match opts.pass {
-            Some(pass) => pass,
+        let own_hosts;
+        let hosts = match opts.hosts {
+            Some(hosts) => hosts,
             None => {
-                own_pass = ResolvedHosts::new();
-                &own_pass
+                own_hosts = ResolvedHosts::new();
+                &own_hosts
             }
         };
         let headers = request::hop_headers(&self.inner.user_agent, &opts.headers);
-        let (addresses, budget, slot) = self.admit_in(None, url, opts, pass, opts.budget).await?;
+        let (addresses, budget, slot) = self.admit_in(None, url, opts, hosts, opts.budget).await?;
         let mut hop = Hop {
             url: url.clone(),
             addresses,
@@ -353,7 +353,7 @@ impl HttpClient {
             let location = response.headers().get(http::header::LOCATION).cloned();
             drop(response);
             drop(guard);
-            hop = self.follow(hop, location.as_ref(), opts, pass).await?;
+            hop = self.follow(hop, location.as_ref(), opts, hosts).await?;
         }
     }
 
@@ -366,7 +366,7 @@ impl HttpClient {
         mut hop: Hop,
         location: Option<&HeaderValue>,
         opts: &GetOptions<'_>,
-        pass: &Pass,
+        hosts: &ResolvedHosts,
     ) -> Result<Hop, FetchError> {
         drop(hop.slot.take());
         let max_redirects = self.inner.settings.max_redirects;
@@ -378,7 +378,7 @@ impl HttpClient {
             hook.check_target(&hop.url, &next)?;
         }
         let (addresses, budget, slot) = self
-            .admit_in(Some(&hop.url), &next, opts, pass, hop.budget)
+            .admit_in(Some(&hop.url), &next, opts, hosts, hop.budget)
             .await?;
         Ok(Hop {
             url: next,
@@ -453,20 +453,20 @@ impl HttpClient {
     }
 
     /// Steps 1 to 3 for `url` alone, as the first URL of a request of `opts`:
-    /// port, SSRF and the pass's one resolution, politeness (the place is given
+    /// port, SSRF and the call's one resolution of the host, politeness (the place is given
     /// back at once), then the hook. Returns the
     /// budget, moved by the time the hook took. The browser renderer calls this
     /// before it launches Chromium (Appendix B: SSRF and robots before rendering);
-    /// its own request of the same URL in the same pass then finds the host
+    /// its own request of the same URL in the same call then finds the host
     /// resolved and the hook's verdict known.
     pub(crate) async fn admit(
         &self,
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
     ) -> Result<Budget, FetchError> {
-        let own_pass = ResolvedHosts::new();
-        let pass = opts.pass.unwrap_or(&own_pass);
-        let (_, budget, _) = self.admit_in(None, url, opts, pass, opts.budget).await?;
+        let own_hosts = ResolvedHosts::new();
+        let hosts = opts.hosts.unwrap_or(&own_hosts);
+        let (_, budget, _) = self.admit_in(None, url, opts, hosts, opts.budget).await?;
         Ok(budget)
     }
 
@@ -478,10 +478,10 @@ impl HttpClient {
         from: Option<&CanonicalUrl>,
         url: &CanonicalUrl,
         opts: &GetOptions<'_>,
-        pass: &ResolvedHosts,
+        hosts: &ResolvedHosts,
         budget: Budget,
     ) -> Result<(Vec<IpAddr>, Budget, Option<Slot>), FetchError> {
-        let addresses = self.authorize(url, &budget, pass).await?;
+        let addresses = self.authorize(url, &budget, hosts).await?;
         progress::report(Stage::Resolved {
             host: url.host_str().to_owned(),
         });
@@ -524,14 +524,14 @@ impl HttpClient {
 
     /// Port, SSRF and the single resolution of one URL (Appendix F.2 steps 1-4).
     /// An IP literal is checked inline; a name is resolved on a blocking thread
-    /// (the system resolver blocks) under the budget, once per pass
+    /// (the system resolver blocks) under the budget, once per call
     /// (FR-WF-DNS-01 step 3: no re-resolution during a fetch); the port is
     /// checked for every URL, before the name is looked up.
     async fn authorize(
         &self,
         url: &CanonicalUrl,
         budget: &Budget,
-        pass: &ResolvedHosts,
+        hosts: &ResolvedHosts,
     ) -> Result<Vec<IpAddr>, FetchError> {
         let security = &self.inner.settings.security;
         let name = match url.host() {
@@ -553,7 +553,7 @@ impl HttpClient {
             .map_err(|e| FetchError::internal(format!("resolver task failed: {e}")))?
         };
         budget
-            .try_run(TimeoutPhase::Dns, pass.addresses(&name, lookup))
+            .try_run(TimeoutPhase::Dns, hosts.addresses(&name, lookup))
             .await
     }
 

@@ -138,7 +138,7 @@ pub(crate) struct RenderContext<'a> {
     pub client: &'a HttpClient,
     /// The tool call this render belongs to: every request of the page connects to
     /// the addresses its hosts were validated with once (FR-WF-DNS-01 step 3).
-    pub pass: ResolvedHosts,
+    pub hosts: ResolvedHosts,
     /// The page to render.
     pub url: &'a CanonicalUrl,
     /// robots.txt for every document of the top frame's chain: the page itself
@@ -165,7 +165,7 @@ pub(crate) struct RenderContext<'a> {
 }
 
 impl<'a> RenderContext<'a> {
-    /// A context with the client's settings, a pass of its own, no robots hook,
+    /// A context with the client's settings, resolutions of its own, no robots hook,
     /// and the default profile location.
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn new(
@@ -175,7 +175,7 @@ impl<'a> RenderContext<'a> {
     ) -> RenderContext<'a> {
         let settings = Arc::clone(client.settings());
         RenderContext {
-            pass: ResolvedHosts::new(),
+            hosts: ResolvedHosts::new(),
             settings,
             client,
             url,
@@ -200,9 +200,9 @@ impl<'a> RenderContext<'a> {
         self
     }
 
-    /// Renders within the tool call's `pass`.
-    pub(crate) fn with_pass(mut self, pass: &ResolvedHosts) -> RenderContext<'a> {
-        self.pass = pass.clone();
+    /// Renders with the tool call's resolved hosts.
+    pub(crate) fn with_resolved_hosts(mut self, hosts: &ResolvedHosts) -> RenderContext<'a> {
+        self.hosts = hosts.clone();
         self
     }
 
@@ -354,7 +354,7 @@ async fn admit(ctx: &RenderContext<'_>) -> Result<Budget, FetchError> {
         ctx.settings.max_download_bytes,
     );
     opts.hook = ctx.robots_hook;
-    opts.pass = Some(&ctx.pass);
+    opts.hosts = Some(&ctx.hosts);
     opts.polite = true;
     ctx.client.admit(ctx.url, &opts).await
 }

@@ -45,7 +45,7 @@ pub(crate) struct FetchedDocument {
 /// (else the `Accept` is FR-WF-10b's exactly), a PDF response has
 /// `max_pdf_bytes` as its cap when `pdf` is, and the enabled formats are
 /// accepted. `deadline` is the fetch's absolute deadline;
-/// `hook` checks robots.txt of each URL, the first one included; `pass` is the
+/// `hook` checks robots.txt of each URL, the first one included; `hosts` is the
 /// tool call's (one resolution per host), or `None` for a fetch on its own.
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) async fn fetch_document(
@@ -53,14 +53,14 @@ pub(crate) async fn fetch_document(
     url: &CanonicalUrl,
     deadline: Instant,
     hook: Option<&dyn HopHook>,
-    pass: Option<&ResolvedHosts>,
+    hosts: Option<&ResolvedHosts>,
 ) -> Result<FetchedDocument, FetchError> {
     let settings = client.settings();
     let budget = Budget::new(deadline, settings.timeout_ms());
     let formats = settings.content.formats;
     let mut opts = GetOptions::new(budget, settings.max_download_bytes);
     opts.hook = hook;
-    opts.pass = pass;
+    opts.hosts = hosts;
     if formats.contains(Format::Markdown) {
         opts.headers.push((
             http::header::ACCEPT,

@@ -61,25 +61,25 @@ impl HopHook for ScopeHook<'_> {
 /// robots.txt retrievals that belong to a tool call: the origin's host is
 /// resolved once for the robots.txt and the document alike (FR-WF-DNS-01 step 3).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct InPass<'a> {
+pub(crate) struct WithinCall<'a> {
     client: &'a HttpClient,
-    pass: &'a ResolvedHosts,
+    hosts: &'a ResolvedHosts,
 }
 
-impl<'a> InPass<'a> {
-    /// Retrievals over `client` within `pass`.
-    pub(crate) fn new(client: &'a HttpClient, pass: &'a ResolvedHosts) -> InPass<'a> {
-        InPass { client, pass }
+impl<'a> WithinCall<'a> {
+    /// Retrievals over `client` with the call's resolved `hosts`.
+    pub(crate) fn new(client: &'a HttpClient, hosts: &'a ResolvedHosts) -> WithinCall<'a> {
+        WithinCall { client, hosts }
     }
 }
 
-impl RobotsSource for InPass<'_> {
+impl RobotsSource for WithinCall<'_> {
     fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
-        Box::pin(fetch_robots(self.client, Some(self.pass), request))
+        Box::pin(fetch_robots(self.client, Some(self.hosts), request))
     }
 }
 
-/// A retrieval on its own, in a pass of its own.
+/// A retrieval on its own, resolving hosts for itself.
 impl RobotsSource for HttpClient {
     fn fetch_robots<'a>(&'a self, request: RobotsRequest<'a>) -> BoxFuture<'a, FetchOutcome> {
         Box::pin(fetch_robots(self, None, request))
@@ -89,7 +89,7 @@ impl RobotsSource for HttpClient {
 /// `{origin}/robots.txt` through the client under the robots scope and byte cap.
 async fn fetch_robots(
     client: &HttpClient,
-    pass: Option<&ResolvedHosts>,
+    hosts: Option<&ResolvedHosts>,
     request: RobotsRequest<'_>,
 ) -> FetchOutcome {
     let url = request.origin.robots_url();
@@ -99,7 +99,7 @@ async fn fetch_robots(
         max_body_bytes: request.max_bytes,
         over_limit: OverLimit::Truncate,
         hook: Some(&hook),
-        pass,
+        hosts,
         headers: Vec::new(),
         method: http::Method::GET,
         pdf_max_body_bytes: None,
@@ -148,7 +148,7 @@ async fn fetch_robots(
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) struct RobotsHopCheck<'a> {
     checker: &'a RobotsChecker,
-    source: InPass<'a>,
+    source: WithinCall<'a>,
     state: Mutex<Checked>,
 }
 
@@ -161,16 +161,16 @@ struct Checked {
 
 impl<'a> RobotsHopCheck<'a> {
     /// A hook checking URLs with `checker`, fetching robots.txt over `client`
-    /// within `pass`.
+    /// with the call's resolved `hosts`.
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn new(
         checker: &'a RobotsChecker,
         client: &'a HttpClient,
-        pass: &'a ResolvedHosts,
+        hosts: &'a ResolvedHosts,
     ) -> RobotsHopCheck<'a> {
         RobotsHopCheck {
             checker,
-            source: InPass::new(client, pass),
+            source: WithinCall::new(client, hosts),
             state: Mutex::new(Checked::default()),
         }
     }

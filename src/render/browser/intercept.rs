@@ -335,7 +335,7 @@ impl<'a> Interceptor<'a> {
     }
 
     /// A main-chain document: the client's checks of the target (port, SSRF in
-    /// the pass, then robots.txt through the chain hook, FR-WF-07e order), the
+    /// the call's resolved hosts, then robots.txt through the chain hook, FR-WF-07e order), the
     /// pinned GET under `max_download_bytes`, whose redirects count toward the
     /// same chain; then the status and media type rules of HTTP mode.
     ///
@@ -364,7 +364,7 @@ impl<'a> Interceptor<'a> {
         };
         let mut opts = GetOptions::new(budget.budget, settings.max_download_bytes);
         opts.hook = Some(&hook);
-        opts.pass = Some(&self.ctx.pass);
+        opts.hosts = Some(&self.ctx.hosts);
         opts.headers = paused.forwarded.clone();
         if settings.content.formats.contains(Format::Pdf) {
             opts.pdf_max_body_bytes = Some(settings.content.max_pdf_bytes);
@@ -427,7 +427,7 @@ impl<'a> Interceptor<'a> {
                 Budget::starting_now(settings.timeout()),
                 settings.max_download_bytes,
             );
-            opts.pass = Some(&self.ctx.pass);
+            opts.hosts = Some(&self.ctx.hosts);
             opts.headers = paused.forwarded.clone();
             opts.method = method;
             // A frame document's URL and redirect hops pass the call's

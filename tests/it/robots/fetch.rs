@@ -100,17 +100,17 @@ impl Tool {
     }
 
     /// `start` fetched as a document with robots.txt checked for every URL of
-    /// its chain, within one pass; the notes the checks added.
+    /// its chain, with one call's resolved hosts; the notes the checks added.
     async fn fetch_checked(&self, start: &str) -> (Result<FetchedDocument, FetchError>, Notes) {
         let start = CanonicalUrl::parse(start).unwrap();
-        let pass = ResolvedHosts::new();
-        let hook = RobotsHopCheck::new(&self.checker, &self.client, &pass);
+        let hosts = ResolvedHosts::new();
+        let hook = RobotsHopCheck::new(&self.checker, &self.client, &hosts);
         let fetched = fetch_document(
             &self.client,
             &start,
             self.deadline(),
             Some(&hook),
-            Some(&pass),
+            Some(&hosts),
         )
         .await;
         (fetched, hook.into_notes())
