@@ -407,20 +407,9 @@ impl WebFetchTool {
         span.record("cache_hit", hit.is_some());
         span.record("rendering_method", method.as_str());
         if let Some((hit, method)) = hit {
-            // A hit reports `cache_hit` only: the notes of the fetch that filled
-            // the entry (`charset_fallback`, `article_fallback_srd`) are not kept.
             *cache_hit = true;
-            notes.add(Note::CacheHit);
-            let meta = ResponseMeta {
-                requested_url: args.url.clone(),
-                final_url: url.as_str().to_owned(),
-                fetched_at: Timestamp::from_datetime(hit.fetched_at),
-                rendering_method: method,
-                notes,
-            };
-            let document = Arc::new(hit.document);
             let built = self
-                .respond(args, document, meta, effective_max_bytes)
+                .respond_from_cache(args, url, hit, method, effective_max_bytes)
                 .await?;
             return Ok((built, method));
         }
@@ -479,6 +468,30 @@ impl WebFetchTool {
             .respond(args, document, meta, effective_max_bytes)
             .await?;
         Ok((built, rendered.method))
+    }
+
+    /// The response to `args` from a cache entry found under `method`. A hit
+    /// reports `cache_hit` only: the notes of the fetch that filled the entry
+    /// (`charset_fallback`, `article_fallback_srd`) are not kept.
+    async fn respond_from_cache(
+        &self,
+        args: &FetchArgs,
+        url: &CanonicalUrl,
+        hit: CachedDocument,
+        method: RenderingMethod,
+        effective_max_bytes: usize,
+    ) -> Result<Built, FetchError> {
+        let mut notes = Notes::new();
+        notes.add(Note::CacheHit);
+        let meta = ResponseMeta {
+            requested_url: args.url.clone(),
+            final_url: url.as_str().to_owned(),
+            fetched_at: Timestamp::from_datetime(hit.fetched_at),
+            rendering_method: method,
+            notes,
+        };
+        self.respond(args, Arc::new(hit.document), meta, effective_max_bytes)
+            .await
     }
 
     /// The cache look-up of `url` under the plan's methods: a usable entry and
