@@ -41,6 +41,13 @@ those model.rs was trained on (retrain); 1 when they are but the model comes
 out different (the retrain does not reproduce: a bug to fix); 2 when the
 environment is not the pinned one or the ground truth is not the dev split's.
 
+The rows are the pages auto mode reads as other than articles, and for a page
+the classifier calls an article, whether auto reads it as a thread compares the
+thread reading's words, after this filter, with the article reading's. So a
+new model can move such a page in or out of the rows, and the rows dumped with
+the new model in place are not those it was trained on: `check` then exits 3.
+Retrain again from those rows until the dump no longer changes.
+
 It prints, per page type auto read the page as, the mean word F1 of the blocks'
 text with every block kept and with the filter, where each page's blocks were
 judged by trees trained on the other sites' pages (five folds grouped by host):
