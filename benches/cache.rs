@@ -7,7 +7,7 @@
 //! * `write_evict_1k`: `put` of a new 1 KiB entry into a full cache, which evicts
 //!   the least recently used entry on every write.
 //! * `cold_write_1k`: a new handle's first `put` of a new 1 KiB entry into the full
-//!   cache (what a one-shot CLI process pays, issue #17): lock and read the
+//!   cache (what a one-shot CLI process pays): lock and read the
 //!   directory's ledger, evict the LRU entry from the snapshot, write. Averaged over
 //!   many writes, so it includes the rescan that follows every n evictions.
 //! * `rescan_write_1k`: the same write when the ledger is missing (a cache written

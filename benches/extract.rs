@@ -1,6 +1,6 @@
 //! Extraction speed: decode + parse + clean + Markdown, in MB of HTML per second on
 //! one core, over the article-extraction corpus, and a size series of 1, 2, 4 and 8
-//! MiB (linearity, issue 17 item 3) for three pages: a content-dense synthetic
+//! MiB (linearity) for three pages: a content-dense synthetic
 //! article (a tag every 14 bytes, the worst case for the HTML tokenizer), real
 //! corpus pages concatenated (the same mix of pages at every size), and the median
 //! corpus page repeated. Run with `cargo bench --bench extract`.
@@ -120,7 +120,7 @@ fn fixed_mmap_threshold() {}
 /// faults its small allocations in fresh too. Without it, a run found as much
 /// free heap as the page before it had left: the real pages of 1 and 2 MiB ran
 /// after the dense page's larger heap and took no fault at all, those of 4 and 8
-/// MiB did, and the series looked 1.2x superlinear (issue 17 item 3).
+/// MiB did, and the series looked 1.2x superlinear.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn release_free_memory() {
     // SAFETY: malloc_trim only returns free memory to the system.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet bench (issue 32, item 7): 1, 2 and 4 `webfetch serve` instances on
+# The fleet bench: 1, 2 and 4 `webfetch serve` instances on
 # one Redis, all on loopback; 64 clients make 10,000 calls over 1,000 pages of a
 # loopback origin (Zipf, exponent 1, fixed seed), spread round-robin over the
 # instances as a load balancer would. Then the same runs with a disk cache per

@@ -13,7 +13,7 @@ error code or notes.
     cargo build --release --locked
     python3 benches/formats_hostile.py before=/path/to/old/webfetch after=target/release/webfetch
 
-Targets (issue 45): peak <= 256 MiB, the answer within 5.5 s, <= 0.5 CPU-seconds
+Targets: peak <= 256 MiB, the answer within 5.5 s, <= 0.5 CPU-seconds
 after the answer.
 """
 

@@ -2,7 +2,7 @@
 # Instructions per byte (and per tree node) of one extraction over the size series of
 # benches/extract.rs (1, 2, 4 and 8 MiB of the dense page and of real pages
 # concatenated and repeated), counted by callgrind: a linearity check that
-# neither machine load nor the allocator's memory policy moves (issue 17 item 3).
+# neither machine load nor the allocator's memory policy moves.
 # Needs valgrind and the corpus; takes about two minutes.
 #
 #   bash benches/instructions.sh [PAGE...]    # default: dense mixed repeated
@@ -13,7 +13,7 @@
 # builder with our sink, the rest of the parse (the bridge, the limiter,
 # allocation) and everything after the parse, each in instructions per byte and
 # dense over real: the lower bound on the dense-over-real ratio of any pipeline
-# that keeps a stage is that stage's ratio (issue 17 item 3).
+# that keeps a stage is that stage's ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }

@@ -2,7 +2,7 @@
 # Instructions per byte of parsing alone, for peer HTML parsers and for webfetch's
 # whole extraction, on the 1 MiB dense page and the real pages of
 # benches/extract.rs, counted by callgrind; prints each pass's dense-over-real
-# ratio (issue 17 item 3 asks for at most 2x for the whole extraction). The peers
+# ratio (the target is at most 2x for the whole extraction). The peers
 # live in benches/parser_ratio/, a crate of their own that neither the main build
 # nor CI compiles. Needs valgrind and the corpus (WEBFETCH_CORPUS_DIR); about two
 # minutes, most of it building.

@@ -3,7 +3,7 @@
 input: size, peak RSS (the process and every descendant it reaped: its PDF worker),
 wall time to the answer and to the exit, CPU time in all and after the answer, and
 the answer (`ok`, or the error code and details.reason). Part of
-benches/pdf_hostile.sh (issue 45).
+benches/pdf_hostile.sh.
 
     pdf_hostile_measure.py WEBFETCH_BIN CONFIG DIR < names.tsv
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PDF quality and speed (issue 31): webfetch's PDF reader beside poppler's pdftotext
+# PDF quality and speed: webfetch's PDF reader beside poppler's pdftotext
 # and PyMuPDF's get_text, in one run, on the pdf-text corpus (400 PDFs: 80 texts x 5
 # producers, exact ground truth) scored by the corpus's pdf_quality.py: word F1,
 # 4-word-shingle F1 (reading order), the share of page furniture (running heads, page
@@ -19,7 +19,7 @@
 # PDF like pdftotext, and in-process per producer (`pdf_text --time`), which is how
 # PyMuPDF is timed (after a warm-up call, the scorer's rule); and in-process with
 # each PDF read in a worker process of the release `webfetch` (`pdf_text --time
-# --worker`), as the front doors read PDFs (issue 45). Run it on an idle
+# --worker`), as the front doors read PDFs. Run it on an idle
 # machine: the timings are wall clock. WEBFETCH_PDF_KEEP=DIR keeps the scorer's
 # per-PDF JSON and each extractor's output there.
 #

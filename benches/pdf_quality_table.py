@@ -12,7 +12,7 @@ furniture strings that are not the document's title, and seconds per PDF.
 
 INPROCESS.tsv (optional): `producer<TAB>seconds per PDF` lines, webfetch's
 in-process times, shown as a row of their own; WORKER.tsv the same with each PDF
-read in a worker process (as the front doors read them, issue 45).
+read in a worker process (as the front doors read them).
 """
 import json
 import re

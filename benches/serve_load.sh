@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load on `webfetch serve` over loopback (issue 16): N concurrent clients (1, 8, 64)
+# Load on `webfetch serve` over loopback: N concurrent clients (1, 8, 64)
 # calling GET /v1/fetch for a ~100 KiB page served locally, the document cache off,
 # beside the same client and curl fetching the page directly with the same concurrency. Prints
 # pages/s, p50/p95 latency and the server's peak RSS per level; asserts nothing.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak of the long-lived servers (issue 18): 10,000 mixed calls (hits, misses,
+# Soak of the long-lived servers: 10,000 mixed calls (hits, misses,
 # redirects, robots.txt refusals, errors of each family, a browser render every
 # 50th call when Chromium is found) against `webfetch mcp` over stdio, then against
 # `webfetch serve` over MCP/HTTP, from a loopback site. Prints the RSS / open fds /

@@ -1,4 +1,4 @@
-//! cl100k_base counting speed in tokens per second on one core (FR-WF-14; issue 17
+//! cl100k_base counting speed in tokens per second on one core (FR-WF-14
 //! sets the bar at 3.5 M/s), over the Markdown the tool extracts from the
 //! article-extraction corpus (the golden chunk inputs when the corpus is absent).
 //! Run with `cargo bench --bench tokens`.
@@ -79,8 +79,8 @@ fn bench(c: &mut Criterion) {
             std::thread::scope(|scope| scope.spawn(|| count_all(&pages)).join().unwrap_or_default())
         })
     });
-    // The `bpe-openai` crate's own counting (its regex, its encoder, no memo): the
-    // implementation `Cl100k` used before issue 17, for comparison in the same run.
+    // The `bpe-openai` crate's own counting (its regex, its encoder, no memo), for
+    // comparison in the same run.
     let reference = bpe_openai::cl100k_base();
     group.bench_function("bpe_openai_crate", |b| {
         b.iter(|| {

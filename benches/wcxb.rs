@@ -1,4 +1,4 @@
-//! Extraction quality per page type over WCXB's dev split (issue 29): every
+//! Extraction quality per page type over WCXB's dev split: every
 //! extraction mode in one run, with the benchmark's metric (word F1, precision and
 //! recall per page, macro-averaged; snippet rates), on what the model reads (the
 //! Markdown with link and image targets dropped), beside mean words per page over

@@ -1,4 +1,4 @@
-//! The fleet bench's two loopback parts (issue 32, item 7; run by
+//! The fleet bench's two loopback parts (run by
 //! `benches/fleet.sh`). Measures only; asserts nothing.
 //!
 //! `fleet_load origin`: the site the fleet fetches from. Prints its loopback

@@ -7,7 +7,7 @@
 //!
 //! The first form prints the median and p90 of webfetch's `tools/call` for cache
 //! misses (`no_cache: true`) and cache hits; with `browser`, for uncached
-//! `force_browser` calls instead (the browser latency of issue 15), one second
+//! `force_browser` calls instead (the browser latency), one second
 //! apart, as an agent reading each result before its next call (the server's warm
 //! standby launches the next Chromium in that time; the pause is not timed).
 //!

@@ -1,4 +1,4 @@
-//! The MCP server's resident set over many calls (issue 17: it must stay flat).
+//! The MCP server's resident set over many calls (it must stay flat).
 //!
 //! `cargo run --release --example mcp_memory -- <webfetch binary> <config> <url> [calls]`
 //! starts `webfetch mcp` with rmcp's real client over stdio, makes `calls`

@@ -1,4 +1,4 @@
-//! The hostile PDFs of issue 45, written to a directory for the bench that
+//! Hostile PDFs, written to a directory for the bench that
 //! measures them (`benches/pdf_hostile.sh`); the same generators as the tests
 //! (`tests/it/support/hostile_pdfs.rs`).
 //!

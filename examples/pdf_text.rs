@@ -1,4 +1,4 @@
-//! A PDF's text layer as the `web_fetch` tool reads it (issue 31), for the PDF
+//! A PDF's text layer as the `web_fetch` tool reads it, for the PDF
 //! quality bench (`benches/pdf_quality.sh`) and for looking at one file.
 //!
 //! ```text
@@ -10,7 +10,7 @@
 //! No chunking and no JSON: the Markdown of `content::pdf::read` with the default
 //! page cap, so a scorer sees exactly what the tool reads. `--worker PROGRAM`
 //! reads each PDF in a worker process of `PROGRAM` (`PROGRAM pdf-worker`, as the
-//! front doors do, issue 45) instead of in this one.
+//! front doors do) instead of in this one.
 
 use std::time::Instant;
 

@@ -1,4 +1,4 @@
-//! Load client for `webfetch serve` (issue 16, item 9; run by `benches/serve_load.sh`):
+//! Load client for `webfetch serve` (run by `benches/serve_load.sh`):
 //! `CONCURRENCY` connections each send `GET` requests for `TARGET` (a path with
 //! query, e.g. `/v1/fetch?url=...`) to `ADDR` until `REQUESTS` have been sent in
 //! all, one request per connection, and prints pages/s, p50 and p95 latency and

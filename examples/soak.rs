@@ -1,4 +1,4 @@
-//! Soak of a long-lived server (issue 18, item 2; run by `benches/soak.sh`).
+//! Soak of a long-lived server (run by `benches/soak.sh`).
 //!
 //! `cargo run --release --example soak -- <webfetch binary> <stdio|serve> [calls] [chromium]`
 //!

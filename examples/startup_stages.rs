@@ -1,4 +1,4 @@
-//! Where the fixed cost of a CLI call goes (issue 17): each start-up stage of
+//! Where the fixed cost of a CLI call goes: each start-up stage of
 //! `webfetch fetch` timed in one fresh process, with the resident set after it.
 //!
 //! ```text

@@ -16,7 +16,6 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Settings;
 use crate::error::FetchError;
-use crate::offline::SavedPage;
 use crate::vocabulary::ExtractionMode;
 
 /// Smallest accepted `max_chunk_tokens` (FR-WF-02a).
@@ -36,8 +35,8 @@ const EXTRACTION_MODES: [ExtractionMode; 3] = [
     ExtractionMode::Article,
 ];
 
-/// What `extraction` is for, told to a model choosing whether to set it (issue 29:
-/// what auto does, that `srd` gives the whole page, that `page_type` says what was
+/// What `extraction` is for, told to a model choosing whether to set it (what
+/// auto does, that `srd` gives the whole page, that `page_type` says what was
 /// found).
 const EXTRACTION_DESCRIPTION: &str = "Extension: how the content of an HTML page is chosen. \
 \"auto\": works out what kind of page it is (article, forum, product, listing, \
@@ -82,6 +81,17 @@ pub struct FetchArgs {
     pub page: Option<SavedPage>,
 }
 
+/// A page saved from the web, for a request read offline ([`FetchArgs::page`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedPage {
+    /// The body exactly as served.
+    pub body: Vec<u8>,
+    /// The `Content-Type` header it was served with, e.g.
+    /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
+    /// response without one (FR-WF-10h).
+    pub content_type: Option<String>,
+}
+
 /// Which request schema a front door accepts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ArgsSchema {
@@ -96,7 +106,7 @@ pub enum ArgsSchema {
 impl ArgsSchema {
     /// The JSON schema advertised for the tool in this dialect: FR-WF-02's
     /// ([`ArgsSchema::Srd`]), or FR-WF-02's plus our extension properties. One
-    /// function for both (issue 30).
+    /// function for both.
     pub fn input_schema(self) -> Value {
         let mut schema = srd_input_schema();
         if self == ArgsSchema::Extended
@@ -199,7 +209,7 @@ impl FetchArgs {
     }
 
     /// Validates raw tool arguments against `dialect`, then the tool rules: one
-    /// function for both schemas (issue 30). [`ArgsSchema::Srd`] is the executor
+    /// function for both schemas. [`ArgsSchema::Srd`] is the executor
     /// seam's, where an extension property is an unknown property;
     /// [`ArgsSchema::Extended`] is MCP's and the CLI's.
     pub fn parse(args: &Value, dialect: ArgsSchema) -> Result<FetchArgs, ArgsError> {

@@ -128,6 +128,7 @@ pub(crate) fn input_schema() -> Value {
 
 /// What a batch answers: one item per URL, in the order given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct BatchResponse {
     /// The items, in the order of `urls`.
     pub results: Vec<BatchItem>,
@@ -135,6 +136,7 @@ pub struct BatchResponse {
 
 /// One URL's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct BatchItem {
     /// The URL as given.
     pub url: String,
@@ -194,8 +196,9 @@ impl WebFetchTool {
     /// Every URL of `batch` as its own call, each answer at most
     /// `effective_max_bytes` long, in the order given: at most
     /// ten calls at once, the same URL once (its answer repeated),
-    /// each finished page told as progress. `webfetch fetch` with several
-    /// URLs prints these one per line.
+    /// each finished page told as progress, each within the tool's own
+    /// timeout (as [`call`](Self::call)). `webfetch fetch` with several URLs
+    /// prints these one per line.
     pub async fn fetch_each(
         &self,
         batch: &BatchArgs,
@@ -226,7 +229,8 @@ impl WebFetchTool {
             .map(|(slot, index)| {
                 let args = &items[index];
                 async move {
-                    let outcome = progress::quiet(self.fetch(args, effective_max_bytes)).await;
+                    let call = self.fetch(args, effective_max_bytes);
+                    let outcome = progress::quiet(self.within_own_timeout(call)).await;
                     (slot, outcome)
                 }
             })

@@ -6,8 +6,8 @@
 //! caller re-chunks and re-fits every hit with the current request's parameters.
 //!
 //! Extension: documents extracted in article mode, browser documents rendered
-//! with `robots_for_frames` (issue 28) and documents read by extension formats
-//! (issue 31) live under keys of their own ([`Variant`], [`CacheKey::new`]):
+//! with `robots_for_frames` and documents read by extension formats
+//! live under keys of their own ([`Variant`], [`CacheKey::new`]):
 //! [`DiskCache::get`] and [`DiskCache::put`] take the variant, and no variant serves
 //! another's documents; [`Variant::default`] is the SRD's key, unchanged.
 //!
@@ -17,7 +17,7 @@
 //! integrity is the only guard on what a hit returns. The cache directory and its
 //! shards are used only if they are real directories owned by the effective user
 //! that group and others cannot write, and every file is reached through their
-//! checked handles with `O_NOFOLLOW` (see `dir`, issue 28). A directory that fails
+//! checked handles with `O_NOFOLLOW` (see `dir`). A directory that fails
 //! the check disables caching with a warning naming the reason
 //! (FR-WF-CCH-ENABLE-02); a shard that fails it is neither read nor written.
 //!
@@ -60,6 +60,7 @@ mod entry;
 mod key;
 mod ledger;
 mod limits;
+pub(crate) mod shared;
 mod snapshot;
 mod store;
 
@@ -405,9 +406,8 @@ impl DiskCache {
         let _ = self.open_ledger();
     }
 
-    /// Kept for callers of the in-memory index this cache used to keep: the counts
-    /// now live in the directory's ledger, shared by every handle, so there is
-    /// nothing to forget. A no-op.
+    /// A no-op: the counts live in the directory's ledger, shared by every
+    /// handle, so there is nothing to forget.
     #[cfg(any(test, feature = "internals"))]
     #[cfg_attr(feature = "internals", visibility::make(pub))]
     pub(crate) fn refresh_index(&self) {}

@@ -7,11 +7,14 @@
 //! parsing is the `url` crate's; the raw-host rules (FR-WF-04b1) look at the input
 //! string itself, because the parser silently turns `0x7f000001` into `127.0.0.1`.
 
+mod origin;
+
 use std::fmt;
 use std::net::IpAddr;
 
 use url::{Host, Url};
 
+pub use self::origin::{Origin, OriginError};
 use crate::error::FetchError;
 
 /// A URL that passed every URL-level check, in canonical form (Appendix A.2).
@@ -30,14 +33,6 @@ pub enum TargetHost {
     Domain(String),
     /// An IPv4 or IPv6 literal.
     Ip(IpAddr),
-}
-
-/// A robots.txt origin: scheme, host and effective port (FR-WF-08, 05f).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Origin {
-    scheme: String,
-    host: String,
-    port: u16,
 }
 
 impl CanonicalUrl {
@@ -149,13 +144,9 @@ impl CanonicalUrl {
             .expect("http(s) always has a default port")
     }
 
-    /// The robots.txt origin of this URL.
+    /// The origin of this URL: what robots.txt and politeness are kept per.
     pub fn origin(&self) -> Origin {
-        Origin {
-            scheme: self.scheme().to_owned(),
-            host: self.host_str().to_owned(),
-            port: self.port(),
-        }
+        Origin::of_url(self)
     }
 
     /// The robots.txt matching input: canonical path plus `?query` if present
@@ -199,47 +190,6 @@ fn redact(url: &Url) -> String {
 impl fmt::Display for CanonicalUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl Origin {
-    /// The scheme.
-    pub fn scheme(&self) -> &str {
-        &self.scheme
-    }
-
-    /// The host (IPv6 in brackets).
-    pub fn host(&self) -> &str {
-        &self.host
-    }
-
-    /// The effective port.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    fn is_default_port(&self) -> bool {
-        matches!(
-            (self.scheme.as_str(), self.port),
-            ("http", 80) | ("https", 443)
-        )
-    }
-
-    /// `{scheme}://{host}[:{port}]/robots.txt`, port omitted when default (FR-WF-08).
-    pub fn robots_url(&self) -> CanonicalUrl {
-        CanonicalUrl::parse(&format!("{self}/robots.txt"))
-            .expect("an origin of a canonical URL is valid")
-    }
-}
-
-impl fmt::Display for Origin {
-    /// `scheme://host`, with `:port` only when not the default (SRD-READINGS 13).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}://{}", self.scheme, self.host)?;
-        if !self.is_default_port() {
-            write!(f, ":{}", self.port)?;
-        }
-        Ok(())
     }
 }
 

@@ -30,7 +30,7 @@
 //! 4. **Headings** (FR-WF-15c, CHK-HEAD-01..03, SRD-READINGS 17): a chunk's heading is
 //!    the heading in effect where it begins: its own first line if that is a heading
 //!    line, else the most recent heading before it.
-//! 5. **Preferred cuts** (extension, issue 31: a PDF's page boundaries,
+//! 5. **Preferred cuts** (extension: a PDF's page boundaries,
 //!    [`chunk`]): where a chunk has to end anyway (more follows that
 //!    does not fit), it ends at the last preferred cut between two of its units
 //!    instead, as long as the chunk is still half full there; if that makes more
@@ -97,7 +97,7 @@ pub(crate) struct SourcedChunk {
 /// Splits Markdown into chunks of at most `max_chunk_tokens` tokens each, in document
 /// order (FR-WF-15 .. 15f), each with its provenance.
 ///
-/// `hints` (extension, issue 31; step 5 of the module docs) are byte offsets in
+/// `hints` (extension; step 5 of the module docs) are byte offsets in
 /// `markdown` where a chunk prefers to end: each is honoured where it falls between
 /// two units, at the start of the next one or in the whitespace before it (a
 /// block's start or end, a list item's). The chunks are never more than without
@@ -594,7 +594,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_a_due_cut_moves_back_to_a_hint_in_the_chunks_second_half() {
+    fn a_due_cut_moves_back_to_a_hint_in_the_chunks_second_half() {
         let md = "aaaa\n\nbbbb\n\ncccc\n\ndddd\n";
         assert_eq!(
             texts(&plain_chunks(md, 16, &Bytes)),
@@ -619,7 +619,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_hints_never_make_more_chunks() {
+    fn hints_never_make_more_chunks() {
         let md = "aaaa\n\nbbbb\n\ncccc\n\ndddd\n\neeee\n";
         let plain = ["aaaa\n\nbbbb\n\ncccc", "dddd\n\neeee"];
         assert_eq!(texts(&plain_chunks(md, 16, &Bytes)), plain);
@@ -628,7 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_no_or_hostile_hints_change_nothing_and_never_panic() {
+    fn no_or_hostile_hints_change_nothing_and_never_panic() {
         let md = "# One\n\nfirst block here\n\n- a\n- b\n\nlast words\n";
         for max in [8, 12, 20, 1000] {
             let plain = chunk(md, &[], max, &Bytes);

@@ -13,13 +13,13 @@
 //! Two sub-tables are extensions of ours, not the SRD's:
 //! `[tools.webfetch.extraction] mode = "srd" | "article" | "auto"`
 //! ([`ExtractionSettings`]), whose SRD-contract default, `srd`, leaves every response as the SRD specifies it, and
-//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`], issue 28: browser
+//! `[tools.webfetch.serve] allowed_origins` ([`ServeSettings`]: browser
 //! origins `webfetch serve` admits besides its own; no tool response changes). Three
 //! keys are extensions too: `[tools.webfetch.browser] allow_no_sandbox` (default
 //! `false`), the only way to run Chromium without its sandbox,
-//! `max_concurrent_renders` (the cap on concurrent browser renders, issue 16; it
+//! `max_concurrent_renders` (the cap on concurrent browser renders; it
 //! changes no response), and `[tools.webfetch.robots] normalize_paths` (default
-//! `false`, issue 28: also refuse a path whose form as a normalizing server routes
+//! `false`: also refuse a path whose form as a normalizing server routes
 //! it is disallowed; off, robots.txt matching is the SRD's literal one).
 //!
 //! # Two contracts
@@ -34,16 +34,17 @@
 //!
 //! | key | SRD contract | agent contract |
 //! | --- | --- | --- |
-//! | `[tools.webfetch.browser] robots_for_frames` (issue 28) | `false` | `true` |
-//! | `[tools.webfetch.extraction] mode` (issue 29) | `"srd"` | `"auto"` |
-//! | `[tools.webfetch.content] formats` (issue 31) | `[]` | `["pdf", "markdown", "json", "feed"]` |
+//! | `[tools.webfetch.browser] robots_for_frames` | `false` | `true` |
+//! | `[tools.webfetch.extraction] mode` | `"srd"` | `"auto"` |
+//! | `[tools.webfetch.content] formats` | `[]` | `["pdf", "markdown", "json", "feed"]` |
 //! | `[tools.webfetch.http] detect_walls` | `false` | `true` |
 //!
-//! `[tools.webfetch.fleet]` (issue 32) is the shared state of a fleet on Redis and
+//! `[tools.webfetch.fleet]` is the shared state of a fleet on Redis and
 //! the politeness limit ([`fleet`]); it has no contract default.
 
 mod fleet;
 mod raw;
+mod registration;
 pub(crate) mod secret_file;
 
 use std::path::{Path, PathBuf};
@@ -52,7 +53,7 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use crate::bot_auth::BotAuth;
-use crate::serve::WebOrigin;
+use crate::canonical_url::Origin;
 use crate::vocabulary::ExtractionMode;
 pub use raw::ToolsMode;
 pub(crate) use raw::{
@@ -60,6 +61,7 @@ pub(crate) use raw::{
 };
 
 pub use self::fleet::{FleetKey, FleetSettings, RedisSettings, RedisUrl};
+pub use self::registration::Registration;
 
 mod content;
 
@@ -103,6 +105,7 @@ pub(crate) const DEFAULT_USER_AGENT: &str = "forge-webfetch/1.0";
 
 /// Which SSRF range families are blocked (FR-WF-05 toggles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BlockToggles {
     /// `block_private_ips`.
     pub private_ips: bool,
@@ -143,6 +146,7 @@ impl BlockToggles {
 
 /// `[tools.webfetch.security]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SecuritySettings {
     /// Range toggles.
     pub block: BlockToggles,
@@ -171,6 +175,7 @@ impl Default for SecuritySettings {
 /// The on-disk cache settings (3.6). `dir` is `None` when caching is disabled by
 /// configuration (empty `cache_dir` or `max_cache_entries = 0`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CacheSettings {
     /// Absolute cache directory, or `None` when disabled.
     pub dir: Option<PathBuf>,
@@ -184,6 +189,7 @@ pub struct CacheSettings {
 
 /// `[tools.webfetch.robots]` plus the robots cache limits, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RobotsSettings {
     /// Allow-all with a note when robots.txt is unavailable.
     pub fail_open: bool,
@@ -195,7 +201,7 @@ pub struct RobotsSettings {
     pub cache_entries: u32,
     /// Origin cache TTL.
     pub cache_ttl: Duration,
-    /// Extension (issue 28), default `false`: also refuse a path whose form as a
+    /// Extension, default `false`: also refuse a path whose form as a
     /// normalizing server routes it (`%2F` decoded, slashes merged, dot segments
     /// removed) is disallowed. Off, matching is RFC 9309's literal one (FR-WF-08c).
     pub normalize_paths: bool,
@@ -203,6 +209,7 @@ pub struct RobotsSettings {
 
 /// `[tools.webfetch.browser]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BrowserSettings {
     /// Browser mode and fallback allowed.
     pub enabled: bool,
@@ -216,7 +223,7 @@ pub struct BrowserSettings {
     pub max_total_subresource_bytes: u64,
     /// Blocked CDP resource types, in canonical spelling.
     pub block_resources: Vec<&'static str>,
-    /// Extension (issue 16): how many browser renders one tool (all its clones,
+    /// Extension: how many browser renders one tool (all its clones,
     /// so all sessions of `webfetch serve`) runs at once, 1..=64, default
     /// 2; a call past the cap waits within its
     /// own deadline, then fails with `timeout`.
@@ -225,7 +232,7 @@ pub struct BrowserSettings {
     /// kernels that cannot give Chromium its sandbox. A warning is logged at each
     /// launch.
     pub allow_no_sandbox: bool,
-    /// Extension (issue 28): check robots.txt for the document requests of
+    /// Extension: check robots.txt for the document requests of
     /// iframes and frames too (each redirect hop and script-started navigation of
     /// a frame included), through the call's robots check, and fail those it
     /// refuses, so none of their text reaches the output. FR-WF-ROBOTS-SCOPE-01
@@ -258,6 +265,7 @@ impl Default for BrowserSettings {
 
 /// `[tools.webfetch.rendering]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RenderingSettings {
     /// Normalised `js_heavy_domains` entries (FR-WF-RENDER-JS-01): a leading `.`
     /// means "subdomains of".
@@ -280,9 +288,10 @@ impl Default for RenderingSettings {
 
 /// `[tools.webfetch.extraction]`, resolved (extension).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExtractionSettings {
     /// The extraction of HTML pages when a call names none: `srd` (FR-WF-13, the
-    /// SRD contract's default), `article`, or `auto` (issue 29, the agent
+    /// SRD contract's default), `article`, or `auto` (the agent
     /// contract's default).
     pub mode: ExtractionMode,
 }
@@ -312,13 +321,14 @@ impl Contract {
     }
 }
 
-/// `[tools.webfetch.serve]`, resolved (extension, issue 28).
+/// `[tools.webfetch.serve]`, resolved (extension).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServeSettings {
     /// Browser origins `webfetch serve` admits besides its own (a reverse
     /// proxy's public origin, say); every other `Origin` is refused with `403`.
     /// Each entry was checked to be `scheme://host[:port]` at load.
-    pub allowed_origins: Vec<WebOrigin>,
+    pub allowed_origins: Vec<Origin>,
 }
 
 /// The host's `[tools.approval]` as it concerns `web_fetch` (FR-WF-OP-02).
@@ -326,6 +336,7 @@ pub struct ServeSettings {
 /// Not part of `[tools.webfetch]`: loading a file fills it from `[tools.approval]`;
 /// settings resolved alone leave the default (no deny mode, not allowlisted).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ApprovalSettings {
     /// `tools.approval.mode` is `deny`: overrides auto-execution and the allowlist.
     pub deny: bool,
@@ -335,6 +346,7 @@ pub struct ApprovalSettings {
 
 /// Everything the tool runs with: every field present, clamped and validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// `tools.webfetch.enabled` as written (`None` when absent).
     pub enabled: Option<bool>,
@@ -372,10 +384,10 @@ pub struct Settings {
     pub rendering: RenderingSettings,
     /// Extraction defaults (extension).
     pub extraction: ExtractionSettings,
-    /// Extension (issue 31): the formats read beyond HTML and plain text, and
+    /// Extension: the formats read beyond HTML and plain text, and
     /// their limits.
     pub content: ContentSettings,
-    /// The fleet's shared state and the politeness limit (extension, issue 32).
+    /// The fleet's shared state and the politeness limit (extension).
     pub fleet: FleetSettings,
     /// `webfetch serve`'s settings (extension).
     pub serve: ServeSettings,
@@ -420,6 +432,7 @@ impl Settings {
 /// A loaded configuration: the host's tool settings, our settings and the warnings
 /// to log at start-up.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Loaded {
     /// `tools.mode`.
     pub mode: ToolsMode,
@@ -433,7 +446,7 @@ pub struct Loaded {
 
 /// Settings plus the warnings produced while resolving them.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The settings.
     pub settings: Settings,
     /// Warnings to log at start-up.
@@ -448,11 +461,11 @@ fn std_env(name: &str) -> Option<String> {
 }
 
 /// How a configuration is read: one value for every variant of the loader
-/// (issue 30, "one way to call"). The default is the SRD contract and the
+/// ("one way to call"). The default is the SRD contract and the
 /// process environment.
 #[derive(Clone, Copy, Default)]
 pub struct LoadOptions<'a> {
-    /// The front door's contract (issue 28): an extension key the file leaves
+    /// The front door's contract: an extension key the file leaves
     /// unset takes this contract's default.
     pub contract: Contract,
     /// Where environment variables are looked up; `None` is the process
@@ -537,7 +550,7 @@ where
 impl Settings {
     /// Resolves a `[tools.webfetch]` table: defaults, clamping, env expansion and the
     /// start-up checks; `contract` gives the extension keys left unset their value.
-    pub fn from_raw(
+    pub(crate) fn from_raw(
         raw: &RawConfig,
         env: EnvLookup<'_>,
         contract: Contract,
@@ -844,7 +857,7 @@ fn resolve_rendering(
 
 /// `[tools.webfetch.extraction]`: a `mode` other than `srd`, `article` or `auto`
 /// stops start-up with a message naming the value and the accepted ones. Unset, it
-/// is `srd` under the SRD contract and `auto` under the agent contract (issue 29).
+/// is `srd` under the SRD contract and `auto` under the agent contract.
 fn resolve_extraction(
     raw: RawExtraction,
     contract: Contract,
@@ -887,13 +900,13 @@ fn resolve_bot_auth(raw: RawBotAuth, env: EnvLookup<'_>) -> Result<Option<BotAut
 const MAX_KEY_FILE_BYTES: u64 = 16 << 10;
 
 /// `[tools.webfetch.serve]`: an `allowed_origins` entry that is not an origin
-/// stops start-up with a message naming it (issue 28).
+/// stops start-up with a message naming it.
 fn resolve_serve(raw: RawServe) -> Result<ServeSettings, ConfigError> {
     let allowed_origins = raw
         .allowed_origins
         .unwrap_or_default()
         .iter()
-        .map(|text| WebOrigin::parse(text))
+        .map(|text| Origin::parse(text))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| {
             ConfigError::new(format!("tools.webfetch.serve.allowed_origins: {error}"))
@@ -969,61 +982,6 @@ fn absolute(path: &str) -> PathBuf {
         std::env::current_dir()
             .map(|cwd| cwd.join(&path))
             .unwrap_or(path)
-    }
-}
-
-/// How a host registers `web_fetch` (5.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Registration {
-    /// Registered and executable.
-    Registered,
-    /// `parse_only`: never executes; advertised only when listed in
-    /// `[[tools.definitions]]` (FR-WF-CFG-PREC-03).
-    ParseOnly {
-        /// Whether the definition is advertised to the model.
-        advertised: bool,
-    },
-    /// Not registered.
-    NotRegistered,
-}
-
-impl Loaded {
-    /// The registration rule of 5.2 (FR-WF-CFG-PREC-01..03). `enabled` defaults to
-    /// false, as in the SRD.
-    pub fn registration(&self) -> Registration {
-        match self.mode {
-            ToolsMode::Disabled => Registration::NotRegistered,
-            ToolsMode::ParseOnly => Registration::ParseOnly {
-                advertised: self.defined_for_parse_only,
-            },
-            ToolsMode::Enabled if self.settings.enabled == Some(true) => Registration::Registered,
-            ToolsMode::Enabled => Registration::NotRegistered,
-        }
-    }
-
-    /// `requires_approval()` per FR-WF-OP-02 (see [`Settings::requires_approval`]).
-    pub fn requires_approval(&self) -> bool {
-        self.settings.requires_approval()
-    }
-
-    /// The configuration, unless it stops `web_fetch` from executing: a front door
-    /// that exists only to run the tool (the CLI, the MCP server, the Python
-    /// package) refuses `tools.mode = "disabled"` or `"parse_only"` and an explicit
-    /// `enabled = false` rather than start a fetcher that never fetches. An absent
-    /// `enabled` is accepted there: running the tool is the front door's request.
-    pub fn runnable(self) -> Result<Loaded, ConfigError> {
-        match (self.mode, self.settings.enabled) {
-            (ToolsMode::Disabled, _) => Err(ConfigError::new(
-                "tools.mode = \"disabled\" disables web_fetch",
-            )),
-            (ToolsMode::ParseOnly, _) => Err(ConfigError::new(
-                "tools.mode = \"parse_only\": web_fetch does not execute",
-            )),
-            (ToolsMode::Enabled, Some(false)) => {
-                Err(ConfigError::new("tools.webfetch.enabled = false"))
-            }
-            _ => Ok(self),
-        }
     }
 }
 

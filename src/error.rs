@@ -18,6 +18,7 @@ pub use self::details::{ErrorDetails, PoliteRefusal, UnreadableReason};
 
 /// The stable error codes of the SRD 3.7.2 registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// Invalid request parameters.
     BadArgs,
@@ -142,6 +143,7 @@ impl Serialize for ErrorCode {
 
 /// Where a time budget ran out (FR-WF-ERR-TIMEOUT-PHASE).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TimeoutPhase {
     /// DNS resolution.
     Dns,
@@ -197,23 +199,27 @@ impl fmt::Display for TimeoutPhase {
 ///
 /// Serialises with exactly that field order; `details` is always an object (empty
 /// when the code has nothing to add). Each code has its constructors here, so a
-/// code always comes with its registry's [`ErrorDetails`].
+/// code always comes with its registry's [`ErrorDetails`] and its `retryable`;
+/// the fields are read through [`code`](FetchError::code),
+/// [`message`](FetchError::message), [`is_retryable`](FetchError::is_retryable)
+/// and [`details`](FetchError::details), so no caller can make them disagree.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct FetchError {
     /// The registry code.
-    pub code: ErrorCode,
+    pub(crate) code: ErrorCode,
     /// Human-readable description.
-    pub message: String,
+    pub(crate) message: String,
     /// Whether a retry may succeed.
-    pub retryable: bool,
+    pub(crate) retryable: bool,
     /// Code-specific context, written as the registry's field names.
-    pub details: ErrorDetails,
+    pub(crate) details: ErrorDetails,
 }
 
 /// The error envelope as it is on the wire (FR-WF-18), for a program that reads
 /// one back: a batch item's `error`, an MCP client's `structuredContent`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ErrorEnvelope {
     /// The registry code, e.g. `ssrf_blocked`.
     pub code: String,
@@ -267,6 +273,27 @@ impl FetchError {
             retryable: code.default_retryable(),
             details,
         }
+    }
+
+    /// The registry code (SRD 3.7.2).
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The human-readable description: what went wrong and what to do.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether a retry may succeed (FR-WF-18): the code's default, or what the
+    /// failure showed (an HTTP 5xx is, a 4xx is not).
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// Code-specific context (the registry's `details`).
+    pub fn details(&self) -> &ErrorDetails {
+        &self.details
     }
 
     /// The envelope as compact JSON (FR-WF-18).
@@ -549,7 +576,7 @@ impl FetchError {
         error
     }
 
-    /// Extension (issue 32): `http_4xx` with status 429, retryable
+    /// Extension: `http_4xx` with status 429, retryable
     /// (FR-WF-ERR-HTTP-01), for a request the politeness limit refused without
     /// contacting `origin`: its details add `reason` and `retry_after_seconds`.
     pub fn polite_refusal(origin: &str, refusal: PoliteRefusal) -> Self {
@@ -694,7 +721,7 @@ impl FetchError {
         )
     }
 
-    /// Extension (issue 31): `extraction_failed` for a PDF, JSON or feed document
+    /// Extension: `extraction_failed` for a PDF, JSON or feed document
     /// that can not be read, `details = {error: "unreadable_<format>", reason}`.
     /// The message says what happened (`what`) and what would help.
     pub fn unreadable(reason: UnreadableReason, what: &str) -> Self {

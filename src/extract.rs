@@ -42,7 +42,7 @@ pub(crate) struct Extraction {
 }
 
 /// Extracts an HTML page with the algorithm `mode` names: one function for every
-/// mode (issue 30, "one way to call").
+/// mode ("one way to call").
 ///
 /// [`ExtractionMode::Srd`] is FR-WF-13 .. 13f: the Markdown, title and language of
 /// the page's root after boilerplate removal. `final_url` is the URL the page was
@@ -54,7 +54,7 @@ pub(crate) struct Extraction {
 ///
 /// [`ExtractionMode::Article`] (extension) falls back to the SRD algorithm when it
 /// finds no main content, and says so in [`Extraction::article_fell_back`].
-/// [`ExtractionMode::Auto`] (issue 29) says what kind of page it found in the
+/// [`ExtractionMode::Auto`] says what kind of page it found in the
 /// document's `page_type`, and fails only when the page shows no text at all.
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn extract_html(

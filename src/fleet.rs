@@ -1,7 +1,13 @@
-//! A fleet of webfetch instances sharing state on Redis (extension, issue 32):
+//! A fleet of webfetch instances sharing state on Redis (extension):
 //! one document cache, one robots.txt view and one politeness budget for every
 //! `webfetch serve` behind a load balancer. Redis is the protocol, so Valkey,
 //! KeyDB, Dragonfly and managed Redis services serve too.
+//!
+//! An adapter: each part implements a trait the stage it serves owns
+//! ([`cache::shared::SharedDocuments`](crate::cache::shared::SharedDocuments),
+//! [`robots::shared::SharedRobots`](crate::robots::shared::SharedRobots),
+//! [`politeness::SharedLimiter`](crate::politeness::SharedLimiter)), and the
+//! tool's builder wires them in. Nothing below the tool imports this module.
 //!
 //! - [`conn`]: the connection: reconnects, a deadline on every operation, a
 //!   short pause after a failure, redacted logs.
@@ -29,28 +35,24 @@ mod tag;
 
 use std::sync::Arc;
 
-use crate::config::{ConfigError, RedisSettings, Settings};
+use self::documents::RedisDocuments;
+use self::limiter::RedisLimiter;
+use self::robots::RedisRobots;
+use crate::cache::shared::SharedDocuments;
+use crate::config::{ConfigError, Settings};
+use crate::politeness::SharedLimiter;
+use crate::robots::shared::SharedRobots;
 
-pub(crate) use self::documents::{Found, SharedDocuments, WriteFailure};
-pub(crate) use self::flight::Lease;
-pub(crate) use self::limiter::{Limiter, SharedSlot};
-pub(crate) use self::robots::{Lookup as RobotsLookup, SharedRobots};
-
-/// Checks that redis-rs accepts the configured URL and CA, at configuration
-/// time; the error never quotes the password.
-pub(crate) fn check(settings: &RedisSettings) -> Result<(), ConfigError> {
-    conn::Redis::new(settings).map(drop)
-}
-
-/// The fleet's parts for one tool, all on one connection.
+/// The fleet's parts for one tool, all on one connection, as the stages they
+/// serve see them.
 #[derive(Debug, Clone)]
 pub(crate) struct Fleet {
     /// The document cache; `None` when `max_cache_entries = 0` turns caching off.
-    pub(crate) documents: Option<SharedDocuments>,
+    pub(crate) documents: Option<Arc<dyn SharedDocuments>>,
     /// robots.txt outcomes; `None` unless `share_robots`.
-    pub(crate) robots: Option<SharedRobots>,
+    pub(crate) robots: Option<Arc<dyn SharedRobots>>,
     /// Fleet-wide politeness.
-    pub(crate) limiter: Limiter,
+    pub(crate) limiter: Arc<dyn SharedLimiter>,
 }
 
 impl Fleet {
@@ -65,26 +67,26 @@ impl Fleet {
         let sealer = tag::Sealer::new(redis_settings.key.as_ref());
         let budget = settings.timeout();
         let documents = (settings.cache.max_entries > 0).then(|| {
-            SharedDocuments::new(
+            Arc::new(RedisDocuments::new(
                 Arc::clone(&redis),
                 prefix,
                 sealer.clone(),
                 &settings.cache,
                 budget,
-            )
+            )) as Arc<dyn SharedDocuments>
         });
         let robots =
             (redis_settings.share_robots && settings.robots.cache_entries > 0).then(|| {
-                SharedRobots::new(
+                Arc::new(RedisRobots::new(
                     Arc::clone(&redis),
                     prefix,
                     sealer.clone(),
                     settings.robots.cache_ttl,
                     settings.robots.max_robots_bytes,
                     budget,
-                )
+                )) as Arc<dyn SharedRobots>
             });
-        let limiter = Limiter::new(redis, prefix, sealer, settings.fleet.per_origin_in_flight);
+        let limiter = RedisLimiter::new(redis, prefix, sealer, settings.fleet.per_origin_in_flight);
         tracing::info!(
             event = "fleet_configured",
             redis = %redis_settings.url,
@@ -98,7 +100,7 @@ impl Fleet {
         Ok(Some(Fleet {
             documents,
             robots,
-            limiter,
+            limiter: Arc::new(limiter),
         }))
     }
 }

@@ -13,9 +13,9 @@ pub mod budget {
     pub use crate::budget::Budget;
 }
 
-/// The response cache (extension, issue 9).
+/// The response cache (extension).
 pub mod cache {
-    pub use crate::cache::{CacheKey, CacheWriteError, DiskCache, Fresh, Variant};
+    pub use crate::cache::{CacheKey, CacheWriteError, CachedDocument, DiskCache, Fresh, Variant};
 }
 
 /// The chunker (FR-WF-15).
@@ -29,13 +29,13 @@ pub mod chunk {
 pub mod content {
     /// Charset decoding (FR-WF-10c).
     pub mod charset {
-        pub use crate::content::charset::{Charset, decode};
+        pub use crate::content::charset::{Charset, Decoded, decode};
     }
-    /// JSON bodies (extension, issue 31).
+    /// JSON bodies (extension).
     pub mod json {
-        pub use crate::content::json::{MAX_INDENT_LEVELS, Pretty, pretty};
+        pub use crate::content::json::{MAX_INDENT_LEVELS, Pretty, SyntaxError, pretty};
     }
-    /// Publisher Markdown (extension, issue 31).
+    /// Publisher Markdown (extension).
     pub mod markdown {
         pub use crate::content::markdown::{Sanitized, sanitize};
     }
@@ -43,9 +43,9 @@ pub mod content {
     pub mod media_type {
         pub use crate::content::media_type::{MediaKind, select};
     }
-    /// The PDF reader (extension, issue 31).
+    /// The PDF reader (extension).
     pub mod pdf {
-        pub use crate::content::pdf::{Limits, read};
+        pub use crate::content::pdf::{Limits, PdfRead, read};
     }
 }
 
@@ -55,7 +55,9 @@ pub mod extract {
 
     /// The HTML parser.
     pub mod dom {
-        pub use crate::extract::dom::{Scripting, outlines_of_both_tokenizers, parse};
+        pub use crate::extract::dom::{
+            Document, Node, Scripting, outlines_of_both_tokenizers, parse,
+        };
     }
     /// The HTML-to-Markdown converter.
     pub mod markdown {
@@ -63,9 +65,9 @@ pub mod extract {
     }
     /// Content-root selection.
     pub mod root {
-        pub use crate::extract::root::{select_root, survey};
+        pub use crate::extract::root::{Survey, select_root, survey};
     }
-    /// `auto` extraction (extension, issue 29).
+    /// `auto` extraction (extension).
     pub mod auto {
         pub use crate::extract::auto::{block_rows, extract_as};
 
@@ -81,7 +83,7 @@ pub mod output {
     pub use crate::output::{BuildOptions, ResponseMeta, build};
 }
 
-/// A decoded page and its reading (extension, issue 31).
+/// A decoded page and its reading (extension).
 pub mod page {
     pub use crate::page::{DecodedPage, Reading};
 }
@@ -97,6 +99,7 @@ pub mod render {
 
     /// The Chromium renderer.
     pub mod browser {
+        pub use crate::render::browser::standby::Standby;
         pub use crate::render::browser::{BrowserPage, RenderContext, render};
     }
     /// Bot walls and pay per crawl, told from a response (extension).
@@ -112,14 +115,16 @@ pub mod render {
 /// robots.txt (FR-WF-08).
 pub mod robots {
     pub use crate::robots::RobotsChecker;
+    pub use crate::robots::cache::RobotsCache;
+    pub use crate::robots::checker::{RobotsRequest, RobotsSource};
     pub use crate::robots::http_source::RobotsHopCheck;
     pub use crate::robots::matcher::{MAX_RULES_PER_FILE, Rules};
-    pub use crate::robots::parse::RobotsTxt;
+    pub use crate::robots::parse::{Group, RobotsTxt};
     pub use crate::robots::path::normalize_path;
-    pub use crate::robots::policy::CROSS_ORIGIN_REDIRECT;
+    pub use crate::robots::policy::{CROSS_ORIGIN_REDIRECT, FetchOutcome};
 }
 
-/// The HTTP server's query-string arguments (`GET /v1/fetch`, issue 16).
+/// The HTTP server's query-string arguments (`GET /v1/fetch`).
 pub mod serve {
     pub use crate::serve::http_api::args_from_query;
 }
@@ -131,7 +136,7 @@ pub mod ssrf {
 
 /// The HTTP client (FR-WF-09, FR-WF-10).
 pub mod transport {
-    pub use crate::transport::{GetOptions, HopHook, HttpClient, OverLimit};
+    pub use crate::transport::{GetOptions, HopHook, HttpClient, HttpResponse, OverLimit};
 }
 
 /// The extracted document every stage passes on.

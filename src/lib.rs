@@ -99,7 +99,7 @@ mod tool;
 mod transport;
 mod vocabulary;
 
-// Extension (issue 32): the fleet's shared state on Redis, and the per-origin
+// Extension: the fleet's shared state on Redis, and the per-origin
 // politeness limit (process-wide, or fleet-wide through `fleet`).
 #[cfg(feature = "fleet")]
 mod fleet;
@@ -108,27 +108,30 @@ mod politeness;
 pub mod mcp;
 pub mod serve;
 
-pub use self::args::{ArgsError, ArgsSchema, FetchArgs};
+pub use self::args::{ArgsError, ArgsSchema, FetchArgs, SavedPage};
 pub use self::batch::{BATCH_TOOL_NAME, BatchArgs, BatchItem, BatchResponse, MAX_BATCH_URLS};
 pub use self::bot_auth::{BotAuth, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, generate_key};
-pub use self::canonical_url::CanonicalUrl;
+pub use self::canonical_url::{CanonicalUrl, Origin, OriginError, TargetHost};
 pub use self::config::{
     ApprovalSettings, BlockToggles, BrowserSettings, CacheSettings, ConfigError, ContentSettings,
     Contract, ExtractionSettings, FleetKey, FleetSettings, LoadOptions, Loaded, RedisSettings,
     RedisUrl, Registration, RenderingSettings, RobotsSettings, SecuritySettings, ServeSettings,
     Settings, ToolsMode, load_file, load_str,
 };
-pub use self::content::formats::{Format, Formats};
 pub use self::content::pdf::worker::PdfWorker;
 pub use self::error::{
     ErrorCode, ErrorDetails, ErrorEnvelope, FetchError, PoliteRefusal, TimeoutPhase,
     UnreadableReason,
 };
 pub use self::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut, ToolResult, format_error};
+pub use self::extract::auto::UnknownPageType;
 pub use self::notes::{Note, Notes};
-pub use self::offline::{SavedPage, body_cap as offline_body_cap};
+pub use self::offline::body_cap as offline_body_cap;
 pub use self::output::{Built, FetchChunk, FetchResponse, TruncationReason};
 pub use self::ssrf::{SsrfError, SsrfValidator, SystemValidator};
 pub use self::tokens::{Cl100k, SpanCounter, TokenCounter};
 pub use self::tool::{WebFetchTool, WebFetchToolBuilder};
-pub use self::vocabulary::{ExtractionMode, PageType, RenderingMethod, Timestamp, TimestampError};
+pub use self::vocabulary::{
+    ExtractionMode, Format, Formats, PageType, RenderingMethod, Timestamp, TimestampError,
+    UnknownFormat, UnknownMode,
+};

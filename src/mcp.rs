@@ -71,7 +71,7 @@ impl WebFetchServer {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
-        // Issue 29: a paragraph a model can act on; issue 31: the formats this
+        // A paragraph a model can act on, then the extension formats this
         // server reads, their limits and errors.
         let description = format!(
             "{}{}",
@@ -224,7 +224,7 @@ async fn answered(
     Ok(result)
 }
 
-/// The MCP tool's description (issue 29): what comes back, the limits, what the
+/// The MCP tool's description: what comes back, the limits, what the
 /// error codes mean for a retry and how to read past a cut page, in words a model
 /// can act on. (The executor seam keeps the SRD's one line, Appendix E.)
 fn tool_description(max_output_bytes: usize) -> String {
@@ -300,8 +300,15 @@ fn read_only_annotations() -> ToolAnnotations {
 }
 
 /// The JSON Schema (2020-12) of `T`'s wire form, generated from the type.
+/// Only the standard's `format`s are kept: schemars marks integers `uint` and
+/// the like, which validating clients (AJV in the TypeScript SDK) warn about on
+/// every call; `minimum` already says what they would.
 fn json_schema<T: schemars::JsonSchema>() -> JsonObject {
-    match serde_json::to_value(schemars::schema_for!(T)) {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(schemars::transform::RestrictFormats::default())
+        .into_generator()
+        .into_root_schema_for::<T>();
+    match serde_json::to_value(schema) {
         Ok(Value::Object(object)) => object,
         _ => JsonObject::new(),
     }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// A note token. The declaration order is the canonical pipeline-stage order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Note {
     /// Response served from cache.
     CacheHit,
@@ -29,15 +30,15 @@ pub enum Note {
     /// Extension (never in an SRD response): article extraction was asked for,
     /// found no main content, and the SRD algorithm produced the document.
     ArticleFallbackSrd,
-    /// Extension (issue 31): the document is the publisher's own Markdown (a
+    /// Extension: the document is the publisher's own Markdown (a
     /// `text/markdown` answer), used as it is.
     PublisherMarkdown,
-    /// Extension (issue 31): the publisher's Markdown held what its reader would
+    /// Extension: the publisher's Markdown held what its reader would
     /// never see or what the HTML path never writes (HTML comments, `<script>`,
     /// `<style>`, `<template>`, hidden elements, links that are not http(s) or
     /// mailto); that was dropped (FR-WF-13, 13d).
     PublisherMarkdownSanitized,
-    /// Extension (issue 31): the PDF has more pages than
+    /// Extension: the PDF has more pages than
     /// `[tools.webfetch.content] max_pdf_pages`; only those were read.
     PdfPageLimit,
     /// What the reader rendered reached its size cap (8 MiB of Markdown): the

@@ -1,6 +1,6 @@
 //! Extension: a saved page turned into the `web_fetch` response, offline (the
 //! `webfetch extract` command): a call to [`WebFetchTool::fetch`] whose request
-//! carries the page ([`FetchArgs::page`]), one way to call (issue 30).
+//! carries the page ([`FetchArgs::page`]), one way to call.
 //!
 //! The content stages of the pipeline without its network ones: no SSRF check, no
 //! robots.txt, no fetch, no cache. The body goes through the same size cap
@@ -34,28 +34,17 @@
 use crate::args::FetchArgs;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
-use crate::content::formats::Format;
 use crate::content::media_type;
 use crate::content::pdf::worker::PdfWorker;
 use crate::error::FetchError;
 use crate::output::{self, BuildOptions, Built, ResponseMeta};
 use crate::page::{DecodedPage, Reading};
 use crate::tokens::TokenCounter;
+use crate::vocabulary::Format;
 use crate::vocabulary::{RenderingMethod, Timestamp};
 
-/// A page saved from the web, for a request read offline ([`FetchArgs::page`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SavedPage {
-    /// The body exactly as served.
-    pub body: Vec<u8>,
-    /// The `Content-Type` header it was served with, e.g.
-    /// `text/plain; charset=windows-1252`; `None` or blank sniffs the body like a
-    /// response without one (FR-WF-10h).
-    pub content_type: Option<String>,
-}
-
 /// The byte cap of a saved page served with `content_type`: `max_download_bytes`,
-/// or for a PDF with PDF reading enabled `max_pdf_bytes` (issue 31), as over HTTP.
+/// or for a PDF with PDF reading enabled `max_pdf_bytes`, as over HTTP.
 /// A reader of the file reads one byte more, to tell a page over the cap.
 pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
     match content_type {
@@ -76,7 +65,7 @@ pub fn body_cap(settings: &Settings, content_type: Option<&str>) -> u64 {
 /// `final_url`, and the base of relative links. `max_chunk_tokens` and
 /// `extraction` default from `settings` as in a fetch; `no_cache` and
 /// `force_browser` mean nothing here and are ignored. `fetched_at` is now. A PDF
-/// is read in `pdf_worker` when there is one (issue 45), as in a fetch.
+/// is read in `pdf_worker` when there is one, as in a fetch.
 pub(crate) fn respond(
     settings: &Settings,
     args: &FetchArgs,

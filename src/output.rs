@@ -39,6 +39,7 @@ use crate::vocabulary::{ExtractedDocument, PageType, RenderingMethod, Timestamp}
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TruncationReason {
     /// Output enforcement dropped or cut chunks (FR-WF-OUT-01).
     ToolOutputLimit,
@@ -71,7 +72,8 @@ impl TruncationReason {
 
 /// What the pipeline knows about a fetch besides the document (FR-WF-03).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResponseMeta {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct ResponseMeta {
     /// `args.url` exactly as the caller gave it (FR-WF-RESP-URL-01).
     pub requested_url: String,
     /// The canonical URL of the last fetched URL, fragment removed.
@@ -90,6 +92,7 @@ pub struct ResponseMeta {
 /// with `serde_json::from_str::<FetchResponse>`; its JSON Schema (`schemars`)
 /// is the MCP tool's `outputSchema`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct FetchResponse {
     /// `args.url` as given.
     pub requested_url: String,
@@ -128,7 +131,12 @@ pub struct FetchResponse {
 
 impl FetchResponse {
     /// Assembles a response; `truncated` and `truncation_reason` follow the notes.
-    pub fn new(doc: &ExtractedDocument, meta: ResponseMeta, chunks: Vec<FetchChunk>) -> Self {
+    #[cfg_attr(feature = "internals", visibility::make(pub))]
+    pub(crate) fn new(
+        doc: &ExtractedDocument,
+        meta: ResponseMeta,
+        chunks: Vec<FetchChunk>,
+    ) -> Self {
         let mut response = FetchResponse {
             requested_url: meta.requested_url,
             final_url: meta.final_url,
@@ -167,6 +175,7 @@ impl FetchResponse {
 /// A response as the tool built it: its JSON and where reading may go on
 /// (extension, `start_chunk`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Built {
     /// The exact JSON the tool answers with.
     pub json: String,
@@ -211,7 +220,7 @@ pub(crate) fn build(
         start_chunk,
         effective_max_bytes,
     } = options;
-    // A PDF's page starts are preferred cuts (issue 31); any other document has
+    // A PDF's page starts are preferred cuts; any other document has
     // none, and chunks exactly as the SRD does.
     let mut chunks: Vec<FetchChunk> =
         chunk(&doc.markdown, &doc.page_starts, max_chunk_tokens, counter)

@@ -1,4 +1,4 @@
-//! Per-origin politeness (extension, issue 32, item 4): at most
+//! Per-origin politeness (extension): at most
 //! `per_origin_in_flight` document requests in flight per origin, and after a
 //! 429, or a 503 with `Retry-After`, the origin held for the stated time (at
 //! most [`rules::MAX_HOLD`]) for every caller. Process-wide by default;
@@ -18,15 +18,18 @@
 //! or is refused by its own requests: with the default limit (more than a
 //! browser opens to one host) no single call's answer changes.
 //!
-//! With Redis, its state is used while it answers; while it does not, the
-//! process-wide state is (holds are recorded in both).
+//! A shared store ([`SharedLimiter`]; the fleet's Redis) is used while it
+//! answers; while it does not, the process-wide state is (holds are recorded in
+//! both).
 
 mod local;
 pub(crate) mod rules;
 
+use std::fmt;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
+use futures_util::future::BoxFuture;
 use http::HeaderMap;
 use tokio::time::Instant;
 
@@ -36,12 +39,45 @@ use self::rules::{Admit, decide};
 use crate::canonical_url::Origin;
 use crate::error::FetchError;
 
+/// Politeness state shared beyond this process, so that every instance of a
+/// fleet keeps one limit and one hold per origin (`fleet` implements it on
+/// Redis). It keeps what [`rules`] decide from; the decisions stay here. A
+/// store that can not answer within the request's deadline says so, and the
+/// process-wide state is used instead.
+pub(crate) trait SharedLimiter: fmt::Debug + Send + Sync {
+    /// Tries to take a slot of `origin` for a request whose budget ends at
+    /// `deadline`: what the store saw, and the slot when it admitted the
+    /// request. `None` when the store is unavailable.
+    fn try_admit<'a>(
+        &'a self,
+        origin: &'a Origin,
+        deadline: Instant,
+    ) -> BoxFuture<'a, Option<(Seen, Option<SharedSlot>)>>;
+
+    /// Gives `slot` back, in the background.
+    fn release(&self, origin: &Origin, slot: SharedSlot);
+
+    /// Holds `origin` for `hold` for everyone sharing the store, unless a
+    /// longer hold runs; best effort.
+    fn hold<'a>(&'a self, origin: &'a Origin, hold: Duration) -> BoxFuture<'a, ()>;
+}
+
+/// A slot taken in a [`SharedLimiter`]: what the store gives it back by.
+#[derive(Debug)]
+#[cfg_attr(
+    not(feature = "fleet"),
+    expect(dead_code, reason = "only the fleet's store hands out slots")
+)]
+pub(crate) struct SharedSlot {
+    /// The store's token for the slot.
+    pub(crate) token: Vec<u8>,
+}
+
 /// The politeness state of one tool (all its clones, so all of `serve`).
 #[derive(Debug)]
 pub(crate) struct Politeness {
     local: Local,
-    #[cfg(feature = "fleet")]
-    shared: Option<crate::fleet::Limiter>,
+    shared: Option<Arc<dyn SharedLimiter>>,
 }
 
 /// A request's place among the requests in flight to its origin; given back
@@ -56,15 +92,13 @@ pub(crate) struct Slot {
 #[derive(Debug)]
 enum Held {
     Local,
-    #[cfg(feature = "fleet")]
-    Shared(Option<crate::fleet::SharedSlot>),
+    Shared(Option<SharedSlot>),
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         match &mut self.held {
             Held::Local => self.politeness.local.release(&self.origin),
-            #[cfg(feature = "fleet")]
             Held::Shared(slot) => {
                 if let (Some(slot), Some(shared)) = (slot.take(), &self.politeness.shared) {
                     shared.release(&self.origin, slot);
@@ -75,22 +109,12 @@ impl Drop for Slot {
 }
 
 impl Politeness {
-    /// Process-wide politeness with `limit` requests in flight per origin.
-    pub(crate) fn local(limit: u32) -> Politeness {
+    /// Politeness with `limit` requests in flight per origin: process-wide, or
+    /// through `shared` (fleet-wide) while it answers.
+    pub(crate) fn new(limit: u32, shared: Option<Arc<dyn SharedLimiter>>) -> Politeness {
         Politeness {
             local: Local::new(limit),
-            #[cfg(feature = "fleet")]
-            shared: None,
-        }
-    }
-
-    /// Fleet-wide politeness through `shared`, process-wide while Redis is
-    /// unavailable.
-    #[cfg(feature = "fleet")]
-    pub(crate) fn fleet(limit: u32, shared: crate::fleet::Limiter) -> Politeness {
-        Politeness {
-            local: Local::new(limit),
-            shared: Some(shared),
+            shared,
         }
     }
 
@@ -155,30 +179,26 @@ impl Politeness {
             hold.as_millis()
         );
         self.local.hold(origin, Instant::now() + hold);
-        #[cfg(feature = "fleet")]
         if let Some(shared) = &self.shared {
-            let _ = shared.hold(origin, hold).await;
+            shared.hold(origin, hold).await;
         }
     }
 
-    /// One look at the state: Redis's while it answers, else this process's.
+    /// One look at the state: the shared store's while it answers, else this
+    /// process's.
     async fn try_admit(&self, origin: &Origin, now: Instant, deadline: Instant) -> (Seen, Held) {
-        #[cfg(feature = "fleet")]
         if let Some(shared) = &self.shared
-            && let Ok((seen, slot)) = shared.try_admit(origin, deadline).await
+            && let Some((seen, slot)) = shared.try_admit(origin, deadline).await
         {
-            // A hold read from Redis is capped as a local one is.
+            // A hold read from a shared store is capped as a local one is.
             return (rules::clamped(seen), Held::Shared(slot));
         }
-        let _ = deadline;
         (self.local.try_admit(origin, now), Held::Local)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
     use crate::canonical_url::CanonicalUrl;
     use crate::error::ErrorCode;
@@ -195,7 +215,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_held_origin_refuses_at_once_with_retry_after() {
-        let politeness = Arc::new(Politeness::local(8));
+        let politeness = Arc::new(Politeness::new(8, None));
         politeness.observe(&origin(), 429, &headers("30")).await;
         let deadline = Instant::now() + Duration::from_secs(10);
         let error = politeness.admit(&origin(), deadline).await.unwrap_err();
@@ -214,7 +234,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_origin_admits_when_a_slot_is_given_back() {
-        let politeness = Arc::new(Politeness::local(1));
+        let politeness = Arc::new(Politeness::new(1, None));
         let first = politeness
             .admit(&origin(), Instant::now() + Duration::from_secs(30))
             .await
@@ -237,7 +257,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_origin_refuses_at_the_deadline() {
-        let politeness = Arc::new(Politeness::local(1));
+        let politeness = Arc::new(Politeness::new(1, None));
         let _first = politeness
             .admit(&origin(), Instant::now() + Duration::from_secs(30))
             .await

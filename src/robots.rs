@@ -3,7 +3,7 @@
 //! - [`parse`]: bytes to groups, and the one group that applies to our token.
 //! - [`matcher`]: `*`/`$` patterns in linear time and the rule precedence.
 //! - [`path`]: the path as a normalizing server routes it, for the opt-in
-//!   hardening of issue 28 (`normalize_paths`).
+//!   hardening `normalize_paths`.
 //! - [`policy`]: what a retrieval outcome means (rules, fail-open, error), whether it
 //!   may be cached, and the robots origin scope for redirects.
 //! - [`cache`]: the process-local per-origin LRU with a TTL.
@@ -11,6 +11,8 @@
 //!   redirect hop.
 //! - [`http_source`]: robots.txt over the shared HTTP client with the robots origin
 //!   scope, and the redirect hook that checks each hop of a document fetch.
+//! - [`shared`]: the outcomes a fleet shares (`share_robots`), as a trait the
+//!   fleet implements.
 //!
 //! The parser, matcher and policy do no I/O; only the checker awaits a
 //! [`checker::RobotsSource`] (the shared HTTP client).
@@ -41,7 +43,7 @@
 //!   UTF-32 BOM, is allow-all as a whole, even if it holds a readable `Disallow: /`.
 //!   RFC 9309 2.2 only asks for UTF-8 and leaves other bytes to the parser; Google's
 //!   robotstxt parses such files line by line.
-//! - **Normalized paths, opt-in** (issue 28, an extension): with
+//! - **Normalized paths, opt-in** (an extension): with
 //!   `[tools.webfetch.robots] normalize_paths = true`, a path is also refused when
 //!   the form a normalizing server routes ([`normalize_path`]: `%2F` decoded,
 //!   slashes merged, dot segments removed) is disallowed. Off by default, so the
@@ -57,6 +59,7 @@ pub(crate) mod matcher;
 pub(crate) mod parse;
 pub(crate) mod path;
 pub(crate) mod policy;
+pub(crate) mod shared;
 
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) use checker::RobotsChecker;

@@ -1,4 +1,4 @@
-//! `webfetch serve` (issue 16): one process serving many agents over HTTP.
+//! `webfetch serve`: one process serving many agents over HTTP.
 //!
 //! - `/mcp`: MCP Streamable HTTP (rmcp's server transport, a tower service served
 //!   by hyper), the same [`WebFetchServer`] as `webfetch mcp`. It runs stateless
@@ -23,7 +23,7 @@
 //! every endpoint but `/healthz` asks for it. Without a token (loopback only),
 //! the `Host` header must name loopback, against DNS rebinding. Before anything
 //! else, on every endpoint and with or without a token, a cross-site browser
-//! request is refused with `403 forbidden_origin` (issue 28, `origin.rs`): an
+//! request is refused with `403 forbidden_origin` (`origin.rs`): an
 //! `Origin` that is not the listener's own or in `[tools.webfetch.serve]
 //! allowed_origins`, or `Sec-Fetch-Site: cross-site` without an allowed
 //! `Origin`; so a page the user visits can not make the server fetch. Limits:
@@ -57,13 +57,13 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::ArgsSchema;
+use crate::canonical_url::Origin;
 use crate::executor::ToolExecutor;
 use crate::mcp::WebFetchServer;
 use crate::tool::WebFetchTool;
 
 pub use self::auth::{BearerToken, MIN_TOKEN_CHARS, TOKEN_ENV, load_token};
 pub use self::http_api::{NEXT_START_CHUNK_HEADER, TOTAL_CHUNKS_HEADER};
-pub use self::origin::{OriginError, WebOrigin};
 
 use self::origin::{CrossSite, OriginPolicy};
 
@@ -99,9 +99,9 @@ pub struct ServeOptions {
     pub token: Option<BearerToken>,
     /// The byte budget of each tool result, MCP and `/v1/fetch` alike.
     pub max_output_bytes: usize,
-    /// Browser origins admitted besides the listener's own (issue 28), e.g. a
+    /// Browser origins admitted besides the listener's own, e.g. a
     /// reverse proxy's public origin: `[tools.webfetch.serve] allowed_origins`.
-    pub allowed_origins: Vec<WebOrigin>,
+    pub allowed_origins: Vec<Origin>,
 }
 
 /// A bound, not yet serving, `webfetch serve`.
@@ -111,8 +111,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `options.listen`. Refuses a non-loopback address without a token
-    /// (issue 16, item 3); the error never names the token.
+    /// Binds `options.listen`. Refuses a non-loopback address without a token;
+    /// the error never names the token.
     pub async fn bind(options: ServeOptions) -> Result<Server, String> {
         if !options.listen.ip().is_loopback() && options.token.is_none() {
             return Err(format!(
@@ -208,7 +208,7 @@ struct App {
     token: Option<BearerToken>,
     /// Whether `Host` must name loopback (a loopback listener without a token).
     check_host: bool,
-    /// The browser callers admitted (issue 28).
+    /// The browser callers admitted.
     origins: OriginPolicy,
     max_output_bytes: usize,
 }
@@ -407,7 +407,7 @@ fn host_is_loopback(request: &Request<Incoming>) -> bool {
         .is_some_and(|host| origin::names_loopback(host.host()))
 }
 
-/// The `403` of a cross-site request (issue 28), logged on one line with the
+/// The `403` of a cross-site request, logged on one line with the
 /// method, the path and the `Origin` if any (never the query or a token).
 fn refuse_cross_site(cross_site: CrossSite, request: &Request<Incoming>) -> Response<Body> {
     let origin = request

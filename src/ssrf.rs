@@ -295,7 +295,7 @@ pub(crate) fn check_offline(
 
 #[cfg(test)]
 mod tests {
-    //! FR-WF-05 range edges (issue 14, item 6). The expected table below is copied
+    //! FR-WF-05 range edges. The expected table below is copied
     //! from the SRD's text, not from [`IPV4_BLOCKED`]/[`IPV6_BLOCKED`], so that a typo
     //! in the code's table shows up as a failed edge.
 

@@ -92,7 +92,7 @@ impl Clock for ManualClock {
 
 /// Runs a tool the way a host's executor does (SRD Appendix E): `execute` under
 /// the tool's own timeout, a failure formatted by [`format_error`]. Not an entry
-/// point of the crate (issue 30: a host calls [`ToolExecutor::execute`]).
+/// point of the crate (a host calls [`ToolExecutor::execute`]).
 pub async fn run_tool(tool: &dyn ToolExecutor, args: Value, ctx: &mut ToolCtx) -> ToolResult {
     let name = tool.name();
     match within_timeout(tool, tool.execute(args, ctx)).await {

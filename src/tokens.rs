@@ -8,7 +8,7 @@
 //!
 //! Counting is pre-tokenising with the encoding's regex, then byte-pair encoding
 //! each piece. Both are done here without building anything at run time, because a
-//! CLI call pays every start-up cost on every call (issue 17: building the
+//! CLI call pays every start-up cost on every call (building the
 //! `bpe-openai` crate's tables took most of a cached call's time and 30 MB):
 //!
 //! * `pretokenize.rs` follows the cl100k_base pattern by hand (no regex to compile);

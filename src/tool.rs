@@ -17,7 +17,7 @@
 //! accepts the extension properties of [`crate::args`]; `extraction` (or the
 //! config's `[tools.webfetch.extraction] mode`) picks the HTML extraction, whose
 //! documents the cache keeps under their own key; `[tools.webfetch.browser]
-//! robots_for_frames` (issue 28) has the browser check frame documents against
+//! robots_for_frames` has the browser check frame documents against
 //! robots.txt too, and its documents are cached under their own key as well.
 
 use std::sync::{Arc, Mutex};
@@ -31,10 +31,11 @@ use tracing::Instrument;
 use crate::args::{ArgsError, ArgsSchema, FetchArgs};
 use crate::budget::ReadBudget;
 use crate::cache::DiskCache;
+use crate::cache::shared::SharedDocuments;
 use crate::canonical_url::CanonicalUrl;
 use crate::config::{RenderingSettings, Settings};
 use crate::content::media_type::MediaKind;
-use crate::error::{ErrorCode, ErrorDetails, FetchError};
+use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::executor::{ToolCtx, ToolError, ToolExecutor, ToolFut};
 use crate::extract::{self};
 use crate::notes::{Note, Notes};
@@ -47,6 +48,8 @@ use crate::render::browser::Standby;
 use crate::render::{self, FetchedDocument, RenderContext, RenderPlan};
 use crate::robots::RobotsChecker;
 use crate::robots::http_source::RobotsHopCheck;
+#[cfg(feature = "fleet")]
+use crate::robots::shared::SharedRobots;
 use crate::tokens::TokenCounter;
 use crate::transport::HttpClient;
 use crate::vocabulary::ExtractionMode;
@@ -61,17 +64,16 @@ use self::store::{DocumentStore, Looked, Lookup, Put};
 
 /// The `web_fetch` tool: configuration plus the seams it runs with. Cheap to clone;
 /// clones share the HTTP client, the robots.txt origin cache and the disk cache
-/// (or the fleet's Redis, issue 32).
+/// (or the fleet's Redis).
 #[derive(Clone)]
 pub struct WebFetchTool {
     settings: Arc<Settings>,
     client: HttpClient,
     robots: Arc<RobotsChecker>,
     cache: Arc<Mutex<Option<Arc<DiskCache>>>>,
-    /// Extension (issue 32): the fleet's document cache, which replaces the
+    /// Extension: the fleet's document cache, which replaces the
     /// disk cache when `[tools.webfetch.fleet] redis_url` is set.
-    #[cfg(feature = "fleet")]
-    shared: Option<crate::fleet::SharedDocuments>,
+    shared: Option<Arc<dyn SharedDocuments>>,
     /// Extension: the cap on concurrent browser renders shared by all clones
     /// (`[tools.webfetch.browser] max_concurrent_renders`).
     renders: Arc<tokio::sync::Semaphore>,
@@ -79,7 +81,7 @@ pub struct WebFetchTool {
     standby: Option<Standby>,
     /// Sizes chunks and fits the output (FR-WF-14); cl100k_base by default.
     counter: Arc<dyn TokenCounter>,
-    /// Extension (issue 45): the worker process PDFs are read in, when the
+    /// Extension: the worker process PDFs are read in, when the
     /// builder's [`pdf_worker`](WebFetchToolBuilder::pdf_worker) set one.
     pdf_worker: Option<Arc<crate::PdfWorker>>,
 }
@@ -143,7 +145,6 @@ impl WebFetchTool {
             client,
             robots: Arc::new(RobotsChecker::new(Arc::clone(&settings))),
             cache: Arc::new(Mutex::new(None)),
-            #[cfg(feature = "fleet")]
             shared: None,
             renders: Arc::new(tokio::sync::Semaphore::new(
                 settings.browser.max_concurrent_renders as usize,
@@ -198,14 +199,18 @@ impl WebFetchTool {
         render::is_js_heavy(url.host_str(), &self.settings.rendering.js_heavy_domains)
     }
 
-    /// The same tool on the fleet's shared state (issue 32): its document
-    /// cache instead of the disk's, its robots.txt outcomes behind this
-    /// process's cache. The client's politeness is set by the builder.
+    /// The same tool on a fleet's shared state: its document cache
+    /// instead of the disk's, its robots.txt outcomes behind this process's
+    /// cache. The client's politeness is set by the builder.
     #[cfg(feature = "fleet")]
-    fn with_fleet(mut self, fleet: crate::fleet::Fleet) -> WebFetchTool {
-        let robots = RobotsChecker::new(Arc::clone(&self.settings)).with_shared(fleet.robots);
-        self.robots = Arc::new(robots);
-        self.shared = fleet.documents;
+    fn with_shared_state(
+        mut self,
+        documents: Option<Arc<dyn SharedDocuments>>,
+        robots: Option<Arc<dyn SharedRobots>>,
+    ) -> WebFetchTool {
+        let checker = RobotsChecker::new(Arc::clone(&self.settings)).with_shared(robots);
+        self.robots = Arc::new(checker);
+        self.shared = documents;
         self
     }
 
@@ -219,7 +224,6 @@ impl WebFetchTool {
     /// disables caching for this invocation only (FR-WF-CCH-ENABLE-02): the next
     /// call tries again. `None` when caching is off.
     fn document_store(&self) -> Option<DocumentStore> {
-        #[cfg(feature = "fleet")]
         if self.settings.fleet.redis.is_some() {
             return self.shared.clone().map(DocumentStore::Shared);
         }
@@ -231,21 +235,41 @@ impl WebFetchTool {
     }
 
     /// Runs one call on raw JSON arguments, validated against this tool's schema
-    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch).
+    /// ([`schema`](WebFetchToolBuilder::schema)), then as [`fetch`](Self::fetch)
+    /// within the tool's own timeout ([`ToolExecutor::timeout`], FR-WF-TIMEOUT-01),
+    /// as a host's executor and the MCP and HTTP front doors run it: a caller
+    /// with no timeout of its own (the CLI, Python) never waits past it.
     pub async fn call(
         &self,
         args: &Value,
         effective_max_bytes: usize,
     ) -> Result<Built, FetchError> {
         let args = FetchArgs::parse(args, self.schema).map_err(ArgsError::into_fetch_error)?;
-        self.fetch(&args, effective_max_bytes).await
+        self.within_own_timeout(self.fetch(&args, effective_max_bytes))
+            .await
+    }
+
+    /// `call` under the tool's own timeout: the `timeout` envelope (phase
+    /// unknown) when that backstop, past `timeout_seconds` and the page-load
+    /// buffer, fires first.
+    pub(crate) async fn within_own_timeout(
+        &self,
+        call: impl Future<Output = Result<Built, FetchError>>,
+    ) -> Result<Built, FetchError> {
+        let Some(after) = ToolExecutor::timeout(self) else {
+            return call.await;
+        };
+        tokio::time::timeout(after, call).await.unwrap_or_else(|_| {
+            let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+            Err(FetchError::timeout(after_ms, TimeoutPhase::unknown()))
+        })
     }
 
     /// Runs the pipeline on validated arguments: the response, its JSON at most
     /// `effective_max_bytes` long (FR-WF-03a), also saying where a response cut
     /// by the output budget may be continued (extension, `start_chunk`) for a
     /// front door that tells its caller how to read on; or the error envelope.
-    /// One typed entry point (issue 30): the request carries its extensions.
+    /// One typed entry point: the request carries its extensions.
     ///
     /// Its start and end are logged with the query redacted (FR-WF-19b, 19c).
     /// Every event of the call, whichever module emits it (robots.txt, the
@@ -361,7 +385,7 @@ impl WebFetchTool {
 
         // CheckCache (skipped, not disabled, by no_cache: FR-WF-17). With the
         // fleet's store, a miss may wait for another instance fetching the same
-        // page, within this call's document budget (issue 32).
+        // page, within this call's document budget.
         let mut flight = None;
         let hit = match (&store, args.no_cache) {
             (Some(store), false) => {
@@ -639,7 +663,7 @@ impl WebFetchTool {
     /// Browser mode: Chromium renders the page; every request it makes goes through
     /// the pinned client within the call's pass, and robots.txt applies to the top
     /// frame's chain only (SRD 3.4.3 .. 3.4.6, ROBOTS-SCOPE-01), and to frame
-    /// documents too with `robots_for_frames` (issue 28), through the same check.
+    /// documents too with `robots_for_frames`, through the same check.
     async fn render_browser(
         &self,
         call: &Call<'_>,
@@ -657,7 +681,7 @@ impl WebFetchTool {
         progress::report(Stage::Rendering);
         let page = render::render(&ctx).await?;
         if let Some(fetched) = page.not_rendered {
-            // Issue 31: a PDF (or JSON, a feed, Markdown) is read from the HTTP
+            // A PDF (or JSON, a feed, Markdown) is read from the HTTP
             // response, never rendered: the answer is HTTP mode's.
             let read = self.read_page(&fetched, call).await?;
             notes.extend(&read.notes);
@@ -816,5 +840,26 @@ impl WebFetchTool {
             Err(ArgsError::Rule(error)) => return Err(failed(error)),
         };
         self.fetch(&args, effective_max_bytes).await.map_err(failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_the_tools_own_timeout_is_the_timeout_envelope() {
+        let tool = WebFetchTool::builder(Settings::default()).build().unwrap();
+        let never = std::future::pending::<Result<Built, FetchError>>();
+        let error = tool.within_own_timeout(never).await.unwrap_err();
+        let after = ToolExecutor::timeout(&tool).unwrap();
+        assert_eq!(error.code(), ErrorCode::Timeout);
+        assert_eq!(
+            error.details(),
+            &ErrorDetails::Timeout {
+                timeout_ms: u64::try_from(after.as_millis()).unwrap(),
+                phase: TimeoutPhase::unknown(),
+            }
+        );
     }
 }

@@ -15,8 +15,8 @@
 //!    (FR-WF-DNS-01 step 3), later requests of the same tool call reuse its set;
 //! 2. for a document request ([`GetOptions::polite`]), takes a place among the
 //!    requests in flight to the URL's origin, waiting within the budget, or
-//!    refuses with `http_4xx` 429 while the origin is held ([`crate::politeness`],
-//!    issue 32), before anything is sent to it;
+//!    refuses with `http_4xx` 429 while the origin is held ([`crate::politeness`]),
+//!    before anything is sent to it;
 //! 3. calls the caller's [`HopHook::before_hop`] (robots.txt of that URL), the
 //!    first URL included, so the FR-WF-07e order (URL, SSRF, robots) holds for
 //!    every URL with no second copy of it in the pipeline;
@@ -85,7 +85,7 @@ struct Inner {
     extra_roots: Vec<CertificateDer<'static>>,
     tls: Arc<rustls::ClientConfig>,
     proxy: Option<ProxyConfig>,
-    /// Per-origin politeness of document requests (issue 32), shared by clones.
+    /// Per-origin politeness of document requests, shared by clones.
     politeness: Arc<Politeness>,
 }
 
@@ -159,13 +159,13 @@ pub(crate) struct GetOptions<'a> {
     /// GET or HEAD; any other method is refused before a connection is made.
     /// Kept for every hop (FR-WF-07c: no request ever has a body).
     pub method: Method,
-    /// Extension (issue 31): a cap of its own for a response whose
+    /// Extension: a cap of its own for a response whose
     /// `Content-Type` names a PDF (`max_pdf_bytes`), in place of
     /// `max_body_bytes`. `None`: every response has `max_body_bytes`.
     pub pdf_max_body_bytes: Option<u64>,
     /// A document request (HTTP mode, the browser's top document): each hop
     /// takes a place among the requests in flight to its origin and respects
-    /// its holds (issue 32). `false` for robots.txt and browser subresources.
+    /// its holds. `false` for robots.txt and browser subresources.
     pub polite: bool,
     /// Extension (walls): bytes of a refusal's body (any status but 200) read,
     /// cut there, so that a bot wall can be told by its page. 0 reads none, as
@@ -260,7 +260,7 @@ impl HttpClient {
                 extra_roots: Vec::new(),
                 tls: Arc::new(tls),
                 proxy,
-                politeness: Arc::new(Politeness::local(settings_limit)),
+                politeness: Arc::new(Politeness::new(settings_limit, None)),
             }),
         }
     }

@@ -1,11 +1,14 @@
 //! The crate's vocabulary: the values that flow between pipeline stages and that
 //! configuration, arguments, cache and output all speak of. The extracted document
 //! (what the cache stores, FR-WF-CCH-CONTENT-01), the rendering method, the
-//! extraction mode and the timestamp ([`Timestamp`], FR-WF-RESP-TIME-01). It
-//! depends on nothing else in the crate, so every floor may import it.
+//! extraction mode, the extension formats ([`Formats`]) and the timestamp
+//! ([`Timestamp`], FR-WF-RESP-TIME-01). It depends on nothing else in the crate,
+//! so every floor may import it.
 
+mod formats;
 mod timestamp;
 
+pub use formats::{Format, Formats, UnknownFormat};
 pub use timestamp::{Timestamp, TimestampError};
 
 use std::fmt;
@@ -17,6 +20,7 @@ use serde::{Deserialize, Serialize};
 /// input of the cache key (FR-WF-16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RenderingMethod {
     /// Plain HTTP GET.
     Http,
@@ -45,7 +49,8 @@ impl fmt::Display for RenderingMethod {
 /// (FR-WF-CCH-ENTRY-OPT-01).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExtractedDocument {
+#[cfg_attr(feature = "internals", visibility::make(pub))]
+pub(crate) struct ExtractedDocument {
     /// Whitespace-normalised Markdown (FR-WF-13b).
     pub markdown: String,
     /// Page title, if any.
@@ -54,11 +59,11 @@ pub struct ExtractedDocument {
     /// `<html lang>` as-is, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
-    /// Extension (issue 29): the kind of page auto extraction found; only ever set
+    /// Extension: the kind of page auto extraction found; only ever set
     /// in auto mode, so SRD documents and cache entries are unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_type: Option<PageType>,
-    /// Extension (issue 31): byte offsets in `markdown`, increasing, where a PDF
+    /// Extension: byte offsets in `markdown`, increasing, where a PDF
     /// page after the first begins (at a block boundary): the chunker prefers
     /// to cut there ([`crate::chunk::chunk`]). Empty for every other
     /// document, and then not written, so SRD documents and cache entries are
@@ -73,6 +78,7 @@ pub struct ExtractedDocument {
 /// content (the article scorer) and hands that subtree to the same Markdown converter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ExtractionMode {
     /// FR-WF-13: boilerplate removal, then the first non-empty root candidate.
     #[default]
@@ -80,7 +86,7 @@ pub enum ExtractionMode {
     /// The main content by scoring (text and link density, class weights,
     /// sibling merging), falling back to [`ExtractionMode::Srd`] when it finds none.
     Article,
-    /// Issue 29: decides what kind of page it reads ([`PageType`]) from the
+    /// Extension: decides what kind of page it reads ([`PageType`]) from the
     /// document itself and extracts each kind accordingly.
     Auto,
 }
@@ -123,6 +129,7 @@ impl FromStr for ExtractionMode {
 /// What kind of page auto extraction found: the response's `page_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum PageType {
     /// A news story, blog post or essay: one main text.
     Article,

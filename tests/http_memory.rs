@@ -106,7 +106,7 @@ async fn fr_wf_10e_bomb_peak_rss_stays_near_the_limit() {
         .unwrap_err();
         let after = peak_rss_kib().unwrap();
         assert_eq!(
-            error.code,
+            error.code(),
             ErrorCode::ResponseTooLarge,
             "{}",
             error.to_json()

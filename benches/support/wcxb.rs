@@ -1,6 +1,6 @@
 //! WCXB (the Web Content eXtraction Benchmark, Murrough Foley, 2026, CC-BY-4.0):
 //! its dev split's ground truth and its metric, shared by the `wcxb` bench and
-//! `tests/it/wcxb.rs` (issue 29).
+//! `tests/it/wcxb.rs`.
 //!
 //! The metric is the benchmark's own (`evaluate.py`): for each page, the lowercased
 //! `\w+` tokens of the prediction and of the gold text as bags of words; overlap is

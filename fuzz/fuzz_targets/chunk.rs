@@ -1,7 +1,7 @@
 //! Chunking and fitting never panic; the chunks are the input's text in order
 //! (only whitespace lost at cuts) within the token budget; every fitted output is
 //! valid JSON within its byte budget (or the tool_output_limit error), for several
-//! budgets per input. With preferred cuts (issue 31: a PDF's page starts, here
+//! budgets per input. With preferred cuts (a PDF's page starts, here
 //! every other block start) the same holds, and there are never more chunks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(json.len() <= budget);
                 serde_json::from_str::<serde_json::Value>(&json).expect("fitted output is JSON");
             }
-            Err(error) => assert_eq!(error.code, webfetch::ErrorCode::Internal),
+            Err(error) => assert_eq!(error.code(), webfetch::ErrorCode::Internal),
         }
     }
 });

@@ -1,6 +1,6 @@
 //! Any bytes through charset decoding and HTML extraction in every mode (SRD,
 //! article and auto): a document or a structured error, never a panic. Auto mode
-//! (issue 29) must also never fail on a page whose SRD reading has text. The
+//! must also never fail on a page whose SRD reading has text. The
 //! input's length picks the page's URL among shapes that lead auto mode to each
 //! of its readings (a story, a thread, a product, a listing, documentation).
 #![no_main]

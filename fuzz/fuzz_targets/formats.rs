@@ -1,4 +1,4 @@
-//! Issue 31: any bytes as JSON, as a feed and as publisher Markdown, through the
+//! Any bytes as JSON, as a feed and as publisher Markdown, through the
 //! page reader. Never panics; JSON that reads re-reads to the same fence (the
 //! pretty form is a fixed point); sanitised publisher Markdown drops nothing
 //! more when sanitised again (unless it was cut); every error is a registry

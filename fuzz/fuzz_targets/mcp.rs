@@ -1,14 +1,14 @@
 //! The MCP request decoder: any bytes as a JSON-RPC client message (rmcp's
 //! decoding), and any JSON object as `web_fetch` arguments in both schemas, and any
 //! query of `GET /v1/fetch`: a request or a structured error, never a panic. The
-//! same bytes as an `Origin` header of `webfetch serve` (issue 28): an origin or an
+//! same bytes as an `Origin` header of `webfetch serve`: an origin or an
 //! error, and an origin parses back to itself from its text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
 use webfetch::{ArgsSchema, FetchArgs};
-use webfetch::serve::WebOrigin;
+use webfetch::Origin;
 use webfetch::internals::serve::args_from_query;
 
 fn parse_args(args: &Value) {
@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(args) = args_from_query(&text) {
         parse_args(&args);
     }
-    if let Ok(origin) = WebOrigin::parse(&text) {
-        assert_eq!(WebOrigin::parse(&origin.to_string()), Ok(origin));
+    if let Ok(origin) = Origin::parse(&text) {
+        assert_eq!(Origin::parse(&origin.to_string()), Ok(origin));
     }
 });

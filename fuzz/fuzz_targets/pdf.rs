@@ -1,4 +1,4 @@
-//! Issue 31: any bytes as a PDF. Reading never panics, never hangs (pages,
+//! Any bytes as a PDF. Reading never panics, never hangs (pages,
 //! glyphs and operations are capped), and gives either Markdown or an
 //! `extraction_failed` whose `details.reason` is a PDF reason; the page starts
 //! (chunk-boundary hints) are increasing character boundaries inside the
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         Err(error) => {
-            assert_eq!(error.code, ErrorCode::ExtractionFailed, "{}", error.message);
+            assert_eq!(error.code(), ErrorCode::ExtractionFailed, "{}", error.message());
             let reason = error.details_json()["reason"].as_str().unwrap_or("").to_owned();
             assert!(reason.starts_with("pdf_"), "{reason}");
         }

@@ -1,5 +1,5 @@
 //! Any bytes as a robots.txt and any path: parsing, group selection and matching
-//! never panic, literal or with the normalized path of issue 28
+//! never panic, literal or with the normalized path
 //! (`normalize_paths`), and normalizing a path twice changes nothing.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

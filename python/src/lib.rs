@@ -1,4 +1,4 @@
-//! `webfetch._webfetch`: the native half of the Python package (issue 19, item 3).
+//! `webfetch._webfetch`: the native half of the Python package.
 //!
 //! It exposes one class, `Client`, whose `call` takes the tool arguments as JSON
 //! and answers `(ok, json)`: the response JSON, or the FR-WF-18 error envelope;

@@ -1,4 +1,4 @@
-"""The Python bindings against a real loopback server (issue 19, item 4).
+"""The Python bindings against a real loopback server.
 
 Every test server here is Python too: a fetch that held the GIL would starve
 the server's threads, so each successful fetch also shows the GIL is released.

@@ -7,7 +7,7 @@
 //!
 //! `fetch` and `extract` answer by the SRD contract; `mcp` and `serve`, the front
 //! doors built for agents, by the agent contract: an extension key the config file
-//! leaves unset takes the agent default (`webfetch::Contract`, issue 28).
+//! leaves unset takes the agent default (`webfetch::Contract`).
 //!
 //! Exit codes: 0 success; 2 the tool answered with an error envelope (printed on
 //! stdout); 1 a configuration or usage error (message on stderr). stdout carries only
@@ -100,7 +100,7 @@ enum Command {
     /// directory sites fetch to check the signatures.
     #[command(subcommand)]
     BotAuth(bot_auth::BotAuthCommand),
-    /// The PDF worker the other commands start for each PDF (issue 45): one
+    /// The PDF worker the other commands start for each PDF: one
     /// request on stdin, one answer on stdout. Not for people.
     #[command(name = "pdf-worker", hide = true)]
     PdfWorker,
@@ -369,9 +369,9 @@ fn serve(
 
 /// The tool of `settings` with the extended argument schema (every command takes
 /// the extension properties), or `None` after printing why it can not be built
-/// (a fleet Redis that redis-rs refuses, issue 32): a configuration error, exit 1.
+/// (a fleet Redis that redis-rs refuses): a configuration error, exit 1.
 ///
-/// Every front door reads PDFs in a worker process of this binary (issue 45):
+/// Every front door reads PDFs in a worker process of this binary:
 /// `/proc/self/exe`, which names this very binary even after an upgrade
 /// replaced its file.
 fn build_tool(settings: webfetch::Settings) -> Option<WebFetchTool> {
@@ -418,12 +418,12 @@ fn extract(cli: ExtractArgs) -> ExitCode {
         return ExitCode::from(1);
     };
     if let Err(error) = CanonicalUrl::parse(&cli.base_url) {
-        eprintln!("invalid --base-url {:?}: {}", cli.base_url, error.message);
+        eprintln!("invalid --base-url {:?}: {}", cli.base_url, error.message());
         return ExitCode::from(1);
     }
     let settings = loaded.settings;
     // One byte over the cap is enough to report `response_too_large` (a PDF's cap
-    // is `max_pdf_bytes` when PDF reading is on: issue 31).
+    // is `max_pdf_bytes` when PDF reading is on).
     let cap = webfetch::offline_body_cap(&settings, Some(&cli.content_type)).saturating_add(1);
     let body = match read_input(cli.file.as_deref(), cap) {
         Ok(body) => body,

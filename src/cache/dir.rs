@@ -1,4 +1,4 @@
-//! The cache directory as checked handles (issue 28; FR-WF-CCH-ENABLE-02).
+//! The cache directory as checked handles (FR-WF-CCH-ENABLE-02).
 //!
 //! The SRD's default `cache_dir` is `${TEMP}/forge-webfetch` (5.3): a predictable
 //! name in a world-writable directory, which another local user can create first,

@@ -6,9 +6,9 @@
 //!
 //! Extension: an entry extracted in article mode carries `"extraction":"article"`
 //! after `rendering_method`, and a browser document rendered with
-//! `robots_for_frames` (issue 28) `"robots_for_frames":true` after that; both are
+//! `robots_for_frames` `"robots_for_frames":true` after that; both are
 //! part of its key ([`Variant`]), and a document fetched with extension formats
-//! (issue 31) `"formats":["pdf",...]` after that. SRD entries omit the fields, so
+//! `"formats":["pdf",...]` after that. SRD entries omit the fields, so
 //! they are byte for byte the SRD's shape.
 //!
 //! An HTTP result that stood in for a browser render because the browser was
@@ -22,10 +22,10 @@ use time::OffsetDateTime;
 
 use super::key::{CacheKey, Variant};
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::{Format, Formats};
 use crate::vocabulary::ExtractionMode;
 use crate::vocabulary::Timestamp;
 use crate::vocabulary::{ExtractedDocument, RenderingMethod};
+use crate::vocabulary::{Format, Formats};
 
 /// The one entry format this build reads and writes. Older (v1 stored chunks) and
 /// newer versions are misses, never migrated (FR-WF-CCH-VER-01).
@@ -126,7 +126,7 @@ pub(crate) enum EncodeError {
 }
 
 /// What a new entry is made of: one fetch's result, whichever store keeps it
-/// (the disk cache, or the fleet's Redis, issue 32). The one argument of a write.
+/// (the disk cache, or the fleet's Redis). The one argument of a write.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) struct Fresh<'a> {
@@ -395,7 +395,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_a_formats_entry_names_them_and_belongs_to_its_key_only() {
+    fn a_formats_entry_names_them_and_belongs_to_its_key_only() {
         let mut entry = sample(None);
         entry.variant.formats = Formats::ALL;
         let text = String::from_utf8(entry.encode().unwrap()).unwrap();
@@ -426,7 +426,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_28_a_robots_for_frames_entry_says_so_and_belongs_to_its_key_only() {
+    fn a_robots_for_frames_entry_says_so_and_belongs_to_its_key_only() {
         let mut entry = sample(None);
         entry.method = RenderingMethod::Browser;
         entry.variant = Variant {

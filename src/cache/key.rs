@@ -4,10 +4,10 @@
 //! Extension: a document extracted in article mode is keyed
 //! `sha256(canonical_url + "\n" + rendering_method + "\narticle")`, so it can never
 //! be served to an SRD-mode call, nor an SRD document to an article call; a browser
-//! document rendered with `robots_for_frames` (issue 28) appends
+//! document rendered with `robots_for_frames` appends
 //! `"\nrobots_for_frames"`, so frames robots.txt refused never come back from a
 //! document rendered without the check, nor the reverse. A document fetched with
-//! extension formats enabled (issue 31) appends `"\nformats=pdf,markdown,..."`
+//! extension formats enabled appends `"\nformats=pdf,markdown,..."`
 //! (the enabled set, canonical order): such a call asks for Markdown first and
 //! accepts PDFs, JSON and feeds, so neither its documents nor the SRD's can answer
 //! the other (a publisher's Markdown is never served to a call that asked for
@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::Formats;
 use crate::vocabulary::ExtractionMode;
+use crate::vocabulary::Formats;
 use crate::vocabulary::RenderingMethod;
 
 /// Extension: what besides the URL and the rendering method decides a document's
@@ -32,11 +32,11 @@ use crate::vocabulary::RenderingMethod;
 pub(crate) struct Variant {
     /// How the HTML was extracted.
     pub extraction: ExtractionMode,
-    /// Issue 28: rendered with `robots_for_frames`, so frames robots.txt refused
+    /// Rendered with `robots_for_frames`, so frames robots.txt refused
     /// are not in it. Only a browser document can be one: the caller sets it for
     /// those only.
     pub robots_for_frames: bool,
-    /// Issue 31: the extension formats the call enabled (`[tools.webfetch.content]
+    /// The extension formats the call enabled (`[tools.webfetch.content]
     /// formats`); empty for the SRD's documents.
     pub formats: Formats,
 }
@@ -229,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_formats_append_the_enabled_set_last() {
+    fn formats_append_the_enabled_set_last() {
         let url = CanonicalUrl::parse("https://example.com/").unwrap();
         let variant = Variant {
             extraction: ExtractionMode::Article,
@@ -252,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_28_robots_for_frames_appends_its_name_after_the_mode() {
+    fn robots_for_frames_appends_its_name_after_the_mode() {
         let hex = |bytes: &[u8]| -> String {
             Sha256::digest(bytes)
                 .iter()

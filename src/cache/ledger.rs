@@ -76,7 +76,7 @@ pub(crate) struct Ledger {
 impl Ledger {
     /// Opens (creating, mode 0600) the ledger of the cache directory `root` and
     /// waits for its exclusive lock. A link or anything but a regular file there
-    /// is an error: nothing is written through it (issue 28).
+    /// is an error: nothing is written through it.
     pub(crate) fn lock(root: &Dir) -> io::Result<Ledger> {
         let file = root.open_or_create(LEDGER_NAME)?;
         loop {

@@ -1,4 +1,4 @@
-//! `[tools.webfetch.content]` (issue 31): the extension formats and their limits.
+//! `[tools.webfetch.content]`: the extension formats and their limits.
 //!
 //! `formats` is an extension key with an agent default ([`Contract`]): unset, it is
 //! `[]` under the SRD contract (every content type answers as FR-WF-10f/10g and
@@ -8,27 +8,27 @@
 use serde::Deserialize;
 
 use super::{ConfigError, Contract, clamp};
-use crate::content::formats::{Format, Formats};
+use crate::vocabulary::{Format, Formats};
 
-/// `[tools.webfetch.content]` as written (issue 31).
+/// `[tools.webfetch.content]` as written.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawContent {
+pub(crate) struct RawContent {
     pub formats: Option<Vec<String>>,
     pub max_pdf_bytes: Option<u64>,
     pub max_pdf_pages: Option<u32>,
 }
 
 /// Default of `max_pdf_bytes`: a PDF's own size cap, separate from
-/// `max_download_bytes` (issue 31).
+/// `max_download_bytes`.
 pub(crate) const DEFAULT_MAX_PDF_BYTES: u64 = 32 << 20;
 
-/// Default of `max_pdf_pages`: pages read from one PDF (issue 31).
+/// Default of `max_pdf_pages`: pages read from one PDF.
 pub(crate) const DEFAULT_MAX_PDF_PAGES: u32 = 1000;
 
-/// `[tools.webfetch.content]`, resolved (issue 31).
+/// `[tools.webfetch.content]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContentSettings {
     /// The formats read beyond HTML and plain text.
     pub formats: Formats,
@@ -109,7 +109,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_formats_default_by_contract_and_an_explicit_list_wins() {
+    fn formats_default_by_contract_and_an_explicit_list_wins() {
         let unset = "";
         let table_without = "[tools.webfetch.content]\nmax_pdf_pages = 10\n";
         let empty = "[tools.webfetch.content]\nformats = []\n";

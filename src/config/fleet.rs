@@ -1,4 +1,4 @@
-//! `[tools.webfetch.fleet]` (extension, issue 32): the shared state of several
+//! `[tools.webfetch.fleet]` (extension): the shared state of several
 //! webfetch instances on one Redis, and the per-origin politeness limit.
 //!
 //! ```toml
@@ -61,8 +61,7 @@ pub(crate) const MIN_KEY_BYTES: usize = 32;
 /// `[tools.webfetch.fleet]` as written. `Debug` never shows `redis_url`.
 #[derive(Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawFleet {
+pub(crate) struct RawFleet {
     pub redis_url: Option<String>,
     pub redis_url_file: Option<String>,
     pub share_robots: Option<bool>,
@@ -123,9 +122,9 @@ impl RedisUrl {
         Ok(RedisUrl(text.to_owned()))
     }
 
-    /// The URL with credentials, for the connection code only.
+    /// The URL with credentials, for the redis-rs client only.
     #[cfg(feature = "fleet")]
-    pub(crate) fn expose(&self) -> &str {
+    fn expose(&self) -> &str {
         &self.0
     }
 
@@ -134,11 +133,17 @@ impl RedisUrl {
         self.0.starts_with("rediss:")
     }
 
-    /// The password, if any, so that error texts can be scrubbed of it.
+    /// `text` (an error of redis-rs or of the server) with every occurrence of
+    /// the URL's password replaced by `***`, so that it may be logged.
     #[cfg(feature = "fleet")]
-    pub(crate) fn password(&self) -> Option<String> {
-        let url = url::Url::parse(&self.0).ok()?;
-        url.password().filter(|p| !p.is_empty()).map(str::to_owned)
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let password = url::Url::parse(&self.0)
+            .ok()
+            .and_then(|url| url.password().map(str::to_owned));
+        match password {
+            Some(password) if !password.is_empty() => text.replace(&password, "***"),
+            _ => text.to_owned(),
+        }
     }
 
     /// The URL with any userinfo replaced by `***` (a URL that does not parse is
@@ -204,6 +209,7 @@ impl fmt::Debug for FleetKey {
 
 /// Where the fleet's shared state lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RedisSettings {
     /// The server, credentials included.
     pub url: RedisUrl,
@@ -219,8 +225,33 @@ pub struct RedisSettings {
     pub key: Option<FleetKey>,
 }
 
+#[cfg(feature = "fleet")]
+impl RedisSettings {
+    /// The redis-rs client of these settings: the URL as redis-rs itself parses
+    /// it, and for `rediss://` the webpki roots or the configured CA instead.
+    /// Connects nothing, so loading the table checks what redis-rs would
+    /// refuse; the error names the URL redacted and never quotes its password.
+    pub(crate) fn client(&self) -> Result<redis::Client, ConfigError> {
+        let client = match &self.ca_pem {
+            Some(pem) => redis::Client::build_with_tls(
+                self.url.expose(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem.clone()),
+                },
+            ),
+            None => redis::Client::open(self.url.expose()),
+        };
+        client.map_err(|error| {
+            let error = self.url.scrub(&error.to_string());
+            ConfigError::new(format!("fleet.redis_url {}: {error}", self.url))
+        })
+    }
+}
+
 /// `[tools.webfetch.fleet]`, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FleetSettings {
     /// The shared Redis, when configured: then it holds the document cache.
     pub redis: Option<RedisSettings>,
@@ -324,7 +355,7 @@ pub(super) fn resolve(
         key,
     };
     #[cfg(feature = "fleet")]
-    crate::fleet::check(&redis)?;
+    redis.client()?;
     Ok(FleetSettings {
         redis: Some(redis),
         per_origin_in_flight,
@@ -481,7 +512,7 @@ mod tests {
             unauthenticated("redis_url = \"rediss://user:hunter2@cache.internal:6380/1\"").unwrap();
         let redis = fleet.redis.unwrap();
         assert!(redis.url.is_tls());
-        assert_eq!(redis.url.password().as_deref(), Some("hunter2"));
+        assert_eq!(redis.url.scrub("auth hunter2 failed"), "auth *** failed");
         for shown in [format!("{:?}", redis), redis.url.to_string()] {
             assert!(
                 !shown.contains("hunter2") && !shown.contains("user"),
@@ -507,6 +538,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[test]
+    fn error_texts_lose_the_password() {
+        let url = RedisUrl::parse("redis://:hunter2@h/", "t").unwrap();
+        assert_eq!(
+            url.scrub("auth failed for hunter2 at h"),
+            "auth failed for *** at h"
+        );
+        let bare = RedisUrl::parse("redis://h/", "t").unwrap();
+        assert_eq!(bare.scrub("x"), "x");
+        let empty = RedisUrl::parse("redis://user:@h/", "t").unwrap();
+        assert_eq!(empty.scrub("x"), "x");
     }
 
     #[test]
@@ -546,10 +590,7 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let text = format!("redis_url_file = \"{}\"", path.display());
         let fleet = unauthenticated(&text).unwrap();
-        assert_eq!(
-            fleet.redis.unwrap().url.password().as_deref(),
-            Some("s3cret")
-        );
+        assert_eq!(fleet.redis.unwrap().url.scrub("s3cret"), "***");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
         let error = unauthenticated(&text).unwrap_err().to_string();
         assert!(error.contains("writable by group or others"), "{error}");

@@ -65,8 +65,7 @@ pub(crate) struct RawToolDefinition {
 /// `[tools.webfetch]` exactly as written (FR-WF-CFG-01).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawConfig {
+pub(crate) struct RawConfig {
     pub enabled: Option<bool>,
     pub user_agent: Option<String>,
     pub timeout_seconds: Option<u32>,
@@ -86,9 +85,9 @@ pub struct RawConfig {
     pub rendering: Option<RawRendering>,
     pub robots: Option<RawRobots>,
     pub extraction: Option<RawExtraction>,
-    /// Extension (issue 31): `[tools.webfetch.content]`.
+    /// Extension: `[tools.webfetch.content]`.
     pub content: Option<RawContent>,
-    /// Extension (issue 32): see [`FleetSettings`].
+    /// Extension: see [`FleetSettings`].
     pub fleet: Option<RawFleet>,
     pub serve: Option<RawServe>,
     /// Extension: `[tools.webfetch.bot_auth]`, see [`RawBotAuth`].
@@ -99,8 +98,7 @@ pub struct RawConfig {
 /// request is signed.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawBotAuth {
+pub(crate) struct RawBotAuth {
     pub key_file: Option<String>,
     pub signature_agent: Option<String>,
 }
@@ -108,8 +106,7 @@ pub struct RawBotAuth {
 /// `[tools.webfetch.security]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawSecurity {
+pub(crate) struct RawSecurity {
     pub block_private_ips: Option<bool>,
     pub block_loopback: Option<bool>,
     pub block_link_local: Option<bool>,
@@ -123,8 +120,7 @@ pub struct RawSecurity {
 /// `[tools.webfetch.browser]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawBrowser {
+pub(crate) struct RawBrowser {
     pub enabled: Option<bool>,
     pub chromium_path: Option<String>,
     pub network_idle_ms: Option<u32>,
@@ -135,7 +131,7 @@ pub struct RawBrowser {
     pub max_concurrent_renders: Option<u32>,
     /// Extension of ours, not in SRD 5.3: run Chromium with `--no-sandbox`.
     pub allow_no_sandbox: Option<bool>,
-    /// Extension (issue 28): see [`BrowserSettings::robots_for_frames`]; unset, the
+    /// Extension: see [`BrowserSettings::robots_for_frames`]; unset, the
     /// [`Contract`] decides.
     pub robots_for_frames: Option<bool>,
 }
@@ -143,8 +139,7 @@ pub struct RawBrowser {
 /// `[tools.webfetch.http]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawHttp {
+pub(crate) struct RawHttp {
     pub use_system_proxy: Option<bool>,
     /// Extension: see [`Settings::detect_walls`](super::Settings::detect_walls).
     pub detect_walls: Option<bool>,
@@ -153,8 +148,7 @@ pub struct RawHttp {
 /// `[tools.webfetch.rendering]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawRendering {
+pub(crate) struct RawRendering {
     pub js_heavy_domains: Option<Vec<String>>,
     pub spa_fallback_enabled: Option<bool>,
     pub min_extracted_chars: Option<u32>,
@@ -163,12 +157,11 @@ pub struct RawRendering {
 /// `[tools.webfetch.robots]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawRobots {
+pub(crate) struct RawRobots {
     pub fail_open: Option<bool>,
     pub user_agent_token: Option<String>,
     pub max_robots_bytes: Option<u64>,
-    /// Extension (issue 28): see [`RobotsSettings::normalize_paths`].
+    /// Extension: see [`RobotsSettings::normalize_paths`].
     pub normalize_paths: Option<bool>,
 }
 
@@ -176,16 +169,14 @@ pub struct RawRobots {
 /// every page is extracted by FR-WF-13 exactly.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawExtraction {
+pub(crate) struct RawExtraction {
     pub mode: Option<String>,
 }
 
-/// `[tools.webfetch.serve]`: an extension of ours (issue 28), read by `webfetch
+/// `[tools.webfetch.serve]`: an extension of ours, read by `webfetch
 /// serve` only.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawServe {
+pub(crate) struct RawServe {
     pub allowed_origins: Option<Vec<String>>,
 }

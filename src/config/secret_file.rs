@@ -1,6 +1,6 @@
 //! Reading a small file the configuration names for a secret or a trust anchor
 //! (a Redis URL with its password, a CA): "nothing local another user can write
-//! is trusted" (issue 28's rule, applied to config files by issue 32).
+//! is trusted", applied to the files the configuration names.
 //!
 //! The file is opened without following a final symbolic link, and the checks
 //! are made on the opened file itself (`fstat`), so a name swapped after the

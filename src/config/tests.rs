@@ -17,7 +17,7 @@ fn robots_for_frames(toml: &str, contract: Contract) -> bool {
 }
 
 #[test]
-fn issue_28_robots_for_frames_defaults_by_contract_and_an_explicit_value_wins() {
+fn robots_for_frames_defaults_by_contract_and_an_explicit_value_wins() {
     let unset = "[tools.webfetch]\n";
     let table_without = "[tools.webfetch.browser]\nenabled = true\n";
     let on = "[tools.webfetch.browser]\nrobots_for_frames = true\n";
@@ -43,7 +43,7 @@ fn issue_28_robots_for_frames_defaults_by_contract_and_an_explicit_value_wins() 
 }
 
 #[test]
-fn issue_29_extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
+fn extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
     let mode = |toml: &str, contract| {
         load_str(
             toml,
@@ -77,7 +77,7 @@ fn issue_29_extraction_mode_defaults_by_contract_and_an_explicit_value_wins() {
 }
 
 #[test]
-fn issue_28_the_library_defaults_are_the_srd_contract() {
+fn the_library_defaults_are_the_srd_contract() {
     assert_eq!(Contract::default(), Contract::Srd);
     assert!(!Settings::default().browser.robots_for_frames);
     assert!(!BrowserSettings::default().robots_for_frames);
@@ -104,7 +104,7 @@ fn issue_28_the_library_defaults_are_the_srd_contract() {
 }
 
 #[test]
-fn issue_28_the_contract_changes_nothing_but_unset_extension_keys() {
+fn the_contract_changes_nothing_but_unset_extension_keys() {
     let toml = "[tools.webfetch]\ntimeout_seconds = 7\n[tools.webfetch.browser]\nrobots_for_frames = false\n\
                 [tools.webfetch.content]\nformats = []\n[tools.webfetch.extraction]\nmode = \"srd\"\n\
                 [tools.webfetch.http]\ndetect_walls = false\n";

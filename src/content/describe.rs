@@ -1,9 +1,9 @@
-//! What the extension formats read, in words for a model (issue 31): the MCP
+//! What the extension formats read, in words for a model: the MCP
 //! tool's description says which formats this server reads, their limits and
 //! the `details.reason` of each error.
 
 use crate::config::ContentSettings;
-use crate::content::formats::Format;
+use crate::vocabulary::Format;
 
 /// One sentence per enabled format, or `""` when none is (the SRD's answers).
 pub(crate) fn formats_description(content: &ContentSettings) -> String {
@@ -66,7 +66,7 @@ fn join_with_and(parts: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::formats::Formats;
+    use crate::vocabulary::Formats;
 
     #[test]
     fn names_each_enabled_format_and_its_reasons() {

@@ -1,4 +1,4 @@
-//! RSS 2.0 and Atom feeds as Markdown (issue 31): the feed's title, then each
+//! RSS 2.0 and Atom feeds as Markdown: the feed's title, then each
 //! entry (title, link, date, summary) as an item of a Markdown list.
 //!
 //! A streaming pass of quick-xml over the decoded text: each entry is rendered as
@@ -26,12 +26,12 @@ use quick_xml::reader::Reader;
 use url::Url;
 
 use crate::budget;
+use crate::content::MAX_RENDERED_BYTES;
 use crate::content::Rendered;
 use crate::error::{FetchError, UnreadableReason};
 use crate::extract;
 use crate::extract::markdown::{destination, link_url};
 use crate::extract::writer::escape_inline;
-use crate::page::MAX_RENDERED_BYTES;
 use crate::vocabulary::{ExtractedDocument, ExtractionMode};
 
 /// Bytes looked at for the root element of an XML document served as

@@ -1,4 +1,4 @@
-//! JSON as Markdown (issue 31): the document pretty-printed in one ```json fence.
+//! JSON as Markdown: the document pretty-printed in one ```json fence.
 //!
 //! Our own reformatter rather than `serde_json::Value`: a `Value` sorts object
 //! keys (the crate does not enable `preserve_order`, which would change our error
@@ -38,9 +38,9 @@
 //! [`MAX_RENDERED_BYTES`]: crate::page::MAX_RENDERED_BYTES
 
 use crate::budget;
+use crate::content::MAX_RENDERED_BYTES;
 use crate::content::Rendered;
 use crate::error::{FetchError, UnreadableReason};
-use crate::page::MAX_RENDERED_BYTES;
 use crate::vocabulary::ExtractedDocument;
 
 /// Nesting levels laid out one value per line; deeper containers are packed.

@@ -1,4 +1,4 @@
-//! Publisher Markdown, sanitised (issue 31): a `text/markdown` answer is used as
+//! Publisher Markdown, sanitised: a `text/markdown` answer is used as
 //! it is, less what its reader would never see and what the HTML path never
 //! writes.
 //!

@@ -4,13 +4,13 @@
 //! response goes to (HTML or plain text), or the `unsupported_content_type` error
 //! with `details.content_type` exactly as FR-WF-ERR-CT-01 says.
 //!
-//! Extension (issue 31): the [`Formats`] enabled widen what is accepted (PDF,
+//! Extension: the [`Formats`] enabled widen what is accepted (PDF,
 //! publisher Markdown, JSON, RSS and Atom feeds). With none enabled, every answer
 //! is the SRD's, byte for byte.
 
 use super::feed;
-use super::formats::{Format, Formats};
 use crate::error::FetchError;
+use crate::vocabulary::{Format, Formats};
 
 /// Bytes examined by sniffing, after the BOM and leading whitespace (FR-WF-10h,
 /// SRD-READINGS 9).
@@ -24,20 +24,20 @@ pub(crate) enum MediaKind {
     Html,
     /// `text/plain`: pass-through with minimal normalization.
     Plain,
-    /// Extension (issue 31): `text/markdown`, the publisher's own Markdown.
+    /// Extension: `text/markdown`, the publisher's own Markdown.
     Markdown,
-    /// Extension (issue 31): `application/json` or a `+json` type.
+    /// Extension: `application/json` or a `+json` type.
     Json,
-    /// Extension (issue 31): an RSS 2.0 or Atom feed.
+    /// Extension: an RSS 2.0 or Atom feed.
     Feed,
-    /// Extension (issue 31): a PDF.
+    /// Extension: a PDF.
     Pdf,
 }
 
 impl MediaKind {
     /// Whether this is one of the SRD's kinds (FR-WF-10f), which the browser
     /// renders; the extension kinds are read from the HTTP response, never by
-    /// Chromium (issue 31).
+    /// Chromium.
     pub(crate) fn is_srd(self) -> bool {
         matches!(self, MediaKind::Html | MediaKind::Plain)
     }
@@ -60,7 +60,7 @@ pub(crate) fn last_content_type(headers: &http::HeaderMap) -> Option<String> {
 /// the raw header value. Without one (or with a blank one, which says nothing),
 /// the body is sniffed (FR-WF-10h) and a binary is `sniffed:<type>` or `missing`.
 ///
-/// `formats` (issue 31) accepts more: see [`extension_kind`]; a sniffed `%PDF-`
+/// `formats` accepts more: see [`extension_kind`]; a sniffed `%PDF-`
 /// is a PDF when PDF is enabled. [`Formats::NONE`] is FR-WF-10f..10h exactly.
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn select(
@@ -88,7 +88,7 @@ pub(crate) fn select(
 }
 
 /// The extension kind of a lowercase media type the SRD does not support, when
-/// its format is in `formats` (issue 31):
+/// its format is in `formats`:
 ///
 /// | media type | kind | format |
 /// | --- | --- | --- |
@@ -118,7 +118,7 @@ pub(crate) fn extension_kind(media_type: &str, body: &[u8], formats: Formats) ->
     formats.contains(format).then_some(kind)
 }
 
-/// Whether a `Content-Type` value names a PDF (issue 31: such a response gets the
+/// Whether a `Content-Type` value names a PDF (such a response gets the
 /// PDF size cap, `max_pdf_bytes`).
 pub(crate) fn names_pdf(content_type: &str) -> bool {
     matches!(
@@ -352,7 +352,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_extension_types_only_when_their_format_is_enabled() {
+    fn extension_types_only_when_their_format_is_enabled() {
         let all = Formats::ALL;
         let cases: [(&str, &[u8], MediaKind, Format); 10] = [
             ("application/pdf", b"%PDF-1.7", MediaKind::Pdf, Format::Pdf),

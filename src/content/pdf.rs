@@ -1,4 +1,4 @@
-//! PDF documents as Markdown (issue 31): the text layer, in reading order, with
+//! PDF documents as Markdown: the text layer, in reading order, with
 //! page furniture dropped, words joined across line ends, ligatures expanded,
 //! headings where the fonts show them, bullets as list items, tables set in
 //! aligned columns as pipe tables, and where each page begins kept as

@@ -183,7 +183,7 @@ pub enum ErrorDetails {
     /// `extraction_failed` / `no_extractable_content` (FR-WF-EXT-EMPTY-02).
     #[serde(serialize_with = "no_extractable_content")]
     NoExtractableContent,
-    /// Extension (issue 31): `extraction_failed` for a document of an extension
+    /// Extension: `extraction_failed` for a document of an extension
     /// format that can not be read: `details.error` names the format
     /// (`unreadable_pdf`, `unreadable_json`, `unreadable_feed`), `details.reason`
     /// what is wrong with it.
@@ -205,7 +205,7 @@ pub enum ErrorDetails {
     },
 }
 
-/// Why the politeness limit refused a request itself (extension, issue 32).
+/// Why the politeness limit refused a request itself (extension).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PoliteRefusal {
     /// `details.reason`: `origin_held` (a 429 or 503 with `Retry-After` holds the
@@ -216,7 +216,7 @@ pub struct PoliteRefusal {
     pub retry_after_seconds: u64,
 }
 
-/// Why a document of an extension format can not be read (issue 31): the
+/// Why a document of an extension format can not be read: the
 /// `details.reason` of its `extraction_failed` error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -231,12 +231,12 @@ pub enum UnreadableReason {
     PdfMalformed,
     /// `pdf_resource_limit`: reading the PDF would take more than the reader
     /// allows one document: objects, decompressed bytes, or the memory or CPU
-    /// time of the worker process the front doors read PDFs in (issue 45). A
+    /// time of the worker process the front doors read PDFs in. A
     /// hostile or pathological file.
     PdfResourceLimit,
     /// `pdf_reader_crashed`: the worker process reading the PDF died otherwise
-    /// (a signal, a bug of the parser) or answered something unreadable
-    /// (issue 45). That call fails; the next one gets a fresh worker.
+    /// (a signal, a bug of the parser) or answered something unreadable.
+    /// That call fails; the next one gets a fresh worker.
     PdfReaderCrashed,
     /// `json_malformed`: the body is not valid JSON.
     JsonMalformed,

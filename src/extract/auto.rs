@@ -1,4 +1,4 @@
-//! Auto extraction (issue 29): decides what kind of page it reads from the
+//! Auto extraction: decides what kind of page it reads from the
 //! document itself, then extracts each kind accordingly.
 //!
 //! 1. `signals`: what the page says about itself (schema.org types in JSON-LD and
@@ -50,7 +50,7 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, 
 
 /// Auto mode's reading of `html` as a page of type `page_type`, whatever the page
 /// says it is: for benches and tests that measure each type's reading apart from
-/// the classifier (issue 29).
+/// the classifier.
 #[cfg(any(test, feature = "internals"))]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn extract_as(

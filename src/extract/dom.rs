@@ -272,7 +272,7 @@ impl<'a> Source<'a> {
 }
 
 /// Parses `html` into a [`Document`], within the bounds described in the module
-/// docs, with `scripting` on or off: one parser for both (issue 30).
+/// docs, with `scripting` on or off: one parser for both.
 #[cfg_attr(feature = "internals", visibility::make(pub))]
 pub(crate) fn parse(html: &str, scripting: Scripting) -> Document {
     parse_counting(html, Counting::Bounded, scripting == Scripting::On)

@@ -441,7 +441,7 @@ impl Converter<'_> {
 /// The absolute URL a link points to (FR-WF-13d): resolved against `base`
 /// (FR-WF-13d1), fragment kept; `None` for schemes that are not navigable
 /// documents (anything but `http`, `https` and `mailto`). The one rule for every
-/// link a reader writes: HTML, and feed entries (issue 31).
+/// link a reader writes: HTML, and feed entries.
 pub(crate) fn link_url(base: &Url, href: &str) -> Option<Url> {
     let url = base.join(href.trim()).ok()?;
     matches!(url.scheme(), "http" | "https" | "mailto").then_some(url)

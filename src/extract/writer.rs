@@ -437,14 +437,14 @@ const fn is_html_space_byte(b: u8) -> bool {
 
 /// `text` as one line of Markdown text, escaped per the module docs (whitespace
 /// runs become one space): for text that comes from elsewhere than HTML, such as
-/// a PDF's text layer (issue 31).
+/// a PDF's text layer.
 pub(crate) fn escape_line(text: &str) -> String {
     escape_inline(text, true, false)
 }
 
 /// [`escape_line`] for text that may not start a line (`line_start` false: after
 /// a heading marker or a link's `[`) or is a link's text (`in_link`: `]` escaped
-/// too), such as a feed entry's title (issue 31).
+/// too), such as a feed entry's title.
 pub(crate) fn escape_inline(text: &str, line_start: bool, in_link: bool) -> String {
     let text = text.trim_start_matches(is_html_space_char);
     let mut out = String::with_capacity(text.len() + 8);

@@ -1,4 +1,4 @@
-//! The connection to the fleet's Redis (issue 32, item 5): connect, reconnect,
+//! The connection to the fleet's Redis: connect, reconnect,
 //! a deadline on every operation, and what the logs may say about it.
 //!
 //! One multiplexed connection per tool, made on first use by redis-rs's
@@ -20,7 +20,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::time::Instant;
 
-use crate::config::{ConfigError, RedisSettings};
+use crate::config::{ConfigError, RedisSettings, RedisUrl};
 
 /// The longest any one Redis operation may take.
 pub(crate) const OP_TIMEOUT: Duration = Duration::from_secs(1);
@@ -47,7 +47,8 @@ pub(crate) struct Redis {
     manager: Mutex<Option<ConnectionManager>>,
     /// The URL as logs show it (userinfo replaced).
     shown: String,
-    password: Option<String>,
+    /// The URL, to scrub its password from error texts.
+    url: RedisUrl,
     health: Mutex<Health>,
     /// This handle, for the probe it starts when Redis goes down.
     me: Weak<Redis>,
@@ -116,18 +117,12 @@ impl Redis {
     /// A handle on the configured server; nothing is connected yet. A URL that
     /// redis-rs refuses, or a CA that does not parse, is a configuration error.
     pub(crate) fn new(settings: &RedisSettings) -> Result<Arc<Redis>, ConfigError> {
-        let shown = settings.url.to_string();
-        let password = settings.url.password();
-        let refused = |error: redis::RedisError| {
-            let error = scrub(&error.to_string(), password.as_deref());
-            ConfigError::new(format!("fleet.redis_url {shown}: {error}"))
-        };
-        let client = client(settings).map_err(refused)?;
+        let client = settings.client()?;
         Ok(Arc::new_cyclic(|me| Redis {
             client,
             manager: Mutex::new(None),
-            password,
-            shown,
+            shown: settings.url.to_string(),
+            url: settings.url.clone(),
             health: Mutex::new(Health::default()),
             me: me.clone(),
         }))
@@ -168,7 +163,7 @@ impl Redis {
             // `maxmemory-policy noeviction`): Redis is up, the connection fine.
             Ok(Err(error)) if is_refusal(&error) => {
                 if self.health().refused(Instant::now()) {
-                    let error = scrub(&error.to_string(), self.password.as_deref());
+                    let error = self.url.scrub(&error.to_string());
                     tracing::warn!(
                         event = "fleet_redis_refused",
                         redis = %self.shown,
@@ -223,7 +218,7 @@ impl Redis {
             self.start_probe();
         }
         if failed.log {
-            let error = scrub(error, self.password.as_deref());
+            let error = self.url.scrub(error);
             tracing::warn!(
                 event = "fleet_redis_unavailable",
                 redis = %self.shown,
@@ -283,21 +278,6 @@ impl Redis {
     }
 }
 
-/// The redis-rs client of `settings`: the URL, and for `rediss://` the webpki
-/// roots or the configured CA instead. Connects nothing.
-pub(crate) fn client(settings: &RedisSettings) -> redis::RedisResult<redis::Client> {
-    match &settings.ca_pem {
-        Some(pem) => redis::Client::build_with_tls(
-            settings.url.expose(),
-            redis::TlsCertificates {
-                client_tls: None,
-                root_cert: Some(pem.clone()),
-            },
-        ),
-        None => redis::Client::open(settings.url.expose()),
-    }
-}
-
 /// Whether `error` is the server's answer refusing one operation, rather than a
 /// connection that failed.
 fn is_refusal(error: &redis::RedisError) -> bool {
@@ -305,14 +285,6 @@ fn is_refusal(error: &redis::RedisError) -> bool {
         error.kind(),
         redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
     )
-}
-
-/// `text` with every occurrence of `password` replaced by `***`.
-fn scrub(text: &str, password: Option<&str>) -> String {
-    match password {
-        Some(password) if !password.is_empty() => text.replace(password, "***"),
-        _ => text.to_owned(),
-    }
 }
 
 #[cfg(test)]
@@ -347,15 +319,5 @@ mod tests {
         );
         assert!(health.refused(t0));
         assert!(!health.refused(t0 + FIRST_PAUSE));
-    }
-
-    #[test]
-    fn error_texts_lose_the_password() {
-        assert_eq!(
-            scrub("auth failed for hunter2 at h", Some("hunter2")),
-            "auth failed for *** at h"
-        );
-        assert_eq!(scrub("x", None), "x");
-        assert_eq!(scrub("x", Some("")), "x");
     }
 }

@@ -1,4 +1,4 @@
-//! The fleet's document cache on Redis (issue 32, item 1).
+//! The fleet's document cache on Redis.
 //!
 //! Same keys and same bytes as the disk cache: the entry of [`CacheKey`] `k`
 //! (FR-WF-16, CCH-KEY-01, article-mode keys included) is the exact v2 entry JSON
@@ -26,26 +26,28 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
 use super::flight::{self, Claim, Lease, Wait};
 use super::tag::Sealer;
+use crate::cache::shared::{Found, SharedDocuments, Turn, Usable, WriteFailure};
 use crate::cache::{CacheKey, Entry, Fresh};
 use crate::config::CacheSettings;
 use crate::vocabulary::Timestamp;
 
 /// The largest entry a call writes: a document's Markdown is capped at
-/// [`crate::page::MAX_RENDERED_BYTES`], and its JSON string at most doubles it
+/// [`crate::content::MAX_RENDERED_BYTES`], and its JSON string at most doubles it
 /// (Markdown's own escapes, `\\` and `\"`, are two bytes each); a megabyte
 /// covers the title, the stamps and the page starts. A larger entry is not
 /// written (`cache_write_failed`, as for `max_cache_bytes`), so nothing larger
 /// is ever read.
-pub(crate) const MAX_ENTRY_BYTES: u64 = 2 * crate::page::MAX_RENDERED_BYTES as u64 + (1 << 20);
+pub(crate) const MAX_ENTRY_BYTES: u64 = 2 * crate::content::MAX_RENDERED_BYTES as u64 + (1 << 20);
 
-/// The document cache of the fleet. Cheap to clone.
+/// The document cache of the fleet: its [`SharedDocuments`]. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct SharedDocuments {
+pub(crate) struct RedisDocuments {
     redis: Arc<Redis>,
     prefix: String,
     /// Tags every value with the fleet's key.
@@ -59,28 +61,38 @@ pub(crate) struct SharedDocuments {
     lease: Duration,
 }
 
-/// Why a write did not happen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum WriteFailure {
-    /// FR-WF-CCH-SIZE-01: the entry alone is larger than `max_cache_bytes`; the
-    /// caller adds `cache_write_failed`.
-    TooLarge,
-    /// Redis did not take it: as with no shared cache, no note.
-    Unavailable,
+impl SharedDocuments for RedisDocuments {
+    fn read<'a>(
+        &'a self,
+        keys: &'a [CacheKey],
+        deadline: Instant,
+        usable: &'a Usable<'a>,
+    ) -> BoxFuture<'a, Option<(usize, Entry)>> {
+        Box::pin(self.read_first(keys, deadline, usable))
+    }
+
+    fn wait_or_claim<'a>(
+        &'a self,
+        keys: &'a [CacheKey],
+        until: Instant,
+        usable: &'a Usable<'a>,
+    ) -> BoxFuture<'a, Found> {
+        Box::pin(self.wait_or_lock(keys, until, usable))
+    }
+
+    fn write<'a>(&'a self, fresh: Fresh<'a>) -> BoxFuture<'a, Result<(), WriteFailure>> {
+        Box::pin(self.set(fresh))
+    }
 }
 
-/// What a look-up found.
-#[derive(Debug)]
-pub(crate) enum Found {
-    /// The first usable entry among the keys asked, and its index.
-    Entry(usize, Entry),
-    /// None usable; this caller holds the lock and fetches.
-    Claimed(Lease),
-    /// None usable, and the wait ended (deadline, or Redis gone): fetch alone.
-    Nothing,
+/// A page's single-flight lock is the fleet's turn to fetch it.
+impl Turn for Lease {
+    fn land(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(self.release())
+    }
 }
 
-impl SharedDocuments {
+impl RedisDocuments {
     /// The store under `prefix` with the disk cache's entry settings (TTL, the
     /// largest entry), locks leased for work of `budget`.
     pub(crate) fn new(
@@ -89,8 +101,8 @@ impl SharedDocuments {
         sealer: Sealer,
         cache: &CacheSettings,
         budget: Duration,
-    ) -> SharedDocuments {
-        SharedDocuments {
+    ) -> RedisDocuments {
+        RedisDocuments {
             redis,
             prefix: prefix.to_owned(),
             sealer,
@@ -113,28 +125,23 @@ impl SharedDocuments {
     /// Reads `keys` in one round trip, by `deadline` (at most one Redis
     /// operation's time); the first whose entry `usable` accepts wins. `None`
     /// when none does, or Redis is unavailable.
-    pub(crate) async fn read(
+    async fn read_first(
         &self,
         keys: &[CacheKey],
         deadline: Instant,
-        usable: impl Fn(&Entry) -> bool,
+        usable: &Usable<'_>,
     ) -> Option<(usize, Entry)> {
         let names: Vec<String> = keys.iter().map(|k| self.doc_key(k)).collect();
         let values = flight::read_guarded(&self.redis, &names, self.max_stored(), deadline)
             .await
             .ok()?;
-        self.first_usable(keys, values, &usable).await
+        self.first_usable(keys, values, usable).await
     }
 
     /// Waits for an entry of `keys` that `usable` accepts, or takes the
     /// single-flight lock of `keys[0]` (the key the caller will fetch), until
     /// `until`.
-    pub(crate) async fn wait_or_claim(
-        &self,
-        keys: &[CacheKey],
-        until: Instant,
-        usable: impl Fn(&Entry) -> bool,
-    ) -> Found {
+    async fn wait_or_lock(&self, keys: &[CacheKey], until: Instant, usable: &Usable<'_>) -> Found {
         let Some(first) = keys.first() else {
             return Found::Nothing;
         };
@@ -148,11 +155,10 @@ impl SharedDocuments {
             lease: self.lease,
             until,
         };
-        let usable = &usable;
         let accept = move |values| self.first_usable(keys, values, usable);
         match flight::wait_or_claim(&self.redis, wait, accept).await {
             Ok(Claim::Found((index, entry))) => Found::Entry(index, entry),
-            Ok(Claim::Claimed(lease)) => Found::Claimed(lease),
+            Ok(Claim::Claimed(lease)) => Found::Claimed(Box::new(lease)),
             Ok(Claim::GaveUp) => {
                 tracing::info!(
                     event = "fleet_flight_wait_ended",
@@ -166,7 +172,7 @@ impl SharedDocuments {
     }
 
     /// Writes the entry of `fresh` under its key until its `expires_at`.
-    pub(crate) async fn write(&self, fresh: Fresh<'_>) -> Result<(), WriteFailure> {
+    async fn set(&self, fresh: Fresh<'_>) -> Result<(), WriteFailure> {
         let entry = Entry::fresh(fresh, self.ttl_days);
         let key = entry.key();
         let bytes = entry.encode().map_err(|error| {
@@ -205,7 +211,7 @@ impl SharedDocuments {
         &self,
         keys: &[CacheKey],
         values: Vec<Option<Vec<u8>>>,
-        usable: &impl Fn(&Entry) -> bool,
+        usable: &Usable<'_>,
     ) -> Option<(usize, Entry)> {
         if values.iter().all(Option::is_none) {
             return None;

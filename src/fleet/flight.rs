@@ -1,4 +1,4 @@
-//! Single flight across the fleet (issue 32, item 2): for one key, one caller
+//! Single flight across the fleet: for one key, one caller
 //! anywhere fetches; the others wait for its result and read it.
 //!
 //! The lock is `SET lock token NX PX lease`, released by compare-and-delete, so a

@@ -1,4 +1,4 @@
-//! Fleet-wide politeness on Redis (issue 32, item 4): the requests in flight per
+//! Fleet-wide politeness on Redis: the requests in flight per
 //! origin and the holds after a 429 or a 503 with `Retry-After`, for every
 //! instance. The rules are `politeness::rules`; this is their Redis state.
 //!
@@ -36,6 +36,7 @@
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
+use futures_util::future::BoxFuture;
 use redis::{Script, Value};
 use tokio::time::Instant;
 
@@ -43,8 +44,8 @@ use super::conn::{Redis, Unavailable};
 use super::flight::new_token;
 use super::tag::Sealer;
 use crate::canonical_url::Origin;
-use crate::politeness::Seen;
 use crate::politeness::rules::MAX_HOLD;
+use crate::politeness::{Seen, SharedLimiter, SharedSlot};
 
 /// KEYS: inflight set, hold key. ARGV: now (unix ms), lease end (unix ms),
 /// limit, the slot's member, the hold value to disregard (empty for none),
@@ -94,25 +95,39 @@ static HOLD: LazyLock<Script> = LazyLock::new(|| {
 /// from an instance that died holding it.
 const LEASE_MARGIN: Duration = Duration::from_secs(2);
 
-/// The Redis side of the politeness limit.
+/// The Redis side of the politeness limit: the fleet's [`SharedLimiter`].
 #[derive(Debug, Clone)]
-pub(crate) struct Limiter {
+pub(crate) struct RedisLimiter {
     redis: Arc<Redis>,
     prefix: String,
     sealer: Sealer,
     limit: u32,
 }
 
-/// A slot taken in Redis: its sealed member.
-#[derive(Debug)]
-pub(crate) struct SharedSlot {
-    member: Vec<u8>,
+impl SharedLimiter for RedisLimiter {
+    fn try_admit<'a>(
+        &'a self,
+        origin: &'a Origin,
+        deadline: Instant,
+    ) -> BoxFuture<'a, Option<(Seen, Option<SharedSlot>)>> {
+        Box::pin(async move { self.admit(origin, deadline).await.ok() })
+    }
+
+    fn release(&self, origin: &Origin, slot: SharedSlot) {
+        self.give_back(origin, slot);
+    }
+
+    fn hold<'a>(&'a self, origin: &'a Origin, hold: Duration) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let _ = self.hold_origin(origin, hold).await;
+        })
+    }
 }
 
-impl Limiter {
+impl RedisLimiter {
     /// At most `limit` requests in flight per origin across the fleet.
-    pub(crate) fn new(redis: Arc<Redis>, prefix: &str, sealer: Sealer, limit: u32) -> Limiter {
-        Limiter {
+    pub(crate) fn new(redis: Arc<Redis>, prefix: &str, sealer: Sealer, limit: u32) -> RedisLimiter {
+        RedisLimiter {
             redis,
             prefix: prefix.to_owned(),
             sealer,
@@ -128,8 +143,8 @@ impl Limiter {
     }
 
     /// Tries to take a slot of `origin` for a request whose budget ends at
-    /// `deadline`.
-    pub(crate) async fn try_admit(
+    /// `deadline`; the slot's token is its sealed member.
+    async fn admit(
         &self,
         origin: &Origin,
         deadline: Instant,
@@ -195,7 +210,7 @@ impl Limiter {
                 }
                 None => return Err(self.redis.bad_reply("admit request")),
             };
-            let slot = (seen == Seen::Admitted).then_some(SharedSlot { member });
+            let slot = (seen == Seen::Admitted).then_some(SharedSlot { token: member });
             return Ok((seen, slot));
         }
         Err(Unavailable)
@@ -232,7 +247,7 @@ impl Limiter {
     }
 
     /// Gives a slot back, in the background.
-    pub(crate) fn release(&self, origin: &Origin, slot: SharedSlot) {
+    fn give_back(&self, origin: &Origin, slot: SharedSlot) {
         let (inflight, _) = self.keys(origin);
         let redis = Arc::clone(&self.redis);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -244,7 +259,7 @@ impl Limiter {
                 .run("release slot", deadline, |mut conn| async move {
                     redis::cmd("ZREM")
                         .arg(&inflight)
-                        .arg(&slot.member)
+                        .arg(&slot.token)
                         .query_async::<i64>(&mut conn)
                         .await
                 })
@@ -253,7 +268,7 @@ impl Limiter {
     }
 
     /// Holds `origin` for `hold` across the fleet, unless a longer hold runs.
-    pub(crate) async fn hold(&self, origin: &Origin, hold: Duration) -> Result<(), Unavailable> {
+    async fn hold_origin(&self, origin: &Origin, hold: Duration) -> Result<(), Unavailable> {
         let (_, key) = self.keys(origin);
         let hold = hold.min(MAX_HOLD);
         let ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX).max(1);

@@ -1,4 +1,4 @@
-//! robots.txt shared by the fleet (issue 32, item 3; opt-in `share_robots`,
+//! robots.txt shared by the fleet (opt-in `share_robots`,
 //! since FR-WF-ROBOTS-CACHE-01 keeps robots.txt process-local by default).
 //!
 //! What is shared is the retrieval outcome the policy may cache
@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
 use super::conn::{Redis, Unavailable};
@@ -29,6 +30,7 @@ use super::flight::{self, Claim, Lease, Wait};
 use super::tag::Sealer;
 use crate::canonical_url::Origin;
 use crate::robots::policy::FetchOutcome;
+use crate::robots::shared::{RobotsClaim, SharedLookup, SharedRobots};
 
 /// The first bytes of a shared robots.txt outcome, format version 1.
 const MAGIC: &[u8; 4] = b"WFR1";
@@ -36,9 +38,9 @@ const MAGIC: &[u8; 4] = b"WFR1";
 /// Magic, expiry (unix ms), status, truncation flag.
 const HEADER: usize = 4 + 8 + 2 + 1;
 
-/// robots.txt outcomes shared through Redis.
+/// robots.txt outcomes shared through Redis: the fleet's [`SharedRobots`].
 #[derive(Debug, Clone)]
-pub(crate) struct SharedRobots {
+pub(crate) struct RedisRobots {
     redis: Arc<Redis>,
     prefix: String,
     sealer: Sealer,
@@ -48,20 +50,36 @@ pub(crate) struct SharedRobots {
     lease: Duration,
 }
 
-/// What a shared look-up found.
+/// This instance's turn to retrieve an origin's robots.txt for the fleet: the
+/// origin's lock, released (also when dropped) after the outcome is shared.
 #[derive(Debug)]
-pub(crate) enum Lookup {
-    /// An outcome some instance fetched, and how long it stays fresh.
-    Found(FetchOutcome, Duration),
-    /// Nobody has it: this caller holds the origin's lock and fetches.
-    Claimed(Lease),
-    /// The deadline came while another instance was fetching it.
-    GaveUp,
-    /// Redis is unavailable: fetch as if nothing were shared.
-    Unavailable,
+struct Turn {
+    robots: RedisRobots,
+    origin: Origin,
+    lease: Lease,
 }
 
-impl SharedRobots {
+impl RobotsClaim for Turn {
+    fn share<'a>(self: Box<Self>, outcome: &'a FetchOutcome) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Turn {
+                robots,
+                origin,
+                lease,
+            } = *self;
+            robots.store(&origin, outcome).await;
+            lease.release().await;
+        })
+    }
+}
+
+impl SharedRobots for RedisRobots {
+    fn lookup<'a>(&'a self, origin: &'a Origin, deadline: Instant) -> BoxFuture<'a, SharedLookup> {
+        Box::pin(self.find(origin, deadline))
+    }
+}
+
+impl RedisRobots {
     /// Outcomes under `prefix`, sealed by `sealer`, kept for `ttl`, bodies of
     /// at most `max_body` bytes (`max_robots_bytes`), locks leased for work of
     /// `budget` (the robots.txt budget, `timeout_seconds`).
@@ -73,7 +91,7 @@ impl SharedRobots {
         max_body: u64,
         budget: Duration,
     ) -> Self {
-        SharedRobots {
+        RedisRobots {
             redis,
             prefix: prefix.to_owned(),
             sealer,
@@ -96,7 +114,7 @@ impl SharedRobots {
 
     /// The shared outcome of `origin`, or the lock to fetch it, waiting for
     /// another instance's retrieval until `deadline`.
-    pub(crate) async fn lookup(&self, origin: &Origin, deadline: Instant) -> Lookup {
+    async fn find(&self, origin: &Origin, deadline: Instant) -> SharedLookup {
         let lock = format!("{}robots-lock:{origin}", self.prefix);
         let name = self.entry_key(origin);
         let values = [name.clone()];
@@ -129,16 +147,20 @@ impl SharedRobots {
             std::future::ready(decoded)
         };
         match flight::wait_or_claim(&self.redis, wait, accept).await {
-            Ok(Claim::Found((outcome, left))) => Lookup::Found(outcome, left),
-            Ok(Claim::Claimed(lease)) => Lookup::Claimed(lease),
-            Ok(Claim::GaveUp) => Lookup::GaveUp,
-            Err(Unavailable) => Lookup::Unavailable,
+            Ok(Claim::Found((outcome, left))) => SharedLookup::Found(outcome, left),
+            Ok(Claim::Claimed(lease)) => SharedLookup::Claimed(Box::new(Turn {
+                robots: self.clone(),
+                origin: origin.clone(),
+                lease,
+            })),
+            Ok(Claim::GaveUp) => SharedLookup::GaveUp,
+            Err(Unavailable) => SharedLookup::Unavailable,
         }
     }
 
     /// Shares `outcome` of `origin` for the robots TTL, if it is one the policy
     /// caches; best effort.
-    pub(crate) async fn store(&self, origin: &Origin, outcome: &FetchOutcome) {
+    async fn store(&self, origin: &Origin, outcome: &FetchOutcome) {
         let Some(bytes) = encode(outcome, SystemTime::now() + self.ttl) else {
             return;
         };

@@ -1,4 +1,4 @@
-//! The process-wide politeness state (extension, issue 32): per origin, the
+//! The process-wide politeness state (extension): per origin, the
 //! requests in flight and the time a hold ends. Used alone without Redis, and
 //! as the fallback while Redis is unreachable.
 //!

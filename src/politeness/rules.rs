@@ -1,4 +1,4 @@
-//! The politeness rules as pure decisions (extension, issue 32): how long a
+//! The politeness rules as pure decisions (extension): how long a
 //! response holds its origin, and whether a request may go now, must wait, or is
 //! refused. No clock is read here: callers pass "now" and what they saw.
 
@@ -40,10 +40,6 @@ pub(crate) enum Seen {
 
 /// `seen` with a hold cut to [`MAX_HOLD`]: what a shared store reports is
 /// capped as a hold this process sets is.
-#[cfg_attr(
-    not(feature = "fleet"),
-    expect(dead_code, reason = "only the fleet reads holds it did not set")
-)]
 pub(crate) fn clamped(seen: Seen) -> Seen {
     match seen {
         Seen::Held(hold) => Seen::Held(hold.min(MAX_HOLD)),

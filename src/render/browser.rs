@@ -38,7 +38,7 @@
 //! | service workers (script fetched outside the page target) | backstop: registration fails |
 //! | popups, prerenders, other targets | not intercepted, so backstop; popups blocked; Prerender2 off |
 //! | background services (updates, sync, safe browsing, metrics) | `--disable-background-networking` and friends; backstop |
-//! | downloads | `Browser.setDownloadBehavior(deny)`; non-HTML main documents are refused, or with `[tools.webfetch.content] formats` (issue 31) handed back unrendered |
+//! | downloads | `Browser.setDownloadBehavior(deny)`; non-HTML main documents are refused, or with `[tools.webfetch.content] formats` handed back unrendered |
 //! | HSTS, Alt-Svc, reporting endpoints, cookies | those response headers are dropped before fulfilling |
 //! | http to https upgrades | `HttpsUpgrades` off, so the URL checked is the URL loaded |
 //!
@@ -50,7 +50,7 @@
 //! robots.txt applies to that chain only (ROBOTS-SCOPE-01): iframe and frame
 //! documents pass every other check but are not robots-checked, so a page robots.txt
 //! allows can show a disallowed path in a frame. With `[tools.webfetch.browser]
-//! robots_for_frames = true` (issue 28; the default of `webfetch mcp` and `serve`)
+//! robots_for_frames = true` (the default of `webfetch mcp` and `serve`)
 //! every frame document and each of its redirect hops is checked through the same
 //! robots hook as the main chain, and a refused one is failed without failing the
 //! call. Scripts, XHR, fetch, images and other subresources are never
@@ -106,7 +106,7 @@ mod policy;
 mod profile;
 mod replay;
 mod session;
-mod standby;
+pub(crate) mod standby;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -144,7 +144,7 @@ pub(crate) struct RenderContext<'a> {
     /// robots.txt for every document of the top frame's chain: the page itself
     /// (checked before Chromium starts), redirects and script or markup
     /// navigations (ROBOTS-SCOPE-01, SRD-READINGS 22). With `robots_for_frames`
-    /// (issue 28) also for every document of an iframe or frame and each of its
+    /// also for every document of an iframe or frame and each of its
     /// redirect hops. Never called for other subresources.
     pub robots_hook: Option<&'a dyn HopHook>,
     /// Deadline for the navigation (DOMContentLoaded), normally `timeout_seconds`
@@ -240,7 +240,7 @@ pub(crate) struct BrowserPage {
     /// as UTF-8: add the `charset_fallback` note, as HTTP mode does
     /// (SRD-READINGS 31).
     pub charset_fallback: bool,
-    /// Extension (issue 31): the top document is of a format Chromium never
+    /// Extension: the top document is of a format Chromium never
     /// renders (a PDF, JSON, a feed, publisher Markdown), as the pinned client
     /// fetched it; `html` is empty. The caller reads it as HTTP mode does.
     pub not_rendered: Option<Box<crate::render::FetchedDocument>>,
@@ -251,6 +251,11 @@ pub(crate) struct BrowserPage {
 /// The page's own URL passes the client's checks first (port, SSRF, one
 /// resolution, robots.txt), before Chromium starts (Appendix B: SSRFCheck and
 /// RobotsCheck precede rendering): a refused page never launches a browser.
+///
+/// Extension (`detect_walls`): a page that settles on a bot challenge is left,
+/// until the navigation deadline, to complete it by its own navigation, as a
+/// browser would; the challenge still standing then is the page returned, which
+/// the tool refuses as a wall (see `session.rs`).
 ///
 /// Errors: `browser_unavailable` when browser mode is disabled, no Chromium is
 /// found, or it fails to start (FR-WF-11a); `browser_crashed` when it dies

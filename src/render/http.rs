@@ -6,12 +6,12 @@ use tokio::time::Instant;
 
 use crate::budget::Budget;
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::FetchError;
 use crate::pass::Pass;
 use crate::transport::request::ACCEPT_MARKDOWN;
 use crate::transport::{GetOptions, HopHook, HttpClient, check_status};
+use crate::vocabulary::Format;
 
 use super::wall;
 
@@ -40,7 +40,7 @@ pub(crate) struct FetchedDocument {
 /// with `response_too_large`), map the status (FR-WF-07a1/07a2, F.3) and select
 /// the media type (FR-WF-10f..10h).
 ///
-/// Extension (issue 31), with `[tools.webfetch.content] formats`: the request
+/// Extension, with `[tools.webfetch.content] formats`: the request
 /// prefers publisher Markdown ([`ACCEPT_MARKDOWN`]) when `markdown` is enabled
 /// (else the `Accept` is FR-WF-10b's exactly), a PDF response has
 /// `max_pdf_bytes` as its cap when `pdf` is, and the enabled formats are

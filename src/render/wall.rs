@@ -97,13 +97,29 @@ pub(crate) fn refuse(response: &HttpResponse) -> Result<(), FetchError> {
 
 /// The error for a page a browser rendered when what it settled on is still a
 /// wall: the challenge did not complete by itself within the call's budget (the
-/// page's own navigation would have replaced it).
+/// page's own navigation would have replaced it; the render loop waits for it
+/// while [`is_challenge_dom`] holds).
 pub(crate) fn refuse_rendered(html: &str) -> Result<(), FetchError> {
+    match rendered_challenge(html) {
+        Some(vendor) => Err(FetchError::bot_challenge(200, "OK", vendor.as_str())),
+        None => Ok(()),
+    }
+}
+
+/// Whether a DOM a browser settled on is a bot challenge, by the test
+/// [`refuse_rendered`] applies to it: the render loop then waits for the page's
+/// own navigation (a challenge that completes by itself) before answering.
+pub(crate) fn is_challenge_dom(html: &str) -> bool {
+    rendered_challenge(html).is_some()
+}
+
+/// The vendor of the bot challenge a rendered DOM is, if it is one. The DOM
+/// stands for a 200 with no headers: the document's own status and headers were
+/// judged when it was fetched.
+fn rendered_challenge(html: &str) -> Option<Vendor> {
     match detect(200, &HeaderMap::new(), html.as_bytes()) {
-        Some(Wall::BotChallenge(vendor)) => {
-            Err(FetchError::bot_challenge(200, "OK", vendor.as_str()))
-        }
-        _ => Ok(()),
+        Some(Wall::BotChallenge(vendor)) => Some(vendor),
+        _ => None,
     }
 }
 
@@ -326,6 +342,27 @@ mod tests {
                 Some(Wall::BotChallenge(*vendor)),
                 "{status} {headers:?} {body}"
             );
+        }
+    }
+
+    #[test]
+    fn a_rendered_challenge_is_told_from_a_rendered_page() {
+        assert!(is_challenge_dom(CLOUDFLARE_INTERSTITIAL));
+        assert!(refuse_rendered(CLOUDFLARE_INTERSTITIAL).is_err());
+        let contact = "<html><body><h1>Contact us</h1><form><textarea></textarea>\
+            <div class=\"g-recaptcha\" data-sitekey=\"x\"></div><button>Send</button></form></body></html>";
+        let long = format!(
+            "{CLOUDFLARE_INTERSTITIAL}{}",
+            "<p>More of the article.</p>".repeat(3_000)
+        );
+        for page in [
+            contact,
+            &long,
+            "<html><body><p>A page.</p></body></html>",
+            "",
+        ] {
+            assert!(!is_challenge_dom(page), "{page:.80}");
+            assert!(refuse_rendered(page).is_ok(), "{page:.80}");
         }
     }
 

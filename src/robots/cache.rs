@@ -108,7 +108,7 @@ impl RobotsCache {
 
     /// Stores the rules of `origin` for one TTL, or for `max_age` when that is
     /// shorter (rules another instance of a fleet fetched, kept only for what is
-    /// left of their TTL, issue 32), evicting the least recently used entry when
+    /// left of their TTL), evicting the least recently used entry when
     /// full (FR-WF-08g). A no-op when disabled.
     pub(crate) fn insert(&self, origin: Origin, rules: Arc<Rules>, max_age: Option<Duration>) {
         if self.is_disabled() {

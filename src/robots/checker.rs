@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use super::cache::RobotsCache;
 use super::matcher::Rules;
 use super::policy::{FetchOutcome, PolicyParams, Resolution, resolve};
+use super::shared::{SharedLookup, SharedRobots};
 use crate::canonical_url::{CanonicalUrl, Origin};
 use crate::config::Settings;
 use crate::error::FetchError;
@@ -51,10 +52,9 @@ pub(crate) struct RobotsChecker {
     /// One in-flight retrieval per origin, so concurrent fetches of one site wait
     /// for a single robots.txt request instead of each sending one (NFR-WF-PERF-04).
     inflight: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
-    /// Extension (issue 32, `share_robots`): outcomes shared by a fleet, one
+    /// Extension (`share_robots`): outcomes shared by a fleet, one
     /// retrieval per origin per TTL for all its instances.
-    #[cfg(feature = "fleet")]
-    shared: Option<crate::fleet::SharedRobots>,
+    shared: Option<Arc<dyn SharedRobots>>,
 }
 
 impl RobotsChecker {
@@ -71,15 +71,14 @@ impl RobotsChecker {
             cache,
             settings,
             inflight: Mutex::new(HashMap::new()),
-            #[cfg(feature = "fleet")]
             shared: None,
         }
     }
 
-    /// The same checker sharing outcomes through the fleet (issue 32). Behind
-    /// this process's own cache: only its misses ask the fleet.
+    /// The same checker sharing outcomes through `shared` (a fleet's store).
+    /// Behind this process's own cache: only its misses ask it.
     #[cfg(feature = "fleet")]
-    pub(crate) fn with_shared(mut self, shared: Option<crate::fleet::SharedRobots>) -> Self {
+    pub(crate) fn with_shared(mut self, shared: Option<Arc<dyn SharedRobots>>) -> Self {
         self.shared = shared;
         self
     }
@@ -157,40 +156,37 @@ impl RobotsChecker {
         if let Some(rules) = self.cache.get(origin) {
             return Ok(Some(rules));
         }
-        #[cfg(feature = "fleet")]
         if let Some(shared) = &self.shared {
-            return self.shared_rules(shared, source, origin, deadline).await;
+            return self.shared_rules(&**shared, source, origin, deadline).await;
         }
         let outcome = self.retrieve(source, origin, deadline).await;
         self.decide(origin, outcome, None)
     }
 
-    /// The rules of `origin` through the fleet: another instance's outcome, or
-    /// this one's retrieval under the origin's fleet-wide lock, shared if the
-    /// policy caches it. Without Redis, a retrieval as if nothing were shared.
-    #[cfg(feature = "fleet")]
+    /// The rules of `origin` through the shared store: another instance's
+    /// outcome, or this one's retrieval in its turn, shared if the policy
+    /// caches it. With the store unavailable, a retrieval as if nothing were
+    /// shared.
     async fn shared_rules(
         &self,
-        shared: &crate::fleet::SharedRobots,
+        shared: &dyn SharedRobots,
         source: &dyn RobotsSource,
         origin: &Origin,
         deadline: Instant,
     ) -> Result<Option<Arc<Rules>>, FetchError> {
-        use crate::fleet::RobotsLookup;
         let wait_until = deadline.min(Instant::now() + self.settings.timeout());
         match shared.lookup(origin, wait_until).await {
-            RobotsLookup::Found(outcome, left) => self.decide(origin, outcome, Some(left)),
+            SharedLookup::Found(outcome, left) => self.decide(origin, outcome, Some(left)),
             // Another instance's retrieval outlasted this budget: a robots
             // timeout like the process-local wait's.
-            RobotsLookup::GaveUp => self.decide(origin, FetchOutcome::TimedOut, None),
-            RobotsLookup::Unavailable => {
+            SharedLookup::GaveUp => self.decide(origin, FetchOutcome::TimedOut, None),
+            SharedLookup::Unavailable => {
                 let outcome = self.retrieve(source, origin, deadline).await;
                 self.decide(origin, outcome, None)
             }
-            RobotsLookup::Claimed(lease) => {
+            SharedLookup::Claimed(claim) => {
                 let outcome = self.retrieve(source, origin, deadline).await;
-                shared.store(origin, &outcome).await;
-                lease.release().await;
+                claim.share(&outcome).await;
                 self.decide(origin, outcome, None)
             }
         }

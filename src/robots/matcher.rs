@@ -251,7 +251,7 @@ impl Rules {
             .is_none_or(|rule| rule.kind == RuleKind::Allow)
     }
 
-    /// The hardened verdict of issue 28 (`normalize_paths`, an extension): `path`
+    /// The hardened verdict (`normalize_paths`, an extension): `path`
     /// may be fetched only if both it and the form a normalizing server routes
     /// ([`normalize_path`]) are allowed, each by [`Rules::is_allowed`]'s
     /// longest match.
@@ -595,7 +595,7 @@ mod tests {
         }
     }
 
-    /// Issue 28: the variants a normalizing server routes to a disallowed path are
+    /// The variants a normalizing server routes to a disallowed path are
     /// refused by the hardened verdict and allowed by the literal one; the longest
     /// match still decides within each form.
     #[test]

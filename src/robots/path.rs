@@ -1,4 +1,4 @@
-//! Robots hardening for normalizing servers (issue 28, item 4; an extension, off
+//! Robots hardening for normalizing servers (an extension, off
 //! unless `[tools.webfetch.robots] normalize_paths = true`).
 //!
 //! RFC 9309 matches rules against the path literally, so with `Disallow: /private`
@@ -17,7 +17,7 @@
 //! rare, and the cheaper mistake for a switch whose purpose is to refuse what
 //! some server would serve from a disallowed path.
 
-/// The path a normalizing server routes (issue 28): in the part before the first
+/// The path a normalizing server routes: in the part before the first
 /// `?`, `%2F` and `%5C` (either case) become `/`, runs of `/` become one, and dot
 /// segments are removed as in RFC 3986 5.2.4 (`.` and `..`, also spelled with
 /// `%2E`, as WHATWG URL parsing counts them). The `?query` is kept as it is. The

@@ -1,4 +1,4 @@
-//! `webfetch serve`'s bearer token (issue 16, item 3): where it comes from
+//! `webfetch serve`'s bearer token: where it comes from
 //! (`--token-file` or `WEBFETCH_SERVE_TOKEN`) and the constant-time check of
 //! `Authorization: Bearer …`.
 //!
@@ -82,7 +82,7 @@ pub fn load_token(file: Option<&Path>, env: Option<String>) -> Result<Option<Bea
     if let Some(path) = file {
         // A token file another user can write lets them choose the token: read
         // only a regular file of ours (or root's) that group and others cannot
-        // write, through the one loader of config secrets (issue 28).
+        // write, through the one loader of config secrets.
         let bytes = crate::config::secret_file::read(path, MAX_TOKEN_FILE_BYTES)
             .map_err(|reason| format!("--token-file {} {reason}", path.display()))?;
         let text = String::from_utf8(bytes)

@@ -1,4 +1,4 @@
-//! `GET /v1/fetch` (issue 16, item 2) and `POST /v1/fetch_batch`.
+//! `GET /v1/fetch` and `POST /v1/fetch_batch`.
 //!
 //! `GET /v1/fetch`: the tool's parameters as a query string,
 //! the CLI's response JSON as the body, the error envelope with an HTTP status

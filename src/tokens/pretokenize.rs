@@ -7,7 +7,7 @@
 //! ```
 //!
 //! under leftmost-first (backtracking) semantics. Compiling it with a regex
-//! engine is a fixed start-up cost every CLI call paid (issue 17); the pattern is
+//! engine is a fixed start-up cost every CLI call paid; the pattern is
 //! simple enough to follow by hand, one alternative after the other, which is
 //! also faster per piece. [`split`] returns exactly the pieces the pattern
 //! matches: the tests compare it with the `bpe-openai` crate's compiled pattern

@@ -3,7 +3,7 @@
 //!
 //! Why: a CLI call counts tokens once or twice, and building the `bpe` crate's
 //! tables (hash maps and three Aho-Corasick automata over 100,256 tokens) cost
-//! most of a cached call's time and 30 MB of its memory (issue 17). These tables
+//! most of a cached call's time and 30 MB of its memory. These tables
 //! cost nothing to load: the tokens are compiled in (`cl100k_base.bin`, the
 //! official vocabulary in rank order) and the lookup table is laid out by
 //! `build.rs`; both are read in place, so a call touches only the pages it needs.

@@ -111,7 +111,7 @@ impl WebFetchToolBuilder {
         self
     }
 
-    /// Reads each PDF in a worker process (extension, issue 45): `worker`'s
+    /// Reads each PDF in a worker process (extension): `worker`'s
     /// program run as `program pdf-worker`, with its address space and CPU time
     /// capped, no file or socket it may open, killed when the call ends. A
     /// worker that dies, hits a limit or answers garbage fails that call with
@@ -125,7 +125,7 @@ impl WebFetchToolBuilder {
     }
 
     /// The tool, or the error of a root certificate that does not parse (or of
-    /// a fleet Redis that can not be set up, issue 32). With
+    /// a fleet Redis that can not be set up). With
     /// `[tools.webfetch.fleet] redis_url`, the tool's document cache, its
     /// politeness and (with `share_robots`) its robots.txt outcomes are the
     /// fleet's; nothing is connected before the first call.
@@ -147,9 +147,9 @@ impl WebFetchToolBuilder {
         let fleet = crate::fleet::Fleet::from_settings(&settings)?;
         #[cfg(feature = "fleet")]
         if let Some(fleet) = &fleet {
-            client = client.with_politeness(crate::politeness::Politeness::fleet(
+            client = client.with_politeness(crate::politeness::Politeness::new(
                 settings.fleet.per_origin_in_flight,
-                fleet.limiter.clone(),
+                Some(Arc::clone(&fleet.limiter)),
             ));
         }
         let pdf_worker = self
@@ -160,7 +160,7 @@ impl WebFetchToolBuilder {
         tool.pdf_worker = pdf_worker;
         #[cfg(feature = "fleet")]
         let tool = match fleet {
-            Some(fleet) => tool.with_fleet(fleet),
+            Some(fleet) => tool.with_shared_state(fleet.documents, fleet.robots),
             None => tool,
         };
         Ok(if self.standby {

@@ -3,11 +3,12 @@
 //!
 //! - [`DocumentStore::Disk`]: the disk cache of SRD 3.6, its blocking file I/O
 //!   on tokio's blocking pool so that it never stalls a server's workers.
-//! - `DocumentStore::Shared`: the fleet's Redis (extension, issue 32): same keys
-//!   and entries, and single flight: a miss either takes the page's fleet-wide
-//!   lock (this call fetches, then [`Flight::land`]s after its write) or waits
-//!   for the instance that holds it and reads its entry. Redis unavailable: a
-//!   miss with no lock, a write that does nothing, as with no shared cache.
+//! - [`DocumentStore::Shared`]: a store shared by a fleet (extension;
+//!   the fleet's Redis): same keys and entries, and single flight: a miss
+//!   either takes the page's fleet-wide turn (this call fetches, then
+//!   [`Flight::land`]s after its write) or waits for the instance that holds it
+//!   and reads its entry. The store unavailable: a miss with no turn, a write
+//!   that does nothing, as with no shared cache.
 //!
 //! Both answer a hit with the same [`CachedDocument`], so the response (notes
 //! and bytes) does not depend on the store.
@@ -17,7 +18,8 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::cache::{CachedDocument, DiskCache, Fresh, Variant};
+use crate::cache::shared::{Found, SharedDocuments, Turn, WriteFailure};
+use crate::cache::{CacheKey, CachedDocument, DiskCache, Entry, Fresh, Variant};
 use crate::canonical_url::CanonicalUrl;
 use crate::config::Settings;
 use crate::render;
@@ -29,9 +31,8 @@ use crate::vocabulary::{ExtractedDocument, RenderingMethod};
 pub(crate) enum DocumentStore {
     /// The disk cache (SRD 3.6).
     Disk(Arc<DiskCache>),
-    /// The fleet's Redis (issue 32).
-    #[cfg(feature = "fleet")]
-    Shared(crate::fleet::SharedDocuments),
+    /// A store shared by a fleet.
+    Shared(Arc<dyn SharedDocuments>),
 }
 
 /// One look-up: the requested URL under the plan's methods, in order.
@@ -45,10 +46,6 @@ pub(crate) struct Lookup<'a> {
     /// result that stood in for an unavailable browser is then passed over.
     pub(crate) settings: &'a Settings,
     /// How long to wait for another instance fetching the same page.
-    #[cfg_attr(
-        not(feature = "fleet"),
-        expect(dead_code, reason = "only the fleet's shared look-up waits")
-    )]
     pub(crate) wait_until: Instant,
 }
 
@@ -62,20 +59,18 @@ pub(crate) enum Looked {
 }
 
 /// This call's turn to fetch a page, when the store has single flight (a
-/// fleet-wide lock); empty otherwise. Dropping it unlanded releases the lock
+/// fleet-wide lock); empty otherwise. Dropping it unlanded gives the turn back
 /// in the background.
 #[derive(Debug, Default)]
 pub(crate) struct Flight {
-    #[cfg(feature = "fleet")]
-    lease: Option<crate::fleet::Lease>,
+    turn: Option<Box<dyn Turn>>,
 }
 
 impl Flight {
     /// Ends the turn after the write: waiters then find the entry.
     pub(crate) async fn land(self) {
-        #[cfg(feature = "fleet")]
-        if let Some(lease) = self.lease {
-            lease.release().await;
+        if let Some(turn) = self.turn {
+            turn.land().await;
         }
     }
 }
@@ -96,11 +91,11 @@ pub(crate) struct Put<'a> {
 
 /// The cache variant of a document rendered with `method` in extraction `mode`:
 /// its own key for article mode, and for a browser document rendered with
-/// `robots_for_frames` (issue 28), so a call never gets frames back that its own
+/// `robots_for_frames`, so a call never gets frames back that its own
 /// settings would have refused, nor misses frames they would have kept. HTTP
 /// documents have no frames: the switch leaves their key alone.
 ///
-/// Issue 31: with extension formats enabled every document is keyed with the
+/// With extension formats enabled every document is keyed with the
 /// enabled set, on disk and in the fleet's Redis alike, so a call never gets a
 /// representation its own settings would not have fetched (publisher Markdown
 /// for HTML, a PDF's text where the SRD refuses).
@@ -133,8 +128,7 @@ impl DocumentStore {
                 }
                 Looked::Miss(Flight::default())
             }
-            #[cfg(feature = "fleet")]
-            DocumentStore::Shared(shared) => shared_lookup(shared, lookup).await,
+            DocumentStore::Shared(shared) => shared_lookup(&**shared, lookup).await,
         }
     }
 
@@ -144,10 +138,9 @@ impl DocumentStore {
     pub(crate) async fn put(&self, put: Put<'_>) -> Result<(), String> {
         match self {
             DocumentStore::Disk(cache) => disk_put(cache, put).await,
-            #[cfg(feature = "fleet")]
             DocumentStore::Shared(shared) => {
                 let now = OffsetDateTime::now_utc();
-                let fresh = crate::cache::Fresh {
+                let fresh = Fresh {
                     url: put.url,
                     method: put.method,
                     variant: put.variant,
@@ -157,10 +150,8 @@ impl DocumentStore {
                     now,
                 };
                 match shared.write(fresh).await {
-                    Err(crate::fleet::WriteFailure::TooLarge) => {
-                        Err("entry exceeds max_cache_bytes".to_owned())
-                    }
-                    Ok(()) | Err(crate::fleet::WriteFailure::Unavailable) => Ok(()),
+                    Err(WriteFailure::TooLarge) => Err("entry exceeds max_cache_bytes".to_owned()),
+                    Ok(()) | Err(WriteFailure::Unavailable) => Ok(()),
                 }
             }
         }
@@ -181,11 +172,10 @@ fn usable(stand_in: bool, settings: &Settings) -> bool {
     true
 }
 
-#[cfg(feature = "fleet")]
-async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_>) -> Looked {
-    use crate::cache::{CacheKey, Entry};
-    use crate::fleet::Found;
-
+/// The first usable entry of `lookup` in a shared store, waiting for
+/// another instance's fetch of the page; on a miss, the call's [`Flight`] with
+/// the page's turn when it got it.
+async fn shared_lookup(shared: &dyn SharedDocuments, lookup: Lookup<'_>) -> Looked {
     let keys: Vec<CacheKey> = lookup
         .methods
         .iter()
@@ -204,12 +194,15 @@ async fn shared_lookup(shared: &crate::fleet::SharedDocuments, lookup: Lookup<'_
         };
         Looked::Hit(document, method)
     };
-    if let Some((index, entry)) = shared.read(&keys, lookup.wait_until, accept).await {
+    if let Some((index, entry)) = shared.read(&keys, lookup.wait_until, &accept).await {
         return hit(index, entry);
     }
-    match shared.wait_or_claim(&keys, lookup.wait_until, accept).await {
+    match shared
+        .wait_or_claim(&keys, lookup.wait_until, &accept)
+        .await
+    {
         Found::Entry(index, entry) => hit(index, entry),
-        Found::Claimed(lease) => Looked::Miss(Flight { lease: Some(lease) }),
+        Found::Claimed(turn) => Looked::Miss(Flight { turn: Some(turn) }),
         Found::Nothing => Looked::Miss(Flight::default()),
     }
 }

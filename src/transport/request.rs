@@ -24,7 +24,7 @@ use crate::error::FetchError;
 /// FR-WF-10b's `Accept`, exactly.
 pub(crate) const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1";
 
-/// Extension (issue 31): the `Accept` of a document request with publisher
+/// Extension: the `Accept` of a document request with publisher
 /// Markdown enabled: `text/markdown` first, then FR-WF-10b's types at lower
 /// q-values, in their order.
 pub(crate) const ACCEPT_MARKDOWN: &str =

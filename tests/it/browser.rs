@@ -47,6 +47,7 @@ mod page_requests;
 mod resources;
 mod signed;
 mod subresource_redirects;
+mod walls;
 
 /// The test configuration: loopback reachable on the listed ports only, 127.0.0.2
 /// always blocked, `timeout_seconds = 15`, Chromium at `chromium` with
@@ -242,7 +243,7 @@ impl Rig {
     /// [`html_page`] that also holds the network through the gate until its
     /// script calls `done()`, which marks `DONE` and releases the gate: the
     /// rendered DOM has every change the page made before, however slowly a
-    /// loaded machine runs its scripts (issue 30 item 8). The page must call
+    /// loaded machine runs its scripts. The page must call
     /// `done()`, or its render ends in the network-idle timeout.
     fn gated_page(&self, body: &str) -> String {
         let gate = format!(

@@ -1,4 +1,4 @@
-//! How Chromium is launched (issue 15): its sandbox stays on, also when this
+//! How Chromium is launched: its sandbox stays on, also when this
 //! process is root (Chromium then runs as `nobody`), `--no-sandbox` only by
 //! `allow_no_sandbox = true` with a warning, and the Chromium under test passes
 //! FR-WF-11 step 3's minimum version. Real Chromium only: skipped unless
@@ -185,7 +185,7 @@ fn namespace_of_self(kind: &str) -> String {
         .to_string()
 }
 
-/// Issue 15 item 4: the renderers are sandboxed, also when the tests run as root.
+/// The renderers are sandboxed, also when the tests run as root.
 #[tokio::test]
 async fn renderers_run_in_chromiums_sandbox_as_an_unprivileged_user() {
     let Some(chromium) = chromium() else { return };
@@ -322,8 +322,8 @@ async fn unreachable_profile_root_is_browser_unavailable_as_root() {
     let settings = settings(&chromium, server.address().port(), "");
     let (result, renderers, _) = render_watching(settings, &server, root.path()).await;
     let error = result.expect_err("render must fail");
-    assert_eq!(error.code, ErrorCode::BrowserUnavailable);
-    let message = error.details.error().unwrap();
+    assert_eq!(error.code(), ErrorCode::BrowserUnavailable);
+    let message = error.details().error().unwrap();
     assert!(message.contains("not reachable by uid 65534"), "{message}");
     assert!(renderers.is_empty());
     assert!(std::fs::read_dir(root.path()).unwrap().next().is_none());
@@ -344,7 +344,7 @@ fn allow_no_sandbox_is_a_browser_key_defaulting_to_false() {
     assert!(bad.is_err());
 }
 
-/// Issue 15 item 7: a long-lived host's warm standby. The first render launches
+/// A long-lived host's warm standby. The first render launches
 /// cold and parks the next Chromium; the following renders take the parked one,
 /// each Chromium serving exactly one call (a fresh profile every time), on a blank
 /// page prepared while the host was idle. The same page renders the same way

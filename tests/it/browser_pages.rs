@@ -1,4 +1,4 @@
-//! Browser mode reads a page as HTTP mode does (issue 15): the top document is
+//! Browser mode reads a page as HTTP mode does: the top document is
 //! handed to Chromium with the charset HTTP mode's rules choose (FR-WF-10i,
 //! CHARSET-01..04, SRD-READINGS 31), so both modes give the same text and the same
 //! `charset_fallback` note. Runs where `FORGE_TEST_CHROMIUM_PATH` names a Chromium.

@@ -1,4 +1,4 @@
-//! robots.txt in browser mode (FR-WF-ROBOTS-SCOPE-01, issue 28): the top frame's
+//! robots.txt in browser mode (FR-WF-ROBOTS-SCOPE-01): the top frame's
 //! chain is always checked; frame documents only with the extension switch
 //! `[tools.webfetch.browser] robots_for_frames`, which `webfetch mcp` and `serve`
 //! turn on when the config leaves it unset. Scripts' own requests (fetch, XHR) are
@@ -204,13 +204,13 @@ fn robots_disallowed_count(logs: &str) -> Option<u64> {
 /// documents are not robots-checked, so a disallowed same-origin path, a redirect
 /// into one, a script-made frame and a disallowed path of another origin all load
 /// and the same-origin ones' text reaches the output. With `robots_for_frames =
-/// true` (issue 28) each of them is failed at its URL or hop through the call's
+/// true` each of them is failed at its URL or hop through the call's
 /// robots check (each origin's robots.txt fetched once; a robots.txt that fails
 /// follows `fail_open`), the servers never see the disallowed paths, and the call
 /// still succeeds with the page. A `fetch()` of a disallowed path is served in
 /// both settings.
 #[tokio::test]
-async fn issue_28_robots_for_frames_checks_frame_documents_only_when_on() {
+async fn robots_for_frames_checks_frame_documents_only_when_on() {
     let Some(chromium) = chromium() else { return };
     let _turn = browser_turn(&SERIAL).await;
     let sites = Sites::start().await;
@@ -343,7 +343,7 @@ fn frame_text_shown(response: &Value) -> bool {
 /// never served it); a config that sets it to `false` gives the SRD answer through
 /// MCP too.
 #[tokio::test]
-async fn issue_28_mcp_checks_frames_by_default_and_fetch_does_not() {
+async fn mcp_checks_frames_by_default_and_fetch_does_not() {
     let Some(chromium) = chromium() else { return };
     let _turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;
@@ -392,7 +392,7 @@ async fn issue_28_mcp_checks_frames_by_default_and_fetch_does_not() {
 /// frame check is never served to a call with `robots_for_frames` on (which would
 /// hand it a frame its settings refuse), nor the reverse; each hits its own entry.
 #[tokio::test]
-async fn issue_28_the_cache_keeps_documents_rendered_with_and_without_the_check_apart() {
+async fn the_cache_keeps_documents_rendered_with_and_without_the_check_apart() {
     let Some(chromium) = chromium() else { return };
     let _turn = browser_turn(&SERIAL).await;
     let server = MockServer::start().await;

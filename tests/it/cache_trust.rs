@@ -1,4 +1,4 @@
-//! Local attackers against the cache directory (issue 28): another user who
+//! Local attackers against the cache directory: another user who
 //! creates the SRD's predictable default `cache_dir` first, or plants links in
 //! one. Every attack must fail closed: no file written outside the cache, no
 //! planted entry served, caching disabled with a warning that names the reason.

@@ -98,22 +98,47 @@ fn config(origin: &HoldingOrigin) -> Config {
     Config::new(&[origin.addr.port()]).timeout(120)
 }
 
+/// A `tools/call` of `web_fetch` for `url`, with a progress token when asked.
+fn fetch_call(id: u64, url: &str, progress: bool) -> serde_json::Value {
+    let mut call = json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "web_fetch", "arguments": { "url": url } }
+    });
+    if progress {
+        call["params"]["_meta"] = json!({ "progressToken": 1 });
+    }
+    call
+}
+
+/// The client's `notifications/cancelled` for request `id`.
+fn cancelled(id: u64) -> serde_json::Value {
+    json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": id, "reason": "the user moved on" }
+    })
+}
+
+/// A stateless Streamable HTTP `POST /mcp` of `call` to `addr`, its head and body.
+fn mcp_post(addr: SocketAddr, call: &serde_json::Value) -> (String, String) {
+    let body = call.to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    (head, body)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_cancel_over_stdio_closes_the_calls_origin_connection() {
     let origin = HoldingOrigin::start();
     let mut server = StdioServer::start(&config(&origin));
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": { "name": "web_fetch", "arguments": { "url": origin.url() } }
-    }));
+    server.send(fetch_call(2, &origin.url(), false));
     origin
         .wait_until("the call reached the origin", |c| c.opened == 1)
         .await;
     assert_eq!(origin.counts.borrow().closed, 0);
-    server.send(json!({
-        "jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": { "requestId": 2, "reason": "the user moved on" }
-    }));
+    server.send(cancelled(2));
     origin
         .wait_until("the cancelled call closed its connection", |c| {
             c.closed == 1
@@ -154,18 +179,8 @@ async fn a_serve_client_that_hangs_up_closes_the_calls_origin_connection() {
         .await;
 
     // POST /mcp (stateless Streamable HTTP)
-    let call = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": "web_fetch", "arguments": { "url": origin.url() } }
-    })
-    .to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
-        served.addr,
-        call.len()
-    );
-    let client = open_request(served.addr, &head, &call).await;
+    let (head, body) = mcp_post(served.addr, &fetch_call(1, &origin.url(), false));
+    let client = open_request(served.addr, &head, &body).await;
     origin
         .wait_until("the MCP call reached the origin", |c| c.opened == 2)
         .await;
@@ -176,22 +191,8 @@ async fn a_serve_client_that_hangs_up_closes_the_calls_origin_connection() {
 
     // POST /mcp with a progress token: the answer streams (SSE) from the first
     // notification on, and a hang-up still ends the call.
-    let call = json!({
-        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {
-            "name": "web_fetch",
-            "arguments": { "url": origin.url() },
-            "_meta": { "progressToken": 1 }
-        }
-    })
-    .to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
-        served.addr,
-        call.len()
-    );
-    let client = open_request(served.addr, &head, &call).await;
+    let (head, body) = mcp_post(served.addr, &fetch_call(2, &origin.url(), true));
+    let client = open_request(served.addr, &head, &body).await;
     origin
         .wait_until("the streamed call reached the origin", |c| c.opened == 3)
         .await;
@@ -203,4 +204,33 @@ async fn a_serve_client_that_hangs_up_closes_the_calls_origin_connection() {
     // The server lives.
     let health = crate::serve::get(served.addr, "/healthz").await;
     assert_eq!(health.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_frees_its_politeness_slot_and_caches_nothing() {
+    let origin = HoldingOrigin::start();
+    let cache = tempfile::tempdir().unwrap();
+    // One call in flight per origin: a slot the cancelled call kept would hold
+    // the next call back for the whole two-minute budget.
+    let config = config(&origin)
+        .cache(cache.path())
+        .section("[tools.webfetch.fleet]\nper_origin_in_flight = 1");
+    let mut server = StdioServer::start(&config);
+    server.send(fetch_call(2, &origin.url(), false));
+    origin
+        .wait_until("the first call reached the origin", |c| c.opened == 1)
+        .await;
+    server.send(cancelled(2));
+    origin
+        .wait_until("the first call closed its connection", |c| c.closed == 1)
+        .await;
+    // The same page again goes to the origin: no slot held, nothing cached.
+    server.send(fetch_call(3, &origin.url(), false));
+    origin
+        .wait_until("the second call reached the origin", |c| c.opened == 2)
+        .await;
+    server.send(cancelled(3));
+    origin
+        .wait_until("the second call closed its connection", |c| c.closed == 2)
+        .await;
 }

@@ -544,10 +544,10 @@ proptest! {
         check(&text, max, &chunk(&text, &[], max, &Cl100k))?;
     }
 
-    /// Issue 31: preferred cuts (here block starts picked by `pick`) keep every
+    /// Preferred cuts (here block starts picked by `pick`) keep every
     /// chunk within budget and lossless, and never make more chunks.
     #[test]
-    fn issue_31_property_hints_keep_chunks_within_budget_lossless_and_no_more(
+    fn property_hints_keep_chunks_within_budget_lossless_and_no_more(
         md in markdown(),
         max in 128usize..=2048,
         pick in any::<u64>(),

@@ -482,7 +482,7 @@ fn ext_extract_usage_errors_exit_1_with_nothing_on_stdout() {
     }
 }
 
-/// Issue 16: `--start-chunk` on the CLI; the response says `next_start_chunk`
+/// `--start-chunk` on the CLI; the response says `next_start_chunk`
 /// when the output budget cut it, and only when the flag was given.
 #[test]
 fn ext_start_chunk_flag_reads_on_from_a_chunk() {
@@ -535,7 +535,7 @@ fn ext_start_chunk_flag_reads_on_from_a_chunk() {
 }
 
 #[test]
-fn issue_31_extract_reads_a_saved_pdf_only_when_pdf_is_enabled() {
+fn extract_reads_a_saved_pdf_only_when_pdf_is_enabled() {
     // Longer than max_download_bytes (1024 below): a PDF is read to its own cap.
     let filler = "More of the saved report, line after line.";
     let mut lines = vec![("Saved report text.", 72.0, 700.0, 12.0)];

@@ -305,7 +305,7 @@ fn extraction_mode_is_srd_unless_configured() {
     }
 }
 
-/// Extension (issue 16): `[tools.webfetch.browser] max_concurrent_renders`, the
+/// Extension: `[tools.webfetch.browser] max_concurrent_renders`, the
 /// cap on Chromiums one tool runs at once: 2 by default, clamped to 1..=64.
 #[test]
 fn max_concurrent_renders_defaults_to_2_and_is_clamped() {
@@ -344,7 +344,7 @@ fn extraction_mode_bad_value_is_a_startup_error_naming_it() {
     assert!(e.starts_with("Configuration error: "), "{e}");
 }
 
-/// Extension (issue 28): `[tools.webfetch.serve] allowed_origins`, empty unless
+/// Extension: `[tools.webfetch.serve] allowed_origins`, empty unless
 /// configured; each entry must be an origin, else start-up stops naming it.
 #[test]
 fn serve_allowed_origins_are_origins_or_a_startup_error_naming_them() {

@@ -110,7 +110,7 @@ async fn fr_wf_dns_01_share_timeout_is_the_first_error_when_the_second_refuses()
     let _hole = black_hole(SocketAddr::from((FIRST, port)));
 
     let error = fetch(&settings(port, 1), port).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Network, "{}", error.to_json());
+    assert_eq!(error.code(), ErrorCode::Network, "{}", error.to_json());
     assert_eq!(error.details_json()["error"], "connect_timed_out");
     assert_eq!(
         error.details_json()["attempted_ips"],
@@ -125,7 +125,7 @@ async fn fr_wf_dns_01_every_address_blackholed_is_a_connect_timeout() {
     let _second = black_hole(SocketAddr::from((SECOND, port)));
 
     let error = fetch(&settings(port, 1), port).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Timeout, "{}", error.to_json());
+    assert_eq!(error.code(), ErrorCode::Timeout, "{}", error.to_json());
     assert_eq!(error.details_json()["phase"], "connect");
     assert_eq!(error.details_json()["timeout_ms"], 1000);
 }

@@ -138,7 +138,7 @@ async fn fr_wf_dns_01_3_a_refused_host_is_not_resolved_again_within_the_call() {
         .await
         .map(|built| built.json)
         .unwrap_err();
-    assert_eq!(error.code, webfetch::ErrorCode::SsrfBlocked);
+    assert_eq!(error.code(), webfetch::ErrorCode::SsrfBlocked);
     assert_eq!(counting.lookups(), ["internal.test"]);
     assert!(server.received_requests().await.unwrap().is_empty());
 }

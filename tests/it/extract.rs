@@ -262,7 +262,7 @@ fn t_wf_ext_08_all_roots_empty_is_extraction_failed() {
         "<body><main><img src=x.png alt=''></main><div hidden>h</div></body>",
     ] {
         let err = srd(html, &page).expect_err(html);
-        assert_eq!(err.code, ErrorCode::ExtractionFailed, "{html}");
+        assert_eq!(err.code(), ErrorCode::ExtractionFailed, "{html}");
         assert_eq!(
             err.details_json()["error"],
             "no_extractable_content",
@@ -593,7 +593,7 @@ fn render_golden(bytes: &[u8]) -> String {
         }
         Err(err) => out.push_str(&format!(
             "---\nerror: {} / {}\n",
-            err.code,
+            err.code(),
             err.details_json()["error"]
         )),
     }

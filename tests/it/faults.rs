@@ -1,4 +1,4 @@
-//! Fault injection (issue #18 item 3): the server, the disk or the process fails
+//! Fault injection: the server, the disk or the process fails
 //! under a fetch. Each fault ends in an asserted outcome: the documented error, and
 //! a cache that never holds anything partial.
 //!
@@ -97,7 +97,7 @@ pub(crate) async fn failing_fetch(config: Config, cache: &Path, url: &str) -> Fe
 }
 
 pub(crate) fn assert_code(error: &FetchError, code: ErrorCode) {
-    assert_eq!(error.code, code, "unexpected error: {}", error.to_json());
+    assert_eq!(error.code(), code, "unexpected error: {}", error.to_json());
 }
 
 /// `details.error` of a `network` error.
@@ -121,7 +121,7 @@ async fn reset_mid_body_is_network_body_read_failed_and_nothing_cached() {
     let error = failing_fetch(Config::new(&[site.port()]), cache.path(), &page(site)).await;
     let detail = network_detail(&error);
     assert!(detail.starts_with("body_read_failed"), "{detail}");
-    assert!(error.retryable);
+    assert!(error.is_retryable());
 }
 
 #[tokio::test]
@@ -473,7 +473,7 @@ async fn full_disk_fetch_succeeds_warns_leaves_nothing_partial_and_recovers() {
     // One namespace, one small tmpfs over the cache dir for the whole scenario:
     // write p0 with room, fill the disk, fetch p1, copy what a reader would see,
     // free the space, fetch p1 twice more. The tmpfs is mode 0700: its default,
-    // 1777, is a directory others can write to, which the cache refuses (issue 28).
+    // 1777, is a directory others can write to, which the cache refuses.
     let script = r#"set -e
 mount -t tmpfs -o size=256k,mode=0700 tmpfs "$D"
 run() { n=$1; shift; "$W" fetch "$@" --config "$C" >"$O/$n.json" 2>"$O/$n.err" || echo $? >"$O/$n.rc"; }

@@ -1,4 +1,4 @@
-//! A fleet (issue 32): two or more real `webfetch serve` processes on one real
+//! A fleet: two or more real `webfetch serve` processes on one real
 //! `redis-server` (started by the test on a free loopback port, stopped after),
 //! against loopback origins that count the requests they get: shared hits,
 //! single flight, robots.txt fetched once, politeness after a 429 and under
@@ -9,7 +9,7 @@
 //! test to open its gate, and the test opens it once what it waits for has
 //! happened, woken by it (a request counted, a call logged). Each such wait
 //! races the calls under test, so a call that ends first fails the test with
-//! its answer (issue 30 item 8). The one poll is for an instance to find a
+//! its answer. The one poll is for an instance to find a
 //! restarted Redis again, bounded by a minute.
 
 use std::net::SocketAddr;
@@ -48,7 +48,7 @@ async fn fetch(served: &Served, url: &str) -> Value {
     json
 }
 
-/// Item 1: what one instance fetched, another serves from Redis, with the same
+/// Shared documents: what one instance fetched, another serves from Redis, with the same
 /// response as a disk hit gives; the entry is the disk cache's JSON under the
 /// disk cache's key, expiring at its `expires_at`. Without `share_robots` each
 /// instance fetches robots.txt itself (FR-WF-ROBOTS-CACHE-01).
@@ -131,7 +131,7 @@ async fn fleet_instances_share_cached_pages_and_a_hit_is_a_disk_hit() {
     );
 }
 
-/// Issue 31 on the fleet: the shared store keys a document by the formats its
+/// Extension formats on the fleet: the shared store keys a document by the formats its
 /// call enabled, as the disk cache does. An instance reading publisher Markdown
 /// (serve's default formats) and one with `formats = []` (the SRD's HTML) share
 /// one Redis: neither is answered with the other's representation, and each
@@ -201,7 +201,7 @@ async fn fleet_keeps_publisher_markdown_and_html_apart() {
     assert_eq!(keys.len(), 2, "{keys:?}");
 }
 
-/// Item 2: six calls at once for one uncached page through two instances: the
+/// Single flight: six calls at once for one uncached page through two instances: the
 /// origin is asked once. It holds that request until all six calls have
 /// started, so the others find the page being fetched and wait for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,7 +243,7 @@ async fn fleet_single_flight_fetches_a_page_once_for_the_whole_fleet() {
     assert_eq!((fetched, hit), (1, 5), "{notes:?}");
 }
 
-/// Item 2: the holder dies mid-fetch (SIGKILL): its lease runs out, one
+/// Single flight: the holder dies mid-fetch (SIGKILL): its lease runs out, one
 /// waiter takes over and fetches, the other waiter reads that result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
@@ -297,7 +297,7 @@ async fn fleet_a_dead_holders_lease_lapses_and_one_waiter_takes_over() {
     held.abort();
 }
 
-/// Item 3: with `share_robots`, robots.txt is fetched once for the fleet, and
+/// Shared robots.txt: with `share_robots`, robots.txt is fetched once for the fleet, and
 /// its rules hold on every instance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_share_robots_fetches_robots_txt_once() {
@@ -322,7 +322,7 @@ async fn fleet_share_robots_fetches_robots_txt_once() {
     assert_eq!(hits(&server, "/private").await, 0);
 }
 
-/// Item 4: a 429 with `Retry-After` holds the origin for every instance: a
+/// Fleet-wide politeness: a 429 with `Retry-After` holds the origin for every instance: a
 /// call through another instance, to another page of that origin, gets
 /// `http_4xx` 429 (retryable, `retry_after_seconds`) without the origin, or
 /// its robots.txt, being asked.
@@ -366,7 +366,7 @@ async fn fleet_a_429_holds_the_origin_for_every_instance() {
     assert!(logs.contains("politeness_refused"), "{logs}");
 }
 
-/// Item 4: `per_origin_in_flight = 1` is fleet-wide: while one instance's
+/// Fleet-wide politeness: `per_origin_in_flight = 1` is fleet-wide: while one instance's
 /// request is in flight, a call through another instance waits for the slot
 /// within its budget, then gets `http_4xx` 429 `origin_busy`, and its request
 /// never reaches the origin.
@@ -405,7 +405,7 @@ async fn fleet_per_origin_in_flight_is_fleet_wide() {
     assert_eq!(third["title"], "Fleet", "{third}");
 }
 
-/// Item 5: Redis killed mid-run: calls still answer, as with no shared cache,
+/// Redis failures: Redis killed mid-run: calls still answer, as with no shared cache,
 /// and say so in the log; started again (empty), the instances reconnect by
 /// themselves and sharing resumes, without restarting them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -467,7 +467,7 @@ async fn fleet_redis_killed_mid_run_then_restarted() {
     );
 }
 
-/// Item 5: Redis flushed mid-run costs a refetch, nothing else; a full Redis
+/// Redis failures: Redis flushed mid-run costs a refetch, nothing else; a full Redis
 /// (`noeviction` at its `maxmemory`) refuses writes: calls still answer, with
 /// no `cache_write_failed` (as with no shared cache), and a warning says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -511,7 +511,7 @@ async fn fleet_a_flushed_or_full_redis_costs_only_refetches() {
     assert!(logs.contains("fleet_redis_refused"), "{logs}");
 }
 
-/// Item 5: a Redis that accepts connections and never answers costs a call at
+/// Redis failures: a Redis that accepts connections and never answers costs a call at
 /// most one operation timeout: the call answers within its own budget, as
 /// with no shared cache, and the log names the Redis without its password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -551,7 +551,7 @@ async fn fleet_a_stalled_redis_never_holds_a_call_past_its_budget() {
     drop(accepted);
 }
 
-/// Item 5: `rediss://` to a server whose certificate a private CA signed
+/// Redis failures: `rediss://` to a server whose certificate a private CA signed
 /// (`tls_ca_file`), the URL with its password read from `redis_url_file`: two
 /// instances share a page over TLS, and no log line shows the password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

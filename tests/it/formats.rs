@@ -1,4 +1,4 @@
-//! Issue 31: the extension formats (PDF, publisher Markdown, JSON, feeds) against
+//! The extension formats (PDF, publisher Markdown, JSON, feeds) against
 //! loopback servers: what each reads, its errors, its limits, the `Accept` header,
 //! the cache keeping representations apart, and the SRD's answers when they are
 //! off.
@@ -59,7 +59,7 @@ fn page(text: &str) -> Vec<(&str, f32, f32, f32)> {
 }
 
 #[tokio::test]
-async fn issue_31_with_no_format_enabled_every_type_answers_as_the_srd_says() {
+async fn with_no_format_enabled_every_type_answers_as_the_srd_says() {
     let pdf_bytes = pdf(&[page("Hello")], None, "");
     let server = site_with(&[
         ("/doc.pdf", body(&pdf_bytes, "application/pdf")),
@@ -109,7 +109,7 @@ async fn issue_31_with_no_format_enabled_every_type_answers_as_the_srd_says() {
 }
 
 #[tokio::test]
-async fn issue_31_publisher_markdown_is_asked_for_first_used_as_is_and_noted() {
+async fn publisher_markdown_is_asked_for_first_used_as_is_and_noted() {
     let server = MockServer::start().await;
     robots(&server, "User-agent: *\nAllow: /\n").await;
     Mock::given(method("GET"))
@@ -135,7 +135,7 @@ async fn issue_31_publisher_markdown_is_asked_for_first_used_as_is_and_noted() {
 }
 
 #[tokio::test]
-async fn issue_31_the_cache_keeps_the_two_representations_apart() {
+async fn the_cache_keeps_the_two_representations_apart() {
     let server = MockServer::start().await;
     robots(&server, "User-agent: *\nAllow: /\n").await;
     Mock::given(method("GET"))
@@ -170,7 +170,7 @@ async fn issue_31_the_cache_keeps_the_two_representations_apart() {
 }
 
 #[tokio::test]
-async fn issue_31_json_is_pretty_printed_in_a_fence_and_broken_json_is_an_error() {
+async fn json_is_pretty_printed_in_a_fence_and_broken_json_is_an_error() {
     let server = site_with(&[
         (
             "/api",
@@ -197,7 +197,7 @@ async fn issue_31_json_is_pretty_printed_in_a_fence_and_broken_json_is_an_error(
 }
 
 #[tokio::test]
-async fn issue_31_a_big_json_document_is_chunked_between_values() {
+async fn a_big_json_document_is_chunked_between_values() {
     let items: Vec<String> = (0..400)
         .map(|i| format!("{{\"id\":{i},\"name\":\"item number {i}\"}}"))
         .collect();
@@ -236,7 +236,7 @@ async fn issue_31_a_big_json_document_is_chunked_between_values() {
 }
 
 #[tokio::test]
-async fn issue_31_feeds_list_their_entries_and_a_broken_feed_is_an_error() {
+async fn feeds_list_their_entries_and_a_broken_feed_is_an_error() {
     let rss = br#"<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>
         <item><title>One</title><link>/1</link><pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate>
         <description>First &lt;b&gt;story&lt;/b&gt;</description></item></channel></rss>"#;
@@ -273,7 +273,7 @@ async fn issue_31_feeds_list_their_entries_and_a_broken_feed_is_an_error() {
 }
 
 #[tokio::test]
-async fn issue_31_a_pdf_is_read_with_its_title_and_without_its_page_numbers() {
+async fn a_pdf_is_read_with_its_title_and_without_its_page_numbers() {
     let pages = [
         vec![
             ("Annual Report", 72.0, 760.0, 20.0),
@@ -308,7 +308,7 @@ async fn issue_31_a_pdf_is_read_with_its_title_and_without_its_page_numbers() {
 }
 
 #[tokio::test]
-async fn issue_31_a_pdf_table_is_a_pipe_table_and_chunks_prefer_the_page_boundary() {
+async fn a_pdf_table_is_a_pipe_table_and_chunks_prefer_the_page_boundary() {
     // tests/fixtures/table-two-pages.py (ReportLab) writes it: page 1 a heading,
     // a paragraph, a table and a paragraph; page 2 a short note and a paragraph.
     let bytes = include_bytes!("../fixtures/table-two-pages.pdf");
@@ -364,7 +364,7 @@ async fn issue_31_a_pdf_table_is_a_pipe_table_and_chunks_prefer_the_page_boundar
 const BUDGET: usize = 180;
 
 #[tokio::test]
-async fn issue_31_pdf_errors_say_why_in_details_reason() {
+async fn pdf_errors_say_why_in_details_reason() {
     // A page with no text at all: a scan's shape.
     let no_text = pdf(&[vec![]], None, "");
     // qpdf --encrypt userpw ownerpw 256 (AES-256, a user password needed), and a
@@ -411,7 +411,7 @@ async fn issue_31_pdf_errors_say_why_in_details_reason() {
 }
 
 #[tokio::test]
-async fn issue_31_a_pdf_has_its_own_size_cap_and_page_cap() {
+async fn a_pdf_has_its_own_size_cap_and_page_cap() {
     let big = {
         let mut bytes = pdf(&[page("Big")], None, "");
         // Padding after %%EOF: still a PDF, 1.5 MiB long.
@@ -443,7 +443,7 @@ async fn issue_31_a_pdf_has_its_own_size_cap_and_page_cap() {
 }
 
 #[tokio::test]
-async fn issue_31_browser_mode_never_renders_a_pdf_it_reads_it_over_http() {
+async fn browser_mode_never_renders_a_pdf_it_reads_it_over_http() {
     let Some(chromium) = chromium() else { return };
     let _turn = browser_turn(&SERIAL).await;
     let bytes = pdf(&[page("Read, not rendered.")], None, "");

@@ -110,13 +110,15 @@ fn a_flat_json_array_inside_32_levels_is_packed_not_one_indented_line_per_zero()
     let body = nested(32, &zeros);
     let (cost, answer) = extract(body.as_bytes(), "application/json", 120);
     assert_eq!(cost.code, Some(0), "{}", cost.stderr);
-    assert_eq!(answer["notes"], serde_json::json!([]));
+    // Packed, the zeros and their indentation still outgrow the rendered cap.
+    assert_eq!(answer["notes"], serde_json::json!(["rendered_size_limit"]));
     let markdown = markdown(&answer);
     assert!(markdown.len() < 3 * BODY, "{}", markdown.len());
     assert!(markdown.contains("\n                                  0, 0, 0, 0"));
 }
 
-/// A feed whose entries carry every hostile link and title of the issue, to the
+/// A feed whose entries carry every hostile link and title (unsafe schemes, a
+/// target breaking out of `<…>`, raw HTML in a title), to the
 /// body cap.
 fn hostile_feed() -> String {
     let links = [
@@ -163,7 +165,8 @@ fn feed_links_keep_only_http_and_mailto_and_titles_are_text() {
     assert_eq!(answer["title"], "Feed <script>x");
 }
 
-/// Publisher Markdown with everything the issue found passed through, repeated
+/// Publisher Markdown with every hidden or unsafe construct (comments, `<script>`,
+/// `display:none`, `javascript:` links) a sanitiser must drop, repeated
 /// to the body cap.
 fn hostile_markdown() -> String {
     let block = "# Guide\n\n\

@@ -1,4 +1,4 @@
-//! Hostile servers at the edges (issue #18 item 4): each answer ends in the
+//! Hostile servers at the edges: each answer ends in the
 //! documented error, within the call's budget (the tool's own timer, no wall-clock
 //! asserts) and within the memory bound (`max_download_bytes`: the errors below
 //! are raised by the caps, not by running out of memory), and nothing is cached.
@@ -156,8 +156,8 @@ async fn a_huge_chunk_size_is_capped_by_max_download_bytes() {
     let error = failing_fetch(config, cache.path(), &page(site)).await;
     assert_code(&error, ErrorCode::ResponseTooLarge);
     assert_eq!(
-        error.details,
-        webfetch::ErrorDetails::ResponseTooLarge {
+        error.details(),
+        &webfetch::ErrorDetails::ResponseTooLarge {
             size: 100_001,
             max_bytes: 100_000
         }

@@ -190,7 +190,7 @@ fn never_contacted(listener: &std::net::TcpListener) -> bool {
 }
 
 fn assert_code(error: &FetchError, code: ErrorCode) {
-    assert_eq!(error.code, code, "unexpected error: {}", error.to_json());
+    assert_eq!(error.code(), code, "unexpected error: {}", error.to_json());
 }
 
 /// Asserts that `error` carries exactly the `details` object.
@@ -427,7 +427,7 @@ async fn t_wf_err_04_retryable_4xx_and_status_text() {
             .await
             .unwrap_err();
         assert_code(&error, code);
-        assert_eq!(error.retryable, retryable, "{status}");
+        assert_eq!(error.is_retryable(), retryable, "{status}");
         assert_eq!(error.details_json()["status"], status);
         assert_eq!(error.details_json()["status_text"], text);
     }
@@ -458,7 +458,7 @@ async fn it_wf_http_08_non_200_2xx_is_unexpected_status() {
             .await
             .unwrap_err();
         assert_unexpected_status(&error, status);
-        assert!(error.retryable);
+        assert!(error.is_retryable());
     }
 }
 

@@ -173,13 +173,13 @@ async fn t_wf_err_05_untrusted_certificate_is_tls_validation_failed() {
     let error = fetch_document(&client(&settings), &url(&server), deadline(), None, None)
         .await
         .unwrap_err();
-    assert_eq!(error.code, ErrorCode::Network);
+    assert_eq!(error.code(), ErrorCode::Network);
     assert_eq!(error.details_json()["error"], "tls_validation_failed");
     assert_eq!(
         error.details_json()["attempted_ips"],
         serde_json::json!(["127.0.0.1"])
     );
-    assert!(error.retryable);
+    assert!(error.is_retryable());
     assert!(server.seen.lock().unwrap().is_empty());
 }
 
@@ -189,7 +189,7 @@ async fn t_wf_err_05_certificate_for_another_name_is_refused() {
     // the name check optional.
     let server = tls_server(&["other.test"], &[b"http/1.1"], 200).await;
     let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Network);
+    assert_eq!(error.code(), ErrorCode::Network);
     assert_eq!(error.details_json()["error"], "tls_validation_failed");
 }
 
@@ -206,7 +206,7 @@ async fn t_wf_err_05_ip_literal_needs_an_ip_certificate() {
 async fn t_wf_err_06_http2_has_no_reason_phrase() {
     let server = tls_server(&["site.test"], &[b"h2"], 503).await;
     let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Http5xx);
+    assert_eq!(error.code(), ErrorCode::Http5xx);
     assert_eq!(error.details_json()["status"], 503);
     assert_eq!(error.details_json()["status_text"], "");
     assert!(server.seen.lock().unwrap()[0].h2);
@@ -216,12 +216,12 @@ async fn t_wf_err_06_http2_has_no_reason_phrase() {
 async fn fr_wf_err_http_02_http11_over_tls_keeps_its_reason_phrase() {
     let server = tls_server(&["site.test"], &[b"http/1.1"], 404).await;
     let error = fetch_trusted(&server, &url(&server)).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Http4xx);
+    assert_eq!(error.code(), ErrorCode::Http4xx);
     assert_eq!(error.details_json()["status_text"], "Not Found");
     assert!(!server.seen.lock().unwrap()[0].h2);
 }
 
-/// Issue 19: a host's extra root reaches every request of the tool, robots.txt
+/// A host's extra root reaches every request of the tool, robots.txt
 /// included; without it the same page is `tls_validation_failed`.
 #[tokio::test]
 async fn embed_builder_root_certificate_is_trusted_by_the_whole_tool() {
@@ -255,8 +255,8 @@ async fn embed_builder_root_certificate_is_trusted_by_the_whole_tool() {
         .await
         .map(|built| built.json)
         .unwrap_err();
-    assert_eq!(error.code, webfetch::ErrorCode::RobotsUnavailable);
-    assert_eq!(error.details.error(), Some("tls_validation_failed"));
+    assert_eq!(error.code(), webfetch::ErrorCode::RobotsUnavailable);
+    assert_eq!(error.details().error(), Some("tls_validation_failed"));
 
     let refused = webfetch::WebFetchTool::builder(settings.clone())
         .root_certificate(b"not a certificate".to_vec())

@@ -83,7 +83,7 @@ async fn call(tool: &WebFetchTool, url: &str) -> Result<Value, String> {
         .map(|built| built.json)
     {
         Ok(text) => Ok(serde_json::from_str(&text).unwrap()),
-        Err(error) => Err(error.code.to_string()),
+        Err(error) => Err(error.code().to_string()),
     }
 }
 

@@ -120,7 +120,7 @@ async fn mcp_advertises_the_extraction_extension() {
 }
 
 #[tokio::test]
-async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
+async fn mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_off() {
     let client = start_server(&[]).await;
     let tools = client.list_all_tools().await.unwrap();
     let description = tools[0]
@@ -144,7 +144,7 @@ async fn issue_31_mcp_describes_the_formats_it_reads_and_a_config_can_turn_them_
     let client = start_server(&["--config", config.to_str().unwrap()]).await;
     let tools = client.list_all_tools().await.unwrap();
     let without = tools[0].description.as_deref().unwrap_or_default();
-    // The tool's own paragraph (issue 29) and nothing about the formats.
+    // The tool's own paragraph and nothing about the formats.
     assert!(
         without.starts_with("Fetch an http(s) web page"),
         "{without}"
@@ -191,7 +191,7 @@ async fn mcp_call_with_extraction_uses_that_mode() {
     client.cancel().await.unwrap();
 }
 
-/// Issue 16: a page of 40 chunks, asked for by a URL that redirects to it, read
+/// A page of 40 chunks, asked for by a URL that redirects to it, read
 /// to the end through MCP in successive calls, each cut by the output budget, each
 /// next call made as the words say (the response's `final_url`): every chunk
 /// exactly once, in order; only the first call touches the network (the rest are
@@ -366,6 +366,10 @@ async fn mcp_the_tool_is_annotated_and_its_results_are_structured() {
         );
     }
     assert!(output["properties"]["page_type"].is_object());
+    // Only the standard's formats: a validating client warns about any other.
+    let mut formats = Vec::new();
+    collect_formats(output, &mut formats);
+    assert_eq!(formats, ["date-time"], "{output:#}");
 
     let url = format!("http://127.0.0.1:{}/page", server.address().port());
     let result = call(&client, json!({ "url": url })).await;
@@ -463,4 +467,20 @@ async fn mcp_a_call_with_a_progress_token_is_told_each_stage_before_its_result()
     }));
     let (before, _) = stdio.answer_after(8);
     assert!(before.is_empty(), "{before:?}");
+}
+
+/// Every `format` value in `schema` and its subschemas, deduplicated.
+fn collect_formats(schema: &Value, formats: &mut Vec<String>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::String(format)) = object.get("format")
+                && !formats.contains(format)
+            {
+                formats.push(format.clone());
+            }
+            object.values().for_each(|v| collect_formats(v, formats));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_formats(v, formats)),
+        _ => {}
+    }
 }

@@ -96,7 +96,7 @@ fn truncated_len(doc: &ExtractedDocument, notes: &[Note], chunks: Vec<FetchChunk
 }
 
 #[test]
-fn issue_29_page_type_follows_the_notes_and_only_in_auto_mode() {
+fn page_type_follows_the_notes_and_only_in_auto_mode() {
     let mut d = doc("# Hi\n\nBody.\n");
     let srd = build_json(&d, meta(&[]), 600, 1 << 20, &Cl100k).expect("fits");
     assert!(!srd.contains("page_type"), "{srd}");
@@ -341,7 +341,7 @@ fn fr_wf_out_02_tool_output_limit_error_when_nothing_fits() {
     let floor = truncated_len(&d, &[], vec![empty]);
     assert!(build_json(&d, meta(&[]), 128, floor, &Cl100k).is_ok());
     let error = build_json(&d, meta(&[]), 128, floor - 1, &Cl100k).expect_err("nothing fits");
-    assert_eq!(error.code, ErrorCode::Internal);
+    assert_eq!(error.code(), ErrorCode::Internal);
     assert_eq!(
         parse(&error.to_json()),
         serde_json::json!({
@@ -397,7 +397,7 @@ proptest! {
                 }
             }
             Err(e) => {
-                prop_assert_eq!(e.code, ErrorCode::Internal);
+                prop_assert_eq!(e.code(), ErrorCode::Internal);
                 prop_assert_eq!(&e.details_json()["effective_max_bytes"], &Value::from(budget));
                 let floor = match full.first() {
                     Some(c) => truncated_len(&d, &[], vec![FetchChunk { heading: c.heading.clone(), text: String::new(), token_count: 0 }]),
@@ -411,7 +411,7 @@ proptest! {
 
 // ---------------------------------------------------------------- continuation
 
-/// Issue 16: windows over the document's chunking. No window is exactly `build`;
+/// Windows over the document's chunking. No window is exactly `build`;
 /// a window that fits whole says nothing more; cut windows say where to go on,
 /// and reading on from there returns every chunk once, in order, at any budget.
 #[test]
@@ -477,7 +477,7 @@ fn continuation_start_past_the_end_is_bad_args_with_the_chunk_count() {
     let d = doc(&sections(3));
     let total = plain_chunks(&d.markdown, 256, &Cl100k).len();
     let error = windowed(&d, meta(&[]), 256, Some(total), 1 << 20, &Cl100k).unwrap_err();
-    assert_eq!(error.code, ErrorCode::BadArgs);
+    assert_eq!(error.code(), ErrorCode::BadArgs);
     assert_eq!(error.details_json()["field"], "start_chunk");
     assert_eq!(error.details_json()["chunk_count"], total);
     let last = windowed(&d, meta(&[]), 256, Some(total - 1), 1 << 20, &Cl100k).unwrap();

@@ -1,4 +1,4 @@
-//! Issue 31: hostile PDFs through the PDF reader: a stream whose declared length
+//! Hostile PDFs through the PDF reader: a stream whose declared length
 //! is absurd, nesting 100,000 deep, a decompression bomb (twice the 64 MiB
 //! stream cap, in 130 KiB), a page tree that contains itself, and a form XObject that
 //! draws itself. Each gives Markdown or an `extraction_failed` with a `pdf_*`
@@ -70,7 +70,11 @@ fn read_bounded(name: &str, bytes: &[u8]) -> Option<String> {
     match read(bytes, &limits) {
         Ok(read) => Some(read.document.markdown),
         Err(error) => {
-            assert_eq!(error.code, ErrorCode::ExtractionFailed, "{name}: {error:?}");
+            assert_eq!(
+                error.code(),
+                ErrorCode::ExtractionFailed,
+                "{name}: {error:?}"
+            );
             let reason = error.details_json()["reason"].clone();
             assert!(
                 reason.as_str().is_some_and(|r| r.starts_with("pdf_")),
@@ -82,7 +86,7 @@ fn read_bounded(name: &str, bytes: &[u8]) -> Option<String> {
 }
 
 #[test]
-fn issue_31_a_stream_declaring_a_terabyte_is_read_for_what_it_holds() {
+fn a_stream_declaring_a_terabyte_is_read_for_what_it_holds() {
     let bytes = one_page("", "", stream("/Length 999999999999", TEXT.as_bytes()));
     if let Some(markdown) = read_bounded("huge length", &bytes) {
         assert!(markdown.contains("Hello hostile world"), "{markdown}");
@@ -90,7 +94,7 @@ fn issue_31_a_stream_declaring_a_terabyte_is_read_for_what_it_holds() {
 }
 
 #[test]
-fn issue_31_deep_nesting_is_refused_or_read_never_a_stack_overflow() {
+fn deep_nesting_is_refused_or_read_never_a_stack_overflow() {
     let depth = 100_000;
     let arrays = format!("/Deep {}{}", "[".repeat(depth), "]".repeat(depth));
     read_bounded(
@@ -114,7 +118,7 @@ fn issue_31_deep_nesting_is_refused_or_read_never_a_stack_overflow() {
 }
 
 #[test]
-fn issue_31_a_decompression_bomb_stops_at_the_stream_cap() {
+fn a_decompression_bomb_stops_at_the_stream_cap() {
     let line = format!("BT /F1 12 Tf 72 720 Td ({}) Tj ET\n", "A".repeat(65_000));
     let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     for _ in 0..2_100 {
@@ -129,7 +133,7 @@ fn issue_31_a_decompression_bomb_stops_at_the_stream_cap() {
 }
 
 #[test]
-fn issue_31_a_page_tree_containing_itself_and_a_form_drawing_itself_end() {
+fn a_page_tree_containing_itself_and_a_form_drawing_itself_end() {
     let cyclic = assemble(&[
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [2 0 R 3 0 R 2 0 R] /Count 2147483647 >>".to_vec(),

@@ -1,5 +1,5 @@
-//! Issue 45: a hostile PDF costs one call, never the process. Each input of the
-//! issue, generated (`support/hostile_pdfs.rs`), goes through the real binary
+//! A hostile PDF costs one call, never the process. Each hostile
+//! input, generated (`support/hostile_pdfs.rs`), goes through the real binary
 //! (`webfetch extract`, which reads PDFs in a worker process) with a 3 s
 //! timeout: the answer is Markdown or a PDF error, the peak memory of the
 //! process and its worker stays under 256 MiB, and the answer comes long before
@@ -94,7 +94,7 @@ fn text(json: &Value) -> String {
 }
 
 #[test]
-fn issue_45_an_object_stream_listing_one_offset_64_times_is_read_once_and_refused() {
+fn an_object_stream_listing_one_offset_64_times_is_read_once_and_refused() {
     for (name, bytes) in [
         (
             "same offset 64",
@@ -120,13 +120,13 @@ fn issue_45_an_object_stream_listing_one_offset_64_times_is_read_once_and_refuse
 }
 
 #[test]
-fn issue_45_a_30_mb_array_of_small_numbers_stops_at_the_workers_memory_limit() {
+fn a_30_mb_array_of_small_numbers_stops_at_the_workers_memory_limit() {
     let json = costs_one_call("raw array", &hostile::raw_array(30_000_000));
     assert_eq!(reason(&json), "pdf_resource_limit", "{json}");
 }
 
 #[test]
-fn issue_45_a_form_painted_thousands_of_times_is_inflated_once() {
+fn a_form_painted_thousands_of_times_is_inflated_once() {
     for paints in [300, 2000] {
         let name = format!("{paints} paints");
         let json = costs_one_call(&name, &hostile::form_painted(paints, 64 << 20));
@@ -140,13 +140,13 @@ fn issue_45_a_form_painted_thousands_of_times_is_inflated_once() {
 }
 
 #[test]
-fn issue_45_an_inline_font_selected_200_times_is_loaded_once() {
+fn an_inline_font_selected_200_times_is_loaded_once() {
     let json = costs_one_call("inline font", &hostile::inline_font(200));
     assert!(text(&json).contains("Hello hostile world"), "{json}");
 }
 
 #[test]
-fn issue_45_forms_nested_8_deep_hold_a_bounded_amount_at_once() {
+fn forms_nested_8_deep_hold_a_bounded_amount_at_once() {
     let json = costs_one_call("nested forms", &hostile::nested_forms(8, 64 << 20));
     if json["code"].is_null() {
         assert!(text(&json).contains("Hello hostile world"), "{json}");
@@ -154,7 +154,7 @@ fn issue_45_forms_nested_8_deep_hold_a_bounded_amount_at_once() {
 }
 
 #[test]
-fn issue_45_in_process_reading_keeps_the_same_parser_bounds() {
+fn in_process_reading_keeps_the_same_parser_bounds() {
     // Every input but the raw array, which only a worker's memory cap bounds
     // (lopdf builds one object from it before anything can weigh it).
     for (name, bytes) in hostile::all() {
@@ -238,7 +238,7 @@ async fn fetch(tool: &WebFetchTool, bytes: Vec<u8>) -> Result<Value, Value> {
 }
 
 #[tokio::test]
-async fn issue_45_a_worker_killed_by_its_memory_limit_fails_its_call_and_the_next_one_reads() {
+async fn a_worker_killed_by_its_memory_limit_fails_its_call_and_the_next_one_reads() {
     let worker = PdfWorker::new(env!("CARGO_BIN_EXE_webfetch")).memory_limit(48 << 20);
     let tool = WebFetchTool::builder(pdf_settings())
         .pdf_worker(worker)
@@ -254,7 +254,7 @@ async fn issue_45_a_worker_killed_by_its_memory_limit_fails_its_call_and_the_nex
 }
 
 #[tokio::test]
-async fn issue_45_a_worker_that_answers_garbage_or_dies_fails_its_call_alone() {
+async fn a_worker_that_answers_garbage_or_dies_fails_its_call_alone() {
     let dir = tempfile::tempdir().unwrap();
     let script = |name: &str, body: &str| {
         let path = dir.path().join(name);
@@ -297,7 +297,7 @@ async fn issue_45_a_worker_that_answers_garbage_or_dies_fails_its_call_alone() {
 }
 
 #[tokio::test]
-async fn issue_45_the_worker_answers_what_in_process_reading_answers() {
+async fn the_worker_answers_what_in_process_reading_answers() {
     let in_process = WebFetchTool::new(pdf_settings());
     let in_worker = WebFetchTool::builder(pdf_settings())
         .pdf_worker(PdfWorker::new(env!("CARGO_BIN_EXE_webfetch")))
@@ -336,7 +336,7 @@ fn peak_mib(pid: u32) -> f64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_45_serve_reads_the_worst_pdfs_while_healthz_answers_and_lives_on() {
+async fn serve_reads_the_worst_pdfs_while_healthz_answers_and_lives_on() {
     use wiremock::matchers::{method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 

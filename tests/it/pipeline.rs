@@ -157,7 +157,7 @@ fn all_text(response: &Value) -> String {
 }
 
 fn assert_code(error: &FetchError, code: ErrorCode) {
-    assert_eq!(error.code, code, "unexpected error: {}", error.to_json());
+    assert_eq!(error.code(), code, "unexpected error: {}", error.to_json());
 }
 
 // ---------------------------------------------------------------- IT-WF-HTTP-01

@@ -130,13 +130,13 @@ async fn render_with(settings: Settings) -> webfetch::FetchError {
 #[tokio::test]
 async fn fr_wf_11a_disabled_or_missing_browser_is_unavailable() {
     let disabled = render_with(settings("[tools.webfetch.browser]\nenabled = false")).await;
-    assert_eq!(disabled.code, ErrorCode::BrowserUnavailable);
-    assert!(!disabled.retryable);
+    assert_eq!(disabled.code(), ErrorCode::BrowserUnavailable);
+    assert!(!disabled.is_retryable());
     let missing = render_with(settings(
         "[tools.webfetch.browser]\nchromium_path = \"/nonexistent/chromium\"",
     ))
     .await;
-    assert_eq!(missing.code, ErrorCode::BrowserUnavailable);
+    assert_eq!(missing.code(), ErrorCode::BrowserUnavailable);
     assert_eq!(
         missing.details_json()["chromium_path"],
         "/nonexistent/chromium"

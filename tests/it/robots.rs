@@ -470,7 +470,7 @@ proptest! {
 
 mod fetch;
 
-/// Issue 28, item 4 (an extension): through the whole tool, against a server that
+/// `normalize_paths` (an extension): through the whole tool, against a server that
 /// answers every path, as one that merges slashes and decodes `%2F` before routing
 /// would for these variants of disallowed pages. By default (the SRD's literal RFC
 /// 9309 matching) they are allowed and fetched; with `[tools.webfetch.robots]
@@ -531,7 +531,7 @@ async fn normalize_paths_refuses_what_a_normalizing_server_would_serve() {
             .await
             .map(|built| built.json)
             .unwrap_err();
-        assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{path}");
+        assert_eq!(error.code(), ErrorCode::RobotsDisallowed, "{path}");
         assert_eq!(error.details_json()["path"], shown);
     }
     assert_eq!(

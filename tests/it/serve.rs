@@ -1,4 +1,4 @@
-//! `webfetch serve` (issue 16): the real binary on loopback, against wiremock
+//! `webfetch serve`: the real binary on loopback, against wiremock
 //! servers on loopback. MCP over Streamable HTTP with rmcp's real client, the
 //! `GET /v1/fetch` API over raw TCP, the bearer token, robots.txt single-flight
 //! across concurrent calls, graceful shutdown on SIGTERM, and two processes
@@ -459,7 +459,7 @@ fn mcp_call_body(url: &str) -> String {
     .to_string()
 }
 
-/// Issue 28, item 2: a cross-site browser request (a foreign or `null` `Origin`,
+/// A cross-site browser request (a foreign or `null` `Origin`,
 /// another port or loopback address, or without `Origin` a `Sec-Fetch-Site`
 /// of `cross-site` or `same-site`) is refused with `403 forbidden_origin` on
 /// every route, `/healthz` and unknown paths included, with or without a token
@@ -542,7 +542,7 @@ async fn serve_refuses_cross_site_callers_on_every_route_with_or_without_a_token
     );
 }
 
-/// Issue 28, item 2: what is not cross-site is served: the listener's own
+/// What is not cross-site is served: the listener's own
 /// origins (`127.0.0.1`, `localhost` at its port), an origin listed in
 /// `[tools.webfetch.serve] allowed_origins` (also when it says `cross-site`),
 /// `Sec-Fetch-Site: none` or `same-origin`, and no browser header at all; on
@@ -601,7 +601,7 @@ async fn serve_admits_its_own_origins_the_allowlist_and_non_browser_callers() {
     assert!(!logs.contains("refused a cross-site"), "{logs}");
 }
 
-/// Issue 16: 50 agents calling at once for pages of one origin share one
+/// 50 agents calling at once for pages of one origin share one
 /// robots.txt fetch (the origin cache's single-flight, across all sessions).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_fifty_concurrent_calls_fetch_robots_txt_once() {

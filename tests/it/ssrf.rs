@@ -35,7 +35,7 @@ fn default_check(input: &str) -> Result<Vec<IpAddr>, FetchError> {
 
 fn assert_code(input: &str, code: ErrorCode) -> FetchError {
     let error = default_check(input).expect_err(input);
-    assert_eq!(error.code, code, "{input}: {}", error.to_json());
+    assert_eq!(error.code(), code, "{input}: {}", error.to_json());
     error
 }
 
@@ -154,7 +154,7 @@ fn t_wf_ssrf_08_custom_ports_accepted_when_configured() {
     assert!(check("http://example.com:8080/", &custom.security, &validator).is_ok());
     // The list is the complete allowlist: 80 is no longer implied (FR-WF-PORT-01).
     let error = check("http://example.com/", &custom.security, &validator).unwrap_err();
-    assert_eq!(error.code, ErrorCode::PortBlocked);
+    assert_eq!(error.code(), ErrorCode::PortBlocked);
     let listed = settings("[tools.webfetch.security]\nallowed_ports = [80, 443, 8080]\n");
     let validator =
         StubValidator::new(&listed.security).with_host("example.com", &[ip("93.184.216.34")]);
@@ -203,7 +203,7 @@ fn t_wf_ssrf_11_disabling_protection_needs_the_override() {
     assert_eq!(
         check("http://169.254.169.254/", security, &validator)
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::SsrfBlocked
     );
 }
@@ -225,7 +225,7 @@ fn t_wf_ssrf_11_additional_cidrs_always_blocked() {
         ("http://example.com/", "93.184.216.34/32"),
     ] {
         let error = check(input, security, &validator).unwrap_err();
-        assert_eq!(error.code, ErrorCode::SsrfBlocked, "{input}");
+        assert_eq!(error.code(), ErrorCode::SsrfBlocked, "{input}");
         assert_eq!(error.details_json()["cidr"], cidr);
         assert_eq!(error.details_json()["toggle"], "additional_blocked_cidrs");
     }
@@ -352,7 +352,7 @@ fn t_wf_ssrf_17_mixed_dns_results() {
         vec![ip("93.184.216.34")]
     );
     let error = check("http://blocked.example/", &security, &validator).unwrap_err();
-    assert_eq!(error.code, ErrorCode::SsrfBlocked);
+    assert_eq!(error.code(), ErrorCode::SsrfBlocked);
     assert_eq!(
         error.details_json()["blocked_ip"],
         "10.0.0.1",

@@ -511,7 +511,7 @@ pub(crate) async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
     String::from_utf8_lossy(&head).into_owned()
 }
 
-/// A PDF (issue 31) whose pages each show `lines` of text: `(text, x, y, size)`
+/// A PDF whose pages each show `lines` of text: `(text, x, y, size)`
 /// in Helvetica, with `/Title` when `title` is given and `extra_trailer` (e.g. an
 /// `/Encrypt` entry) appended to the trailer. Offsets in the cross-reference table
 /// are exact, so a strict reader reads it as written.

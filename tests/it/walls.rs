@@ -92,15 +92,15 @@ async fn each_vendors_wall_is_an_error_naming_it_and_never_content() {
     let tool = tool(&server, Some(true));
     for (path, _, vendor) in walls {
         let error = call(&tool, &server, path).await.unwrap_err();
-        assert_eq!(error.code, ErrorCode::Http4xx, "{path}");
-        assert!(!error.retryable, "{path}");
+        assert_eq!(error.code(), ErrorCode::Http4xx, "{path}");
+        assert!(!error.is_retryable(), "{path}");
         let details = error.details_json();
         assert_eq!(details["reason"], "bot_challenge", "{path}");
         assert_eq!(details["vendor"], vendor, "{path}");
         assert!(
-            error.message.contains("refused an automated client"),
+            error.message().contains("refused an automated client"),
             "{}",
-            error.message
+            error.message()
         );
         let envelope = error.to_json();
         for words in [
@@ -126,13 +126,17 @@ async fn pay_per_crawl_is_payment_required_with_its_price() {
     let error = call(&tool(&server, Some(true)), &server, "/priced")
         .await
         .unwrap_err();
-    assert_eq!(error.code, ErrorCode::Http4xx);
-    assert!(!error.retryable);
+    assert_eq!(error.code(), ErrorCode::Http4xx);
+    assert!(!error.is_retryable());
     assert_eq!(
         Value::Object(error.details_json()),
         json!({"price": "USD 0.01", "reason": "payment_required", "status": 402, "status_text": "Payment Required"})
     );
-    assert!(error.message.contains("does not pay"), "{}", error.message);
+    assert!(
+        error.message().contains("does not pay"),
+        "{}",
+        error.message()
+    );
 }
 
 #[tokio::test]

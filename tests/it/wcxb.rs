@@ -1,4 +1,4 @@
-//! Auto extraction per page type on WCXB's dev split (issue 29): 1,497 real pages
+//! Auto extraction per page type on WCXB's dev split: 1,497 real pages
 //! of seven types with human-reviewed main content (WCXB, Murrough Foley, 2026,
 //! CC-BY-4.0; not in this repository). Read from `WEBFETCH_WCXB_DIR`, else
 //! `wcxb-dev` beside `WEBFETCH_CORPUS_DIR`; skips with a message when absent.
@@ -37,7 +37,7 @@ const FLOORS: [(&str, f64); 8] = [
 ];
 
 #[test]
-fn issue_29_auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text() {
+fn auto_mode_holds_its_per_type_floors_and_answers_every_page_with_text() {
     let dir = split::dir();
     let Some(pages) = split::pages(&dir) else {
         println!(

@@ -1,7 +1,7 @@
 //! Parses one HTML file with each peer parser once, each in its own function so
 //! that `benches/parser_ratio.sh` can count its instructions under callgrind
 //! (`--toggle-collect`): the dense-over-real ratio of parsing alone, for the
-//! parsers an extraction pipeline could be built on (issue 17 item 3).
+//! parsers an extraction pipeline could be built on.
 
 use std::hint::black_box;
 

@@ -7,11 +7,11 @@ from typing import Any, Dict, List, Literal, TypedDict
 
 #: The HTML extraction of the ``extraction`` argument (extension): the whole
 #: readable page (``"srd"``, FR-WF-13), only the main article (``"article"``), or
-#: what the kind of page calls for (``"auto"``, issue 29; the response then says
+#: what the kind of page calls for (``"auto"``; the response then says
 #: ``page_type``).
 Extraction = Literal["srd", "article", "auto"]
 
-#: What ``"auto"`` extraction found (issue 29).
+#: What ``"auto"`` extraction found.
 PageType = Literal["article", "forum", "product", "listing", "documentation", "service"]
 
 

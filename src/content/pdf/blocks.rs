@@ -1,4 +1,4 @@
-//! Lines to Markdown blocks (issue 31): paragraphs, headings where the fonts show
+//! Lines to Markdown blocks: paragraphs, headings where the fonts show
 //! them, list items, and the text joins across line ends, columns and pages. Pure.
 //!
 //! - A block ends at a wider vertical gap than the lines' spacing, a change of
@@ -10,7 +10,7 @@
 //!   a heading; its level comes from its size among the heading sizes.
 //! - A table ([`super::table`]) is a block of its own, never joined.
 //! - Every block knows its page, and where a join brought in a later page's
-//!   text: the page boundaries the chunker prefers to cut at (issue 31).
+//!   text: the page boundaries the chunker prefers to cut at.
 
 use super::lines::{BULLETS, Line};
 use super::table::Table;

@@ -1,4 +1,4 @@
-//! PDF fonts as the text layer needs them (issue 31): how a shown string splits
+//! PDF fonts as the text layer needs them: how a shown string splits
 //! into character codes, what text each code stands for, and how far it advances.
 //!
 //! lopdf parses the objects and the `ToUnicode` CMaps; the rules of which map wins

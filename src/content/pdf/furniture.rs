@@ -1,4 +1,4 @@
-//! Page furniture (issue 31): running headers, footers and page numbers, found by
+//! Page furniture: running headers, footers and page numbers, found by
 //! where they sit and how they repeat. Pure.
 //!
 //! Candidates are the [`EDGE_LINES`] topmost and bottommost lines of each page. A

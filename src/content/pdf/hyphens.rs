@@ -1,4 +1,4 @@
-//! Line ends in running text (issue 31): a word hyphenated at a line end is
+//! Line ends in running text: a word hyphenated at a line end is
 //! joined again, and a compound that was cut at its own hyphen keeps it. Pure.
 //!
 //! Typesetters (TeX, groff) break `workers` as `work-` / `ers`, and also break

@@ -1,4 +1,4 @@
-//! A page's content stream to positioned glyphs (issue 31): the text operators of
+//! A page's content stream to positioned glyphs: the text operators of
 //! PDF 32000 9.4 (text state, `Tm`/`Td`/`TD`/`T*`, `Tj`/`TJ`/`'`/`"`), the
 //! graphics state's `cm`, `q`/`Q`, and form XObjects (`Do`), nested at most
 //! [`MAX_FORM_DEPTH`] deep. lopdf tokenises the stream; the state machine is ours.

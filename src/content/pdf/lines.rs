@@ -1,4 +1,4 @@
-//! Positioned glyphs to text lines (issue 31). Pure.
+//! Positioned glyphs to text lines. Pure.
 //!
 //! Glyphs are taken in content-stream order, which is reading order for the
 //! producers that matter (a two-column pdfTeX page ships its left column, then its
@@ -22,7 +22,7 @@ const SEGMENT_GAP: f32 = 3.0;
 const BASELINE_SHIFT: f32 = 0.4;
 /// A gap inside a line wider than this many ems is kept as a [`Gap`]: far wider
 /// than a word space (about a quarter em, a little more in a justified line), as
-/// wide as the padding between two table cells (issue 31: tables).
+/// wide as the padding between two table cells.
 const CELL_GAP: f32 = 1.0;
 
 /// One line of text.
@@ -271,7 +271,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn issue_31_gaps_wider_than_an_em_are_kept_with_offsets_into_the_text() {
+    fn gaps_wider_than_an_em_are_kept_with_offsets_into_the_text() {
         // Word spaces of a quarter em, then a 1.8 em gap, then a half em one.
         let mut glyphs = words("Units sold", 72.0, 700.0, 10.0);
         glyphs.extend(words("120", 137.5, 700.0, 10.0));

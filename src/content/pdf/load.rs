@@ -1,5 +1,5 @@
 //! A PDF file to a lopdf [`Document`], within the document's [`Quota`] and the
-//! call's read budget (issue 45).
+//! call's read budget.
 //!
 //! lopdf loads a file eagerly (every object of the cross-reference table, every
 //! object stream) and gives a caller one hook: a filter called with each object

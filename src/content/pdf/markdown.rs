@@ -1,4 +1,4 @@
-//! A PDF's lines, page by page, to Markdown (issue 31). Pure.
+//! A PDF's lines, page by page, to Markdown. Pure.
 //!
 //! Furniture goes first ([`furniture`]), then each page's tables are found
 //! ([`table`]) and its other lines become blocks ([`blocks`]), blocks cut by a
@@ -6,7 +6,7 @@
 //! size rank, `- ` list items, pipe tables, paragraphs.
 //!
 //! Where each page begins in the Markdown is kept too, as chunk-boundary hints
-//! (issue 31: "page boundaries are kept as chunk-boundary hints"): the start of
+//! so the chunker can cut at page boundaries: the start of
 //! the page's first block; for a page whose first paragraph continues one from
 //! the page before (joined), the block boundary nearer the page break, the
 //! joined block's start or its end. They cost no text: the chunker only prefers
@@ -258,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_31_a_table_is_a_pipe_table_and_pages_begin_at_block_boundaries() {
+    fn a_table_is_a_pipe_table_and_pages_begin_at_block_boundaries() {
         let mut first = vec![line("Intro text.", 760.0, 10.0, false)];
         for (i, (a, b)) in [("Name", "Mark"), ("x|y", "*b*"), ("c", "d")]
             .iter()

@@ -1,5 +1,5 @@
 //! What reading one PDF may spend, whatever the file asks for: the
-//! document-wide budgets every stage draws from (issue 45). Per-stream caps alone
+//! document-wide budgets every stage draws from. Per-stream caps alone
 //! do not bound a document: a small file can ask for the same stream, form or
 //! font again and again, or for many streams each just under its cap.
 //!

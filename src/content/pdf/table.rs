@@ -1,4 +1,4 @@
-//! Tables (issue 31: "tables as Markdown where the layout allows"): text set in
+//! Tables, as Markdown where the layout allows: text set in
 //! aligned columns over several consecutive rows is found on a page and kept as
 //! a [`Table`], which the writer renders as a GitHub pipe table. Pure.
 //!

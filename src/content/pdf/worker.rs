@@ -1,4 +1,4 @@
-//! PDF reading in a worker process (extension, issue 45): lopdf is a large
+//! PDF reading in a worker process (extension): lopdf is a large
 //! parser of a binary format, and its next bug on a hostile file must cost one
 //! call, never the process every agent shares. The front doors (`webfetch
 //! fetch`/`extract`, `mcp`, `serve`) read each PDF in a child of the same
@@ -18,7 +18,9 @@
 //!
 //! The parent runs it on the reader's thread, under the call's read budget:
 //! killed at the deadline or when the call ends (checked every
-//! [`POLL`]), reaped in every case. Its stdio are Unix socket pairs, whose
+//! [`POLL`]), and killed once it has answered, so no worker outlives its call;
+//! the thread that keeps the next worker ready reaps it, which keeps the
+//! kernel's teardown of the process off the reader's path. Its stdio are Unix socket pairs, whose
 //! timeouts let that one thread write the PDF and read the answer while it
 //! watches the budget. A child that dies, is killed by a limit or
 //! answers garbage fails that one call with `extraction_failed`:
@@ -29,7 +31,8 @@ use std::io::{BufWriter, Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -51,20 +54,34 @@ const MAX_STDERR_BYTES: usize = 4096;
 /// The most a request line may take.
 const MAX_HEADER_BYTES: usize = 4096;
 
-/// Reads PDFs in a worker process of the `webfetch` binary (extension, issue
-/// 45): see [`WebFetchToolBuilder::pdf_worker`](crate::WebFetchToolBuilder::pdf_worker).
+/// Reads PDFs in a worker process of the `webfetch` binary (extension): see [`WebFetchToolBuilder::pdf_worker`](crate::WebFetchToolBuilder::pdf_worker).
 ///
 /// ```no_run
 /// # use webfetch::{PdfWorker, Settings, WebFetchTool};
 /// let worker = PdfWorker::new("/usr/local/bin/webfetch").memory_limit(512 << 20);
 /// let tool = WebFetchTool::builder(Settings::default()).pdf_worker(worker).build();
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// One worker is kept started ahead of its request (idle on its stdin, a few
+/// MiB), so a PDF does not wait for a process to start: each read takes it and
+/// asks for the next. Clones share it.
+#[derive(Debug, Clone)]
 pub struct PdfWorker {
     program: PathBuf,
     memory_bytes: Option<u64>,
     cpu_seconds: Option<u64>,
+    standby: Arc<Standby>,
 }
+
+impl PartialEq for PdfWorker {
+    /// The same program with the same limits (whatever worker each has ready).
+    fn eq(&self, other: &PdfWorker) -> bool {
+        (&self.program, self.memory_bytes, self.cpu_seconds)
+            == (&other.program, other.memory_bytes, other.cpu_seconds)
+    }
+}
+
+impl Eq for PdfWorker {}
 
 /// The child's first stdin line.
 #[derive(Debug, Serialize, Deserialize)]
@@ -104,8 +121,10 @@ impl PdfWorker {
     /// Workers run as `program pdf-worker`: the `webfetch` binary (or any
     /// program whose `pdf-worker` subcommand calls [`PdfWorker::serve_stdio`]).
     pub fn new(program: impl Into<PathBuf>) -> PdfWorker {
+        let program = program.into();
         PdfWorker {
-            program: program.into(),
+            standby: Arc::new(Standby::new(program.clone())),
+            program,
             memory_bytes: None,
             cpu_seconds: None,
         }
@@ -211,43 +230,158 @@ impl PdfWorker {
             body_bytes: body.len(),
             cpu_seconds: self.cpu_seconds.unwrap_or(61),
         };
-        let not_started = |error: std::io::Error| {
-            FetchError::internal(format!("the PDF reader did not start: {error}"))
+        let mut worker = match self.standby.take() {
+            Some(worker) => worker,
+            None => Started::new(&self.program).map_err(|error| {
+                FetchError::internal(format!("the PDF reader did not start: {error}"))
+            })?,
         };
-        let (stdin, child_stdin) = UnixStream::pair().map_err(not_started)?;
-        let (stdout, child_stdout) = UnixStream::pair().map_err(not_started)?;
-        let (stderr, child_stderr) = UnixStream::pair().map_err(not_started)?;
-        let mut child = Command::new(&self.program)
-            .arg(PdfWorker::COMMAND)
-            .env_clear()
-            .stdin(Stdio::from(OwnedFd::from(child_stdin)))
-            .stdout(Stdio::from(OwnedFd::from(child_stdout)))
-            .stderr(Stdio::from(OwnedFd::from(child_stderr)))
-            .spawn()
-            .map_err(not_started)?;
-        let ends = Ends {
-            stdin,
-            stdout,
-            stderr,
-        };
-        let outcome = ends.exchange(&request, body);
-        // Killed whatever happened (a no-op for one that exited), then reaped:
-        // no worker outlives its call.
-        let _ = child.kill();
-        let status = child.wait();
-        match outcome {
-            Exchange::Answered(answer) => answer,
+        let ends = (worker.ends.take())
+            .ok_or_else(|| FetchError::internal("a PDF reader was started without its stdio"))?;
+        match ends.exchange(&request, body) {
+            Exchange::Answered(answer) => {
+                self.standby.reap(worker);
+                answer
+            }
             Exchange::Interrupted => {
+                self.standby.reap(worker);
                 budget::checkpoint()?;
                 Err(FetchError::internal("the PDF reader was stopped"))
             }
-            Exchange::Ended { stdout, stderr } => match status {
+            // How it ended is the error: reaped here, for its status.
+            Exchange::Ended { stdout, stderr } => match worker.stop() {
                 Ok(status) => judge(status, &stdout, &stderr),
                 Err(error) => Err(FetchError::internal(format!(
                     "the PDF reader could not be waited for: {error}"
                 ))),
             },
         }
+    }
+}
+
+/// The worker started ahead of its request, and the thread that starts the
+/// next one. A thread of its own because a worker dies with the thread that
+/// started it (`PR_SET_PDEATHSIG` follows the parent thread, and the readers'
+/// threads come and go); it ends, killing the worker it kept, when the last
+/// clone of its [`PdfWorker`] is dropped.
+/// The same thread reaps the workers that were used, each killed first.
+#[derive(Debug)]
+struct Standby {
+    ready: Arc<Mutex<Option<Started>>>,
+    chores: mpsc::Sender<Chore>,
+}
+
+/// What the standby thread is asked to do.
+enum Chore {
+    /// Start a worker unless one is ready.
+    Refill,
+    /// Reap a worker that was killed.
+    Reap(Started),
+}
+
+impl Standby {
+    fn new(program: PathBuf) -> Standby {
+        let ready = Arc::new(Mutex::new(None));
+        let (chores, asked) = mpsc::channel::<Chore>();
+        let kept = Arc::clone(&ready);
+        // Without the thread there is no worker ahead (each read starts its
+        // own) and each reader reaps its worker itself.
+        let _ = std::thread::Builder::new()
+            .name("webfetch-pdf-standby".to_owned())
+            .spawn(move || {
+                let ready = || kept.lock().unwrap_or_else(PoisonError::into_inner);
+                for chore in asked {
+                    match chore {
+                        Chore::Refill if ready().is_some() => {}
+                        Chore::Refill => {
+                            let started = Started::new(&program).ok();
+                            *ready() = started;
+                        }
+                        Chore::Reap(started) => drop(started),
+                    }
+                }
+            });
+        Standby { ready, chores }
+    }
+
+    /// The worker started ahead if it is still alive; the next one is asked for.
+    fn take(&self) -> Option<Started> {
+        let taken = self
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let _ = self.chores.send(Chore::Refill);
+        taken.and_then(Started::alive)
+    }
+
+    /// Kills `worker` now and has it reaped off the caller's path (or here,
+    /// without the thread).
+    fn reap(&self, mut worker: Started) {
+        worker.kill();
+        // A failed send hands the worker back, dropped here: reaped inline.
+        let _ = self.chores.send(Chore::Reap(worker));
+    }
+}
+
+/// A worker process and our ends of its stdio; killed and reaped when dropped,
+/// so none outlives what started it.
+struct Started {
+    child: Child,
+    ends: Option<Ends>,
+}
+
+impl Started {
+    fn new(program: &std::path::Path) -> std::io::Result<Started> {
+        let (stdin, child_stdin) = UnixStream::pair()?;
+        let (stdout, child_stdout) = UnixStream::pair()?;
+        let (stderr, child_stderr) = UnixStream::pair()?;
+        let child = Command::new(program)
+            .arg(PdfWorker::COMMAND)
+            .env_clear()
+            .stdin(Stdio::from(OwnedFd::from(child_stdin)))
+            .stdout(Stdio::from(OwnedFd::from(child_stdout)))
+            .stderr(Stdio::from(OwnedFd::from(child_stderr)))
+            .spawn()?;
+        let ends = Ends {
+            stdin,
+            stdout,
+            stderr,
+        };
+        Ok(Started {
+            child,
+            ends: Some(ends),
+        })
+    }
+
+    /// `self` if its process has not ended.
+    fn alive(mut self) -> Option<Started> {
+        matches!(self.child.try_wait(), Ok(None)).then_some(self)
+    }
+
+    /// Kills the process (a no-op for one that exited).
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
+    /// Kills the process and reaps it.
+    fn stop(&mut self) -> std::io::Result<ExitStatus> {
+        self.kill();
+        self.child.wait()
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started")
+            .field("pid", &self.child.id())
+            .finish_non_exhaustive()
     }
 }
 
@@ -263,8 +397,8 @@ struct Ends {
 }
 
 impl Ends {
-    /// Sends the request and the PDF, then reads the answer until the worker
-    /// closes its stdout, or until the call's budget runs out.
+    /// Sends the request and the PDF, then reads the answer line, or until the
+    /// worker closes its stdout, or until the call's budget runs out.
     fn exchange(self, request: &Request, body: &[u8]) -> Exchange {
         let Ends {
             mut stdin,
@@ -283,18 +417,22 @@ impl Ends {
             }
         }
         drop(stdin);
-        let answer = match receive(&mut stdout, MAX_ANSWER_BYTES + 1) {
+        // The answer is one line: its newline ends it, without waiting for
+        // the worker to exit.
+        let answer = match receive(&mut stdout, MAX_ANSWER_BYTES + 1, Some(b'\n')) {
             Ok(answer) => answer,
             Err(()) => return Exchange::Interrupted,
         };
+        if answer.len() <= MAX_ANSWER_BYTES
+            && let Some(parsed) = parse_answer(&answer)
+        {
+            return Exchange::Answered(parsed);
+        }
         // What the worker said before it ended: a line or two, if anything.
-        let said = receive(&mut stderr, MAX_STDERR_BYTES).unwrap_or_default();
-        match parse_answer(&answer) {
-            Some(parsed) if answer.len() <= MAX_ANSWER_BYTES => Exchange::Answered(parsed),
-            _ => Exchange::Ended {
-                stdout: answer,
-                stderr: said,
-            },
+        let said = receive(&mut stderr, MAX_STDERR_BYTES, None).unwrap_or_default();
+        Exchange::Ended {
+            stdout: answer,
+            stderr: said,
         }
     }
 }
@@ -325,16 +463,23 @@ fn send(stream: &mut UnixStream, mut data: &[u8]) -> Result<(), Stopped> {
     Ok(())
 }
 
-/// Reads until the worker closes `stream` (or `cap` bytes), looking at the
-/// call's budget whenever nothing came for [`POLL`]; `Err` once it ran out.
-fn receive(stream: &mut UnixStream, cap: usize) -> Result<Vec<u8>, ()> {
+/// Reads until the worker closes `stream`, or sends `end` (kept), or `cap`
+/// bytes, looking at the call's budget whenever nothing came for [`POLL`];
+/// `Err` once it ran out.
+fn receive(stream: &mut UnixStream, cap: usize, end: Option<u8>) -> Result<Vec<u8>, ()> {
     let _ = stream.set_read_timeout(Some(POLL));
     let mut out = Vec::new();
     let mut buffer = vec![0u8; 64 << 10];
     while out.len() < cap {
         match stream.read(&mut buffer) {
             Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buffer[..n.min(cap - out.len())]),
+            Ok(n) => {
+                let got = &buffer[..n.min(cap - out.len())];
+                out.extend_from_slice(got);
+                if end.is_some_and(|end| got.contains(&end)) {
+                    break;
+                }
+            }
             Err(error) if waiting(&error) => {
                 if budget::interrupted_now() {
                     return Err(());
@@ -528,6 +673,83 @@ mod tests {
         );
         assert!(parse_answer(b"{\"read\":{\"markdown\":\"ab\",\"title\":null,\"page_starts\":[5],\"pages_left_out\":false,\"page_count\":1}}\n").is_none());
         assert!(parse_answer(b"{\"read\":").is_none());
+    }
+
+    /// The pid of the worker `standby` keeps ready, once it has one.
+    fn ready_pid(standby: &Standby) -> u32 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(started) = &*standby.ready.lock().unwrap() {
+                return started.child.id();
+            }
+            assert!(std::time::Instant::now() < deadline, "no worker made ready");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn gone(pid: u32) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    #[test]
+    fn a_worker_is_kept_ready_for_the_next_read_and_killed_with_the_last_clone() {
+        // `yes pdf-worker` stands for a worker idle on its stdin: it lives until
+        // killed (blocked once its stdout is full), and needs no file of ours.
+        let worker = PdfWorker::new("/usr/bin/yes");
+        let clone = worker.clone();
+        assert!(worker.standby.take().is_none(), "nothing is ready at first");
+        let first = ready_pid(&worker.standby);
+        drop(worker);
+        let taken = clone.standby.take().expect("the worker made ready");
+        assert_eq!(taken.child.id(), first);
+        // A taken worker is the reader's: killed and reaped when it is done.
+        drop(taken);
+        assert!(gone(first));
+        // The next one was asked for when the first was taken; the last clone
+        // takes it with it.
+        let second = ready_pid(&clone.standby);
+        assert_ne!(second, first);
+        // A worker that answered is killed at once and reaped by the thread.
+        let used = clone.standby.take().expect("the second worker");
+        clone.standby.reap(used);
+        assert!(gone(second), "a used worker was not reaped");
+        let third = ready_pid(&clone.standby);
+        drop(clone);
+        assert!(gone(third), "the worker kept ready outlived its PdfWorker");
+    }
+
+    #[test]
+    fn a_worker_that_died_while_ready_is_not_used() {
+        let worker = PdfWorker::new("/usr/bin/yes");
+        assert!(worker.standby.take().is_none());
+        let pid = ready_pid(&worker.standby);
+        let pid_t = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+        nix::sys::signal::kill(pid_t, nix::sys::signal::Signal::SIGKILL).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while procfs_state(pid) != Some('Z') {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the worker did not die"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            worker.standby.take().is_none(),
+            "a dead worker was handed out"
+        );
+    }
+
+    /// The state letter of process `pid` (`Z` for one that died unreaped).
+    fn procfs_state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(") ")?.1.chars().next()
     }
 
     #[test]

@@ -201,7 +201,7 @@ const POSTER_DETAILS: &[&str] = &[
 static POSTER_DETAIL_NAMES: Fragments = Fragments::new(|| matcher(POSTER_DETAILS));
 
 /// Whether an element's class or id names details of a post's poster other than
-/// the name (issue 29's thread reading keeps each post's author and date).
+/// the name (auto mode's thread reading keeps each post's author and date).
 pub(crate) fn names_poster_details(element: &Element) -> bool {
     [element.attr(Attr::Class), element.attr(Attr::Id)]
         .into_iter()

@@ -1,4 +1,4 @@
-//! The learned block filter (issue 29): after the whole-page reading has removed
+//! The learned block filter: after the whole-page reading has removed
 //! the furniture its rules name, a logistic model reads each remaining leaf block
 //! (a paragraph, heading, list item or cell holding text) and drops the blocks
 //! it reads as boilerplate: shipping and seller boxes beside a product, "Loading"
@@ -149,7 +149,7 @@ pub(crate) fn boilerplate(doc: &Document, measured: &Measured, context: &Context
 }
 
 /// Class and id words that name a post's author or date: on a thread each post
-/// keeps them (issue 29), though the benchmark's gold often leaves them out.
+/// keeps them, though the benchmark's gold often leaves them out.
 const AUTHOR_OR_DATE: &[&str] = &[
     "author",
     "user",

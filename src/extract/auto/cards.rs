@@ -1,4 +1,4 @@
-//! Listing and collection cards as list items (issue 29): a grid of cards (one
+//! Listing and collection cards as list items: a grid of cards (one
 //! `<div>` per product, post or result, each with its title link and a few
 //! facts) reads as one Markdown list with one item per card, not as a run of
 //! loose paragraphs in which a model cannot tell where one card ends.

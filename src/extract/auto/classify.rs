@@ -1,4 +1,4 @@
-//! The page type (issue 29), decided from the document itself: what it declares
+//! The page type, decided from the document itself: what it declares
 //! (schema.org types in JSON-LD and microdata, `og:type`), its structure (code
 //! blocks) and the shape of its URL. Rules name structures, never sites; each was
 //! checked on WCXB's dev split (`cargo bench --bench wcxb`).

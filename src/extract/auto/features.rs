@@ -1,4 +1,4 @@
-//! Counts over a parsed page for the classifier's error analysis (issue 29):
+//! Counts over a parsed page for the classifier's error analysis:
 //! code blocks, `<article>`s, sections, forms, prices, class names of posts,
 //! products and cards. Pure: one walk of the tree. The decision itself reads only
 //! the raw HTML and the URL (`classify.rs`); these counts are what a richer

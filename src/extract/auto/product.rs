@@ -1,4 +1,4 @@
-//! A product's facts from its JSON-LD (issue 29): name, brand, price,
+//! A product's facts from its JSON-LD: name, brand, price,
 //! availability, rating, SKU, specifications and description, for the facts the
 //! visible page hides (in tabs, in scripts, or nowhere).
 //!

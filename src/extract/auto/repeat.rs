@@ -1,4 +1,4 @@
-//! Repeated sibling blocks (issue 29): the structure forum threads (one block per
+//! Repeated sibling blocks: the structure forum threads (one block per
 //! post) and listings (one block per card) share. Siblings repeat when they have
 //! the same tag and the same first class name (digits aside: `post-17` and
 //! `post-18` are one kind), so a thread's posts or a grid's cards form one group

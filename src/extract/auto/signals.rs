@@ -1,4 +1,4 @@
-//! What a page says about itself (issue 29): the schema.org types it declares in
+//! What a page says about itself: the schema.org types it declares in
 //! JSON-LD (`"@type"`) and microdata (`itemtype`), and its Open Graph `og:type`.
 //!
 //! Read from the raw HTML, not the tree: the parse keeps no script text and no

@@ -1,4 +1,4 @@
-//! Auto mode (issue 29): the classifier on declared types and URL shapes, each
+//! Auto mode: the classifier on declared types and URL shapes, each
 //! reading on pages of its kind, and the rule that a page with text always gets
 //! an answer.
 

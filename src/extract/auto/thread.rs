@@ -1,4 +1,4 @@
-//! Threads (issue 29): forum threads, Q&A pages and comment threads, where the
+//! Threads: forum threads, Q&A pages and comment threads, where the
 //! posts are the content. Article scoring picks one container, which on a thread
 //! is one post; this reading keeps every post, in order, with what each shows of
 //! its author and date.

@@ -1,4 +1,4 @@
-//! The whole readable page minus its furniture (issue 29): what auto mode reads on
+//! The whole readable page minus its furniture: what auto mode reads on
 //! pages whose content is spread over many blocks (service and landing pages,
 //! documentation, listings, products), where one scored container would lose most
 //! of it.

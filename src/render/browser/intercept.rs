@@ -14,7 +14,7 @@
 //! (ROBOTS-SCOPE-01), and any failure ends the fetch with that hop's error.
 //!
 //! robots.txt applies to that chain only (ROBOTS-SCOPE-01), unless
-//! `robots_for_frames` (issue 28) extends it to the documents of iframes and frames
+//! `robots_for_frames` extends it to the documents of iframes and frames
 //! ([`robots_scope`]): the client then runs the same robots hook on each URL of the
 //! frame's fetch, the first and every redirect hop, after its port and SSRF checks,
 //! and a refusal fails that request only. Scripts, XHR, fetch, images and the rest
@@ -47,11 +47,11 @@ use super::policy::{
 use super::replay::{Fulfilment, Replay, Replays};
 use crate::budget::Budget;
 use crate::canonical_url::CanonicalUrl;
-use crate::content::formats::Format;
 use crate::content::media_type::{self, MediaKind};
 use crate::error::{ErrorCode, ErrorDetails, FetchError, TimeoutPhase};
 use crate::render::{FetchedDocument, wall};
 use crate::transport::{GetOptions, HopHook, HttpResponse, check_status};
+use crate::vocabulary::Format;
 
 /// The phase a paused request belongs to: when a main-chain fetch must be done
 /// and which phase its timeout reports. Subresources get `timeout_seconds` each
@@ -76,7 +76,7 @@ pub(crate) enum Outcome {
     NavigationCancelled,
     /// The main chain failed: the fetch ends with this error.
     Fatal(FetchError),
-    /// Extension (issue 31): the top document is of a format browser mode
+    /// Extension: the top document is of a format browser mode
     /// never renders; it was failed in Chromium and is the answer as fetched.
     NotRendered(Box<FetchedDocument>),
 }
@@ -96,8 +96,7 @@ pub(crate) struct SubrequestStats {
     pub(crate) timeouts: u32,
     /// Failed: larger than `max_download_bytes`.
     pub(crate) too_large: u32,
-    /// Failed: a frame document robots.txt disallows (`robots_for_frames`,
-    /// issue 28).
+    /// Failed: a frame document robots.txt disallows (`robots_for_frames`).
     pub(crate) robots_disallowed: u32,
     /// Failed: the subresource budget was spent.
     pub(crate) over_budget: u32,
@@ -289,7 +288,7 @@ impl<'a> Interceptor<'a> {
         };
         match self.fetch_main(&to, &paused, budget).await {
             Ok((response, kind)) if !kind.is_srd() => {
-                // Issue 31: Chromium never renders a PDF, JSON, a feed or
+                // Chromium never renders a PDF, JSON, a feed or
                 // Markdown; the pinned client's response is read as HTTP mode
                 // reads it.
                 self.fail(id, ErrorReason::Aborted).await;
@@ -339,6 +338,19 @@ impl<'a> Interceptor<'a> {
     /// the pass, then robots.txt through the chain hook, FR-WF-07e order), the
     /// pinned GET under `max_download_bytes`, whose redirects count toward the
     /// same chain; then the status and media type rules of HTTP mode.
+    ///
+    /// Extension (`detect_walls`, FR-WF-11): a wall served with a refusal
+    /// status (a vendor's challenge or block page as 403, 429 or 503; a 402) is
+    /// refused here and never rendered, whichever document of the chain it is.
+    /// A vendor's challenge completes by giving the browser a clearance cookie
+    /// that the next request must carry, and webfetch keeps no cookies and
+    /// forwards none (`Set-Cookie` is dropped before Chromium sees a response,
+    /// [`policy::fulfil_headers`](super::policy::fulfil_headers), and the
+    /// client sends no `Cookie`, `transport/request.rs`), so such a challenge
+    /// can not complete, and rendering it would only spend the call's budget.
+    /// A 200 interstitial is rendered: one that completes by itself, by its own
+    /// navigation, lands on the page, which the render loop waits for
+    /// (`session.rs`).
     async fn fetch_main(
         &self,
         to: &CanonicalUrl,
@@ -367,8 +379,7 @@ impl<'a> Interceptor<'a> {
             .get(to, &opts)
             .await
             .map_err(|error| in_phase(error, budget))?;
-        // A refusal is not rendered: without cookies, which webfetch never
-        // keeps, a challenge can not be passed.
+        // A refusal is not rendered (see above).
         if settings.detect_walls && response.status != 200 {
             wall::refuse(&response)?;
         }
@@ -419,7 +430,7 @@ impl<'a> Interceptor<'a> {
             opts.pass = Some(&self.ctx.pass);
             opts.headers = paused.forwarded.clone();
             opts.method = method;
-            // Issue 28: a frame document's URL and redirect hops pass the call's
+            // A frame document's URL and redirect hops pass the call's
             // robots check, as the main chain's do.
             if robots_scope(&paused, settings.browser.robots_for_frames) == RobotsScope::Frame {
                 opts.hook = self.ctx.robots_hook;

@@ -8,7 +8,7 @@
 //! profile. A small watchdog (`sh` + `cat`) kills the group if this process dies
 //! without running `Drop`, since Chromium does not exit when its debugger leaves.
 //!
-//! Chromium's sandbox stays on (issue 15). Run as root, Chromium refuses to
+//! Chromium's sandbox stays on. Run as root, Chromium refuses to
 //! sandbox itself, so it is started as the unprivileged user `nobody` (uid and gid
 //! 65534, no supplementary groups) owning its private profile; the renderers then
 //! get Chromium's namespace sandbox (own user, PID and network namespaces) and its

@@ -181,7 +181,7 @@ pub(crate) enum RobotsScope {
     /// A top-frame document: a hop of the main chain, checked by its hook
     /// (FR-WF-ROBOTS-SCOPE-01, SRD-READINGS 22).
     MainChain,
-    /// An iframe's or frame's document with `robots_for_frames` on (issue 28): its
+    /// An iframe's or frame's document with `robots_for_frames` on: its
     /// URL and each redirect hop are checked through the same hook.
     Frame,
     /// Not robots-checked: every other subresource, and frame documents with the
@@ -190,7 +190,7 @@ pub(crate) enum RobotsScope {
 }
 
 /// The robots.txt scope of `paused` (ROBOTS-SCOPE-01, extended to frame documents
-/// by `robots_for_frames`, issue 28). Only the frame and the resource type count:
+/// by `robots_for_frames`). Only the frame and the resource type count:
 /// a frame navigation started by a script is a `Document` request like one
 /// started by markup.
 pub(crate) fn robots_scope(paused: &Paused, robots_for_frames: bool) -> RobotsScope {
@@ -568,7 +568,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_28_only_frame_documents_are_robots_checked_and_only_with_the_switch() {
+    fn only_frame_documents_are_robots_checked_and_only_with_the_switch() {
         let top = Paused {
             top_frame_document: true,
             ..paused("http://a.test/", "GET", "Document")

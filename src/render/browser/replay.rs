@@ -1,5 +1,5 @@
-//! Responses our client fetched through redirects, held for Chromium's follow-up
-//! (issue 15): such a response is answered with a `302` to its final URL and
+//! Responses our client fetched through redirects, held for Chromium's follow-up:
+//! such a response is answered with a `302` to its final URL and
 //! replayed when Chromium follows it, so the page sees the real URL (relative
 //! links, `document.URL`, CORS) and nothing is fetched twice. A replay answers only
 //! the follow-up of the request it was fetched for ([`Replays`]): a redirect the
@@ -63,8 +63,8 @@ impl Fulfilment {
             .retain(|(name, _)| !name.eq_ignore_ascii_case("content-type"));
         let essence = match kind {
             MediaKind::Html => "text/html",
-            // Only the SRD's kinds are rendered: the others never get here
-            // (issue 31), and would be shown as text if they did.
+            // Only the SRD's kinds are rendered: the others never get here,
+            // and would be shown as text if they did.
             _ => "text/plain",
         };
         fulfilment.headers.push((
@@ -293,7 +293,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_15_a_replay_answers_only_the_follow_up_of_its_own_request() {
+    fn a_replay_answers_only_the_follow_up_of_its_own_request() {
         let mut replays = Replays::new(1 << 20);
         // fetch('/r', {redirect: 'manual'}): our 302 to /private is never followed.
         let fetch = follow_up("http://a.test/r", "Fetch", false, "n1", None);
@@ -361,7 +361,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_15_held_replays_are_bounded_in_count_and_bytes() {
+    fn held_replays_are_bounded_in_count_and_bytes() {
         let mut replays = Replays::new(100);
         for i in 0..REPLAY_ENTRIES + 5 {
             let p = follow_up("http://a.test/r", "Fetch", false, &format!("n{i}"), None);

@@ -4,6 +4,16 @@
 //! A single loop owns the timing: paused requests become handler futures in a
 //! `FuturesUnordered` (they borrow the context, nothing is spawned), and the loop
 //! watches DOMContentLoaded, the navigation result, crashes and its own timers.
+//!
+//! Extension (`detect_walls`, FR-WF-11): a page that settles on a bot challenge
+//! is not the answer while the call's navigation deadline is ahead. A browser
+//! left on a challenge that completes by itself lands on the page, by the
+//! challenge's own navigation of the top frame; so the loop keeps the page
+//! alive and waits for that navigation, then settles again. The navigation is a
+//! main-chain document like any other (redirect count, SSRF, robots.txt,
+//! status), and nothing is disguised or solved: the User-Agent is the
+//! configured one and no CAPTCHA is answered. A challenge still standing at the
+//! deadline is the answer, which the tool refuses as a wall.
 
 use std::time::Duration;
 
@@ -27,6 +37,7 @@ use chromiumoxide::{Browser, Page};
 use futures_util::stream::FuturesUnordered;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::idle::{self, IdleState, NetworkIdle, truncate_utf8};
@@ -35,7 +46,9 @@ use super::launch::Chromium;
 use super::policy::Paused;
 use super::{BrowserPage, RenderContext};
 use crate::budget::{Budget, millis};
-use crate::error::{FetchError, TimeoutPhase};
+use crate::config::Settings;
+use crate::error::{ErrorCode, FetchError, TimeoutPhase};
+use crate::render::wall;
 
 /// How often the DOM size is measured while waiting for idle (DOMSIZE-01).
 const DOM_CHECK_EVERY: Duration = Duration::from_millis(500);
@@ -57,6 +70,12 @@ enum Phase {
         idle_end: Instant,
         next_dom_check: Instant,
     },
+    /// Extension (`detect_walls`): the page settled on a bot challenge, read as
+    /// `challenge`. Until `until`, the call's navigation deadline, the page is
+    /// left to complete it by itself: its own navigation of the top frame
+    /// brings a DOMContentLoaded, and the wait settles again. At `until` the
+    /// challenge is the answer (a wall, not a timeout).
+    AwaitingNavigation { until: Instant, challenge: Dom },
 }
 
 impl Phase {
@@ -71,7 +90,7 @@ impl Phase {
     }
 }
 
-/// Why the wait ended well.
+/// Why the page counts as settled.
 enum Settled {
     /// Network idle (FR-WF-11e).
     Idle,
@@ -79,18 +98,34 @@ enum Settled {
     DomFull,
 }
 
+/// How the wait ended well.
+enum Ending {
+    /// The page settled: its DOM is read next.
+    Settled,
+    /// The DOM, read already: with `detect_walls`, the settled page was no bot
+    /// challenge, or its challenge still stood at the navigation deadline.
+    Read(Dom),
+    /// The top document is of a format browser mode never renders.
+    NotRendered(BrowserPage),
+}
+
 /// A blank page of a fresh Chromium, ready to navigate: downloads denied, every
 /// request paused for us (`Fetch.enable` on `*`), the listeners a render needs
 /// subscribed. Nothing in it depends on the call, so a standby prepares it while
-/// the host is idle (issue 15); it has loaded nothing but `about:blank`.
+/// the host is idle; it has loaded nothing but `about:blank`.
 pub(crate) struct PreparedPage {
     page: Page,
+    events: Events,
+    main_frame: FrameId,
+}
+
+/// The page's events the loop of [`drive`] watches.
+struct Events {
     crashes: EventStream<EventTargetCrashed>,
     paused: EventStream<EventRequestPaused>,
     loaded: EventStream<EventDomContentEventFired>,
     /// Network ids of the requests that finished or failed.
     ended: Pin<Box<dyn Stream<Item = String> + Send>>,
-    main_frame: FrameId,
 }
 
 /// Prepares the page a render navigates (see [`PreparedPage`]).
@@ -128,10 +163,12 @@ pub(crate) async fn prepare(browser: &Browser) -> Result<PreparedPage, CdpError>
     );
     Ok(PreparedPage {
         page,
-        crashes,
-        paused,
-        loaded,
-        ended: Box::pin(ended),
+        events: Events {
+            crashes,
+            paused,
+            loaded,
+            ended: Box::pin(ended),
+        },
         main_frame,
     })
 }
@@ -146,26 +183,27 @@ pub(crate) async fn run(
 ) -> Result<BrowserPage, FetchError> {
     let settings = &ctx.settings;
     let timeout_ms = settings.timeout_ms();
-    let nav_timeout = || FetchError::timeout(timeout_ms, TimeoutPhase::BrowserNavigation);
-    let browser = &chromium.browser;
-    let mut closed = chromium.connection_closed.clone();
-    let cdp = |error: CdpError| cdp_failure(error, &closed_now(&chromium.connection_closed));
-
+    // Subscribed before anything can close it.
+    let closed = chromium.connection_closed.clone();
     let page_started = Instant::now();
     let prepared = match prepared {
         Some(prepared) => prepared,
-        None => match tokio::time::timeout_at(nav_deadline, prepare(browser)).await {
+        None => match tokio::time::timeout_at(nav_deadline, prepare(&chromium.browser)).await {
             Ok(Ok(prepared)) => prepared,
-            Ok(Err(error)) => return Err(cdp(error)),
-            Err(_) => return Err(nav_timeout()),
+            Ok(Err(error)) => {
+                return Err(cdp_failure(error, &closed_now(&chromium.connection_closed)));
+            }
+            Err(_) => {
+                return Err(FetchError::timeout(
+                    timeout_ms,
+                    TimeoutPhase::BrowserNavigation,
+                ));
+            }
         },
     };
     let PreparedPage {
         page,
-        mut crashes,
-        mut paused,
-        mut loaded,
-        mut ended,
+        mut events,
         main_frame,
     } = prepared;
 
@@ -173,59 +211,22 @@ pub(crate) async fn run(
     let interceptor = Interceptor::new(ctx, page.clone());
     // Dropped after the handlers, on every way out (errors, cancellation too).
     let _summary = SummaryOnDrop(&interceptor);
-    let mut handlers = FuturesUnordered::new();
-    let mut wait = Wait::new(nav_deadline, timeout_ms, settings.browser.network_idle_ms);
-    let mut navigate = Box::pin(page.execute(NavigateParams::new(ctx.url.as_str())));
-    let mut navigated = false;
-    let dom_limit = settings.browser.max_rendered_dom_bytes;
-
-    let settled = loop {
-        let wake = wait.wake_at(Instant::now());
-        tokio::select! {
-            biased;
-            _ = closed.changed() => {
-                return Err(FetchError::browser_crashed("the browser process went away"));
-            }
-            Some(crash) = crashes.next() => check_crash(&crash, &page)?,
-            Some(outcome) = handlers.next(), if !handlers.is_empty() => {
-                if let Some(answer) = wait.on_handled(outcome)? {
-                    return Ok(answer);
-                }
-            }
-            Some(event) = paused.next() => {
-                wait.network.started();
-                let request = Paused::from_event(&event, main_frame.as_ref());
-                handlers.push(interceptor.handle(request, event.request_id.clone(), wait.budget()));
-            }
-            Some(network_id) = ended.next() => {
-                // A request that ended follows no `302` of ours any more.
-                interceptor.request_ended(&network_id);
-            }
-            Some(_) = loaded.next(), if wait.is_navigating() => wait.settle(Instant::now()),
-            result = &mut navigate, if !navigated => {
-                navigated = true;
-                let error_text = result.ok().and_then(|response| response.result.error_text.clone());
-                check_navigation(error_text, &interceptor)?;
-            }
-            _ = tokio::time::sleep_until(wake) => {
-                if let Some(settled) = wait.on_timer(&page, &main_frame, dom_limit).await? {
-                    break settled;
-                }
-            }
-        }
+    let mut wait = Wait::new(nav_deadline, settings);
+    let reader = DomReader {
+        page: &page,
+        frame: &main_frame,
+        max_bytes: settings.browser.max_rendered_dom_bytes,
+        timeout_ms,
+        closed: &chromium.connection_closed,
     };
+    // The handlers end with `drive`: nothing may still be fetching for a page
+    // we are done with.
+    let ending = drive(&mut events, &interceptor, &mut wait, &reader, closed, ctx).await?;
     let settled_at = Instant::now();
-    if let Settled::DomFull = settled {
-        tracing::debug!(target: "webfetch::browser", "DOM over max_rendered_dom_bytes: extracting now");
-    }
-    // Nothing may still be fetching for a page we are done with.
-    drop(handlers);
-
-    let read = read_dom(&page, &main_frame, settings.browser.max_rendered_dom_bytes);
-    let dom = match tokio::time::timeout(DOM_READ_BUDGET, read).await {
-        Ok(Ok(dom)) => dom,
-        Ok(Err(error)) => return Err(cdp(error)),
-        Err(_) => return Err(FetchError::timeout(timeout_ms, TimeoutPhase::unknown())),
+    let dom = match ending {
+        Ending::NotRendered(page) => return Ok(page),
+        Ending::Read(dom) => dom,
+        Ending::Settled => reader.read().await?,
     };
     if let Phase::Settling {
         dom_content_loaded, ..
@@ -256,6 +257,57 @@ pub(crate) async fn run(
     })
 }
 
+/// The loop: navigates to the page, answers its paused requests and follows
+/// its events until the wait ends (see [`Wait`]) or the render fails.
+async fn drive(
+    events: &mut Events,
+    interceptor: &Interceptor<'_>,
+    wait: &mut Wait,
+    dom: &DomReader<'_>,
+    mut closed: watch::Receiver<bool>,
+    ctx: &RenderContext<'_>,
+) -> Result<Ending, FetchError> {
+    let page = dom.page;
+    let mut handlers = FuturesUnordered::new();
+    let mut navigate = Box::pin(page.execute(NavigateParams::new(ctx.url.as_str())));
+    let mut navigated = false;
+    loop {
+        let wake = wait.wake_at(Instant::now());
+        tokio::select! {
+            biased;
+            _ = closed.changed() => {
+                return Err(FetchError::browser_crashed("the browser process went away"));
+            }
+            Some(crash) = events.crashes.next() => check_crash(&crash, page)?,
+            Some(outcome) = handlers.next(), if !handlers.is_empty() => {
+                if let Some(ending) = wait.on_handled(outcome)? {
+                    return Ok(ending);
+                }
+            }
+            Some(event) = events.paused.next() => {
+                wait.network.started();
+                let request = Paused::from_event(&event, dom.frame.as_ref());
+                handlers.push(interceptor.handle(request, event.request_id.clone(), wait.budget()));
+            }
+            Some(network_id) = events.ended.next() => {
+                // A request that ended follows no `302` of ours any more.
+                interceptor.request_ended(&network_id);
+            }
+            Some(_) = events.loaded.next(), if wait.expects_document() => wait.settle(Instant::now()),
+            result = &mut navigate, if !navigated => {
+                navigated = true;
+                let error_text = result.ok().and_then(|response| response.result.error_text.clone());
+                check_navigation(error_text, interceptor)?;
+            }
+            _ = tokio::time::sleep_until(wake) => {
+                if let Some(ending) = wait.on_timer(dom).await? {
+                    return Ok(ending);
+                }
+            }
+        }
+    }
+}
+
 /// Logs the render's one `browser_subrequests` line when the page's life ends,
 /// however it ends.
 struct SummaryOnDrop<'i, 'a>(&'i Interceptor<'a>);
@@ -281,23 +333,27 @@ fn cdp_failure(error: CdpError, connection_closed: &bool) -> FetchError {
 }
 
 /// The loop's clock: where the wait stands (FR-WF-11e, 11f) and what the network
-/// is doing. Each method is one arm of the loop in [`run`].
+/// is doing. Each method is one arm of the loop in [`drive`].
 struct Wait {
     phase: Phase,
     network: NetworkIdle,
     nav_deadline: Instant,
     timeout_ms: u64,
     network_idle_ms: u32,
+    /// Extension: a settled page that is a bot challenge waits for its own
+    /// navigation ([`Phase::AwaitingNavigation`]).
+    detect_walls: bool,
 }
 
 impl Wait {
-    fn new(nav_deadline: Instant, timeout_ms: u64, network_idle_ms: u32) -> Wait {
+    fn new(nav_deadline: Instant, settings: &Settings) -> Wait {
         Wait {
             phase: Phase::Navigating,
             network: NetworkIdle::new(Instant::now()),
             nav_deadline,
-            timeout_ms,
-            network_idle_ms,
+            timeout_ms: settings.timeout_ms(),
+            network_idle_ms: settings.browser.network_idle_ms,
+            detect_walls: settings.detect_walls,
         }
     }
 
@@ -305,8 +361,24 @@ impl Wait {
         matches!(self.phase, Phase::Navigating)
     }
 
+    /// Whether a DOMContentLoaded is what the wait is for: the first document's,
+    /// or that of the navigation a challenge makes by itself.
+    fn expects_document(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Navigating | Phase::AwaitingNavigation { .. }
+        )
+    }
+
     /// DOMContentLoaded (or what stands for it): the network-idle wait begins.
     fn settle(&mut self, now: Instant) {
+        if let Phase::AwaitingNavigation { .. } = self.phase {
+            tracing::debug!(
+                target: "webfetch::browser",
+                event = "challenge_navigated",
+                "the bot challenge navigated the page by itself: settling again"
+            );
+        }
         self.phase = Phase::settling(now, self.network_idle_ms);
     }
 
@@ -326,6 +398,7 @@ impl Wait {
                 };
                 idle_at.min(*idle_end).min(*next_dom_check)
             }
+            Phase::AwaitingNavigation { until, .. } => *until,
         }
     }
 
@@ -340,26 +413,34 @@ impl Wait {
                 budget: Budget::new(*idle_end, u64::from(self.network_idle_ms)),
                 phase: TimeoutPhase::BrowserNetworkIdle,
             },
+            Phase::AwaitingNavigation { until, .. } => PhaseBudget {
+                budget: Budget::new(*until, self.timeout_ms),
+                phase: TimeoutPhase::BrowserNavigation,
+            },
         }
     }
 
     /// A paused request was answered: the render's answer when the request ended
-    /// it (a document not to render), its error when it failed it.
-    fn on_handled(&mut self, outcome: Outcome) -> Result<Option<BrowserPage>, FetchError> {
+    /// it (a document not to render, or a challenge's navigation out of time),
+    /// its error when it failed it.
+    fn on_handled(&mut self, outcome: Outcome) -> Result<Option<Ending>, FetchError> {
         let now = Instant::now();
         self.network.finished(now);
         match outcome {
+            Outcome::Fatal(error) if self.challenge_out_of_budget(&error) => {
+                Ok(self.challenge_stands())
+            }
             Outcome::Fatal(error) => Err(error),
-            // Issue 31: a PDF (or JSON, a feed, publisher Markdown) is never
+            // A PDF (or JSON, a feed, publisher Markdown) is never
             // rendered; the document the client fetched is the answer.
-            Outcome::NotRendered(document) => Ok(Some(BrowserPage {
+            Outcome::NotRendered(document) => Ok(Some(Ending::NotRendered(BrowserPage {
                 final_url: document.final_url.clone(),
                 html: String::new(),
                 dom_truncated: false,
                 blocked_non_get: false,
                 charset_fallback: false,
                 not_rendered: Some(document),
-            })),
+            }))),
             // A form POST while the page was loading: the page as it is now is the
             // answer, settled like after DOMContentLoaded (SRD-READINGS 23), not a
             // wait for an event the cancelled navigation took away.
@@ -371,43 +452,119 @@ impl Wait {
         }
     }
 
-    /// A timer fired: settled (network idle, or a DOM over `dom_limit`), a timeout
+    /// A timer fired: the wait's end (see [`Wait::on_settled`]), a timeout
     /// (FR-WF-11f: no partial DOM), or nothing yet.
-    async fn on_timer(
-        &mut self,
-        page: &Page,
-        main_frame: &FrameId,
-        dom_limit: u64,
-    ) -> Result<Option<Settled>, FetchError> {
+    async fn on_timer(&mut self, dom: &DomReader<'_>) -> Result<Option<Ending>, FetchError> {
         let now = Instant::now();
-        match &mut self.phase {
+        match &self.phase {
             Phase::Navigating if now >= self.nav_deadline => Err(FetchError::timeout(
                 self.timeout_ms,
                 TimeoutPhase::BrowserNavigation,
             )),
             Phase::Navigating => Ok(None),
-            Phase::Settling {
-                dom_content_loaded,
-                idle_end,
-                next_dom_check,
-            } => {
-                if self.network.state(now, *dom_content_loaded) == IdleState::Idle {
-                    return Ok(Some(Settled::Idle));
-                }
-                if now >= *idle_end {
-                    return Err(FetchError::timeout(
-                        u64::from(self.network_idle_ms),
-                        TimeoutPhase::BrowserNetworkIdle,
-                    ));
-                }
-                if now >= *next_dom_check {
-                    *next_dom_check = now + DOM_CHECK_EVERY;
-                    let size = dom_size(page, main_frame, dom_limit).await;
-                    if size.is_some_and(|size| size > dom_limit) {
-                        return Ok(Some(Settled::DomFull));
-                    }
-                }
-                Ok(None)
+            Phase::AwaitingNavigation { until, .. } if now >= *until => Ok(self.challenge_stands()),
+            Phase::AwaitingNavigation { .. } => Ok(None),
+            Phase::Settling { .. } => match self.settling_timer(now, dom).await? {
+                Some(settled) => self.on_settled(settled, dom).await,
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// While settling: network idle, a DOM over the limit (DOMSIZE-01), the idle
+    /// cap's timeout, or nothing yet.
+    async fn settling_timer(
+        &mut self,
+        now: Instant,
+        dom: &DomReader<'_>,
+    ) -> Result<Option<Settled>, FetchError> {
+        let Phase::Settling {
+            dom_content_loaded,
+            idle_end,
+            next_dom_check,
+        } = &mut self.phase
+        else {
+            return Ok(None);
+        };
+        if self.network.state(now, *dom_content_loaded) == IdleState::Idle {
+            return Ok(Some(Settled::Idle));
+        }
+        if now >= *idle_end {
+            return Err(FetchError::timeout(
+                u64::from(self.network_idle_ms),
+                TimeoutPhase::BrowserNetworkIdle,
+            ));
+        }
+        if now >= *next_dom_check {
+            *next_dom_check = now + DOM_CHECK_EVERY;
+            if dom.size().await.is_some_and(|size| size > dom.max_bytes) {
+                return Ok(Some(Settled::DomFull));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The page settled: the wait ends. Extension (`detect_walls`): the DOM is
+    /// read now, and a bot challenge is not the answer while the navigation
+    /// deadline is ahead; the wait turns to the page's own navigation
+    /// ([`Phase::AwaitingNavigation`]), as a browser left on it would.
+    async fn on_settled(
+        &mut self,
+        settled: Settled,
+        dom: &DomReader<'_>,
+    ) -> Result<Option<Ending>, FetchError> {
+        if let Settled::DomFull = settled {
+            tracing::debug!(target: "webfetch::browser", "DOM over max_rendered_dom_bytes: extracting now");
+        }
+        if !self.detect_walls {
+            return Ok(Some(Ending::Settled));
+        }
+        let read = dom.read().await?;
+        if Instant::now() >= self.nav_deadline || !wall::is_challenge_dom(&read.html) {
+            return Ok(Some(Ending::Read(read)));
+        }
+        tracing::debug!(
+            target: "webfetch::browser",
+            event = "challenge_awaiting_navigation",
+            "the page settled on a bot challenge: waiting for its own navigation"
+        );
+        self.phase = Phase::AwaitingNavigation {
+            until: self.nav_deadline,
+            challenge: read,
+        };
+        Ok(None)
+    }
+
+    /// Whether `error`, which ended a navigation the page made while showing a
+    /// bot challenge, means the challenge can not complete within the call's
+    /// budget: its document did not come before the deadline (`timeout`), or
+    /// the page navigated past `max_redirects` (a challenge that reloads itself,
+    /// waiting for a clearance cookie webfetch never sends). Nothing past the
+    /// limit was fetched; the challenge stands, and the model learns it met a
+    /// wall rather than a timeout or a redirect loop. Any other refusal of the
+    /// navigation (robots.txt, SSRF, a status) is the call's error, as for any
+    /// main-chain document.
+    fn challenge_out_of_budget(&self, error: &FetchError) -> bool {
+        matches!(self.phase, Phase::AwaitingNavigation { .. })
+            && matches!(error.code, ErrorCode::Timeout | ErrorCode::RedirectLimit)
+    }
+
+    /// The challenge the page still shows when its wait ends (see
+    /// [`Phase::AwaitingNavigation`]), as the answer (the tool refuses it as a
+    /// wall); `None` in any other phase.
+    fn challenge_stands(&mut self) -> Option<Ending> {
+        match std::mem::replace(&mut self.phase, Phase::Navigating) {
+            Phase::AwaitingNavigation { challenge, .. } => {
+                tracing::debug!(
+                    target: "webfetch::browser",
+                    event = "challenge_stands",
+                    "the bot challenge did not navigate by the deadline"
+                );
+                Some(Ending::Read(challenge))
+            }
+            other => {
+                self.phase = other;
+                None
             }
         }
     }
@@ -459,6 +616,38 @@ struct Dom {
     truncated: bool,
     /// `location.href` of the top frame.
     href: String,
+}
+
+/// The page's top frame, read and measured for the loop and after it.
+struct DomReader<'p> {
+    page: &'p Page,
+    frame: &'p FrameId,
+    /// `max_rendered_dom_bytes` (FR-WF-11d).
+    max_bytes: u64,
+    /// `timeout_seconds` in ms, which a read past [`DOM_READ_BUDGET`] reports.
+    timeout_ms: u64,
+    closed: &'p watch::Receiver<bool>,
+}
+
+impl DomReader<'_> {
+    /// The DOM, at most `max_bytes` of it (DOMSIZE-02), within
+    /// [`DOM_READ_BUDGET`].
+    async fn read(&self) -> Result<Dom, FetchError> {
+        let read = read_dom(self.page, self.frame, self.max_bytes);
+        match tokio::time::timeout(DOM_READ_BUDGET, read).await {
+            Ok(Ok(dom)) => Ok(dom),
+            Ok(Err(error)) => Err(cdp_failure(error, &closed_now(self.closed))),
+            Err(_) => Err(FetchError::timeout(
+                self.timeout_ms,
+                TimeoutPhase::unknown(),
+            )),
+        }
+    }
+
+    /// The DOM's size in UTF-8 bytes (DOMSIZE-01), when it can be measured now.
+    async fn size(&self) -> Option<u64> {
+        dom_size(self.page, self.frame, self.max_bytes).await
+    }
 }
 
 /// JavaScript that sets `bytes` to the UTF-8 length of the well-formed string

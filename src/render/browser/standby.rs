@@ -1,4 +1,4 @@
-//! A warm standby for long-lived hosts (issue 15): the next Chromium is launched
+//! A warm standby for long-lived hosts: the next Chromium is launched
 //! while the host is idle, on a fresh profile, and used for exactly one render.
 //!
 //! Launching Chromium is most of a short render's cost. A host that renders more

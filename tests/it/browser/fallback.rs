@@ -202,6 +202,6 @@ async fn srd_readings_30_a_failing_browser_during_the_fallback_is_the_answer() {
         .await
         .map(|built| built.json)
         .unwrap_err();
-    assert_eq!(error.code, ErrorCode::SsrfBlocked, "{}", error.to_json());
+    assert_eq!(error.code(), ErrorCode::SsrfBlocked, "{}", error.to_json());
     assert_never_contacted(&internal).await;
 }

@@ -12,7 +12,7 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     // Missing binary.
     let missing = settings("/nonexistent/chromium", &[80]);
     let run1 = run(missing, url, None).await;
-    assert_eq!(run1.error().code, ErrorCode::BrowserUnavailable);
+    assert_eq!(run1.error().code(), ErrorCode::BrowserUnavailable);
     assert_eq!(
         run1.error().details_json()["chromium_path"],
         "/nonexistent/chromium"
@@ -20,11 +20,11 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     // Disabled by configuration.
     let disabled = config(&chromium, &[80], "enabled = false").settings();
     let run2 = run(disabled, url, None).await;
-    assert_eq!(run2.error().code, ErrorCode::BrowserUnavailable);
+    assert_eq!(run2.error().code(), ErrorCode::BrowserUnavailable);
     assert!(
-        run2.error().message.contains("disabled"),
+        run2.error().message().contains("disabled"),
         "{}",
-        run2.error().message
+        run2.error().message()
     );
     // A binary that fails to launch.
     let dir = tempfile::tempdir().unwrap();
@@ -37,13 +37,13 @@ async fn it_wf_br_02_unavailable_browser_is_an_error() {
     }
     let broken = settings(&fake.display().to_string(), &[80]);
     let run3 = run(broken, url, None).await;
-    assert_eq!(run3.error().code, ErrorCode::BrowserUnavailable);
+    assert_eq!(run3.error().code(), ErrorCode::BrowserUnavailable);
     assert!(
-        run3.error().message.contains("cannot open display"),
+        run3.error().message().contains("cannot open display"),
         "{}",
-        run3.error().message
+        run3.error().message()
     );
-    assert!(!run3.error().retryable);
+    assert!(!run3.error().is_retryable());
 }
 
 #[tokio::test]
@@ -62,10 +62,10 @@ async fn it_wf_br_05_network_idle_never_reached_is_a_timeout() {
     settings.browser.network_idle_ms = 1000;
     let run = rig.render(settings, "/").await;
     let error = run.error();
-    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(error.code(), ErrorCode::Timeout);
     assert_eq!(error.details_json()["phase"], "browser_network_idle");
     assert_eq!(error.details_json()["timeout_ms"], 1000);
-    assert!(error.retryable);
+    assert!(error.is_retryable());
     drop(hang);
 }
 
@@ -80,7 +80,7 @@ async fn it_wf_br_05_document_never_answered_is_a_navigation_timeout() {
     settings.timeout_seconds = 1;
     let run = run(settings, &format!("http://127.0.0.1:{hport}/"), None).await;
     let error = run.error();
-    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(error.code(), ErrorCode::Timeout);
     assert_eq!(error.details_json()["phase"], "browser_navigation");
     assert_eq!(error.details_json()["timeout_ms"], 1000);
     drop(hang);
@@ -258,11 +258,21 @@ async fn fr_wf_11_browser_dying_mid_render_is_browser_crashed() {
     }
     let _serial = browser_turn(&SERIAL).await;
     let error = crash_mid_render(true).await;
-    assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
-    assert!(error.retryable);
+    assert_eq!(
+        error.code(),
+        ErrorCode::BrowserCrashed,
+        "{}",
+        error.to_json()
+    );
+    assert!(error.is_retryable());
     let error = crash_mid_render(false).await;
-    assert_eq!(error.code, ErrorCode::BrowserCrashed, "{}", error.to_json());
-    // The next call works (issue #18): a render right after the crashes succeeds,
+    assert_eq!(
+        error.code(),
+        ErrorCode::BrowserCrashed,
+        "{}",
+        error.to_json()
+    );
+    // The next call works: a render right after the crashes succeeds,
     // and `run` checks that it too leaves nothing behind.
     let chromium = chromium().expect("checked above");
     let server = page_server().await;

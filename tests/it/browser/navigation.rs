@@ -61,13 +61,13 @@ async fn fr_wf_11c_document_redirects_are_followed_counted_and_revalidated() {
             "/r1",
         )
         .await;
-    assert_eq!(run2.error().code, ErrorCode::RedirectLimit);
+    assert_eq!(run2.error().code(), ErrorCode::RedirectLimit);
     assert_eq!(run2.error().details_json()["count"], 2);
 
     let run3 = rig
         .render(rig.config(&ports, "").settings(), "/to-internal")
         .await;
-    assert_eq!(run3.error().code, ErrorCode::SsrfBlocked);
+    assert_eq!(run3.error().code(), ErrorCode::SsrfBlocked);
     assert_eq!(run3.error().details_json()["blocked_ip"], "127.0.0.2");
     assert_never_contacted(&internal).await;
 }
@@ -121,13 +121,13 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
                 start,
             )
             .await;
-        assert_eq!(limited.error().code, ErrorCode::RedirectLimit, "{start}");
+        assert_eq!(limited.error().code(), ErrorCode::RedirectLimit, "{start}");
         assert_eq!(limited.error().details_json()["count"], 1);
     }
     // A blocked hop fails the fetch with the hop's error, never an error page.
     let evil = rig.render(rig.config(&ports, "").settings(), "/evil").await;
     assert_eq!(
-        evil.error().code,
+        evil.error().code(),
         ErrorCode::SsrfBlocked,
         "{}",
         evil.error().to_json()
@@ -138,7 +138,7 @@ async fn srd_readings_22_script_and_meta_navigations_are_redirect_hops() {
         .render(rig.config(&ports, "").settings(), "/blank")
         .await;
     assert_eq!(
-        blank.error().code,
+        blank.error().code(),
         ErrorCode::InvalidScheme,
         "{}",
         blank.error().to_json()
@@ -168,7 +168,7 @@ fetch('/private-data').then(r => r.text()).then(mark)
     let robots = RecordingRobots::default();
     let run = run(rig.settings(), &rig.url("/start"), Some(&robots)).await;
     assert_eq!(
-        run.error().code,
+        run.error().code(),
         ErrorCode::RobotsDisallowed,
         "{}",
         run.error().to_json()
@@ -202,10 +202,10 @@ async fn main_document_status_and_media_type_follow_http_mode() {
     serve(server, "/doc.pdf", "application/pdf", b"%PDF-1.7".to_vec()).await;
     serve(server, "/notes.txt", "text/plain", "plain text notes").await;
     let missing = rig.render(rig.settings(), "/missing").await;
-    assert_eq!(missing.error().code, ErrorCode::Http4xx);
+    assert_eq!(missing.error().code(), ErrorCode::Http4xx);
     assert_eq!(missing.error().details_json()["status"], 404);
     let pdf = rig.render(rig.settings(), "/doc.pdf").await;
-    assert_eq!(pdf.error().code, ErrorCode::UnsupportedContentType);
+    assert_eq!(pdf.error().code(), ErrorCode::UnsupportedContentType);
     let text = rig.render(rig.settings(), "/notes.txt").await;
     assert!(
         text.page().html.contains("plain text notes"),

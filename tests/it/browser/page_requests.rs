@@ -107,7 +107,7 @@ settle(targets).then(done);
     }
 }
 
-/// Issue 15 ("no bypass by any path"): the internal address spelled every way a URL
+/// No bypass by any path: the internal address spelled every way a URL
 /// parser accepts (hex, octal, a single decimal number, the short form, IPv4-mapped
 /// IPv6 in both notations), behind a same-origin redirect, and reached by every
 /// page-side channel that is not a plain fetch (a beacon, an event stream, a CSS

@@ -1,14 +1,14 @@
 //! Subresource redirects, iframe documents, the per-render summary log line and
-//! forms submitted during load (issue 15).
+//! forms submitted during load.
 
 use super::*;
 
-/// Issue 15 item 1: a response our client fetched for a subresource redirect that
+/// A response our client fetched for a subresource redirect that
 /// Chromium never follows (`redirect: 'manual'`) is never served to a later
 /// top-frame navigation to its URL: that navigation is a hop of the main chain,
 /// robots.txt checked and counted, and `final_url` names it.
 #[tokio::test]
-async fn issue_15_unfollowed_subresource_redirect_never_answers_a_navigation() {
+async fn unfollowed_subresource_redirect_never_answers_a_navigation() {
     let Some(rig) = Rig::new().await else { return };
     let port = rig.port;
     let server = &rig.server;
@@ -36,7 +36,7 @@ async fn issue_15_unfollowed_subresource_redirect_never_answers_a_navigation() {
             run.result
                 .as_ref()
                 .map(|p| p.final_url.to_string())
-                .map_err(|e| e.code),
+                .map_err(|e| e.code()),
             Err(ErrorCode::RobotsDisallowed),
             "{start}: {}",
             run.logs
@@ -68,14 +68,14 @@ async fn issue_15_unfollowed_subresource_redirect_never_answers_a_navigation() {
             "/to-allowed",
         )
         .await;
-    assert_eq!(limited.error().code, ErrorCode::RedirectLimit);
+    assert_eq!(limited.error().code(), ErrorCode::RedirectLimit);
     assert_eq!(limited.error().details_json()["count"], 2);
 }
 
-/// Issue 15 item 1 (regression): redirected subresources still load at their
+/// Redirected subresources still load at their
 /// final URL, replayed to Chromium rather than fetched twice.
 #[tokio::test]
-async fn issue_15_redirected_subresources_still_load() {
+async fn redirected_subresources_still_load() {
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
     rig.serve_gated(
@@ -122,11 +122,11 @@ fetch('/old.txt').then(r => r.text().then(t => mark(t + '@' + new URL(r.url).pat
     }
 }
 
-/// Issue 15 item 6 (Appendix G steps 4 and 9, BROWSER-BUDGET-02): an iframe's
+/// Appendix G steps 4 and 9 (FR-WF-BROWSER-BUDGET-02): an iframe's
 /// document is outside the subresource budget: it loads after the budget is
 /// spent, while the frame's own subresources are refused.
 #[tokio::test]
-async fn issue_15_iframe_documents_are_outside_the_subresource_budget() {
+async fn iframe_documents_are_outside_the_subresource_budget() {
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
     rig.serve_gated(
@@ -190,11 +190,11 @@ fn field_of(line: &str, field: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// Issue 15 item 8: a render's subrequests make one summary line, at WARN when
+/// A render's subrequests make one summary line, at WARN when
 /// one hit a limit or a block and INFO otherwise; each one's own events are DEBUG
 /// but for `ssrf_blocked` (FR-WF-19c, T-WF-INFRA-05 step 6).
 #[tokio::test]
-async fn issue_15_one_summary_line_per_render_for_the_subrequests() {
+async fn one_summary_line_per_render_for_the_subrequests() {
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
     let (internal, iport) = internal_server(Ipv4Addr::new(127, 0, 0, 2)).await;
@@ -271,12 +271,12 @@ fn subrequest_warnings(logs: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Issue 15 item 3 (SRD-READINGS 22, 23): a form POST submitted while the page is
+/// SRD-READINGS 22, 23: a form POST submitted while the page is
 /// still loading is cancelled and the page as it was is the answer, with the
 /// note; never a wait for a DOMContentLoaded that the cancelled navigation took
-/// away (which used to end in `timeout` after the whole budget).
+/// away, which would end in `timeout` after the whole budget.
 #[tokio::test]
-async fn issue_15_a_post_submitted_during_load_is_cancelled_not_waited_for() {
+async fn a_post_submitted_during_load_is_cancelled_not_waited_for() {
     let Some(rig) = Rig::new().await else { return };
     let server = &rig.server;
     serve_page(

@@ -153,7 +153,7 @@ async fn fr_wf_19_dropped_connection_is_never_a_partial_body() {
 fn timeout_phase(error: &FetchError) -> &'static str {
     assert_code(error, ErrorCode::Timeout);
     assert_eq!(error.details_json()["timeout_ms"], 1000);
-    match error.details {
+    match error.details() {
         ErrorDetails::Timeout { phase, .. } => phase.as_str(),
         ref other => panic!("timeout without its details: {other:?}"),
     }

@@ -1,5 +1,4 @@
-//! The extensions through the pipeline: extraction modes (issue 4) and embedding
-//! (issue 19).
+//! The extensions through the pipeline: extraction modes and embedding.
 
 use super::*;
 
@@ -213,9 +212,9 @@ async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
     let tool = config(&server).tool();
 
     let error = fetch_err(&tool, url_args(&server, "/shell")).await;
-    assert_eq!(error.code, ErrorCode::ExtractionFailed);
+    assert_eq!(error.code(), ErrorCode::ExtractionFailed);
     assert_eq!(error.details_json()["error"], "no_extractable_content");
-    let message = &error.message;
+    let message = &error.message();
     assert!(
         message.contains("client-rendered") && message.contains("force_browser"),
         "{message}"
@@ -224,13 +223,13 @@ async fn srd_readings_29_empty_spa_shell_is_extraction_failed_saying_why() {
     let error = fetch_err(&tool, url_args(&server, "/empty")).await;
     assert_eq!(error.details_json()["error"], "no_extractable_content");
     assert!(
-        !error.message.contains("client-rendered"),
+        !error.message().contains("client-rendered"),
         "{}",
-        error.message
+        error.message()
     );
 }
 
-// ---------------------------------------------------------------- embedding (issue 19)
+// ---------------------------------------------------------------- embedding
 
 /// A host's own tokenizer: one token per character.
 struct CharCounter;

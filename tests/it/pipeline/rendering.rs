@@ -58,7 +58,7 @@ async fn it_wf_br_02_force_browser_with_browser_disabled_is_browser_unavailable(
     )
     .await;
     assert_code(&error, ErrorCode::BrowserUnavailable);
-    assert!(!error.retryable);
+    assert!(!error.is_retryable());
     assert!(error.details_json().contains_key("chromium_path"));
     assert!(error.details_json().contains_key("error"));
     assert_eq!(
@@ -91,10 +91,10 @@ async fn srd_readings_19_js_heavy_host_without_browser_uses_http() {
         json!({ "url": site(&server, "/page"), "force_browser": true }),
     )
     .await;
-    assert_eq!(forced.unwrap_err().code, ErrorCode::BrowserUnavailable);
+    assert_eq!(forced.unwrap_err().code(), ErrorCode::BrowserUnavailable);
 }
 
-/// Issue 14 item 4: an HTTP result cached while the browser was unavailable is
+/// An HTTP result cached while the browser was unavailable is
 /// served while it stays unavailable, and passed over once a browser is found
 /// (here `/bin/false`: found, so available, but it fails to start, which gives
 /// the HTTP result and its note again; with a real Chromium the call renders).
@@ -151,7 +151,7 @@ async fn t_wf_ext_08_pipeline_boilerplate_only_page_is_extraction_failed() {
     let error = fetch_err(&tool, url_args(&server, "/empty")).await;
     assert_code(&error, ErrorCode::ExtractionFailed);
     assert_eq!(error.details_json()["error"], "no_extractable_content");
-    assert!(!error.retryable);
+    assert!(!error.is_retryable());
 }
 
 #[tokio::test]
@@ -228,7 +228,7 @@ async fn fr_wf_10a_stalled_server_is_a_structured_timeout() {
     let tool = config(&server).top("timeout_seconds = 1").tool();
     let error = fetch_err(&tool, url_args(&server, "/slow")).await;
     assert_code(&error, ErrorCode::Timeout);
-    assert!(error.retryable);
+    assert!(error.is_retryable());
     assert_eq!(error.details_json()["timeout_ms"], 1000);
     assert_eq!(error.details_json()["phase"], "request");
 }

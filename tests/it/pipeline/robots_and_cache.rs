@@ -14,7 +14,7 @@ async fn t_wf_rob_01_pipeline_disallowed_path_is_never_fetched() {
     let tool = config(&server).tool();
     let error = fetch_err(&tool, url_args(&server, "/private/page?token=abc")).await;
     assert_code(&error, ErrorCode::RobotsDisallowed);
-    assert!(!error.retryable);
+    assert!(!error.is_retryable());
     assert_eq!(error.details_json()["path"], "/private/page");
     assert_eq!(
         error.details_json()["origin"],
@@ -88,7 +88,7 @@ async fn fr_wf_09a_robots_503_fail_open_succeeds_with_note() {
     let before = hits(&server, "/page").await;
     let error = fetch_err(&closed, json!({ "url": url })).await;
     assert_code(&error, ErrorCode::RobotsUnavailable);
-    assert!(error.retryable);
+    assert!(error.is_retryable());
     assert_eq!(
         error.details_json()["origin"],
         format!("http://site.test:{port}")

@@ -205,7 +205,7 @@ fn port(server: &MockServer) -> u16 {
 }
 
 fn code(result: &Result<(), FetchError>) -> Option<ErrorCode> {
-    result.as_ref().err().map(|e| e.code)
+    result.as_ref().err().map(|e| e.code())
 }
 
 #[tokio::test]
@@ -224,7 +224,7 @@ async fn t_wf_rob_07_timeout_without_fail_open_is_timeout_phase_robots() {
     let (server, tool) = robots_server(slow, 1, "timeout_seconds = 1", "fail_open = false").await;
     let (result, notes) = tool.check(&local(&server, "/page")).await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::Timeout);
+    assert_eq!(error.code(), ErrorCode::Timeout);
     assert_eq!(error.details_json()["phase"], "robots");
     assert_eq!(error.details_json()["timeout_ms"], 1000);
     assert!(notes.is_empty());
@@ -257,7 +257,7 @@ async fn t_wf_rob_09_origins_are_isolated_by_port_and_scheme() {
         .check(&format!("https://127.0.0.1:{}/y", port(&strict)))
         .await;
     let error = https_result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
     assert_eq!(
         error.details_json()["origin"],
         format!("https://127.0.0.1:{}", port(&strict))
@@ -367,7 +367,7 @@ async fn t_wf_rob_16_cross_origin_redirect_is_unavailable() {
     let strict = Tool::new(&ports, "", "fail_open = false");
     let (result, _) = strict.check(&page).await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
     assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
     assert_eq!(
         error.details_json()["origin"],
@@ -398,9 +398,9 @@ async fn fr_wf_09a_5xx_without_fail_open_is_robots_unavailable() {
     for _ in 0..2 {
         let (result, notes) = tool.check(&local(&server, "/x")).await;
         let error = result.unwrap_err();
-        assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+        assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
         assert_eq!(error.details_json()["error"], "http_5xx");
-        assert!(error.retryable);
+        assert!(error.is_retryable());
         assert!(notes.is_empty());
     }
 }
@@ -519,7 +519,7 @@ async fn t_wf_rob_18_http_to_https_redirect_on_same_host_is_followed() {
     let (result, notes) = tool.check(&server.url("http", "/secret")).await;
     // Disallowed by the rules served over https: the upgrade was followed.
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsDisallowed, "{error:?}");
+    assert_eq!(error.code(), ErrorCode::RobotsDisallowed, "{error:?}");
     assert_eq!(
         error.details_json()["origin"],
         format!("http://127.0.0.1:{}", server.port)
@@ -541,7 +541,7 @@ async fn t_wf_rob_19_https_to_http_redirect_is_unavailable() {
     let tool = server.tool("fail_open = false");
     let (result, _) = tool.check(&server.url("https", "/page")).await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable, "{error:?}");
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable, "{error:?}");
     assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
     assert_eq!(
         error.details_json()["origin"],
@@ -571,7 +571,7 @@ async fn t_wf_rob_20_redirect_to_another_host_is_unavailable() {
         .check(&format!("http://site.test:{}/page", port(&server)))
         .await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
     assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
     assert_eq!(
         error.details_json()["origin"],
@@ -589,7 +589,7 @@ async fn srd_readings_27_redirect_to_another_port_is_out_of_scope_not_port_block
     let (strict, counting) = Tool::counting(&[port(&server)], "", "fail_open = false");
     let (result, notes) = strict.check(&local(&server, "/page")).await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
     assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
     assert_eq!(
         error.details_json()["origin"],
@@ -629,7 +629,7 @@ async fn srd_readings_27_redirect_to_metadata_address_is_unavailable_not_ssrf_bl
             assert!(notes.contains(Note::RobotsUnavailableFailOpen));
         } else {
             let error = result.unwrap_err();
-            assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+            assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
             assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
         }
         assert_eq!(counting.validated(), [LOOPBACK], "fail_open = {fail_open}");
@@ -650,7 +650,7 @@ async fn srd_readings_27_out_of_scope_host_is_never_resolved() {
         .check(&format!("http://site.test:{}/page", port(&server)))
         .await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
     assert_eq!(error.details_json()["error"], CROSS_ORIGIN_REDIRECT);
     assert_eq!(counting.resolved(), ["site.test"]);
 }
@@ -671,7 +671,7 @@ async fn robots_fetch_01_same_origin_redirects_are_followed_up_to_the_limit() {
         robots_server(redirect(302, "/robots.txt"), 3, "max_redirects = 2", "").await;
     let (result, _) = tool.check(&local(&looping, "/p")).await;
     let error = result.unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsUnavailable);
+    assert_eq!(error.code(), ErrorCode::RobotsUnavailable);
     assert_eq!(error.details_json()["error"], "redirect_limit");
 }
 
@@ -688,7 +688,7 @@ async fn robots_fetch_01_ssrf_policy_applies_to_the_robots_retrieval() {
         ] {
             let (result, notes) = tool.check(target).await;
             let error = result.unwrap_err();
-            assert_eq!(error.code, ErrorCode::SsrfBlocked, "{target}");
+            assert_eq!(error.code(), ErrorCode::SsrfBlocked, "{target}");
             assert!(notes.is_empty());
         }
     }
@@ -717,7 +717,7 @@ async fn fr_wf_07e_every_redirect_hop_of_a_document_is_checked() {
         .await
         .0
         .unwrap_err();
-    assert_eq!(error.code, ErrorCode::RobotsDisallowed);
+    assert_eq!(error.code(), ErrorCode::RobotsDisallowed);
     assert_eq!(error.details_json()["path"], "/blocked");
 }
 

@@ -1,5 +1,5 @@
 //! Hostile PDFs, generated: each makes a reader that trusts its input spend far
-//! more than the file's size (issue 45). Used by `tests/it/pdf_limits.rs` and,
+//! more than the file's size. Used by `tests/it/pdf_limits.rs` and,
 //! through `#[path]`, by `examples/pdf_hostile.rs` (the bench that measures them).
 //!
 //! Every file is a readable one-page document ("Hello hostile world") plus the

@@ -1,4 +1,4 @@
-//! Waiting for an event while the code under test runs (issue 30 item 8): every
+//! Waiting for an event while the code under test runs: every
 //! wait in these tests also ends when a call under test returns, and then fails
 //! with what that call returned, instead of waiting for an event that can no
 //! longer come.

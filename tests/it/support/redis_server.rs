@@ -1,4 +1,4 @@
-//! A real `redis-server` for the fleet tests (issue 32): started on a free
+//! A real `redis-server` for the fleet tests: started on a free
 //! loopback port in a temp dir, with no persistence, ready once it answers
 //! `PING`; killed (and its dir removed) when dropped. It can be killed and
 //! started again on the same port, and started with TLS only.
