@@ -9,7 +9,8 @@
 #
 # The dev split is found at WEBFETCH_WCXB_DIR, else as `wcxb-dev` beside
 # WEBFETCH_CORPUS_DIR; without it, `check` says why and exits 0 (skipped).
-# TRAIN_VENV names the venv (default target/train-venv, made when missing).
+# WEBFETCH_TRAIN_VENV names the venv (default train-venv in the target
+# directory, made when missing).
 # `check` exits 0 when model.rs is what training gives, 3 when the blocks are
 # not those model.rs was trained on (retrain), 1 when they are but the model
 # comes out different, 2 for a wrong environment or ground truth.
@@ -33,7 +34,7 @@ if [ -z "$dir" ] || [ ! -f "$dir/ground-truth.json" ]; then
 fi
 
 target=${CARGO_TARGET_DIR:-target}
-venv=${TRAIN_VENV:-$target/train-venv}
+venv=${WEBFETCH_TRAIN_VENV:-$target/train-venv}
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi

@@ -40,17 +40,15 @@ exits 0 when the result is model.rs byte for byte; 3 when the blocks are not
 those model.rs was trained on (retrain); 1 when they are but the model comes
 out different (the retrain does not reproduce: a bug to fix); 2 when the
 environment is not the pinned one or the ground truth is not the dev split's.
+`cargo test --test it wcxb` runs that check where the split and the venv are
+present (the venv at WEBFETCH_TRAIN_VENV, else target/train-venv).
 
-The rows are the pages auto mode reads as other than articles, and for a page
-the classifier calls an article, whether auto reads it as a thread compares the
-thread reading's words, after this filter, with the article reading's. So a
-new model can move such a page in or out of the rows, and the rows dumped with
-the new model in place are not those it was trained on: `check` then exits 3.
-Retraining from those rows need not settle (17 to 19 such pages of about 800;
-two retrains moved one page out, then it and another back in). Until the dump
-reads that choice with the filter off, a model is reproduced from the rows of
-the commit before it: check that commit out, dump, and run `--check` on those
-rows against the new model.rs.
+The rows are the pages auto mode reads as other than articles, and they must not
+depend on the model they train: for a page the classifier calls an article,
+whether auto reads it as a thread weighs the thread reading's words after this
+filter, so the dump decides that with the filter off (block_rows in
+src/extract/auto.rs). A retrain from unchanged code then dumps the rows its
+model was trained on, and `check` gives the model back byte for byte.
 
 It prints, per page type auto read the page as, the mean word F1 of the blocks'
 text with every block kept and with the filter, where each page's blocks were
