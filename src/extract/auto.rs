@@ -74,10 +74,7 @@ pub(crate) fn extract_as(
 /// back the model it started from.
 #[cfg(any(test, feature = "internals"))]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
-pub(crate) fn block_rows(
-    html: &str,
-    final_url: &Url,
-) -> (PageType, Vec<(String, Vec<(u32, f32)>)>) {
+pub(crate) fn block_rows(html: &str, final_url: &Url) -> (PageType, Vec<(String, blocks::Row)>) {
     let page_type = match classify::classify(html, final_url) {
         PageType::Article => {
             let source = dom::Source::new(html, dom::Keep::Copies);
