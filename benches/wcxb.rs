@@ -339,9 +339,10 @@ fn sums(run: &Run, t: Option<usize>) -> Sums {
 }
 
 /// The block filter's training rows: one line per leaf block of each page auto
-/// mode reads whole or as a thread (id, gold type, auto's type, text, `index:value` features).
+/// mode reads whole or as a thread (id, gold type, auto's type, text, `index:value` features),
+/// whether a page classified as an article reads as a thread decided with the
+/// filter off, so that the rows do not depend on the model they train.
 fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &std::ffi::OsStr) {
-    use webfetch::PageType;
     let Ok(file) = std::fs::File::create(path) else {
         eprintln!("cannot write {}", path.to_string_lossy());
         return;
@@ -350,17 +351,8 @@ fn write_blocks(pages: &[wcxb::Page], html: &[Vec<u8>], fallback: &Url, path: &s
     for (page, body) in pages.iter().zip(html) {
         let url = page_url(page, fallback);
         let decoded = decode(body, None, true);
-        let Ok(extraction) = extract_html(&decoded.text, &url, ExtractionMode::Auto) else {
-            continue;
-        };
-        let Some(page_type) = extraction.document.page_type else {
-            continue;
-        };
-        if page_type == PageType::Article {
-            continue;
-        }
-        for (text, row) in webfetch::internals::extract::auto::block_rows(&decoded.text, page_type)
-        {
+        let (page_type, rows) = webfetch::internals::extract::auto::block_rows(&decoded.text, &url);
+        for (text, row) in rows {
             let features: Vec<String> = row.iter().map(|(i, x)| format!("{i}:{x}")).collect();
             let _ = writeln!(
                 out,

@@ -61,20 +61,36 @@ pub(crate) fn extract_as(
     read(html, final_url, page_type)
 }
 
-/// The leaf blocks of `html` read as `page_type` (the thread reading's for a
-/// forum, the whole-page reading's otherwise): each
-/// block's text and its features as the block filter reads them, for
-/// `scripts/train_blocks.py` (through the WCXB bench's `WCXB_BLOCKS`).
+/// The page type auto mode reads `html` as, and that reading's leaf blocks (the
+/// thread reading's for a forum, the whole-page reading's otherwise; none for an
+/// article, which the filter does not read): each block's text and its features
+/// as the block filter reads them, for `scripts/train_blocks.py` (through the
+/// WCXB bench's `WCXB_BLOCKS`).
+///
+/// The type is the extraction's, except that whether a page classified as an
+/// article reads as a thread is decided with the filter off: the extraction
+/// weighs the thread reading's words after the filter, so a new model could move
+/// a page in or out of the rows it is trained on, and a retrain would not give
+/// back the model it started from.
 #[cfg(any(test, feature = "internals"))]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
-pub(crate) fn block_rows(html: &str, page_type: PageType) -> Vec<(String, Vec<(u32, f32)>)> {
-    if page_type == PageType::Forum {
-        return thread::block_rows(html);
-    }
-    whole::block_rows(
-        &mut dom::parse(html, dom::Scripting::On),
-        whole::Furniture::for_page(page_type),
-    )
+pub(crate) fn block_rows(html: &str, final_url: &Url) -> (PageType, Vec<(String, blocks::Row)>) {
+    let page_type = match classify::classify(html, final_url) {
+        PageType::Article => {
+            let source = dom::Source::new(html, dom::Keep::Copies);
+            article_or_thread(&source, final_url, blocks::Filter::Off).1
+        }
+        other => other,
+    };
+    let rows = match page_type {
+        PageType::Article => Vec::new(),
+        PageType::Forum => thread::block_rows(html),
+        _ => whole::block_rows(
+            &mut dom::parse(html, dom::Scripting::On),
+            whole::Furniture::for_page(page_type),
+        ),
+    };
+    (page_type, rows)
 }
 
 /// Reads a parsed page as `page_type`, falling back to the whole page, then to its
@@ -89,7 +105,7 @@ fn read(
     let source = dom::Source::new(html, dom::Keep::Copies);
     let scored = match page_type {
         PageType::Article => {
-            let (document, read_as) = article_or_thread(&source, final_url);
+            let (document, read_as) = article_or_thread(&source, final_url, blocks::Filter::On);
             page_type = read_as;
             document
         }
@@ -134,7 +150,12 @@ fn thread_reading(
     source: &dom::Source<'_>,
     final_url: &Url,
 ) -> Option<ExtractedDocument> {
-    let read = thread::extract(source, final_url, thread::Comments::Read);
+    let read = thread::extract(
+        source,
+        final_url,
+        thread::Comments::Read,
+        blocks::Filter::On,
+    );
     // The declared types are read again only here, on a thread with comment
     // containers: the readings take a page type, not the classifier's clues
     // (a type forced by the caller has none).
@@ -146,7 +167,12 @@ fn thread_reading(
     let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
     match (
         read,
-        thread::extract(source, final_url, thread::Comments::Dropped),
+        thread::extract(
+            source,
+            final_url,
+            thread::Comments::Dropped,
+            blocks::Filter::On,
+        ),
     ) {
         (Some(read), Some(dropped)) if words(&dropped) * 2 < words(&read) => Some(read),
         (read, dropped) => dropped.or(read),
@@ -177,10 +203,12 @@ const COMMENTS_OVER_ARTICLE: usize = 20;
 /// The article reading of a page classified as an article, or its thread reading
 /// when article scoring chose one post among many ([`SHORT_ARTICLE_WORDS`],
 /// [`THREAD_OVER_ARTICLE`]) or the page's comments dwarf its story
-/// ([`COMMENTS_OVER_ARTICLE`]); with the type the reading found.
+/// ([`COMMENTS_OVER_ARTICLE`]); with the type the reading found. The thread
+/// readings run the block filter when `filter` is on.
 fn article_or_thread(
     source: &dom::Source<'_>,
     final_url: &Url,
+    filter: blocks::Filter,
 ) -> (Option<ExtractedDocument>, PageType) {
     let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
     let article = article::extract(source, final_url, article::Reach::Prose);
@@ -194,7 +222,7 @@ fn article_or_thread(
             if comments == thread::Comments::Read && !thread::has_comments(source) {
                 break;
             }
-            if let Some(thread) = thread::extract(source, final_url, comments)
+            if let Some(thread) = thread::extract(source, final_url, comments, filter)
                 && thread_outweighs(article_words, words(&thread), comments)
             {
                 return (Some(thread), PageType::Forum);

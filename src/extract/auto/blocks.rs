@@ -71,6 +71,17 @@ impl Context {
     }
 }
 
+/// Whether a reading runs the block filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Filter {
+    /// The model drops the blocks it reads as boilerplate: every extraction.
+    On,
+    /// Every block stays: the training rows' choice of reading, which must not
+    /// depend on the model they train (`super::block_rows`).
+    #[cfg(any(test, feature = "internals"))]
+    Off,
+}
+
 /// A leaf block: a block element whose text is all its own (no nested blocks).
 struct Block {
     /// Index into [`Measured::nodes`].
@@ -110,12 +121,22 @@ pub(crate) fn rows(doc: &Document, measured: &Measured, context: &Context) -> Ve
     found.into_iter().map(|b| b.text).zip(rows).collect()
 }
 
-/// The leaf blocks the model reads as boilerplate, to remove: none on page types
-/// the model does not filter, none when it would remove nine tenths of the text
-/// (a page unlike those it learned from), and never those [`kept_whatever`]
-/// keeps.
-pub(crate) fn boilerplate(doc: &Document, measured: &Measured, context: &Context) -> Vec<NodeId> {
-    let Some(threshold) = model::threshold(context.page_type) else {
+/// The leaf blocks the model reads as boilerplate, to remove: none with the
+/// filter off or on page types the model does not filter, none when it would
+/// remove nine tenths of the text (a page unlike those it learned from), and
+/// never those [`kept_whatever`] keeps.
+pub(crate) fn boilerplate(
+    doc: &Document,
+    measured: &Measured,
+    context: &Context,
+    filter: Filter,
+) -> Vec<NodeId> {
+    let threshold = match filter {
+        Filter::On => model::threshold(context.page_type),
+        #[cfg(any(test, feature = "internals"))]
+        Filter::Off => None,
+    };
+    let Some(threshold) = threshold else {
         return Vec::new();
     };
     let blocks = leaf_blocks(doc, measured);

@@ -85,13 +85,15 @@ pub(crate) enum Comments {
     Dropped,
 }
 
-/// The thread of a page as Markdown, or `None` when it has no repeated posts.
+/// The thread of a page as Markdown, or `None` when it has no repeated posts;
+/// its blocks read by the block filter when `filter` is on.
 pub(crate) fn extract(
     source: &dom::Source<'_>,
     final_url: &Url,
     comments: Comments,
+    filter: blocks::Filter,
 ) -> Option<ExtractedDocument> {
-    let read = |doc, noscript| read(doc, final_url, noscript, comments);
+    let read = |doc, noscript| read(doc, final_url, noscript, comments, filter);
     let visible = read(source.document(dom::Scripting::On), false);
     if visible
         .as_ref()
@@ -178,12 +180,13 @@ fn read(
     final_url: &Url,
     noscript: bool,
     comments: Comments,
+    filter: blocks::Filter,
 ) -> Option<ExtractedDocument> {
     let (survey, thread_id) = clear(&mut doc, noscript, comments)?;
     let body = survey.candidates[5]?;
     let mut context = filter_context(&doc, &survey);
     context.within = Some(thread_id);
-    let boilerplate = blocks::boilerplate(&doc, &measure(&doc, body), &context);
+    let boilerplate = blocks::boilerplate(&doc, &measure(&doc, body), &context, filter);
     doc.remove_all(&boilerplate);
     let base = root::base_url(&doc, &survey, final_url);
     let markdown = normalize_whitespace(&markdown::convert(doc.tree.get(thread_id)?, &base));

@@ -89,7 +89,7 @@ pub(crate) fn extract(
     let root = widen(&measured, root::select_root(doc, &cleared.survey)?.id());
     let mut context = cleared.context(doc, furniture);
     context.within = Some(root);
-    let boilerplate = blocks::boilerplate(doc, &measured, &context);
+    let boilerplate = blocks::boilerplate(doc, &measured, &context, blocks::Filter::On);
     doc.remove_all(&boilerplate);
     let root = doc.tree.get(root)?;
     let base = root::base_url(doc, &cleared.survey, final_url);
