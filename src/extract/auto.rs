@@ -5,18 +5,18 @@
 //!    microdata, Open Graph `og:type`), read from the raw HTML.
 //! 2. `classify`: the page type, from those signals, the parsed document's
 //!    structure (repeated blocks, posts, code, forms, prices) and the URL's shape.
-//! 3. The reading for that type: the posts in order for threads (`thread`;
+//! 3. The extraction for that type: the posts in order for threads (`thread`;
 //!    on a question-and-answer page without the remarks under each post);
-//!    article scoring for articles, unless its reading is short and the page's
+//!    article scoring for articles, unless its extraction is short and the page's
 //!    repeated posts (outside containers named `comments`, which on an article
 //!    are its comments) hold four times as much, or its comments twenty times
 //!    as much (a story under its readers' discussion): the page then reads as a
-//!    thread. An article reading reaches up to an ancestor holding several
+//!    thread. An article extraction reaches up to an ancestor holding several
 //!    times the prose scoring chose (an article built of sections). The whole
 //!    page minus its furniture (`whole`) for the kinds whose content is spread
-//!    over many blocks, and for any page whose scored reading comes back with
+//!    over many blocks, and for any page whose scored extraction comes back with
 //!    under ten words (a stray line where the page has no prose).
-//! 4. Never an error when the page shows text: when every reading comes back
+//! 4. Never an error when the page shows text: when every extraction comes back
 //!    empty, the visible text of the body is the answer (`visible`).
 //!
 //! The result goes to the same Markdown converter, chunker and fitter as every
@@ -48,8 +48,8 @@ pub(crate) fn extract(html: &str, final_url: &Url) -> Result<ExtractedDocument, 
     read(html, final_url, classify::classify(html, final_url))
 }
 
-/// Auto mode's reading of `html` as a page of type `page_type`, whatever the page
-/// says it is: for benches and tests that measure each type's reading apart from
+/// Auto mode's extraction of `html` as a page of type `page_type`, whatever the page
+/// says it is: for benches and tests that measure each type's extraction apart from
 /// the classifier.
 #[cfg(any(test, feature = "internals"))]
 #[cfg_attr(feature = "internals", visibility::make(pub))]
@@ -61,15 +61,15 @@ pub(crate) fn extract_as(
     read(html, final_url, page_type)
 }
 
-/// The page type auto mode reads `html` as, and that reading's leaf blocks (the
-/// thread reading's for a forum, the whole-page reading's otherwise; none for an
+/// The page type auto mode reads `html` as, and that extraction's leaf blocks (the
+/// thread extraction's for a forum, the whole-page extraction's otherwise; none for an
 /// article, which the filter does not read): each block's text and its features
 /// as the block filter reads them, for `scripts/train_blocks.py` (through the
 /// WCXB bench's `WCXB_BLOCKS`).
 ///
 /// The type is the extraction's, except that whether a page classified as an
 /// article reads as a thread is decided with the filter off: the extraction
-/// weighs the thread reading's words after the filter, so a new model could move
+/// weighs the thread extraction's words after the filter, so a new model could move
 /// a page in or out of the rows it is trained on, and a retrain would not give
 /// back the model it started from.
 #[cfg(any(test, feature = "internals"))]
@@ -100,7 +100,7 @@ fn read(
     final_url: &Url,
     mut page_type: PageType,
 ) -> Result<ExtractedDocument, FetchError> {
-    // One parse, each reading tried on a copy; the whole-page reading, last
+    // One parse, each extraction tried on a copy; the whole-page extraction, last
     // but for the visible text, on the parse itself.
     let source = dom::Source::new(html, dom::Keep::Copies);
     let scored = match page_type {
@@ -109,7 +109,7 @@ fn read(
             page_type = read_as;
             document
         }
-        PageType::Forum => thread_reading(html, &source, final_url).or_else(|| {
+        PageType::Forum => thread_extraction(html, &source, final_url).or_else(|| {
             article::extract(&source, final_url, article::Reach::Prose)
                 .map(|article| article.document)
         }),
@@ -134,18 +134,18 @@ fn read(
     Ok(document)
 }
 
-/// A scored reading (article or thread) shorter than this many words missed the
+/// A scored extraction (article or thread) shorter than this many words missed the
 /// page: scoring found no prose and chose a stray line ("Expand Navigation"),
 /// where the page's content is a title and a link (a link post on a discussion
-/// site). The whole-page reading answers instead.
+/// site). The whole-page extraction answers instead.
 const MIN_SCORED_WORDS: usize = 10;
 
-/// The thread reading of a page classified as a forum, its comment containers
+/// The thread extraction of a page classified as a forum, its comment containers
 /// read: on forums they often hold the replies. On a question-and-answer page
 /// (schema.org `QAPage`) the comments under each post are remarks on it, not
 /// answers, and stay out when the thread without them keeps half its words
 /// (StackExchange); they are read where the answers themselves sit in them.
-fn thread_reading(
+fn thread_extraction(
     html: &str,
     source: &dom::Source<'_>,
     final_url: &Url,
@@ -157,7 +157,7 @@ fn thread_reading(
         blocks::Filter::On,
     );
     // The declared types are read again only here, on a thread with comment
-    // containers: the readings take a page type, not the classifier's clues
+    // containers: the extractions take a page type, not the classifier's clues
     // (a type forced by the caller has none).
     if !thread::has_comments(source)
         || signals::read(&signals::Haystack::new(html)).count(&[classify::QA_PAGE]) == 0
@@ -179,19 +179,19 @@ fn thread_reading(
     }
 }
 
-/// An article reading shorter than this many words may have caught one post of
+/// An article extraction shorter than this many words may have caught one post of
 /// a thread, or one block of a list, and the page's repeated posts are read too.
-/// Longer readings are taken as they are: the thread reading costs a second
-/// reading of the page. On WCXB's dev split it then runs on one article page in twelve, and
+/// Longer extractions are taken as they are: the thread extraction costs a second
+/// extraction of the page. On WCXB's dev split it then runs on one article page in twelve, and
 /// a bound of 500 words would gain little more for twice the runs.
 const SHORT_ARTICLE_WORDS: usize = 300;
 
-/// How many times a short article reading's words the page's repeated posts must
-/// hold to be read instead. On WCXB's dev split the thread reading wins where it
+/// How many times a short article extraction's words the page's repeated posts must
+/// hold to be read instead. On WCXB's dev split the thread extraction wins where it
 /// holds four times the article's words or more, and loses below twice.
 const THREAD_OVER_ARTICLE: usize = 4;
 
-/// How many times a short article reading's words its comments must hold for the
+/// How many times a short article extraction's words its comments must hold for the
 /// page to be read as a discussion: a story on a link aggregator or a news
 /// summary under its readers' thread, where the comments are the content. A
 /// blog post with a few screens of comments holds 5x its words in them (WCXB
@@ -200,11 +200,11 @@ const THREAD_OVER_ARTICLE: usize = 4;
 /// more (WCXB dev 0570, 0575).
 const COMMENTS_OVER_ARTICLE: usize = 20;
 
-/// The article reading of a page classified as an article, or its thread reading
+/// The article extraction of a page classified as an article, or its thread extraction
 /// when article scoring chose one post among many ([`SHORT_ARTICLE_WORDS`],
 /// [`THREAD_OVER_ARTICLE`]) or the page's comments dwarf its story
-/// ([`COMMENTS_OVER_ARTICLE`]); with the type the reading found. The thread
-/// readings run the block filter when `filter` is on.
+/// ([`COMMENTS_OVER_ARTICLE`]); with the type the extraction found. The thread
+/// extractions run the block filter when `filter` is on.
 fn article_or_thread(
     source: &dom::Source<'_>,
     final_url: &Url,
@@ -212,7 +212,7 @@ fn article_or_thread(
 ) -> (Option<ExtractedDocument>, PageType) {
     let words = |d: &ExtractedDocument| d.markdown.split_whitespace().count();
     let article = article::extract(source, final_url, article::Reach::Prose);
-    // Judged on what scoring chose: a reading widened to its sections is still
+    // Judged on what scoring chose: a extraction widened to its sections is still
     // one post when scoring chose one.
     if let Some(article_words) = article.as_ref().map(|article| article.scored_words)
         && may_be_one_post(article_words)
@@ -232,14 +232,14 @@ fn article_or_thread(
     (article.map(|article| article.document), PageType::Article)
 }
 
-/// Whether an article reading of `article_words` is short enough to be worth a
-/// thread reading ([`SHORT_ARTICLE_WORDS`]).
+/// Whether an article extraction of `article_words` is short enough to be worth a
+/// thread extraction ([`SHORT_ARTICLE_WORDS`]).
 fn may_be_one_post(article_words: usize) -> bool {
     article_words < SHORT_ARTICLE_WORDS
 }
 
-/// Whether a thread reading of `thread_words` holds enough times an article
-/// reading of `article_words` to be read instead: [`THREAD_OVER_ARTICLE`] when
+/// Whether a thread extraction of `thread_words` holds enough times an article
+/// extraction of `article_words` to be read instead: [`THREAD_OVER_ARTICLE`] when
 /// the comments stayed out of it, [`COMMENTS_OVER_ARTICLE`] when they were read.
 fn thread_outweighs(article_words: usize, thread_words: usize, comments: thread::Comments) -> bool {
     let factor = match comments {

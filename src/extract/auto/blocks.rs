@@ -1,6 +1,6 @@
-//! The learned block filter: after the whole-page reading has removed
-//! the furniture its rules name, a logistic model reads each remaining leaf block
-//! (a paragraph, heading, list item or cell holding text) and drops the blocks
+//! The learned block filter: after the whole-page extraction has removed
+//! the furniture its rules name, gradient-boosted trees read each remaining leaf block
+//! (a paragraph, heading, list item or cell holding text) and drop the blocks
 //! it reads as boilerplate: shipping and seller boxes beside a product, "Loading"
 //! placeholders, per-card calls to act, a landing page's badges.
 //!
@@ -42,7 +42,7 @@ pub(crate) struct Context {
     /// The title's words, lowercased, sorted and deduplicated (a title has
     /// few: a binary search beats hashing each block's words).
     pub(crate) title_words: Vec<String>,
-    /// The element the reading returns: only its blocks are judged (all the
+    /// The element the extraction returns: only its blocks are judged (all the
     /// body's blocks are read for their places on the page). `None`: all.
     pub(crate) within: Option<NodeId>,
 }
@@ -71,7 +71,7 @@ impl Context {
     }
 }
 
-/// Whether a reading runs the block filter.
+/// Whether a extraction runs the block filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Filter {
     /// The model drops the blocks it reads as boilerplate: every extraction.
@@ -608,7 +608,7 @@ fn name_tokens<'a>(class: Option<&'a str>, id: Option<&'a str>) -> Vec<&'a str> 
 }
 
 /// The bucket of `token`, ASCII letters lowercased, in a hashed group:
-/// FNV-1a, so the trained weights and this reading agree on every platform.
+/// FNV-1a, so the trained weights and this extraction agree on every platform.
 fn hashed((start, size): (u32, u32), token: &str) -> u32 {
     start + fnv1a(token.bytes().map(|b| b.to_ascii_lowercase())) % size
 }

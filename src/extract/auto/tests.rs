@@ -320,7 +320,7 @@ fn a_consent_dialog_of_repeated_prose_is_not_the_thread() {
 }
 
 #[test]
-fn a_page_whose_scored_reading_is_a_stray_line_is_read_whole() {
+fn a_page_whose_scored_extraction_is_a_stray_line_is_read_whole() {
     // A link post: its content is a title and a link, no prose for article
     // scoring, which finds one line of a menu.
     let html = "<html><body><div><p>Expand Navigation Collapse Navigation</p></div>\
@@ -448,12 +448,12 @@ fn an_article_with_comments_read_as_a_thread_keeps_the_article() {
 }
 
 #[test]
-fn a_short_article_reading_gives_way_to_a_thread_four_times_its_words() {
+fn a_short_article_extraction_gives_way_to_a_thread_four_times_its_words() {
     for (article, thread, expected) in [
         (100, 400, true),
         (100, 399, false),
         (299, 1196, true),
-        (300, 3000, false), // a long article reading stands
+        (300, 3000, false), // a long article extraction stands
         (10, 40, true),
     ] {
         assert_eq!(
@@ -683,7 +683,7 @@ fn panels_a_click_opens_are_read_and_other_hidden_elements_are_not() {
 }
 
 #[test]
-fn a_whole_page_reading_widens_a_root_that_holds_little_of_the_page() {
+fn a_whole_page_extraction_widens_a_root_that_holds_little_of_the_page() {
     // The SRD takes the first `<article>`: here one review of a product page.
     let html = format!(
         "<body><div class=\"product\"><h1>Pack 40</h1><p>A forty litre pack for long days in the hills.</p>\
@@ -767,7 +767,7 @@ fn a_product_leaves_out_sections_its_headings_name_as_recommendations() {
 }
 
 #[test]
-fn a_whole_page_reading_leaves_out_screen_reader_only_labels_but_not_collapsed_content() {
+fn a_whole_page_extraction_leaves_out_screen_reader_only_labels_but_not_collapsed_content() {
     let html = format!(
         "<body><main><h1>Packs</h1>{PROSE}<div class=\"price\">\
          <span class=\"visually-hidden visually-hidden--inline\">Regular price</span> $129\

@@ -1,6 +1,6 @@
 //! Threads: forum threads, Q&A pages and comment threads, where the
 //! posts are the content. Article scoring picks one container, which on a thread
-//! is one post; this reading keeps every post, in order, with what each shows of
+//! is one post; this extraction keeps every post, in order, with what each shows of
 //! its author and date.
 //!
 //! 1. The posts: the largest group of repeated sibling blocks (`repeat`) that is
@@ -51,7 +51,7 @@ use crate::vocabulary::{ExtractedDocument, PageType};
 
 /// Posts have this many characters outside links, or more.
 const MIN_POST_CHARS: u32 = 40;
-/// A thread reading shorter than this is retried on the `<noscript>` view.
+/// A thread extraction shorter than this is retried on the `<noscript>` view.
 const MIN_THREAD_CHARS: usize = 500;
 
 /// A lead post (the question above a list of answers) has this many characters
@@ -271,7 +271,7 @@ fn filter_context(doc: &Document, survey: &root::Survey) -> blocks::Context {
 }
 
 /// Each leaf block's text and features as the block filter reads them, in the
-/// thread reading of `html` (its visible view, comments read): what
+/// thread extraction of `html` (its visible view, comments read): what
 /// `scripts/train_blocks.py` trains on.
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn block_rows(html: &str) -> Vec<(String, blocks::Row)> {

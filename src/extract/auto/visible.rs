@@ -1,5 +1,5 @@
-//! The last reading of auto mode: the visible text of the body, for a
-//! page whose every other reading came back empty (all of its text sits in what
+//! The last extraction of auto mode: the visible text of the body, for a
+//! page whose every other extraction came back empty (all of its text sits in what
 //! FR-WF-13 calls boilerplate: a `<header>`, a `<nav>`, a `class="menu"`).
 //! Auto mode never answers `extraction_failed` for a page that shows text.
 //!

@@ -3,7 +3,7 @@
 //! documentation, listings, products), where one scored container would lose most
 //! of it.
 //!
-//! It starts from the SRD's reading (the same parse, boilerplate removal and root
+//! It starts from the SRD's extraction (the same parse, boilerplate removal and root
 //! selection, FR-WF-13, but for a `<header>` holding a section's prose or a
 //! list's card (`sections`); a root
 //! holding less than half of the body's text widens to its lowest ancestor that
@@ -47,7 +47,7 @@ const STRICT: Strictness = Strictness {
     prune: true,
 };
 
-/// What the whole-page reading removes besides the SRD's boilerplate.
+/// What the whole-page extraction removes besides the SRD's boilerplate.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Furniture {
     /// Navigation-like link lists (not on documentation pages, whose lists of
@@ -117,7 +117,7 @@ pub(crate) fn block_rows(doc: &mut Document, furniture: Furniture) -> Vec<(Strin
     blocks::rows(doc, &measured, &cleared.context(doc, furniture))
 }
 
-/// The body after the rules' removals, with what the reading needs of it.
+/// The body after the rules' removals, with what the extraction needs of it.
 struct Cleared {
     body: NodeId,
     survey: root::Survey,
