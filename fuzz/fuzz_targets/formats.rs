@@ -19,13 +19,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let kind = [MediaKind::Json, MediaKind::Feed, MediaKind::Markdown][usize::from(selector) % 3];
     let content = ContentSettings::default();
-    let options = ReadOptions {
+    let read = ReadOptions {
         mode: ExtractionMode::Srd,
         content: &content,
         pdf_worker: None,
     };
     let url = url::Url::parse("https://example.com/feed").unwrap();
-    let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &options);
+    let _ = DecodedPage::read(body, kind, Some("utf-8"), &url, &read);
     let Ok(text) = std::str::from_utf8(body) else {
         return;
     };
