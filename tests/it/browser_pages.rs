@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use webfetch::WebFetchTool;
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, browser_section, chromium, serve, site};
+use crate::support::{Config, browser_section, chromium, chunk_texts, serve, site};
 
 /// A tool for `server` with the browser at `FORGE_TEST_CHROMIUM_PATH`, or `None`
 /// (skipped, with a message) when it is not set.
@@ -39,12 +39,7 @@ async fn both_modes(tool: &WebFetchTool, server: &MockServer, path: &str) -> [Va
 }
 
 fn text(response: &Value) -> String {
-    response["chunks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|chunk| chunk["text"].as_str().unwrap())
-        .collect()
+    chunk_texts(response).concat()
 }
 
 /// Serves `body` as `text/html` with no charset parameter.

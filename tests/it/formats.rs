@@ -9,7 +9,8 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use crate::support::{
-    Config, browser_section, browser_turn, chromium, pdf, plain_chunks, robots, serve, site,
+    Config, browser_section, browser_turn, chromium, chunk_texts, pdf, plain_chunks, robots, serve,
+    site,
 };
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -36,13 +37,7 @@ async fn call(config: &Config, url: &str) -> Result<Value, Value> {
 }
 
 fn text(response: &Value) -> String {
-    response["chunks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["text"].as_str().unwrap())
-        .collect::<Vec<_>>()
-        .join("\n")
+    chunk_texts(response).join("\n")
 }
 
 async fn site_with(paths: &[(&str, ResponseTemplate)]) -> MockServer {

@@ -27,7 +27,7 @@ use webfetch::{ErrorCode, FetchError};
 use webfetch::{ToolCtx, ToolError, ToolExecutor, ToolResult};
 use wiremock::{MockServer, ResponseTemplate};
 
-use crate::support::{Config, Ordered, hits, html, json_files, robots, serve, site};
+use crate::support::{Config, Ordered, chunk_texts, hits, html, json_files, robots, serve, site};
 
 mod errors;
 mod extensions;
@@ -147,13 +147,7 @@ fn notes(response: &Value) -> Vec<&str> {
 }
 
 fn all_text(response: &Value) -> String {
-    response["chunks"]
-        .as_array()
-        .expect("chunks is an array")
-        .iter()
-        .map(|c| c["text"].as_str().expect("text is a string"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    chunk_texts(response).join("\n")
 }
 
 fn assert_code(error: &FetchError, code: ErrorCode) {

@@ -314,6 +314,17 @@ pub(crate) fn plain_chunks(
         .collect()
 }
 
+/// The text of each chunk of a response's JSON, in order (the response must
+/// have its `chunks`).
+pub(crate) fn chunk_texts(response: &serde_json::Value) -> Vec<&str> {
+    response["chunks"]
+        .as_array()
+        .expect("chunks is an array")
+        .iter()
+        .map(|chunk| chunk["text"].as_str().expect("text is a string"))
+        .collect()
+}
+
 pub(crate) fn load(toml: &str) -> Settings {
     load_str(toml, LoadOptions::default())
         .expect("test config loads")

@@ -16,7 +16,7 @@ use webfetch::WebFetchTool;
 
 use super::*;
 use crate::support::origin::Origin;
-use crate::support::robots;
+use crate::support::{chunk_texts, robots};
 
 /// A Cloudflare-like interstitial with status 200 whose script runs `then`.
 fn interstitial(then: &str) -> String {
@@ -56,12 +56,7 @@ async fn fetch(tool: &WebFetchTool, url: &str) -> Result<Value, FetchError> {
 }
 
 fn text(response: &Value) -> String {
-    response["chunks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|chunk| chunk["text"].as_str().unwrap())
-        .collect()
+    chunk_texts(response).concat()
 }
 
 /// The `User-Agent` of every request the server got for `at`.
